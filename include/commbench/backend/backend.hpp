@@ -1,0 +1,68 @@
+// The one interface every data plane implements (MPI on host memory, NCCL on GPU
+// memory). The runner, statistics and reporters only ever talk to this, which is why
+// everything tested with the MPI backend on CPUs holds for NCCL on GPUs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "commbench/backend/bootstrap.hpp"
+#include "commbench/core/op_case.hpp"
+
+namespace commbench {
+
+// Send and receive buffers owned by a backend (host or device memory).
+class Buffers {
+ public:
+  virtual ~Buffers() = default;
+  Buffers() = default;
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  virtual std::uint64_t send_capacity() const = 0;
+  virtual std::uint64_t recv_capacity() const = 0;
+};
+
+// An operation started without waiting, so that compute can overlap it.
+class PendingOperation {
+ public:
+  virtual ~PendingOperation() = default;
+  virtual bool test() = 0;  // true once complete; drives progress
+  virtual void wait() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  virtual std::string name() const = 0;             // "mpi", "nccl"
+  virtual std::string library_version() const = 0;  // for headers and provenance
+  virtual Bootstrap& group() = 0;                   // the ranks this backend's operations span
+
+  // Why this backend cannot run the combination, or nullopt when it can.
+  virtual std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const = 0;
+
+  // Collective over group(). Throws UsageError when the memory cannot be had.
+  virtual std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) = 0;
+
+  // Correctness: write the check pattern into the inputs of `c`, and count elements of
+  // this rank's output that differ from the expectation after one operation.
+  virtual void fill_inputs(const OpCase& c, Buffers& buffers) = 0;
+  virtual std::uint64_t count_wrong(const OpCase& c, Buffers& buffers) = 0;
+  // Damages one output element; used by tests to prove the checker catches errors.
+  virtual void corrupt_output(const OpCase& c, Buffers& buffers) = 0;
+
+  // Runs `iterations` operations back to back and returns this rank's elapsed seconds.
+  virtual double time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) = 0;
+  // Starts one operation and returns at once.
+  virtual std::unique_ptr<PendingOperation> start(const OpCase& c, Buffers& buffers) = 0;
+
+  // A backend over a sub-group of group(): same colour → same sub-group, ordered by key.
+  virtual std::unique_ptr<Backend> split(int color, int key) = 0;
+};
+
+}  // namespace commbench

@@ -1,0 +1,37 @@
+// The host backend: MPI collectives on host memory. On a CPU cluster this is a real MPI
+// benchmark (what the OSU micro-benchmarks measure); on a machine without GPUs it is how
+// the shared planner, runner, statistics and reporters are exercised for real.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "commbench/backend/backend.hpp"
+#include "commbench/backend/mpi/mpi_bootstrap.hpp"
+
+namespace commbench::mpi {
+
+class MpiBackend final : public Backend {
+ public:
+  explicit MpiBackend(std::unique_ptr<MpiBootstrap> group);
+
+  std::string name() const override { return "mpi"; }
+  std::string library_version() const override;
+  Bootstrap& group() override { return *group_; }
+
+  std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const override;
+  std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
+  void fill_inputs(const OpCase& c, Buffers& buffers) override;
+  std::uint64_t count_wrong(const OpCase& c, Buffers& buffers) override;
+  void corrupt_output(const OpCase& c, Buffers& buffers) override;
+  double time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) override;
+  std::unique_ptr<PendingOperation> start(const OpCase& c, Buffers& buffers) override;
+  std::unique_ptr<Backend> split(int color, int key) override;
+
+ private:
+  void run_once(const OpCase& c, Buffers& buffers);
+  std::unique_ptr<MpiBootstrap> group_;
+};
+
+}  // namespace commbench::mpi

@@ -1,0 +1,58 @@
+// Flags of bench-collectives, compatible with nccl-tests where nccl-tests has them.
+// Parsing needs no MPI and no backend, so every usage error is found before either
+// starts; checks that need the rank count happen in validate_for_ranks().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commbench/core/collective.hpp"
+#include "commbench/core/dtype.hpp"
+#include "commbench/core/op_case.hpp"
+#include "commbench/core/reduce_op.hpp"
+#include "commbench/core/stopping_rule.hpp"
+#include "commbench/core/sweep.hpp"
+
+namespace commbench {
+
+enum class OutputFormat { table, csv, json };
+
+struct CollectivesOptions {
+  std::vector<Collective> ops;
+  std::vector<DataType> dtypes;
+  bool dtypes_all = false;  // "-d all": drop what the backend cannot do instead of failing
+  std::vector<ReduceOp> redops;
+  bool redops_all = false;
+  std::vector<Placement> placements;
+  SweepSpec sweep;
+  StoppingCriteria stopping;
+  std::uint64_t warmup_iterations = 1;
+  double batch_seconds = 0.005;
+  bool check = false;
+  int root = 0;
+  double timeout_seconds = 300;
+  std::string backend = "auto";
+  std::string csv_path;
+  std::string json_path;
+  OutputFormat stdout_format = OutputFormat::table;
+  bool force = false;
+  int debug_corrupt_rank = -1;
+
+  // The effective values, for headers and provenance.
+  std::vector<std::pair<std::string, std::string>> describe() const;
+};
+
+struct ParsedCommandLine {
+  std::optional<CollectivesOptions> options;  // empty when help or version was asked for
+  std::string text_to_print;                  // the help or version text
+};
+
+// Throws UsageError with a one-line message naming the flag.
+ParsedCommandLine parse_collectives_command_line(int argc, const char* const* argv);
+
+// Checks that need the number of ranks (-r/--root).
+void validate_for_ranks(const CollectivesOptions& options, int ranks);
+
+}  // namespace commbench

@@ -1,0 +1,76 @@
+// The values --check writes into inputs and expects in outputs. They are small integers,
+// so every supported type (int8 through double, half and bfloat16 too) holds them and
+// every reduction of them exactly; integer sums that exceed a type wrap the same way in
+// the expectation as in the reduction. The GPU kernels implement the same formulas.
+#pragma once
+
+#include <cstdint>
+
+#include "commbench/core/collective.hpp"
+#include "commbench/core/reduce_op.hpp"
+
+namespace commbench {
+
+struct CheckSpec {
+  Collective op = Collective::allreduce;
+  ReduceOp redop = ReduceOp::none;
+  int root = 0;
+  int rank = 0;
+  int ranks = 1;
+  std::uint64_t count = 0;  // BufferShape::count: elements per chunk
+};
+
+// Element `index` of the send buffer of `rank` (index spans all chunks).
+inline std::int64_t input_value(const CheckSpec& s, int rank, std::uint64_t index) {
+  if (s.redop == ReduceOp::prod) {
+    // Exactly one rank contributes a 2 to every element, so products never overflow.
+    return (index + static_cast<std::uint64_t>(rank)) % static_cast<std::uint64_t>(s.ranks) == 0 ? 2 : 1;
+  }
+  if (reduces(s.op)) return static_cast<std::int64_t>((3 * static_cast<std::uint64_t>(rank) + index) % 7);
+  // Data movement: values that differ between neighbouring ranks and elements, so a
+  // misplaced chunk is caught; below 127 so int8 holds them.
+  return static_cast<std::int64_t>((131 * static_cast<std::uint64_t>(rank) + 7 * index) % 127);
+}
+
+// Reduction of element `index` over all ranks, evaluated in T as the collective does.
+template <typename T>
+T reduced_value(const CheckSpec& s, std::uint64_t index) {
+  T acc = static_cast<T>(input_value(s, 0, index));
+  for (int r = 1; r < s.ranks; ++r) {
+    const T v = static_cast<T>(input_value(s, r, index));
+    switch (s.redop) {
+      case ReduceOp::prod: acc = static_cast<T>(acc * v); break;
+      case ReduceOp::min: acc = v < acc ? v : acc; break;
+      case ReduceOp::max: acc = v > acc ? v : acc; break;
+      default: acc = static_cast<T>(acc + v); break;  // sum, avg
+    }
+  }
+  if (s.redop == ReduceOp::avg) acc = static_cast<T>(acc / static_cast<T>(s.ranks));
+  return acc;
+}
+
+// Whether the output buffer of `s.rank` holds a defined result (reduce: only the root).
+inline bool output_is_defined(const CheckSpec& s) { return s.op != Collective::reduce || s.rank == s.root; }
+
+// Element `index` of the output buffer of `s.rank` after the collective.
+template <typename T>
+T expected_output(const CheckSpec& s, std::uint64_t index) {
+  const std::uint64_t n = static_cast<std::uint64_t>(s.ranks);
+  switch (s.op) {
+    case Collective::allreduce:
+    case Collective::reduce: return reduced_value<T>(s, index);
+    case Collective::reducescatter: return reduced_value<T>(s, static_cast<std::uint64_t>(s.rank) * s.count + index);
+    case Collective::allgather:
+      return static_cast<T>(input_value(s, static_cast<int>(index / s.count), index % s.count));
+    case Collective::broadcast: return static_cast<T>(input_value(s, s.root, index));
+    case Collective::alltoall: {
+      const auto source = static_cast<int>(index / s.count);
+      return static_cast<T>(input_value(s, source, static_cast<std::uint64_t>(s.rank) * s.count + index % s.count));
+    }
+    case Collective::sendrecv:
+      return static_cast<T>(input_value(s, static_cast<int>((static_cast<std::uint64_t>(s.rank) + n - 1) % n), index));
+  }
+  return T{};
+}
+
+}  // namespace commbench

@@ -1,0 +1,24 @@
+// Element types of the buffers a collective moves, named as nccl-tests names them.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace commbench {
+
+enum class DataType { int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64 };
+
+std::span<const DataType> all_data_types();
+std::size_t size_of(DataType type);
+bool is_floating(DataType type);
+// "int8", "uint8", ..., "half", "bfloat16", "float", "double" (nccl-tests spelling).
+std::string_view name_of(DataType type);
+// Accepts the names above plus common aliases (fp16, bf16, fp32, float32, fp64, float64,
+// char, int, uint). Throws UsageError naming `flag` when unknown.
+DataType parse_data_type(std::string_view text, std::string_view flag);
+// A comma-separated list or "all" (every type; the caller filters by backend support).
+std::vector<DataType> parse_data_type_list(std::string_view text, std::string_view flag);
+
+}  // namespace commbench

@@ -1,0 +1,20 @@
+// What the launcher (mpirun, srun) tells a process through its environment before MPI
+// starts: used to print usage errors once instead of once per rank.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace commbench {
+
+using EnvironmentLookup = std::function<const char*(const char*)>;
+
+// Global rank from OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or SLURM_PROCID (first that
+// holds a non-negative integer); nullopt when not launched by one of them.
+std::optional<int> launcher_rank(const EnvironmentLookup& getenv_fn);
+
+// Parses a non-negative decimal integer; nullopt for anything else.
+std::optional<int> parse_non_negative_int(const char* text);
+
+}  // namespace commbench

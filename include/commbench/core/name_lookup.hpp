@@ -1,0 +1,53 @@
+// Shared parsing of enum names and comma-separated lists ("a,b" or "all"), so every
+// flag that takes a name reports unknown values the same way.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "commbench/core/error.hpp"
+
+namespace commbench::detail {
+
+std::string lower_case(std::string_view text);
+std::vector<std::string> split_list(std::string_view text);
+
+template <typename Enum>
+struct NamedValue {
+  std::string_view name;
+  Enum value;
+};
+
+// Finds `text` (case-insensitive) among `names`; otherwise throws a UsageError such as
+// "--dtype: unknown value 'flaot'; expected one of: int8, uint8, ...".
+template <typename Enum>
+Enum lookup_name(std::span<const NamedValue<Enum>> names, std::string_view text, std::string_view flag,
+                 std::string_view canonical_list) {
+  const std::string wanted = lower_case(text);
+  for (const auto& entry : names)
+    if (entry.name == wanted) return entry.value;
+  throw UsageError(std::string(flag) + ": unknown value '" + std::string(text) + "'; expected one of: " +
+                   std::string(canonical_list));
+}
+
+// "all" expands to `every`; otherwise each comma-separated item is parsed, duplicates dropped.
+template <typename Enum, typename Parse>
+std::vector<Enum> parse_list(std::string_view text, std::string_view flag, std::span<const Enum> every,
+                             Parse parse_one) {
+  if (lower_case(text) == "all") return {every.begin(), every.end()};
+  std::vector<Enum> values;
+  for (const std::string& item : split_list(text)) {
+    if (item.empty()) throw UsageError(std::string(flag) + ": empty item in list '" + std::string(text) + "'");
+    const Enum value = parse_one(item, flag);
+    bool seen = false;
+    for (Enum v : values) seen = seen || v == value;
+    if (!seen) values.push_back(value);
+  }
+  if (values.empty()) throw UsageError(std::string(flag) + ": empty list");
+  return values;
+}
+
+}  // namespace commbench::detail

@@ -1,0 +1,52 @@
+// One measurement the runner performs: a collective with its element type, reduction,
+// root, buffer placement and size. A plan is a list of these.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commbench/core/collective.hpp"
+#include "commbench/core/dtype.hpp"
+#include "commbench/core/reduce_op.hpp"
+
+namespace commbench {
+
+enum class Placement { out_of_place, in_place };
+
+std::string_view name_of(Placement placement);  // "out", "in"
+// "out", "in" or "both" (out then in, like the two halves of an nccl-tests row).
+std::vector<Placement> parse_placements(std::string_view text, std::string_view flag);
+
+struct OpCase {
+  Collective op = Collective::allreduce;
+  DataType dtype = DataType::float32;
+  ReduceOp redop = ReduceOp::none;  // none unless reduces(op)
+  int root = -1;                    // -1 unless has_root(op)
+  Placement placement = Placement::out_of_place;
+  BufferShape shape;
+
+  std::uint64_t send_bytes() const { return shape.send_elements * size_of(dtype); }
+  std::uint64_t recv_bytes() const { return shape.recv_elements * size_of(dtype); }
+};
+
+// "allreduce 1MiB float sum out-of-place" — how messages and the watchdog name a case.
+std::string describe(const OpCase& c);
+
+struct PlanRequest {
+  std::vector<Collective> ops;
+  std::vector<DataType> dtypes;
+  std::vector<ReduceOp> redops;  // applied to reducing collectives only
+  std::vector<Placement> placements;
+  std::vector<std::uint64_t> sizes;
+  int root = 0;
+  int ranks = 1;
+};
+
+// Expands the request in the order op, dtype, redop, size, placement. Sizes that round
+// to the same buffer shape for a collective are measured once.
+std::vector<OpCase> build_plan(const PlanRequest& request);
+
+}  // namespace commbench

@@ -1,0 +1,55 @@
+// One measurement as every reporter sees it. The column names and their order are a
+// documented, stable contract (docs/output-format.md): CSV and JSON both come from
+// row_fields(), so they can never disagree.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "commbench/core/op_case.hpp"
+
+namespace commbench {
+
+struct ResultRow {
+  std::string backend;
+  OpCase op_case;
+  int ranks = 0;
+  int nodes = 0;
+  std::uint64_t iterations = 0;  // timed iterations per rank
+  std::uint64_t samples = 0;     // timed batches per rank
+  // Per-iteration times in microseconds. time_us is the max over ranks of each rank's
+  // mean: a collective is as slow as its slowest rank.
+  double time_us = 0;
+  double time_min_us = 0;   // min over ranks of the per-rank mean
+  double time_mean_us = 0;  // mean over ranks of the per-rank mean
+  double p50_us = 0;        // max over ranks of the per-rank median batch sample
+  double p99_us = 0;        // max over ranks of the per-rank 99th percentile
+  double noise = 0;         // max over ranks of the relative standard error of the per-rank mean
+  int slowest_rank = 0;
+  std::string slowest_host;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  std::optional<double> theoretical_busbw_gbps;  // filled by the bandwidth model
+  std::optional<double> efficiency;              // busbw / theoretical_busbw
+  std::optional<std::uint64_t> wrong;            // mismatching elements over all ranks; empty unless --check
+};
+
+using FieldValue = std::variant<std::monostate, std::string, std::int64_t, double>;
+
+struct Field {
+  std::string_view name;
+  FieldValue value;
+};
+
+std::span<const std::string_view> row_columns();
+std::vector<Field> row_fields(const ResultRow& row);
+
+// algbw = bytes / time (GB = 1e9 bytes); busbw = algbw * bus_bandwidth_factor.
+double algorithm_bandwidth_gbps(std::uint64_t bytes, double seconds);
+
+}  // namespace commbench

@@ -1,0 +1,25 @@
+// The human-readable table, in the spirit of nccl-tests: a '#' header naming the build,
+// backend, library and rank placement, one line per measurement, and a summary.
+#pragma once
+
+#include <cstdio>
+
+#include "commbench/report/reporter.hpp"
+
+namespace commbench {
+
+class ConsoleReporter final : public Reporter {
+ public:
+  explicit ConsoleReporter(std::FILE* out) : out_(out) {}
+  void begin(const RunContext& context) override;
+  void add_row(const ResultRow& row) override;
+  void finish(const RunSummary& summary) override;
+
+ private:
+  std::FILE* out_;
+};
+
+// "0-3 node01, 4-7 node02": consecutive ranks on one host folded into a range.
+std::vector<std::string> rank_host_ranges(const std::vector<std::string>& rank_hosts);
+
+}  // namespace commbench

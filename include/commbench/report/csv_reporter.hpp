@@ -1,0 +1,28 @@
+// Tidy CSV: a header of row_columns() and one line per measurement, written and flushed
+// as each row is measured, so an interrupted run keeps every row it finished.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "commbench/report/reporter.hpp"
+
+namespace commbench {
+
+// One CSV line (without newline) of the given fields; strings are quoted when needed,
+// empty values stay empty, doubles keep 9 significant digits.
+std::string csv_line(const std::vector<Field>& fields);
+std::string csv_header();
+
+class CsvReporter final : public Reporter {
+ public:
+  explicit CsvReporter(std::FILE* out) : out_(out) {}
+  void begin(const RunContext& context) override;
+  void add_row(const ResultRow& row) override;
+  void finish(const RunSummary&) override {}
+
+ private:
+  std::FILE* out_;
+};
+
+}  // namespace commbench

@@ -1,0 +1,22 @@
+// Result files: created with their parent directories, never silently overwritten.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace commbench {
+
+struct FileCloser {
+  void operator()(std::FILE* f) const noexcept {
+    if (f != nullptr) std::fclose(f);
+  }
+};
+using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
+
+// Throws UsageError naming `flag` when `path` exists and !force, or is a directory.
+void check_output_path(const std::string& path, const std::string& flag, bool force);
+// check_output_path, then creates parent directories and opens `path` for writing.
+FileHandle open_output_file(const std::string& path, const std::string& flag, bool force);
+
+}  // namespace commbench

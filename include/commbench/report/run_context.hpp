@@ -1,0 +1,37 @@
+// What a run was: the header of the console table and the provenance block of JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace commbench {
+
+struct RunContext {
+  std::string program;  // "bench-collectives"
+  std::string version;
+  std::string commit;
+  std::string backend;
+  std::string backend_version;
+  std::string mpi_version;
+  int ranks = 0;
+  int nodes = 0;
+  std::vector<std::string> rank_hosts;  // host of each rank
+  std::string command_line;
+  std::string started_at;  // ISO 8601, UTC
+  std::vector<std::pair<std::string, std::string>> settings;     // effective flags
+  std::vector<std::pair<std::string, std::string>> environment;  // NCCL_*, UCX_*, OMPI_*, SLURM_*, ...
+  std::vector<std::string> notes;  // what was skipped or is unknown, and why
+};
+
+struct RunSummary {
+  bool complete = true;  // false when the sweep stopped early
+  std::size_t rows = 0;
+  std::uint64_t wrong_elements = 0;
+  std::vector<std::string> check_failures;
+  double average_busbw_gbps = 0;  // over all rows, like nccl-tests' "Avg bus bandwidth"
+  int exit_code = 0;
+};
+
+}  // namespace commbench

@@ -1,0 +1,116 @@
+#include "commbench/backend/mpi/mpi_bootstrap.hpp"
+
+#include <climits>
+#include <cstring>
+
+#include "commbench/core/error.hpp"
+
+namespace commbench::mpi {
+
+void check_mpi(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw BackendError(std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+MpiBootstrap::MpiBootstrap(MPI_Comm parent) {
+  check_mpi(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+
+  MPI_Comm local = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+  MPI_Comm_rank(local, &local_rank_);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
+  int leader = local_rank_ == 0 ? 1 : 0;
+  check_mpi(MPI_Allreduce(&leader, &node_count_, 1, MPI_INT, MPI_SUM, comm_), "MPI_Allreduce");
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  std::vector<char> all(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME);
+  check_mpi(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm_),
+            "MPI_Allgather");
+  hostnames_.reserve(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    const char* entry = all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+    hostnames_.emplace_back(entry, strnlen(entry, MPI_MAX_PROCESSOR_NAME));
+  }
+}
+
+MpiBootstrap::~MpiBootstrap() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+}
+
+void MpiBootstrap::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+bool MpiBootstrap::any(bool value) {
+  int in = value ? 1 : 0, out = 0;
+  check_mpi(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, comm_), "MPI_Allreduce");
+  return out != 0;
+}
+
+double MpiBootstrap::max(double value) {
+  double out = 0;
+  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
+  return out;
+}
+
+double MpiBootstrap::min(double value) {
+  double out = 0;
+  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MIN, comm_), "MPI_Allreduce");
+  return out;
+}
+
+double MpiBootstrap::sum(double value) {
+  double out = 0;
+  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
+  return out;
+}
+
+std::uint64_t MpiBootstrap::sum(std::uint64_t value) {
+  std::uint64_t out = 0;
+  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
+  return out;
+}
+
+RankValue MpiBootstrap::max_with_rank(double value) {
+  struct {
+    double value;
+    int rank;
+  } in{value, rank_}, out{};
+  check_mpi(MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_), "MPI_Allreduce");
+  return RankValue{out.value, out.rank};
+}
+
+int MpiBootstrap::first_rank_where(bool value) {
+  int in = value ? rank_ : INT_MAX, out = INT_MAX;
+  check_mpi(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+  return out == INT_MAX ? -1 : out;
+}
+
+std::string MpiBootstrap::broadcast(const std::string& text, int root) {
+  unsigned long long length = text.size();
+  check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm_), "MPI_Bcast");
+  std::string out = rank_ == root ? text : std::string(length, '\0');
+  if (length > 0) check_mpi(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, comm_), "MPI_Bcast");
+  return out;
+}
+
+std::unique_ptr<Bootstrap> MpiBootstrap::split(int color, int key) { return split_mpi(color, key); }
+
+std::unique_ptr<MpiBootstrap> MpiBootstrap::split_mpi(int color, int key) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
+  auto group = std::make_unique<MpiBootstrap>(sub);
+  MPI_Comm_free(&sub);
+  return group;
+}
+
+}  // namespace commbench::mpi

@@ -1,0 +1,215 @@
+#include "commbench/cli/collectives_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "commbench/config.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
+#include "commbench/core/size.hpp"
+
+namespace commbench {
+namespace {
+
+std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64_t minimum) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw UsageError(std::string(flag) + ": '" + text + "' is not a whole number");
+  if (value < static_cast<long long>(minimum))
+    throw UsageError(std::string(flag) + ": must be at least " + std::to_string(minimum) + " (got " + text + ")");
+  return static_cast<std::uint64_t>(value);
+}
+
+double parse_number(std::string text, const char* flag, bool percent_allowed) {
+  bool percent = false;
+  if (percent_allowed && !text.empty() && text.back() == '%') {
+    text.pop_back();
+    percent = true;
+  }
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(value))
+    throw UsageError(std::string(flag) + ": '" + text + (percent ? "%" : "") + "' is not a number");
+  (void)percent;
+  return value;
+}
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+template <typename T>
+std::string names_of(const std::vector<T>& values) {
+  std::string text;
+  for (const T& v : values) text += (text.empty() ? "" : ",") + std::string(name_of(v));
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
+  std::vector<std::pair<std::string, std::string>> s;
+  s.emplace_back("ops", names_of(ops));
+  s.emplace_back("dtypes", names_of(dtypes));
+  s.emplace_back("redops", names_of(redops));
+  s.emplace_back("placement", names_of(placements));
+  s.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
+  s.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
+  if (sweep.step_bytes != 0)
+    s.emplace_back("step_bytes", std::to_string(sweep.step_bytes));
+  else
+    s.emplace_back("step_factor", number_text(sweep.step_factor));
+  s.emplace_back("iters", stopping.fixed_iterations ? std::to_string(stopping.fixed_iterations) : "adaptive");
+  s.emplace_back("warmup_iters", std::to_string(warmup_iterations));
+  if (stopping.fixed_iterations == 0) {
+    s.emplace_back("target_noise_pct", number_text(stopping.target_noise * 100.0));
+    s.emplace_back("max_time_per_size_s", number_text(stopping.max_seconds));
+    s.emplace_back("min_samples", std::to_string(stopping.min_samples));
+    s.emplace_back("batch_time_s", number_text(batch_seconds));
+  }
+  s.emplace_back("check", check ? "1" : "0");
+  s.emplace_back("root", std::to_string(root));
+  s.emplace_back("timeout_s", number_text(timeout_seconds));
+  return s;
+}
+
+ParsedCommandLine parse_collectives_command_line(int argc, const char* const* argv) {
+  CLI::App app{
+      "bench-collectives: sweep collective operations over message sizes and report time, algbw and busbw.\n"
+      "Run it under mpirun or srun, one rank per GPU (nccl) or per core (mpi)."};
+  app.name("bench-collectives");
+
+  std::string ops = "allreduce,allgather,reducescatter,broadcast";
+  std::string min_bytes = "8", max_bytes = "64M", step_bytes, step_factor, iters, warmup = "1";
+  std::string dtype = "float", redop = "sum", placement = "out", root = "0", timeout = "300";
+  std::string max_time = "3", target_noise = "1", min_samples = "10", format = "table", batch_time = "0.005";
+  int check = 0;
+  bool version = false;
+  CollectivesOptions o;
+
+  app.add_option("--op", ops, "Collectives: comma-separated list of allreduce, allgather, reducescatter, broadcast, "
+                              "reduce, alltoall, sendrecv, or all")
+      ->capture_default_str();
+  app.add_option("-b,--min-bytes", min_bytes, "Smallest size (K/M/G binary suffixes)")->capture_default_str();
+  app.add_option("-e,--max-bytes", max_bytes, "Largest size")->capture_default_str();
+  auto* factor_opt =
+      app.add_option("-f,--step-factor", step_factor, "Multiply the size by this factor each step [default: 2]");
+  app.add_option("-i,--step-bytes", step_bytes, "Add this many bytes each step (linear sweep)")->excludes(factor_opt);
+  app.add_option("-n,--iters", iters, "Timed iterations per size (fixed); default: adaptive");
+  app.add_option("-w,--warmup-iters", warmup, "Warm-up iterations per size")->capture_default_str();
+  app.add_option("-c,--check", check, "Check every output element: 0 or 1; bare -c means 1")
+      ->expected(0, 1)
+      ->default_str("1");
+  app.add_option("-d,--dtype", dtype,
+                 "Element types: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, all")
+      ->capture_default_str();
+  app.add_option("-o,--redop", redop, "Reductions: sum, prod, min, max, avg, all")->capture_default_str();
+  app.add_option("-r,--root", root, "Root rank of broadcast and reduce")->capture_default_str();
+  app.add_option("-T,--timeout", timeout, "Seconds one step may take before the run ends with exit 4; 0 disables")
+      ->capture_default_str();
+  app.add_option("--backend", o.backend, "auto, mpi or nccl (auto: nccl when GPUs and NCCL are present)")
+      ->capture_default_str();
+  app.add_option("--placement", placement, "Buffers: out (out-of-place), in (in-place) or both")->capture_default_str();
+  app.add_option("--csv", o.csv_path, "Write rows to this CSV file as they are measured");
+  app.add_option("--json", o.json_path, "Write rows and provenance to this JSON file at the end");
+  app.add_option("--format", format, "What stdout shows: table, csv or json")->capture_default_str();
+  app.add_flag("--force", o.force, "Overwrite existing --csv/--json files");
+  app.add_option("--max-time-per-size", max_time, "Adaptive mode: seconds of timing per size at most")
+      ->capture_default_str();
+  app.add_option("--target-noise", target_noise,
+                 "Adaptive mode: stop once the noise of the measured time (relative standard error of the mean "
+                 "per-iteration time) is below this many percent")
+      ->capture_default_str();
+  app.add_option("--min-samples", min_samples, "Adaptive mode: timed batches per size at least")
+      ->capture_default_str();
+  app.add_option("--batch-time", batch_time,
+                 "Seconds one timed batch of back-to-back operations should last; each batch is one sample")
+      ->capture_default_str();
+  app.add_flag("-V,--version", version, "Print the version and exit");
+  // Testing aid: proves that --check catches corruption (damages one element on a rank).
+  app.add_option("--debug-corrupt-rank", o.debug_corrupt_rank)->group("");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return ParsedCommandLine{std::nullopt, app.help()};
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    const auto newline = message.find('\n');
+    if (newline != std::string::npos) message.resize(newline);
+    throw UsageError(message + " (see --help)");
+  }
+  if (version) return ParsedCommandLine{std::nullopt, std::string("bench-collectives ") + COMMBENCH_VERSION " (commit " COMMBENCH_GIT_COMMIT ")"};
+
+  o.ops = parse_collective_list(ops, "--op");
+  o.sweep.min_bytes = parse_size(min_bytes, "-b/--min-bytes");
+  o.sweep.max_bytes = parse_size(max_bytes, "-e/--max-bytes");
+  if (!step_bytes.empty()) {
+    o.sweep.step_bytes = parse_size(step_bytes, "-i/--step-bytes");
+  } else if (!step_factor.empty()) {
+    o.sweep.step_factor = parse_number(step_factor, "-f/--step-factor", false);
+  }
+  validate(o.sweep);
+  if (!iters.empty()) o.stopping.fixed_iterations = parse_count(iters, "-n/--iters", 1);
+  o.warmup_iterations = parse_count(warmup, "-w/--warmup-iters", 0);
+  if (check != 0 && check != 1) throw UsageError("-c/--check: expected 0 or 1 (got " + std::to_string(check) + ")");
+  o.check = check == 1;
+  o.dtypes = parse_data_type_list(dtype, "-d/--dtype");
+  o.dtypes_all = detail::lower_case(dtype) == "all";
+  o.redops = parse_reduce_op_list(redop, "-o/--redop");
+  o.redops_all = detail::lower_case(redop) == "all";
+  o.placements = parse_placements(placement, "--placement");
+  o.root = static_cast<int>(parse_count(root, "-r/--root", 0));
+  o.timeout_seconds = parse_number(timeout, "-T/--timeout", false);
+  if (o.timeout_seconds < 0) throw UsageError("-T/--timeout: must be 0 (off) or a positive number of seconds");
+  const std::string backend = detail::lower_case(o.backend);
+  if (backend != "auto" && backend != "mpi" && backend != "nccl")
+    throw UsageError("--backend: unknown value '" + o.backend + "'; expected one of: auto, mpi, nccl");
+  o.backend = backend;
+  const std::string fmt = detail::lower_case(format);
+  if (fmt == "table")
+    o.stdout_format = OutputFormat::table;
+  else if (fmt == "csv")
+    o.stdout_format = OutputFormat::csv;
+  else if (fmt == "json")
+    o.stdout_format = OutputFormat::json;
+  else
+    throw UsageError("--format: unknown value '" + format + "'; expected one of: table, csv, json");
+  o.stopping.max_seconds = parse_number(max_time, "--max-time-per-size", false);
+  if (!(o.stopping.max_seconds > 0)) throw UsageError("--max-time-per-size: must be a positive number of seconds");
+  const double noise_pct = parse_number(target_noise, "--target-noise", true);
+  if (!(noise_pct > 0) || noise_pct >= 100)
+    throw UsageError("--target-noise: must be a percentage between 0 and 100 (got " + target_noise + ")");
+  o.stopping.target_noise = noise_pct / 100.0;
+  o.stopping.min_samples = parse_count(min_samples, "--min-samples", 1);
+  o.batch_seconds = parse_number(batch_time, "--batch-time", false);
+  if (!(o.batch_seconds > 0)) throw UsageError("--batch-time: must be a positive number of seconds");
+  if (!o.csv_path.empty() && o.csv_path == o.json_path)
+    throw UsageError("--json: same file as --csv (" + o.csv_path + ")");
+  return ParsedCommandLine{o, ""};
+}
+
+void validate_for_ranks(const CollectivesOptions& o, int ranks) {
+  bool rooted = false;
+  for (Collective op : o.ops) rooted = rooted || has_root(op);
+  if (o.root >= ranks)
+    throw UsageError("-r/--root: " + std::to_string(o.root) + " is outside [0, " + std::to_string(ranks) + ")" +
+                     (rooted ? "" : " (it would apply to broadcast and reduce)"));
+  if (o.debug_corrupt_rank >= ranks) throw UsageError("--debug-corrupt-rank: outside [0, ranks)");
+}
+
+}  // namespace commbench

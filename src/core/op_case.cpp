@@ -1,0 +1,58 @@
+#include "commbench/core/op_case.hpp"
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
+#include "commbench/core/size.hpp"
+
+namespace commbench {
+
+std::string_view name_of(Placement placement) {
+  return placement == Placement::in_place ? "in" : "out";
+}
+
+std::vector<Placement> parse_placements(std::string_view text, std::string_view flag) {
+  const std::string value = detail::lower_case(text);
+  if (value == "out") return {Placement::out_of_place};
+  if (value == "in") return {Placement::in_place};
+  if (value == "both") return {Placement::out_of_place, Placement::in_place};
+  throw UsageError(std::string(flag) + ": unknown value '" + std::string(text) + "'; expected one of: out, in, both");
+}
+
+std::string describe(const OpCase& c) {
+  std::string text = std::string(name_of(c.op)) + " " + format_size(c.shape.bytes) + " " +
+                     std::string(name_of(c.dtype));
+  if (c.redop != ReduceOp::none) text += " " + std::string(name_of(c.redop));
+  if (c.root >= 0) text += " root " + std::to_string(c.root);
+  text += c.placement == Placement::in_place ? " in-place" : " out-of-place";
+  return text;
+}
+
+std::vector<OpCase> build_plan(const PlanRequest& request) {
+  std::vector<OpCase> plan;
+  for (Collective op : request.ops) {
+    const std::vector<ReduceOp> redops = reduces(op) ? request.redops : std::vector<ReduceOp>{ReduceOp::none};
+    for (DataType dtype : request.dtypes) {
+      for (ReduceOp redop : redops) {
+        std::uint64_t previous_bytes = 0;
+        for (std::uint64_t size : request.sizes) {
+          const BufferShape shape = shape_for(op, size, size_of(dtype), request.ranks);
+          if (shape.bytes == previous_bytes) continue;
+          previous_bytes = shape.bytes;
+          for (Placement placement : request.placements) {
+            OpCase c;
+            c.op = op;
+            c.dtype = dtype;
+            c.redop = redop;
+            c.root = has_root(op) ? request.root : -1;
+            c.placement = placement;
+            c.shape = shape;
+            plan.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace commbench

@@ -1,0 +1,63 @@
+#include "commbench/core/result_row.hpp"
+
+#include <array>
+
+namespace commbench {
+namespace {
+
+constexpr std::array<std::string_view, 25> kColumns{
+    "backend", "op",         "placement", "dtype",   "redop",       "root",
+    "bytes",   "count",      "ranks",     "nodes",   "iterations",  "samples",
+    "time_us", "time_min_us", "time_mean_us", "p50_us", "p99_us",   "noise",
+    "slowest_rank", "slowest_host", "algbw_gbps", "busbw_gbps", "theoretical_busbw_gbps", "efficiency",
+    "wrong"};
+
+FieldValue optional_double(const std::optional<double>& v) {
+  return v ? FieldValue{*v} : FieldValue{std::monostate{}};
+}
+
+}  // namespace
+
+std::span<const std::string_view> row_columns() { return kColumns; }
+
+std::vector<Field> row_fields(const ResultRow& r) {
+  const OpCase& c = r.op_case;
+  auto i64 = [](auto v) { return FieldValue{static_cast<std::int64_t>(v)}; };
+  std::vector<FieldValue> values{
+      r.backend,
+      std::string(name_of(c.op)),
+      std::string(name_of(c.placement)),
+      std::string(name_of(c.dtype)),
+      c.redop == ReduceOp::none ? FieldValue{std::monostate{}} : FieldValue{std::string(name_of(c.redop))},
+      c.root < 0 ? FieldValue{std::monostate{}} : i64(c.root),
+      i64(c.shape.bytes),
+      i64(c.shape.count),
+      i64(r.ranks),
+      i64(r.nodes),
+      i64(r.iterations),
+      i64(r.samples),
+      r.time_us,
+      r.time_min_us,
+      r.time_mean_us,
+      r.p50_us,
+      r.p99_us,
+      r.noise,
+      i64(r.slowest_rank),
+      r.slowest_host,
+      r.algbw_gbps,
+      r.busbw_gbps,
+      optional_double(r.theoretical_busbw_gbps),
+      optional_double(r.efficiency),
+      r.wrong ? i64(*r.wrong) : FieldValue{std::monostate{}},
+  };
+  std::vector<Field> fields;
+  fields.reserve(kColumns.size());
+  for (std::size_t i = 0; i < kColumns.size(); ++i) fields.push_back(Field{kColumns[i], std::move(values[i])});
+  return fields;
+}
+
+double algorithm_bandwidth_gbps(std::uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
+}
+
+}  // namespace commbench

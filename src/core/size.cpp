@@ -1,0 +1,84 @@
+#include "commbench/core/size.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+namespace {
+
+std::string quoted(std::string_view flag, std::string_view text, std::string_view why) {
+  return std::string(flag) + ": '" + std::string(text) + "' " + std::string(why);
+}
+
+unsigned shift_for_suffix(char suffix) {
+  switch (std::toupper(static_cast<unsigned char>(suffix))) {
+    case 'K': return 10;
+    case 'M': return 20;
+    case 'G': return 30;
+    case 'T': return 40;
+    default: return 64;  // not a suffix
+  }
+}
+
+}  // namespace
+
+std::uint64_t parse_size(std::string_view text, std::string_view flag) {
+  std::string_view s = text;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  if (s.empty()) throw UsageError(quoted(flag, text, "is empty; expected a size such as 8, 64K, 1M or 2G"));
+  if (s.front() == '-') throw UsageError(quoted(flag, text, "is negative; sizes must be at least 1 byte"));
+
+  std::size_t digits = 0;
+  std::uint64_t value = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) {
+    const std::uint64_t d = static_cast<std::uint64_t>(s[digits] - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
+      throw UsageError(quoted(flag, text, "is too large"));
+    value = value * 10 + d;
+    ++digits;
+  }
+  if (digits == 0) throw UsageError(quoted(flag, text, "is not a size; expected a size such as 8, 64K, 1M or 2G"));
+
+  std::string_view rest = s.substr(digits);
+  unsigned shift = 0;
+  if (!rest.empty() && shift_for_suffix(rest.front()) != 64) {
+    shift = shift_for_suffix(rest.front());
+    rest.remove_prefix(1);
+    if (rest == "iB" || rest == "ib" || rest == "B" || rest == "b") rest = {};
+  } else if (rest == "B" || rest == "b") {
+    rest = {};
+  }
+  if (!rest.empty())
+    throw UsageError(quoted(flag, text, "has an unknown unit; use K, M, G or T (binary: 1K = 1024)"));
+  if (value == 0) throw UsageError(quoted(flag, text, "is zero; sizes must be at least 1 byte"));
+  if (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift))
+    throw UsageError(quoted(flag, text, "is too large"));
+  return value << shift;
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  unsigned unit = 0;
+  std::uint64_t whole = bytes;
+  while (unit < 4 && whole >= 1024 && whole % 1024 == 0) {
+    whole /= 1024;
+    ++unit;
+  }
+  if (whole < 1024 || unit == 4) return std::to_string(whole) + units[unit];
+  // Not a power-of-two multiple: show one decimal in the largest fitting unit.
+  double value = static_cast<double>(bytes);
+  unit = 0;
+  while (unit < 4 && value >= 1024.0) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%s", value, units[unit]);
+  return buffer;
+}
+
+}  // namespace commbench

@@ -1,0 +1,59 @@
+#include "commbench/report/csv_reporter.hpp"
+
+#include <cstdio>
+
+namespace commbench {
+namespace {
+
+std::string csv_escape(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+struct CsvValue {
+  std::string operator()(std::monostate) const { return ""; }
+  std::string operator()(const std::string& s) const { return csv_escape(s); }
+  std::string operator()(std::int64_t v) const { return std::to_string(v); }
+  std::string operator()(double v) const {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.9g", v);
+    return text;
+  }
+};
+
+}  // namespace
+
+std::string csv_line(const std::vector<Field>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    line += std::visit(CsvValue{}, fields[i].value);
+  }
+  return line;
+}
+
+std::string csv_header() {
+  std::string line;
+  for (std::string_view column : row_columns()) {
+    if (!line.empty()) line += ',';
+    line += column;
+  }
+  return line;
+}
+
+void CsvReporter::begin(const RunContext&) {
+  std::fprintf(out_, "%s\n", csv_header().c_str());
+  std::fflush(out_);
+}
+
+void CsvReporter::add_row(const ResultRow& row) {
+  std::fprintf(out_, "%s\n", csv_line(row_fields(row)).c_str());
+  std::fflush(out_);
+}
+
+}  // namespace commbench

@@ -1,0 +1,106 @@
+#include "commbench/report/json_reporter.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json to_json(const FieldValue& v) {
+  if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
+  if (std::holds_alternative<std::int64_t>(v)) return std::get<std::int64_t>(v);
+  if (std::holds_alternative<double>(v)) return std::get<double>(v);
+  return nullptr;
+}
+
+ordered_json pairs_to_object(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  ordered_json object = ordered_json::object();
+  for (const auto& [key, value] : pairs) object[key] = value;
+  return object;
+}
+
+void write_all(std::FILE* out, const std::string& text, const std::string& path) {
+  if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0)
+    throw BackendError("--json " + path + ": write failed: " + std::strerror(errno));
+}
+
+}  // namespace
+
+struct JsonReporter::State {
+  std::string path;
+  std::FILE* stream = nullptr;
+  ordered_json document;
+};
+
+JsonReporter::JsonReporter(std::string path, std::FILE* stream) : state_(std::make_unique<State>()) {
+  state_->path = std::move(path);
+  state_->stream = stream;
+}
+
+JsonReporter::~JsonReporter() = default;
+
+void JsonReporter::begin(const RunContext& ctx) {
+  ordered_json& doc = state_->document;
+  doc["schema"] = kJsonSchema;
+  doc["complete"] = false;
+  ordered_json& p = doc["provenance"];
+  p["program"] = ctx.program;
+  p["version"] = ctx.version;
+  p["commit"] = ctx.commit;
+  p["command_line"] = ctx.command_line;
+  p["started_at"] = ctx.started_at;
+  p["backend"] = ctx.backend;
+  p["backend_version"] = ctx.backend_version;
+  p["mpi_version"] = ctx.mpi_version;
+  p["ranks"] = ctx.ranks;
+  p["nodes"] = ctx.nodes;
+  p["rank_hosts"] = ctx.rank_hosts;
+  p["settings"] = pairs_to_object(ctx.settings);
+  p["environment"] = pairs_to_object(ctx.environment);
+  p["notes"] = ctx.notes;
+  doc["rows"] = ordered_json::array();
+}
+
+void JsonReporter::add_row(const ResultRow& row) {
+  ordered_json object = ordered_json::object();
+  for (const Field& field : row_fields(row)) object[std::string(field.name)] = to_json(field.value);
+  state_->document["rows"].push_back(std::move(object));
+}
+
+void JsonReporter::finish(const RunSummary& s) {
+  ordered_json& doc = state_->document;
+  doc["complete"] = s.complete;
+  doc["summary"] = {{"rows", s.rows},
+                    {"wrong_elements", s.wrong_elements},
+                    {"check_failures", s.check_failures},
+                    {"average_busbw_gbps", s.average_busbw_gbps},
+                    {"exit_code", s.exit_code}};
+  const std::string text = doc.dump(2) + "\n";
+  if (state_->path.empty()) {
+    write_all(state_->stream, text, "<stdout>");
+    return;
+  }
+  const std::string temporary = state_->path + ".tmp";
+  std::FILE* out = std::fopen(temporary.c_str(), "w");
+  if (out == nullptr) throw BackendError("--json " + temporary + ": cannot create: " + std::strerror(errno));
+  try {
+    write_all(out, text, temporary);
+  } catch (...) {
+    std::fclose(out);
+    std::remove(temporary.c_str());
+    throw;
+  }
+  std::fclose(out);
+  if (std::rename(temporary.c_str(), state_->path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw BackendError("--json " + state_->path + ": cannot rename into place: " + std::strerror(errno));
+  }
+}
+
+}  // namespace commbench

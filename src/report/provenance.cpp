@@ -1,0 +1,66 @@
+#include "commbench/report/provenance.hpp"
+
+#include <algorithm>
+#include <array>
+#include <ctime>
+
+extern char** environ;
+
+namespace commbench {
+
+bool is_relevant_variable(std::string_view name) {
+  static constexpr std::array<std::string_view, 8> kPrefixes{"NCCL_", "UCX_",  "OMPI_", "SLURM_",
+                                                             "PMIX_", "CUDA_", "FI_",   "COMMBENCH_"};
+  static constexpr std::array<std::string_view, 3> kNames{"OMP_NUM_THREADS", "HOSTNAME", "LD_LIBRARY_PATH"};
+  for (std::string_view p : kPrefixes)
+    if (name.substr(0, p.size()) == p) return true;
+  return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+}
+
+std::vector<std::pair<std::string, std::string>> relevant_environment() {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = entry.substr(0, eq);
+    if (is_relevant_variable(name)) vars.emplace_back(std::string(name), std::string(entry.substr(eq + 1)));
+  }
+  std::sort(vars.begin(), vars.end());
+  return vars;
+}
+
+std::string quoted_command_line(int argc, const char* const* argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (i > 0) line += ' ';
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:%+@") ==
+                                           std::string_view::npos;
+    if (plain) {
+      line += arg;
+      continue;
+    }
+    line += '\'';
+    for (char c : arg) {
+      if (c == '\'')
+        line += "'\\''";
+      else
+        line += c;
+    }
+    line += '\'';
+  }
+  return line;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+}  // namespace commbench
