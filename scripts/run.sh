@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The main job: install what is missing, build, and run bench-collectives.
+#   scripts/run.sh                  default sweep (8 B - 64 MiB, allreduce, allgather,
+#                                   reducescatter, broadcast) with --check
+#   scripts/run.sh -e 1M --op all   extra flags go to bench-collectives
+# Environment: COMMBENCH_NP (ranks, default 4), COMMBENCH_RESULTS (default results/local).
+# Writes the table to stdout and CSV + JSON under results/local/.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF)
+
+commbench_install_packages
+commbench_build --target bench-collectives
+commbench_mpi_environment
+
+np="${COMMBENCH_NP:-4}"
+results="${COMMBENCH_RESULTS:-$COMMBENCH_ROOT/results/local}"
+mkdir -p "$results"
+
+# --backend auto takes NCCL on GPUs when this build has it and a CUDA device is present,
+# and the MPI host backend on local ranks otherwise (more ranks than cores is fine:
+# --oversubscribe). The table's header names the backend that ran.
+backend=auto
+commbench_log "running bench-collectives on $np local ranks (backend: $backend)"
+mpirun -q --oversubscribe -np "$np" "$COMMBENCH_BUILD/bench/bench-collectives" \
+  --backend "$backend" --check \
+  --csv "$results/collectives.csv" --json "$results/collectives.json" --force "$@"
+commbench_log "wrote $results/collectives.csv and $results/collectives.json"

@@ -1,0 +1,308 @@
+"""Integration tests: real mpirun processes running bench-collectives with the MPI backend.
+
+Every assertion is on values: exit codes, parsed CSV/JSON, the busbw factors, messages.
+Run by ctest (see CMakeLists.txt), which passes the binary and mpiexec via environment.
+"""
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
+TIMEOUT_S = 240
+
+COLUMNS = ("backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,"
+           "time_min_us,time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
+           "theoretical_busbw_gbps,efficiency,wrong").split(",")
+ELEMENT_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4, "double": 8}
+REDUCING = {"allreduce", "reducescatter", "reduce"}
+CHUNKED = {"allgather", "reducescatter", "alltoall"}
+
+
+def run(np, *args, timeout=TIMEOUT_S):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), BIN, *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def bus_factor(op, n):
+    if op == "allreduce":
+        return 2.0 * (n - 1) / n
+    if op in CHUNKED:
+        return (n - 1) / n
+    return 1.0
+
+
+def expected_shapes(op, dtype, sizes, n):
+    """Independent re-statement of the size rounding: whole elements, whole chunks, >= 1 per rank."""
+    esize = ELEMENT_SIZE[dtype]
+    chunks = n if op in CHUNKED else 1
+    shapes = []
+    for size in sizes:
+        count = max(1, size // esize // chunks)
+        total = count * chunks * esize
+        if not shapes or shapes[-1] != total:
+            shapes.append(total)
+    return shapes
+
+
+def geometric(lo, hi, factor):
+    sizes, s = [], lo
+    while s <= hi:
+        sizes.append(s)
+        s *= factor
+    return sizes
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-it-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+
+class CorrectnessSweep(TempDirTest):
+    """Every collective, several types and reductions, both placements, on 1, 2 and 4 ranks."""
+
+    DTYPES = ["float", "int32", "uint8", "double"]
+    REDOPS = ["sum", "prod", "min", "max"]
+
+    def sweep(self, np):
+        csv_path, json_path = self.path(f"np{np}.csv"), self.path(f"np{np}.json")
+        rc, out, err = run(np, "--op", "all", "--check", "-d", ",".join(self.DTYPES), "-o", ",".join(self.REDOPS),
+                           "--placement", "both", "-b", "8", "-e", "64K", "-f", "8", "-n", "3", "-w", "1",
+                           "-r", str(np - 1), "--csv", csv_path, "--json", json_path)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err.strip(), "")
+        with open(csv_path, newline="") as f:
+            reader = csv.DictReader(f)
+            self.assertEqual(reader.fieldnames, COLUMNS)
+            rows = list(reader)
+        with open(json_path) as f:
+            doc = json.load(f)
+
+        sizes = geometric(8, 64 * 1024, 8)
+        expected_rows = 0
+        for op in ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"]:
+            redops = len(self.REDOPS) if op in REDUCING else 1
+            for dtype in self.DTYPES:
+                shapes = expected_shapes(op, dtype, sizes, np)
+                expected_rows += redops * len(shapes) * 2
+                got = sorted({int(r["bytes"]) for r in rows if r["op"] == op and r["dtype"] == dtype})
+                self.assertEqual(got, shapes, f"{op} {dtype}")
+        self.assertEqual(len(rows), expected_rows)
+
+        for r in rows:
+            where = f"{r['op']} {r['dtype']} {r['redop']} {r['bytes']} {r['placement']}"
+            self.assertEqual(r["wrong"], "0", where)
+            self.assertEqual(r["backend"], "mpi")
+            self.assertEqual(int(r["ranks"]), np)
+            self.assertEqual(int(r["nodes"]), 1)
+            self.assertEqual(int(r["iterations"]), 3)
+            self.assertEqual(r["theoretical_busbw_gbps"], "")
+            self.assertEqual(r["efficiency"], "")
+            self.assertEqual(r["root"], str(np - 1) if r["op"] in ("broadcast", "reduce") else "")
+            self.assertEqual(r["redop"] != "", r["op"] in REDUCING, where)
+            time_us, algbw, busbw = float(r["time_us"]), float(r["algbw_gbps"]), float(r["busbw_gbps"])
+            self.assertGreater(time_us, 0, where)
+            self.assertTrue(math.isclose(algbw, int(r["bytes"]) / time_us / 1e3, rel_tol=1e-6), where)
+            self.assertTrue(math.isclose(busbw, algbw * bus_factor(r["op"], np), rel_tol=1e-6, abs_tol=1e-12), where)
+            self.assertLessEqual(float(r["time_min_us"]), float(r["time_mean_us"]) * (1 + 1e-6))
+            self.assertLessEqual(float(r["time_mean_us"]), time_us * (1 + 1e-6))
+            self.assertIn(int(r["slowest_rank"]), range(np))
+
+        self.assertEqual(doc["schema"], "commbench.collectives/1")
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["provenance"]["ranks"], np)
+        self.assertEqual(len(doc["provenance"]["rank_hosts"]), np)
+        self.assertIn("--check", doc["provenance"]["command_line"])
+        self.assertTrue(doc["provenance"]["mpi_version"].startswith("Open MPI"))
+        self.assertEqual(len(doc["rows"]), len(rows))
+        for jrow, crow in zip(doc["rows"], rows):
+            self.assertEqual(list(jrow.keys()), COLUMNS)
+            self.assertEqual((jrow["op"], jrow["bytes"], jrow["wrong"]), (crow["op"], int(crow["bytes"]), 0))
+            self.assertTrue(math.isclose(jrow["busbw_gbps"], float(crow["busbw_gbps"]), rel_tol=1e-6, abs_tol=1e-12))
+        self.assertEqual(doc["summary"]["rows"], len(rows))
+        self.assertEqual(doc["summary"]["wrong_elements"], 0)
+
+    def test_one_rank(self):
+        self.sweep(1)
+
+    def test_two_ranks(self):
+        self.sweep(2)
+
+    def test_four_ranks(self):
+        self.sweep(4)
+
+    def test_every_host_type_with_all(self):
+        # "-d all" / "-o all" keep what MPI can do and say what was skipped.
+        rc, out, err = run(2, "--op", "allreduce,reduce", "-d", "all", "-o", "all", "-c", "-b", "64", "-e", "64",
+                           "-n", "2", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertEqual({r["dtype"] for r in rows}, set(ELEMENT_SIZE))
+        self.assertEqual({r["redop"] for r in rows}, {"sum", "prod", "min", "max"})
+        self.assertEqual(len(rows), 2 * 8 * 4)
+        self.assertTrue(all(r["wrong"] == "0" for r in rows))
+        rc, out, err = run(2, "--op", "allreduce", "-d", "all", "-o", "all", "-b", "64", "-e", "64", "-n", "2")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("# note: skipped half: the mpi backend cannot use -d/--dtype half", out)
+        self.assertIn("# note: skipped avg: the mpi backend cannot use -o/--redop avg", out)
+
+
+class OutputsAndModes(TempDirTest):
+    def test_console_table_has_header_rows_and_summary(self):
+        rc, out, err = run(2, "--op", "allreduce,broadcast", "-b", "1K", "-e", "4K", "-n", "5", "-c")
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("# bench-collectives "), lines[0])
+        self.assertIn("# backend: mpi (Open MPI", out)
+        self.assertIn("# ranks: 2  nodes: 1", out)
+        data = [l.split() for l in lines if not l.startswith("#")]
+        self.assertEqual([(d[0], d[5]) for d in data],
+                         [("allreduce", "1024"), ("allreduce", "2048"), ("allreduce", "4096"),
+                          ("broadcast", "1024"), ("broadcast", "2048"), ("broadcast", "4096")])
+        self.assertTrue(all(d[-1] == "0" for d in data))
+        self.assertIn("# rows: 6  wrong elements: 0  complete: yes", out)
+
+    def test_stdout_json_and_csv_agree(self):
+        args = ["--op", "allgather", "-b", "256", "-e", "1K", "-n", "4"]
+        rc, out_json, err = run(2, *args, "--format", "json")
+        self.assertEqual(rc, 0, err)
+        doc = json.loads(out_json)
+        self.assertEqual([r["bytes"] for r in doc["rows"]], [256, 512, 1024])
+        self.assertEqual([r["iterations"] for r in doc["rows"]], [4, 4, 4])
+        self.assertIsNone(doc["rows"][0]["wrong"])  # not checked
+        rc, out_csv, err = run(2, *args, "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([int(r["bytes"]) for r in csv.DictReader(io.StringIO(out_csv))], [256, 512, 1024])
+
+    def test_adaptive_mode_meets_its_floor(self):
+        rc, out, err = run(2, "--op", "allreduce", "-b", "4K", "-e", "16K", "--max-time-per-size", "0.2",
+                           "--min-samples", "7", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        for r in csv.DictReader(io.StringIO(out)):
+            self.assertGreaterEqual(int(r["samples"]), 7)
+            self.assertGreaterEqual(int(r["iterations"]), int(r["samples"]))
+            self.assertGreater(float(r["noise"]), 0)
+            self.assertLessEqual(float(r["p50_us"]), float(r["p99_us"]))
+
+    def test_linear_steps(self):
+        rc, out, err = run(1, "--op", "broadcast", "-b", "1K", "-e", "4K", "-i", "1K", "-n", "1", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([int(r["bytes"]) for r in csv.DictReader(io.StringIO(out))], [1024, 2048, 3072, 4096])
+
+    def test_existing_file_needs_force(self):
+        target = self.path("rows.csv")
+        with open(target, "w") as f:
+            f.write("precious\n")
+        rc, out, err = run(2, "--op", "allreduce", "-b", "8", "-e", "8", "-n", "1", "--csv", target)
+        self.assertEqual(rc, 2)
+        self.assertEqual(err.strip(), f"bench-collectives: error: --csv {target}: file exists; pass --force to overwrite it")
+        with open(target) as f:
+            self.assertEqual(f.read(), "precious\n")
+        rc, out, err = run(2, "--op", "allreduce", "-b", "8", "-e", "8", "-n", "1", "--csv", target, "--force")
+        self.assertEqual(rc, 0, err)
+        with open(target) as f:
+            self.assertEqual(f.readline().strip().split(","), COLUMNS)
+
+    def test_help_prints_once(self):
+        rc, out, err = run(2, "--help")
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.count("--max-bytes"), 1)
+
+
+class Failures(TempDirTest):
+    def test_corrupted_output_fails_the_check_naming_op_size_and_rank(self):
+        csv_path = self.path("rows.csv")
+        rc, out, err = run(2, "--op", "allreduce", "-b", "1K", "-e", "2K", "-n", "2", "-c", "--debug-corrupt-rank", "1",
+                           "--csv", csv_path)
+        self.assertEqual(rc, 1, err)
+        lines = err.strip().splitlines()
+        self.assertEqual(lines, [
+            "bench-collectives: error: check failed: allreduce 1KiB float sum out-of-place: "
+            "1 wrong elements, first on rank 1 (host " + lines[0].split("(host ")[1],
+            "bench-collectives: error: check failed: allreduce 2KiB float sum out-of-place: "
+            "1 wrong elements, first on rank 1 (host " + lines[1].split("(host ")[1],
+        ])
+        with open(csv_path) as f:
+            self.assertEqual([r["wrong"] for r in csv.DictReader(f)], ["1", "1"])
+
+    def test_timeout_exits_4_naming_rank_host_and_step(self):
+        rc, out, err = run(2, "--op", "allreduce", "-b", "64M", "-e", "64M", "-n", "3", "-T", "0.001")
+        self.assertEqual(rc, 4, err)
+        self.assertRegex(err, r"bench-collectives: timeout: rank [01] \(host [^)]+\): allreduce 64MiB float sum "
+                              r"out-of-place \([a-z -]+, \d+ iterations\) did not complete within 0\.001 s")
+
+
+# (arguments, text the single error line must contain). Each must exit 2, print one line,
+# and leave no result file behind.
+BAD_INPUTS = [
+    (["-b", "1M", "-e", "1K"], "-b/--min-bytes: 1MiB is larger than -e/--max-bytes 1KiB"),
+    (["-b", "0"], "-b/--min-bytes: '0' is zero"),
+    (["-e", "-64"], "-e/--max-bytes: '-64' is negative"),
+    (["-e", "12XB"], "-e/--max-bytes: '12XB' has an unknown unit"),
+    (["-b", "eight"], "-b/--min-bytes: 'eight' is not a size"),
+    (["-e", "99999999999999999999"], "-e/--max-bytes: '99999999999999999999' is too large"),
+    (["-e", "20000000T"], "-e/--max-bytes: '20000000T' is too large"),
+    (["-f", "1"], "-f/--step-factor: must be greater than 1"),
+    (["-f", "0.5"], "-f/--step-factor: must be greater than 1"),
+    (["-i", "1", "-b", "1", "-e", "1G"], "-i/--step-bytes: the sweep would visit more than 100000 sizes"),
+    (["--op", "allreduce,gather"], "--op: unknown value 'gather'"),
+    (["-d", "float8"], "-d/--dtype: unknown value 'float8'"),
+    (["-o", "xor"], "-o/--redop: unknown value 'xor'"),
+    (["-r", "2"], "-r/--root: 2 is outside [0, 2)"),
+    (["-r", "-1"], "-r/--root: must be at least 0"),
+    (["-d", "half"], "the mpi backend cannot use -d/--dtype half"),
+    (["-d", "bfloat16"], "the mpi backend cannot use -d/--dtype bfloat16"),
+    (["-o", "avg"], "the mpi backend cannot use -o/--redop avg"),
+    (["-e", "1T"], "-e/--max-bytes: buffers need"),
+    (["-n", "0"], "-n/--iters: must be at least 1"),
+    (["-c", "5"], "-c/--check: expected 0 or 1"),
+    (["-T", "soon"], "-T/--timeout: 'soon' is not a number"),
+    (["--backend", "nccl"], "--backend nccl: this build has no NCCL backend"),
+    (["--backend", "shmem"], "--backend: unknown value 'shmem'"),
+    (["--placement", "both,in"], "--placement: unknown value 'both,in'"),
+    (["--format", "yaml"], "--format: unknown value 'yaml'"),
+    (["--target-noise", "-1"], "--target-noise: must be a percentage"),
+    (["--max-time-per-size", "0"], "--max-time-per-size: must be a positive number"),
+    (["-f", "2", "-i", "4K"], "excludes"),
+    (["--bogus"], "--bogus"),
+]
+
+
+class BadInput(TempDirTest):
+    def test_each_bad_input_is_one_line_exit_2_and_no_file(self):
+        for args, expected in BAD_INPUTS:
+            with self.subTest(args=args):
+                csv_path, json_path = self.path("out.csv"), self.path("out.json")
+                rc, out, err = run(2, *args, "--csv", csv_path, "--json", json_path, timeout=60)
+                self.assertEqual(rc, 2, f"{args}: {err}")
+                lines = [l for l in err.splitlines() if l.strip()]
+                self.assertEqual(len(lines), 1, f"{args}: {err}")
+                self.assertTrue(lines[0].startswith("bench-collectives: error: "), lines[0])
+                self.assertIn(expected, lines[0])
+                self.assertNotIn("Traceback", err)
+                self.assertFalse(os.path.exists(csv_path), args)
+                self.assertFalse(os.path.exists(json_path), args)
+                self.assertFalse(os.path.exists(json_path + ".tmp"), args)
+
+    def test_output_path_that_is_a_directory(self):
+        rc, out, err = run(2, "-b", "8", "-e", "8", "--json", self.dir)
+        self.assertEqual(rc, 2)
+        self.assertEqual(err.strip(), f"bench-collectives: error: --json {self.dir}: is a directory")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

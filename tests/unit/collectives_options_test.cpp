@@ -1,0 +1,121 @@
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "commbench/cli/collectives_options.hpp"
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+namespace {
+
+ParsedCommandLine parse(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"bench-collectives"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_collectives_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+CollectivesOptions options(std::initializer_list<const char*> args) {
+  auto parsed = parse(args);
+  EXPECT_TRUE(parsed.options.has_value());
+  return *parsed.options;
+}
+
+TEST(CollectivesOptions, Defaults) {
+  const CollectivesOptions o = options({});
+  EXPECT_EQ(o.ops.size(), 4u);
+  EXPECT_EQ(o.sweep.min_bytes, 8u);
+  EXPECT_EQ(o.sweep.max_bytes, 64u << 20);
+  EXPECT_DOUBLE_EQ(o.sweep.step_factor, 2.0);
+  EXPECT_EQ(o.stopping.fixed_iterations, 0u);
+  EXPECT_DOUBLE_EQ(o.stopping.target_noise, 0.01);
+  EXPECT_FALSE(o.check);
+  EXPECT_EQ(o.backend, "auto");
+  EXPECT_EQ(o.dtypes, std::vector<DataType>{DataType::float32});
+  EXPECT_EQ(o.redops, std::vector<ReduceOp>{ReduceOp::sum});
+  EXPECT_EQ(o.placements, std::vector<Placement>{Placement::out_of_place});
+  EXPECT_EQ(o.stdout_format, OutputFormat::table);
+}
+
+TEST(CollectivesOptions, NcclTestsStyleFlags) {
+  const CollectivesOptions o = options({"-b", "1K", "-e", "1G", "-f", "4", "-n", "20", "-w", "3", "-c", "1", "-d",
+                                        "half,float", "-o", "max", "-r", "1", "-T", "60", "--op", "all"});
+  EXPECT_EQ(o.sweep.min_bytes, 1024u);
+  EXPECT_EQ(o.sweep.max_bytes, 1u << 30);
+  EXPECT_DOUBLE_EQ(o.sweep.step_factor, 4.0);
+  EXPECT_EQ(o.stopping.fixed_iterations, 20u);
+  EXPECT_EQ(o.warmup_iterations, 3u);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.dtypes.size(), 2u);
+  EXPECT_EQ(o.redops, std::vector<ReduceOp>{ReduceOp::max});
+  EXPECT_EQ(o.root, 1);
+  EXPECT_DOUBLE_EQ(o.timeout_seconds, 60.0);
+  EXPECT_EQ(o.ops.size(), 7u);
+  EXPECT_TRUE(options({"--check"}).check);
+  EXPECT_FALSE(options({"-c", "0"}).check);
+  EXPECT_EQ(options({"-i", "1M"}).sweep.step_bytes, 1u << 20);
+  EXPECT_DOUBLE_EQ(options({"--target-noise", "0.5%"}).stopping.target_noise, 0.005);
+  EXPECT_TRUE(options({"-d", "all"}).dtypes_all);
+}
+
+TEST(CollectivesOptions, HelpAndVersionPrintInsteadOfRunning) {
+  const auto help = parse({"--help"});
+  EXPECT_FALSE(help.options.has_value());
+  EXPECT_NE(help.text_to_print.find("--max-bytes"), std::string::npos);
+  EXPECT_EQ(parse({"--version"}).text_to_print.rfind("bench-collectives ", 0), 0u);
+}
+
+struct BadInput {
+  std::vector<const char*> args;
+  const char* expected_in_message;
+};
+
+class CollectivesOptionsBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CollectivesOptionsBadInput, OneLineNamingTheFlag) {
+  const BadInput& bad = GetParam();
+  std::vector<const char*> argv{"bench-collectives"};
+  argv.insert(argv.end(), bad.args.begin(), bad.args.end());
+  try {
+    parse_collectives_command_line(static_cast<int>(argv.size()), argv.data());
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, CollectivesOptionsBadInput,
+    ::testing::Values(BadInput{{"-b", "1M", "-e", "1K"}, "-b/--min-bytes"}, BadInput{{"-b", "0"}, "-b/--min-bytes"},
+                      BadInput{{"-e", "-5"}, "-e/--max-bytes"}, BadInput{{"-e", "lots"}, "-e/--max-bytes"},
+                      BadInput{{"-e", "99999999999999999999"}, "-e/--max-bytes"},
+                      BadInput{{"-f", "1"}, "-f/--step-factor"}, BadInput{{"-f", "0.5"}, "-f/--step-factor"},
+                      BadInput{{"-f", "x"}, "-f/--step-factor"}, BadInput{{"-i", "0"}, "-i/--step-bytes"},
+                      BadInput{{"-f", "2", "-i", "1K"}, "excludes"}, BadInput{{"-n", "0"}, "-n/--iters"},
+                      BadInput{{"-n", "ten"}, "-n/--iters"}, BadInput{{"-w", "-1"}, "-w/--warmup-iters"},
+                      BadInput{{"-c", "2"}, "-c/--check"}, BadInput{{"-d", "float128"}, "-d/--dtype"},
+                      BadInput{{"-o", "mean"}, "-o/--redop"}, BadInput{{"--op", "allreduc"}, "--op"},
+                      BadInput{{"-r", "-1"}, "-r/--root"}, BadInput{{"-T", "-3"}, "-T/--timeout"},
+                      BadInput{{"--backend", "gloo"}, "--backend"}, BadInput{{"--placement", "sideways"}, "--placement"},
+                      BadInput{{"--format", "xml"}, "--format"}, BadInput{{"--max-time-per-size", "0"}, "--max-time-per-size"},
+                      BadInput{{"--target-noise", "0"}, "--target-noise"}, BadInput{{"--target-noise", "150%"}, "--target-noise"},
+                      BadInput{{"--batch-time", "-1"}, "--batch-time"}, BadInput{{"--min-samples", "0"}, "--min-samples"},
+                      BadInput{{"--csv", "same.out", "--json", "same.out"}, "--json"},
+                      BadInput{{"--no-such-flag"}, "--no-such-flag"}, BadInput{{"stray"}, "stray"}));
+
+TEST(CollectivesOptions, RootMustBeARank) {
+  const CollectivesOptions o = options({"-r", "4"});
+  EXPECT_NO_THROW(validate_for_ranks(o, 5));
+  try {
+    validate_for_ranks(o, 4);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "-r/--root: 4 is outside [0, 4)");
+  }
+}
+
+}  // namespace
+}  // namespace commbench

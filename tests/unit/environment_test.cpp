@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <unistd.h>
+
+#include "commbench/core/host_memory.hpp"
+#include "commbench/core/launcher_env.hpp"
+#include "commbench/report/provenance.hpp"
+
+namespace commbench {
+namespace {
+
+EnvironmentLookup fake(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(LauncherRank, FromOpenMpiPmixOrSlurm) {
+  EXPECT_EQ(launcher_rank(fake({})), std::nullopt);
+  EXPECT_EQ(launcher_rank(fake({{"OMPI_COMM_WORLD_RANK", "3"}})), 3);
+  EXPECT_EQ(launcher_rank(fake({{"SLURM_PROCID", "12"}})), 12);
+  EXPECT_EQ(launcher_rank(fake({{"PMIX_RANK", "0"}, {"SLURM_PROCID", "5"}})), 0);
+  // Garbage is ignored, not trusted.
+  EXPECT_EQ(launcher_rank(fake({{"OMPI_COMM_WORLD_RANK", "x1"}, {"SLURM_PROCID", "2"}})), 2);
+  EXPECT_EQ(parse_non_negative_int("-1"), std::nullopt);
+  EXPECT_EQ(parse_non_negative_int("7abc"), std::nullopt);
+  EXPECT_EQ(parse_non_negative_int("99999999999"), std::nullopt);
+  EXPECT_EQ(parse_non_negative_int("42"), 42);
+}
+
+TEST(HostMemory, ReadsMemAvailable) {
+  const std::string path = std::filesystem::temp_directory_path() / ("meminfo-" + std::to_string(::getpid()));
+  std::ofstream(path) << "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   2048 kB\n";
+  EXPECT_EQ(available_host_memory(path), 2048u * 1024u);
+  std::ofstream(path) << "MemTotal: 1 kB\n";
+  EXPECT_EQ(available_host_memory(path), std::nullopt);
+  std::filesystem::remove(path);
+  EXPECT_EQ(available_host_memory(path), std::nullopt);
+  EXPECT_TRUE(available_host_memory().has_value());  // the real /proc/meminfo
+}
+
+TEST(Provenance, CommandLineQuotingAndRelevantVariables) {
+  const char* argv[] = {"bench-collectives", "-b", "8", "--csv", "my results.csv", "it's"};
+  EXPECT_EQ(quoted_command_line(6, argv), "bench-collectives -b 8 --csv 'my results.csv' 'it'\\''s'");
+  EXPECT_TRUE(is_relevant_variable("NCCL_IB_HCA"));
+  EXPECT_TRUE(is_relevant_variable("SLURM_JOB_ID"));
+  EXPECT_TRUE(is_relevant_variable("OMPI_MCA_btl"));
+  EXPECT_TRUE(is_relevant_variable("UCX_TLS"));
+  EXPECT_FALSE(is_relevant_variable("HOME"));
+  EXPECT_FALSE(is_relevant_variable("NCCLX"));
+  ::setenv("NCCL_ALGO", "Ring", 1);
+  bool found = false;
+  for (const auto& [name, value] : relevant_environment()) found = found || (name == "NCCL_ALGO" && value == "Ring");
+  EXPECT_TRUE(found);
+  EXPECT_EQ(utc_timestamp().size(), 20u);
+}
+
+}  // namespace
+}  // namespace commbench

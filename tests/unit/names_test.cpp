@@ -1,0 +1,60 @@
+#include <gtest/gtest.h>
+
+#include "commbench/core/collective.hpp"
+#include "commbench/core/dtype.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/op_case.hpp"
+#include "commbench/core/reduce_op.hpp"
+
+namespace commbench {
+namespace {
+
+TEST(DataTypeNames, NcclTestsSpellingsAndAliases) {
+  EXPECT_EQ(parse_data_type("float", "-d"), DataType::float32);
+  EXPECT_EQ(parse_data_type("FP32", "-d"), DataType::float32);
+  EXPECT_EQ(parse_data_type("half", "-d"), DataType::float16);
+  EXPECT_EQ(parse_data_type("bf16", "-d"), DataType::bfloat16);
+  EXPECT_EQ(parse_data_type("double", "-d"), DataType::float64);
+  EXPECT_EQ(parse_data_type("uint8", "-d"), DataType::uint8);
+  for (DataType t : all_data_types()) EXPECT_EQ(parse_data_type(name_of(t), "-d"), t);
+  EXPECT_EQ(size_of(DataType::int8), 1u);
+  EXPECT_EQ(size_of(DataType::bfloat16), 2u);
+  EXPECT_EQ(size_of(DataType::uint32), 4u);
+  EXPECT_EQ(size_of(DataType::float64), 8u);
+}
+
+TEST(DataTypeNames, UnknownNameListsTheChoices) {
+  try {
+    parse_data_type("flaot", "-d/--dtype");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "-d/--dtype: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, "
+                 "half, bfloat16, float, double, all");
+  }
+}
+
+TEST(Lists, AllCommaListsAndDuplicates) {
+  EXPECT_EQ(parse_data_type_list("all", "-d").size(), 10u);
+  const auto types = parse_data_type_list("float, int32,float", "-d");
+  ASSERT_EQ(types.size(), 2u);
+  EXPECT_EQ(types[0], DataType::float32);
+  EXPECT_EQ(types[1], DataType::int32);
+  EXPECT_THROW(parse_data_type_list("float,,int32", "-d"), UsageError);
+  EXPECT_EQ(parse_reduce_op_list("all", "-o").size(), 5u);
+  EXPECT_EQ(parse_reduce_op_list("max,min", "-o")[1], ReduceOp::min);
+  EXPECT_THROW(parse_reduce_op("mean", "-o"), UsageError);
+  EXPECT_EQ(parse_collective_list("all", "--op").size(), 7u);
+  EXPECT_EQ(parse_collective_list("reduce_scatter,bcast", "--op")[1], Collective::broadcast);
+  EXPECT_THROW(parse_collective("allreduc", "--op"), UsageError);
+}
+
+TEST(Placement, OutInBoth) {
+  EXPECT_EQ(parse_placements("out", "--placement"), std::vector<Placement>{Placement::out_of_place});
+  EXPECT_EQ(parse_placements("IN", "--placement"), std::vector<Placement>{Placement::in_place});
+  EXPECT_EQ(parse_placements("both", "--placement").size(), 2u);
+  EXPECT_THROW(parse_placements("inplace", "--placement"), UsageError);
+}
+
+}  // namespace
+}  // namespace commbench

@@ -1,0 +1,178 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commbench/core/error.hpp"
+#include "commbench/report/console_reporter.hpp"
+#include "commbench/report/csv_reporter.hpp"
+#include "commbench/report/json_reporter.hpp"
+#include "commbench/report/output_file.hpp"
+
+namespace commbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+ResultRow sample_row() {
+  ResultRow r;
+  r.backend = "mpi";
+  r.op_case.op = Collective::allreduce;
+  r.op_case.dtype = DataType::float32;
+  r.op_case.redop = ReduceOp::sum;
+  r.op_case.shape = shape_for(Collective::allreduce, 1 << 20, 4, 4);
+  r.ranks = 4;
+  r.nodes = 1;
+  r.iterations = 100;
+  r.samples = 10;
+  r.time_us = 500.0;
+  r.time_min_us = 450.0;
+  r.time_mean_us = 475.0;
+  r.p50_us = 490.0;
+  r.p99_us = 700.0;
+  r.noise = 0.01;
+  r.slowest_rank = 2;
+  r.slowest_host = "node,07";  // a comma forces CSV quoting
+  r.algbw_gbps = 2.097152;
+  r.busbw_gbps = 3.145728;
+  r.wrong = 0;
+  return r;
+}
+
+RunContext sample_context() {
+  RunContext c;
+  c.program = "bench-collectives";
+  c.version = "0.1.0";
+  c.commit = "abc";
+  c.backend = "mpi";
+  c.backend_version = "Open MPI v4.1.4";
+  c.mpi_version = "Open MPI v4.1.4";
+  c.ranks = 4;
+  c.nodes = 2;
+  c.rank_hosts = {"a", "a", "b", "b"};
+  c.command_line = "bench-collectives -b 8";
+  c.environment = {{"NCCL_DEBUG", "INFO"}};
+  return c;
+}
+
+fs::path temp_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("commbench-unit-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Csv, HeaderIsTheDocumentedColumnList) {
+  EXPECT_EQ(csv_header(),
+            "backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,time_min_us,"
+            "time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
+            "theoretical_busbw_gbps,efficiency,wrong");
+}
+
+TEST(Csv, RowValuesEmptiesAndQuoting) {
+  EXPECT_EQ(csv_line(row_fields(sample_row())),
+            "mpi,allreduce,out,float,sum,,1048576,262144,4,1,100,10,500,450,475,490,700,0.01,2,\"node,07\","
+            "2.097152,3.145728,,,0");
+}
+
+TEST(Csv, ReporterWritesHeaderAndFlushesEachRow) {
+  const fs::path path = temp_dir() / "rows.csv";
+  {
+    FileHandle file = open_output_file(path.string(), "--csv", true);
+    CsvReporter csv(file.get());
+    csv.begin(sample_context());
+    csv.add_row(sample_row());
+    // Flushed per row: visible before the reporter or file is closed.
+    const std::string partial = read_file(path);
+    EXPECT_EQ(std::count(partial.begin(), partial.end(), '\n'), 2);
+  }
+  fs::remove_all(path.parent_path());
+}
+
+TEST(Json, WritesWholeDocumentAtomicallyAndParsesBack) {
+  const fs::path dir = temp_dir();
+  const fs::path path = dir / "run.json";
+  JsonReporter json(path.string(), nullptr);
+  json.begin(sample_context());
+  json.add_row(sample_row());
+  json.add_row(sample_row());
+  EXPECT_FALSE(fs::exists(path)) << "nothing is written before finish()";
+  RunSummary summary;
+  summary.rows = 2;
+  summary.average_busbw_gbps = 3.145728;
+  json.finish(summary);
+  EXPECT_FALSE(fs::exists(dir / "run.json.tmp"));
+  const auto doc = nlohmann::json::parse(read_file(path));
+  EXPECT_EQ(doc["schema"], "commbench.collectives/1");
+  EXPECT_EQ(doc["complete"], true);
+  EXPECT_EQ(doc["provenance"]["ranks"], 4);
+  EXPECT_EQ(doc["provenance"]["environment"]["NCCL_DEBUG"], "INFO");
+  ASSERT_EQ(doc["rows"].size(), 2u);
+  const auto& row = doc["rows"][0];
+  EXPECT_EQ(row["op"], "allreduce");
+  EXPECT_EQ(row["bytes"], 1048576);
+  EXPECT_TRUE(row["root"].is_null());
+  EXPECT_TRUE(row["theoretical_busbw_gbps"].is_null());
+  EXPECT_DOUBLE_EQ(row["busbw_gbps"].get<double>(), 3.145728);
+  EXPECT_EQ(row["slowest_host"], "node,07");
+  EXPECT_EQ(doc["summary"]["rows"], 2);
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, RefusesToOverwriteWithoutForce) {
+  const fs::path dir = temp_dir();
+  const fs::path path = dir / "nested" / "out.csv";
+  { FileHandle f = open_output_file(path.string(), "--csv", false); }  // creates parent directories
+  EXPECT_TRUE(fs::exists(path));
+  try {
+    open_output_file(path.string(), "--csv", false);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--csv " + path.string() + ": file exists; pass --force to overwrite it");
+  }
+  EXPECT_NO_THROW(open_output_file(path.string(), "--csv", true));
+  EXPECT_THROW(check_output_path(dir.string(), "--json", true), UsageError);
+  fs::remove_all(dir);
+}
+
+TEST(Console, TableHeaderRowAndSummary) {
+  char* text = nullptr;
+  std::size_t length = 0;
+  std::FILE* out = open_memstream(&text, &length);
+  {
+    ConsoleReporter console(out);
+    console.begin(sample_context());
+    console.add_row(sample_row());
+    RunSummary s;
+    s.rows = 1;
+    s.average_busbw_gbps = 3.145728;
+    console.finish(s);
+  }
+  std::fclose(out);
+  const std::string printed(text, length);
+  std::free(text);
+  EXPECT_NE(printed.find("# backend: mpi (Open MPI v4.1.4)"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("#   rank 0-1 a\n#   rank 2-3 b\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("      allreduce   out    float   sum    -      1048576       262144     500.00     700.00   "
+                         "1.00     2.097     3.146         -      -       0\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("# Avg bus bandwidth    : 3.14573 GB/s"), std::string::npos) << printed;
+}
+
+TEST(Console, RankHostRanges) {
+  EXPECT_EQ(rank_host_ranges({"a", "a", "b", "a"}), (std::vector<std::string>{"0-1 a", "2 b", "3 a"}));
+  EXPECT_TRUE(rank_host_ranges({}).empty());
+}
+
+}  // namespace
+}  // namespace commbench
