@@ -13,7 +13,7 @@
 #include "commbench/backend/mpi/mpi_bootstrap.hpp"
 #include "commbench/backend/mpi/mpi_environment.hpp"
 #include "commbench/cli/collectives_options.hpp"
-#include "commbench/config.hpp"
+#include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/launcher_env.hpp"
 #include "commbench/report/console_reporter.hpp"
@@ -97,6 +97,7 @@ Reporters open_reporters(const CollectivesOptions& o) {
   }
   if (!o.json_path.empty()) {
     check_output_path(o.json_path, "--json", o.force);
+    create_parent_directories(o.json_path, "--json");
     reporters.all.push_back(std::make_unique<JsonReporter>(o.json_path, nullptr));
   }
   return reporters;
@@ -109,11 +110,12 @@ int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
   RunContext context;
 
   collective_try(world, [&] {
-    validate_for_ranks(o, world.size());
     backend = make_backend(o.backend);
+    validate_for_ranks(o, backend->ranks());
     keep_supported(o, *backend, context.notes);
-    PlanRequest request{o.ops, o.dtypes, o.redops, o.placements, sweep_sizes(o.sweep), o.root, world.size()};
+    PlanRequest request{o.ops, o.dtypes, o.redops, o.placements, sweep_sizes(o.sweep), o.root, backend->ranks()};
     plan = build_plan(request);
+    backend->validate_plan(plan);
   });
 
   Bootstrap& group = backend->group();
@@ -135,12 +137,12 @@ int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
   });
 
   context.program = kProgram;
-  context.version = COMMBENCH_VERSION;
-  context.commit = COMMBENCH_GIT_COMMIT;
+  context.version = commbench::version();
+  context.commit = git_commit();
   context.backend = backend->name();
   context.backend_version = backend->library_version();
   context.mpi_version = mpi::MpiEnvironment::library_version();
-  context.ranks = group.size();
+  context.ranks = backend->ranks();
   context.nodes = group.node_count();
   context.rank_hosts = group.hostnames();
   context.command_line = command_line;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "commbench/config.hpp"
+#include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/name_lookup.hpp"
 #include "commbench/core/size.hpp"
@@ -104,17 +104,19 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   app.add_option("--op", ops, "Collectives: comma-separated list of allreduce, allgather, reducescatter, broadcast, "
                               "reduce, alltoall, sendrecv, or all")
       ->capture_default_str();
-  app.add_option("-b,--min-bytes", min_bytes, "Smallest size (K/M/G binary suffixes)")->capture_default_str();
-  app.add_option("-e,--max-bytes", max_bytes, "Largest size")->capture_default_str();
+  app.add_option("-b,--min-bytes,--minbytes", min_bytes, "Smallest size (K/M/G binary suffixes)")->capture_default_str();
+  app.add_option("-e,--max-bytes,--maxbytes", max_bytes, "Largest size")->capture_default_str();
   auto* factor_opt =
-      app.add_option("-f,--step-factor", step_factor, "Multiply the size by this factor each step [default: 2]");
-  app.add_option("-i,--step-bytes", step_bytes, "Add this many bytes each step (linear sweep)")->excludes(factor_opt);
+      app.add_option("-f,--step-factor,--stepfactor", step_factor, "Multiply the size by this factor each step [default: 2]");
+  app.add_option("-i,--step-bytes,--stepbytes", step_bytes, "Add this many bytes each step (linear sweep)")->excludes(factor_opt);
   app.add_option("-n,--iters", iters, "Timed iterations per size (fixed); default: adaptive");
-  app.add_option("-w,--warmup-iters", warmup, "Warm-up iterations per size")->capture_default_str();
-  app.add_option("-c,--check", check, "Check every output element: 0 or 1; bare -c means 1")
+  app.add_option("-w,--warmup-iters,--warmup_iters", warmup, "Warm-up iterations per size")->capture_default_str();
+  // default_str is what a bare -c means; the option text shows the real default.
+  app.add_option("-c,--check", check, "Check every output element: 0 or 1; a bare -c means 1 [default: 0]")
       ->expected(0, 1)
-      ->default_str("1");
-  app.add_option("-d,--dtype", dtype,
+      ->default_str("1")
+      ->option_text("[0|1]");
+  app.add_option("-d,--dtype,--datatype", dtype,
                  "Element types: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, all")
       ->capture_default_str();
   app.add_option("-o,--redop", redop, "Reductions: sum, prod, min, max, avg, all")->capture_default_str();
@@ -128,11 +130,11 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   app.add_option("--json", o.json_path, "Write rows and provenance to this JSON file at the end");
   app.add_option("--format", format, "What stdout shows: table, csv or json")->capture_default_str();
   app.add_flag("--force", o.force, "Overwrite existing --csv/--json files");
-  app.add_option("--max-time-per-size", max_time, "Adaptive mode: seconds of timing per size at most")
+  app.add_option("--max-time-per-size", max_time, "Adaptive mode: stop timing a size after this many seconds (the --min-samples floor comes first)")
       ->capture_default_str();
   app.add_option("--target-noise", target_noise,
                  "Adaptive mode: stop once the noise of the measured time (relative standard error of the mean "
-                 "per-iteration time) is below this many percent")
+                 "per-iteration time) is at or below this many percent")
       ->capture_default_str();
   app.add_option("--min-samples", min_samples, "Adaptive mode: timed batches per size at least")
       ->capture_default_str();
@@ -153,7 +155,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
     if (newline != std::string::npos) message.resize(newline);
     throw UsageError(message + " (see --help)");
   }
-  if (version) return ParsedCommandLine{std::nullopt, std::string("bench-collectives ") + COMMBENCH_VERSION " (commit " COMMBENCH_GIT_COMMIT ")"};
+  if (version) return ParsedCommandLine{std::nullopt, std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")"};
 
   o.ops = parse_collective_list(ops, "--op");
   o.sweep.min_bytes = parse_size(min_bytes, "-b/--min-bytes");

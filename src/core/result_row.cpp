@@ -41,7 +41,7 @@ std::vector<Field> row_fields(const ResultRow& r) {
       r.time_mean_us,
       r.p50_us,
       r.p99_us,
-      r.noise,
+      optional_double(r.noise),
       i64(r.slowest_rank),
       r.slowest_host,
       r.algbw_gbps,

@@ -6,7 +6,7 @@ namespace commbench {
 namespace {
 
 constexpr const char* kHeaderFormat = "#%14s %5s %8s %5s %4s %12s %12s %10s %10s %6s %9s %9s %9s %6s %7s\n";
-constexpr const char* kRowFormat = " %14s %5s %8s %5s %4s %12llu %12llu %10.2f %10.2f %6.2f %9.3f %9.3f %9s %6s %7s\n";
+constexpr const char* kRowFormat = " %14s %5s %8s %5s %4s %12llu %12llu %10.2f %10.2f %6s %9.3f %9.3f %9s %6s %7s\n";
 
 std::string optional_number(const std::optional<double>& v, const char* format) {
   if (!v) return "-";
@@ -52,12 +52,13 @@ void ConsoleReporter::add_row(const ResultRow& r) {
   const std::string redop = c.redop == ReduceOp::none ? "-" : std::string(name_of(c.redop));
   const std::string root = c.root < 0 ? "-" : std::to_string(c.root);
   const std::string wrong = r.wrong ? std::to_string(*r.wrong) : "N/A";
+  const std::optional<double> noise_pct = r.noise ? std::optional<double>(*r.noise * 100.0) : std::nullopt;
   const std::optional<double> efficiency_pct =
       r.efficiency ? std::optional<double>(*r.efficiency * 100.0) : std::nullopt;
   std::fprintf(out_, kRowFormat, std::string(name_of(c.op)).c_str(), std::string(name_of(c.placement)).c_str(),
                std::string(name_of(c.dtype)).c_str(), redop.c_str(), root.c_str(),
                static_cast<unsigned long long>(c.shape.bytes), static_cast<unsigned long long>(c.shape.count),
-               r.time_us, r.p99_us, r.noise * 100.0, r.algbw_gbps, r.busbw_gbps,
+               r.time_us, r.p99_us, optional_number(noise_pct, "%.2f").c_str(), r.algbw_gbps, r.busbw_gbps,
                optional_number(r.theoretical_busbw_gbps, "%.3f").c_str(),
                optional_number(efficiency_pct, "%.1f").c_str(), wrong.c_str());
   std::fflush(out_);

@@ -16,13 +16,17 @@ void check_output_path(const std::string& path, const std::string& flag, bool fo
     throw UsageError(flag + " " + path + ": file exists; pass --force to overwrite it");
 }
 
-FileHandle open_output_file(const std::string& path, const std::string& flag, bool force) {
+void create_parent_directories(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
-  check_output_path(path, flag, force);
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) throw UsageError(flag + " " + path + ": cannot create directory " + parent.string() + ": " + ec.message());
+}
+
+FileHandle open_output_file(const std::string& path, const std::string& flag, bool force) {
+  check_output_path(path, flag, force);
+  create_parent_directories(path, flag);
   FileHandle file(std::fopen(path.c_str(), "w"));
   if (!file) throw UsageError(flag + " " + path + ": cannot create: " + std::strerror(errno));
   return file;

@@ -9,9 +9,15 @@ extern char** environ;
 namespace commbench {
 
 bool is_relevant_variable(std::string_view name) {
-  static constexpr std::array<std::string_view, 8> kPrefixes{"NCCL_", "UCX_",  "OMPI_", "SLURM_",
-                                                             "PMIX_", "CUDA_", "FI_",   "COMMBENCH_"};
-  static constexpr std::array<std::string_view, 3> kNames{"OMP_NUM_THREADS", "HOSTNAME", "LD_LIBRARY_PATH"};
+  // Launcher internals (PMIx URIs, job keys) say nothing about performance and may be
+  // secrets: names that look like credentials are never recorded.
+  static constexpr std::array<std::string_view, 6> kSecretHints{"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL",
+                                                                "precondition_transports"};
+  for (std::string_view hint : kSecretHints)
+    if (name.find(hint) != std::string_view::npos) return false;
+  static constexpr std::array<std::string_view, 6> kPrefixes{"NCCL_", "UCX_", "OMPI_", "SLURM_", "FI_", "COMMBENCH_"};
+  static constexpr std::array<std::string_view, 4> kNames{"OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+                                                          "LD_LIBRARY_PATH"};
   for (std::string_view p : kPrefixes)
     if (name.substr(0, p.size()) == p) return true;
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();

@@ -81,6 +81,11 @@ void Runner::use_buffers_for(Collective op) {
   held_ = need;
 }
 
+std::uint64_t Runner::batch_for(double seconds_per_iteration) const {
+  return static_cast<std::uint64_t>(std::clamp(settings_.target_batch_seconds / std::max(seconds_per_iteration, 1e-9),
+                                               1.0, static_cast<double>(kMaxBatch)));
+}
+
 double Runner::timed(const OpCase& c, std::uint64_t iterations, const char* phase) {
   if (watchdog_ == nullptr) return backend_.time_batch(c, *buffers_, iterations);
   auto guard = watchdog_->guard(describe(c) + " (" + phase + ", " + std::to_string(iterations) + " iterations)");
@@ -93,8 +98,12 @@ std::uint64_t Runner::checked_wrong_elements(const OpCase& c) {
   timed(c, 1, "check");
   if (settings_.corrupt_rank == group.rank()) backend_.corrupt_output(c, *buffers_);
   const std::uint64_t local_wrong = backend_.count_wrong(c, *buffers_);
-  const std::uint64_t total_wrong = group.sum(local_wrong);
-  const int first_bad_rank = group.first_rank_where(local_wrong > 0);
+  std::uint64_t total_wrong = 0;
+  int first_bad_rank = -1;
+  agreed(c, "check agreement", [&] {
+    total_wrong = group.sum(local_wrong);
+    first_bad_rank = group.first_rank_where(local_wrong > 0);
+  });
   if (total_wrong > 0) {
     check_failures_.push_back(describe(c) + ": " + std::to_string(total_wrong) + " wrong elements, first on rank " +
                               std::to_string(first_bad_rank) + " (host " +
@@ -112,24 +121,25 @@ ResultRow Runner::run(const OpCase& c) {
   ResultRow row;
   row.backend = backend_.name();
   row.op_case = c;
-  row.ranks = group.size();
+  row.ranks = backend_.ranks();
   row.nodes = group.node_count();
   if (settings_.check) row.wrong = checked_wrong_elements(c);
 
   if (settings_.warmup_iterations > 0) timed(c, settings_.warmup_iterations, "warm-up");
 
   // Size batches from one operation's time on the slowest rank; all ranks agree on it.
-  group.barrier();
-  const double one_op = group.max(timed(c, 1, "calibration"));
-  const auto preferred_batch = static_cast<std::uint64_t>(
-      std::clamp(settings_.target_batch_seconds / std::max(one_op, 1e-9), 1.0, static_cast<double>(kMaxBatch)));
+  // The first timed batch re-sizes them once more, since a single cold operation often
+  // overstates the steady-state time.
+  agreed(c, "barrier before calibration", [&] { group.barrier(); });
+  const double one_op = timed(c, 1, "calibration");
+  std::uint64_t preferred_batch = batch_for(agreed(c, "calibration agreement", [&] { return group.max(one_op); }));
 
   std::vector<double> samples;
   RunningNoise noise;
   TimingProgress progress;
   double busy_seconds = 0;
   const auto started = std::chrono::steady_clock::now();
-  group.barrier();
+  agreed(c, "barrier before timing", [&] { group.barrier(); });
   for (;;) {
     const std::uint64_t batch = rule.next_batch(progress, preferred_batch);
     if (batch == 0) break;
@@ -142,12 +152,18 @@ ResultRow Runner::run(const OpCase& c) {
     progress.iterations += batch;
     progress.relative_noise = noise.relative_error();
     progress.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!group.any(rule.wants_more(progress))) break;
+    if (progress.samples == 1 && settings_.stopping.fixed_iterations == 0) {
+      preferred_batch = batch_for(agreed(c, "batch re-sizing", [&] { return group.max(per_iteration); }));
+    }
+    const bool local_more = rule.wants_more(progress);
+    if (!agreed(c, "stop agreement", [&] { return group.any(local_more); })) break;
   }
 
   const SampleSummary local = summarize(samples);
   const double local_mean = busy_seconds / static_cast<double>(std::max<std::uint64_t>(progress.iterations, 1));
-  const RankValue slowest = group.max_with_rank(local_mean);
+  RankValue slowest;
+  agreed(c, "combining results", [&] {
+  slowest = group.max_with_rank(local_mean);
   row.iterations = progress.iterations;
   row.samples = progress.samples;
   row.time_us = slowest.value * 1e6;
@@ -157,9 +173,12 @@ ResultRow Runner::run(const OpCase& c) {
   row.time_mean_us = group.sum(local_mean) / static_cast<double>(group.size()) * 1e6;
   row.p50_us = group.max(local.p50) * 1e6;
   row.p99_us = group.max(local.p99) * 1e6;
-  row.noise = group.max(local.relative_error);
+  const std::uint64_t fewest_samples = static_cast<std::uint64_t>(group.min(static_cast<double>(local.count)));
+  const double worst_error = group.max(local.relative_error);
+  if (fewest_samples >= 2) row.noise = worst_error;
+  });
   row.algbw_gbps = algorithm_bandwidth_gbps(c.shape.bytes, slowest.value);
-  row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(c.op, group.size());
+  row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(c.op, backend_.ranks());
   return row;
 }
 

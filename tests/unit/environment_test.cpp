@@ -53,6 +53,9 @@ TEST(Provenance, CommandLineQuotingAndRelevantVariables) {
   EXPECT_TRUE(is_relevant_variable("UCX_TLS"));
   EXPECT_FALSE(is_relevant_variable("HOME"));
   EXPECT_FALSE(is_relevant_variable("NCCLX"));
+  EXPECT_FALSE(is_relevant_variable("PMIX_SERVER_URI2"));
+  EXPECT_FALSE(is_relevant_variable("OMPI_MCA_orte_precondition_transports"));
+  EXPECT_FALSE(is_relevant_variable("NCCL_SECRET_KEY"));
   ::setenv("NCCL_ALGO", "Ring", 1);
   bool found = false;
   for (const auto& [name, value] : relevant_environment()) found = found || (name == "NCCL_ALGO" && value == "Ring");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "commbench/backend/bootstrap.hpp"
@@ -41,10 +42,17 @@ class Backend {
 
   virtual std::string name() const = 0;             // "mpi", "nccl"
   virtual std::string library_version() const = 0;  // for headers and provenance
-  virtual Bootstrap& group() = 0;                   // the ranks this backend's operations span
+  virtual Bootstrap& group() = 0;                   // the processes this backend's operations span
+  // Ranks of the communicator: group().size() unless one process drives several devices
+  // (NCCL's -g N), where it is processes x devices. busbw factors and check patterns use it.
+  virtual int ranks() const = 0;
 
   // Why this backend cannot run the combination, or nullopt when it can.
   virtual std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const = 0;
+
+  // Throws UsageError for a case this backend cannot run (e.g. an element count beyond
+  // what one call takes). Called once for the whole plan, before anything runs.
+  virtual void validate_plan(std::span<const OpCase> plan) const = 0;
 
   // Collective over group(). Throws UsageError when the memory cannot be had.
   virtual std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) = 0;

@@ -18,7 +18,7 @@ namespace commbench {
 struct ResultRow {
   std::string backend;
   OpCase op_case;
-  int ranks = 0;
+  int ranks = 0;  // communicator ranks (one per GPU with NCCL, one per process with MPI)
   int nodes = 0;
   std::uint64_t iterations = 0;  // timed iterations per rank
   std::uint64_t samples = 0;     // timed batches per rank
@@ -29,8 +29,10 @@ struct ResultRow {
   double time_mean_us = 0;  // mean over ranks of the per-rank mean
   double p50_us = 0;        // max over ranks of the per-rank median batch sample
   double p99_us = 0;        // max over ranks of the per-rank 99th percentile
-  double noise = 0;         // max over ranks of the relative standard error of the per-rank mean
-  int slowest_rank = 0;
+  // Max over ranks of the relative standard error of the per-rank mean; empty when a
+  // rank took a single sample (nothing to estimate it from).
+  std::optional<double> noise;
+  int slowest_rank = 0;  // the process (MPI rank) whose mean time was largest
   std::string slowest_host;
   double algbw_gbps = 0;
   double busbw_gbps = 0;

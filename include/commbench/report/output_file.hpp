@@ -16,6 +16,8 @@ using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
 
 // Throws UsageError naming `flag` when `path` exists and !force, or is a directory.
 void check_output_path(const std::string& path, const std::string& flag, bool force);
+// Creates the directories above `path`; UsageError naming `flag` when that fails.
+void create_parent_directories(const std::string& path, const std::string& flag);
 // check_output_path, then creates parent directories and opens `path` for writing.
 FileHandle open_output_file(const std::string& path, const std::string& flag, bool force);
 

@@ -18,11 +18,11 @@ namespace commbench {
 
 struct RunnerSettings {
   StoppingCriteria stopping;
-  std::uint64_t warmup_iterations = 5;
+  std::uint64_t warmup_iterations = 1;
   bool check = false;
   // Batches are sized to last about this long, so timer and agreement overhead stay
   // negligible for small messages while large messages still get many samples.
-  double target_batch_seconds = 1e-3;
+  double target_batch_seconds = 5e-3;
   int corrupt_rank = -1;  // testing only: damage one output element on this rank before checking
 };
 
@@ -55,6 +55,15 @@ class Runner {
  private:
   std::uint64_t checked_wrong_elements(const OpCase& c);
   double timed(const OpCase& c, std::uint64_t iterations, const char* phase);
+  std::uint64_t batch_for(double seconds_per_iteration) const;
+  // Runs one agreement step between ranks (barrier, allreduce) under the watchdog: a
+  // rank that never arrives stalls these, not the operations.
+  template <typename Step>
+  auto agreed(const OpCase& c, const char* what, Step&& step) {
+    if (watchdog_ == nullptr) return step();
+    auto guard = watchdog_->guard(describe(c) + " (" + what + ")");
+    return step();
+  }
 
   Backend& backend_;
   RunnerSettings settings_;

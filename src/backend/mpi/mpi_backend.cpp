@@ -144,6 +144,10 @@ std::optional<std::string> MpiBackend::unsupported_reason(Collective op, DataTyp
   return std::nullopt;
 }
 
+void MpiBackend::validate_plan(std::span<const OpCase> plan) const {
+  for (const OpCase& c : plan) as_count(c.shape.count);
+}
+
 std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<Buffers> buffers;
   collective_try(*group_, [&] {

@@ -19,8 +19,10 @@ class MpiBackend final : public Backend {
   std::string name() const override { return "mpi"; }
   std::string library_version() const override;
   Bootstrap& group() override { return *group_; }
+  int ranks() const override { return group_->size(); }
 
   std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const override;
+  void validate_plan(std::span<const OpCase> plan) const override;
   std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
   void fill_inputs(const OpCase& c, Buffers& buffers) override;
   std::uint64_t count_wrong(const OpCase& c, Buffers& buffers) override;
