@@ -49,6 +49,12 @@ macro(commbench_resolve_dependencies)
     if(CMAKE_CUDA_COMPILER)
       enable_language(CUDA)
       find_package(CUDAToolkit)
+      # CMake < 3.26 knows no nvcc flag for C++20 (nvcc >= 12 accepts -std=c++20) and CUDA
+      # targets inherit CXX_STANDARD 20; teach it the flag instead of lowering the dialect.
+      if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+        set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+        set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+      endif()
     endif()
     _commbench_conclude(CUDA "${CUDAToolkit_FOUND}" "no nvcc/CUDA toolkit found (set CMAKE_CUDA_COMPILER)")
   endif()

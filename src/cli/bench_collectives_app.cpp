@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -69,6 +71,26 @@ void keep_supported(CollectivesOptions& o, const Backend& backend, std::vector<s
   o.redops = redops;
 }
 
+// In-place forms the backend lacks are skipped with a note (asked for with --placement
+// in/both over several collectives, failing the whole run would help nobody), but a
+// plan that would be left empty is an error.
+std::vector<OpCase> keep_supported_placements(const std::vector<OpCase>& plan, const Backend& backend,
+                                              std::vector<std::string>& notes) {
+  std::vector<OpCase> kept;
+  std::vector<Collective> noted;
+  for (const OpCase& c : plan) {
+    const auto why = c.placement == Placement::in_place ? backend.unsupported_in_place(c.op) : std::nullopt;
+    if (!why) {
+      kept.push_back(c);
+    } else if (std::find(noted.begin(), noted.end(), c.op) == noted.end()) {
+      noted.push_back(c.op);
+      notes.push_back("skipped " + *why);
+    }
+  }
+  if (kept.empty() && !plan.empty()) throw UsageError("--placement: " + notes.front().substr(8));
+  return kept;
+}
+
 struct Reporters {
   std::vector<std::unique_ptr<Reporter>> all;
   std::vector<FileHandle> files;
@@ -109,18 +131,31 @@ int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
   std::vector<OpCase> plan;
   RunContext context;
 
+  // The watchdog exists before the backend: creating NCCL communicators is itself a
+  // collective step that a missing rank would stall. On expiry it aborts the backend
+  // (NCCL communicators) before ending the process.
+  std::atomic<Backend*> live_backend{nullptr};
+  Watchdog watchdog(o.timeout_seconds, kProgram, "rank " + std::to_string(world.rank()) + " (host " +
+                                                     world.hostname() + ")",
+                    [&live_backend](const std::string& message) {
+                      if (Backend* b = live_backend.load()) b->abort();
+                      Watchdog::print_and_exit(message);
+                    });
+  {
+    auto guard = watchdog.guard("creating the " + o.backend + " backend");
+    BackendRequest request{o.backend, o.gpus_per_process, o.register_buffers, o.cuda_graph_iterations, o.blocking};
+    collective_try(world, [&] { backend = make_backend(request, world); });
+  }
+  live_backend.store(backend.get());
   collective_try(world, [&] {
-    backend = make_backend(o.backend);
     validate_for_ranks(o, backend->ranks());
     keep_supported(o, *backend, context.notes);
     PlanRequest request{o.ops, o.dtypes, o.redops, o.placements, sweep_sizes(o.sweep), o.root, backend->ranks()};
-    plan = build_plan(request);
+    plan = keep_supported_placements(build_plan(request), *backend, context.notes);
     backend->validate_plan(plan);
   });
 
   Bootstrap& group = backend->group();
-  Watchdog watchdog(o.timeout_seconds, kProgram, "rank " + std::to_string(group.rank()) + " (host " +
-                                                     group.hostname() + ")");
   RunnerSettings settings;
   settings.stopping = o.stopping;
   settings.warmup_iterations = o.warmup_iterations;
@@ -145,6 +180,17 @@ int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
   context.ranks = backend->ranks();
   context.nodes = group.node_count();
   context.rank_hosts = group.hostnames();
+  std::string local_devices;
+  for (const std::string& d : backend->device_descriptions())
+    local_devices += (local_devices.empty() ? "" : "\n") + ("rank " + std::to_string(group.rank()) + ": " + d);
+  for (const std::string& lines : group.all_gather(local_devices)) {
+    std::size_t start = 0;
+    while (start < lines.size()) {
+      const std::size_t end = std::min(lines.find('\n', start), lines.size());
+      context.devices.push_back(lines.substr(start, end - start));
+      start = end + 1;
+    }
+  }
   context.command_line = command_line;
   context.started_at = utc_timestamp();
   context.settings = o.describe();
@@ -192,7 +238,9 @@ int run_bench_collectives(int argc, char** argv) {
     return static_cast<int>(ExitCode::usage);
   }
   if (!parsed.options) {
-    if (prints_before_mpi) std::printf("%s\n", parsed.text_to_print.c_str());
+    std::string text = parsed.text_to_print;
+    if (parsed.version_requested) text += "\nbackends: " + available_backends();
+    if (prints_before_mpi) std::printf("%s\n", text.c_str());
     return 0;
   }
 

@@ -84,6 +84,10 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   s.emplace_back("check", check ? "1" : "0");
   s.emplace_back("root", std::to_string(root));
   s.emplace_back("timeout_s", number_text(timeout_seconds));
+  if (gpus_per_process != 1) s.emplace_back("gpus_per_process", std::to_string(gpus_per_process));
+  if (register_buffers) s.emplace_back("register", "1");
+  if (cuda_graph_iterations != 0) s.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));
+  if (blocking) s.emplace_back("blocking", "1");
   return s;
 }
 
@@ -97,7 +101,8 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   std::string min_bytes = "8", max_bytes = "64M", step_bytes, step_factor, iters, warmup = "1";
   std::string dtype = "float", redop = "sum", placement = "out", root = "0", timeout = "300";
   std::string max_time = "3", target_noise = "1", min_samples = "10", format = "table", batch_time = "0.005";
-  int check = 0;
+  int check = 0, blocking = 0;
+  std::string gpus = "1", graph = "0";
   bool version = false;
   CollectivesOptions o;
 
@@ -125,6 +130,15 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       ->capture_default_str();
   app.add_option("--backend", o.backend, "auto, mpi or nccl (auto: nccl when GPUs and NCCL are present)")
       ->capture_default_str();
+  app.add_option("-g,--gpus-per-process,--ngpus", gpus, "nccl: GPUs driven by each process (one NCCL rank each)")
+      ->capture_default_str();
+  app.add_flag("--register", o.register_buffers, "nccl: allocate with ncclMemAlloc and register with ncclCommRegister");
+  app.add_option("-G,--cuda-graph,--cudagraph", graph, "nccl: capture N operations in a CUDA graph and replay it; 0 = off")
+      ->capture_default_str();
+  app.add_option("-z,--blocking", blocking, "nccl: synchronise after every operation: 0 or 1; a bare -z means 1")
+      ->expected(0, 1)
+      ->default_str("1")
+      ->option_text("[0|1]");
   app.add_option("--placement", placement, "Buffers: out (out-of-place), in (in-place) or both")->capture_default_str();
   app.add_option("--csv", o.csv_path, "Write rows to this CSV file as they are measured");
   app.add_option("--json", o.json_path, "Write rows and provenance to this JSON file at the end");
@@ -155,7 +169,10 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
     if (newline != std::string::npos) message.resize(newline);
     throw UsageError(message + " (see --help)");
   }
-  if (version) return ParsedCommandLine{std::nullopt, std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")"};
+  if (version)
+    return ParsedCommandLine{std::nullopt,
+                             std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")",
+                             true};
 
   o.ops = parse_collective_list(ops, "--op");
   o.sweep.min_bytes = parse_size(min_bytes, "-b/--min-bytes");
@@ -178,6 +195,12 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   o.root = static_cast<int>(parse_count(root, "-r/--root", 0));
   o.timeout_seconds = parse_number(timeout, "-T/--timeout", false);
   if (o.timeout_seconds < 0) throw UsageError("-T/--timeout: must be 0 (off) or a positive number of seconds");
+  o.gpus_per_process = static_cast<int>(parse_count(gpus, "-g/--gpus-per-process", 1));
+  if (o.gpus_per_process > 1024) throw UsageError("-g/--gpus-per-process: at most 1024 (got " + gpus + ")");
+  o.cuda_graph_iterations = parse_count(graph, "-G/--cuda-graph", 0);
+  if (blocking != 0 && blocking != 1)
+    throw UsageError("-z/--blocking: expected 0 or 1 (got " + std::to_string(blocking) + ")");
+  o.blocking = blocking == 1;
   const std::string backend = detail::lower_case(o.backend);
   if (backend != "auto" && backend != "mpi" && backend != "nccl")
     throw UsageError("--backend: unknown value '" + o.backend + "'; expected one of: auto, mpi, nccl");

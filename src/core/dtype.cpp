@@ -9,7 +9,8 @@ namespace {
 
 constexpr std::array kAllTypes{DataType::int8,    DataType::uint8,    DataType::int32,   DataType::uint32,
                                DataType::int64,   DataType::uint64,   DataType::float16, DataType::bfloat16,
-                               DataType::float32, DataType::float64};
+                               DataType::float32, DataType::float64, DataType::float8_e4m3,
+                               DataType::float8_e5m2};
 
 using Named = detail::NamedValue<DataType>;
 constexpr std::array kNames{
@@ -20,8 +21,12 @@ constexpr std::array kNames{
     Named{"bfloat16", DataType::bfloat16}, Named{"bf16", DataType::bfloat16},   Named{"float", DataType::float32},
     Named{"fp32", DataType::float32},    Named{"float32", DataType::float32},   Named{"double", DataType::float64},
     Named{"fp64", DataType::float64},    Named{"float64", DataType::float64},
+    Named{"f8e4m3", DataType::float8_e4m3}, Named{"fp8_e4m3", DataType::float8_e4m3},
+    Named{"float8_e4m3", DataType::float8_e4m3}, Named{"f8e5m2", DataType::float8_e5m2},
+    Named{"fp8_e5m2", DataType::float8_e5m2}, Named{"float8_e5m2", DataType::float8_e5m2},
 };
-constexpr std::string_view kCanonical = "int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, all";
+constexpr std::string_view kCanonical =
+    "int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, f8e4m3, f8e5m2, all";
 
 }  // namespace
 
@@ -30,7 +35,9 @@ std::span<const DataType> all_data_types() { return kAllTypes; }
 std::size_t size_of(DataType type) {
   switch (type) {
     case DataType::int8:
-    case DataType::uint8: return 1;
+    case DataType::uint8:
+    case DataType::float8_e4m3:
+    case DataType::float8_e5m2: return 1;
     case DataType::float16:
     case DataType::bfloat16: return 2;
     case DataType::int32:
@@ -45,7 +52,7 @@ std::size_t size_of(DataType type) {
 
 bool is_floating(DataType type) {
   return type == DataType::float16 || type == DataType::bfloat16 || type == DataType::float32 ||
-         type == DataType::float64;
+         type == DataType::float64 || type == DataType::float8_e4m3 || type == DataType::float8_e5m2;
 }
 
 std::string_view name_of(DataType type) {
@@ -60,6 +67,8 @@ std::string_view name_of(DataType type) {
     case DataType::bfloat16: return "bfloat16";
     case DataType::float32: return "float";
     case DataType::float64: return "double";
+    case DataType::float8_e4m3: return "f8e4m3";
+    case DataType::float8_e5m2: return "f8e5m2";
   }
   return "?";
 }

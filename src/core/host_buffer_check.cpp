@@ -20,7 +20,9 @@ auto with_host_type(DataType type, Fn&& fn) {
     case DataType::float32: return fn(float{});
     case DataType::float64: return fn(double{});
     case DataType::float16:
-    case DataType::bfloat16: break;
+    case DataType::bfloat16:
+    case DataType::float8_e4m3:
+    case DataType::float8_e5m2: break;
   }
   throw UsageError("-d/--dtype: " + std::string(name_of(type)) + " has no host representation");
 }

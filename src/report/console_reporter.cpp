@@ -35,6 +35,7 @@ void ConsoleReporter::begin(const RunContext& ctx) {
   if (ctx.mpi_version != ctx.backend_version) std::fprintf(out_, "# MPI: %s\n", ctx.mpi_version.c_str());
   std::fprintf(out_, "# ranks: %d  nodes: %d  started: %s\n", ctx.ranks, ctx.nodes, ctx.started_at.c_str());
   for (const std::string& line : rank_host_ranges(ctx.rank_hosts)) std::fprintf(out_, "#   rank %s\n", line.c_str());
+  for (const std::string& device : ctx.devices) std::fprintf(out_, "#   %s\n", device.c_str());
   std::string settings;
   for (const auto& [key, value] : ctx.settings) settings += " " + key + "=" + value;
   std::fprintf(out_, "# settings:%s\n", settings.c_str());

@@ -61,6 +61,7 @@ void JsonReporter::begin(const RunContext& ctx) {
   p["ranks"] = ctx.ranks;
   p["nodes"] = ctx.nodes;
   p["rank_hosts"] = ctx.rank_hosts;
+  p["devices"] = ctx.devices;
   p["settings"] = pairs_to_object(ctx.settings);
   p["environment"] = pairs_to_object(ctx.environment);
   p["notes"] = ctx.notes;

@@ -7,14 +7,14 @@
 #include "commbench/core/error.hpp"
 
 namespace commbench {
-namespace {
-
-void print_and_exit(const std::string& message) {
+void Watchdog::print_and_exit(const std::string& message) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", message.c_str());
   std::fflush(stderr);
   std::_Exit(static_cast<int>(ExitCode::timeout));
 }
+
+namespace {
 
 std::string seconds_text(std::chrono::nanoseconds d) {
   std::ostringstream out;
@@ -29,7 +29,7 @@ Watchdog::Watchdog(double timeout_seconds, std::string program, std::string who,
           std::chrono::duration<double>(timeout_seconds > 0 ? timeout_seconds : 0))),
       program_(std::move(program)),
       who_(std::move(who)),
-      on_expiry_(on_expiry ? std::move(on_expiry) : ExpiryAction(print_and_exit)) {
+      on_expiry_(on_expiry ? std::move(on_expiry) : ExpiryAction(&Watchdog::print_and_exit)) {
   if (enabled()) thread_ = std::thread([this] { watch(); });
 }
 

@@ -272,7 +272,6 @@ BAD_INPUTS = [
     (["-n", "0"], "-n/--iters: must be at least 1"),
     (["-c", "5"], "-c/--check: expected 0 or 1"),
     (["-T", "soon"], "-T/--timeout: 'soon' is not a number"),
-    (["--backend", "nccl"], "--backend nccl: this build has no NCCL backend"),
     (["--backend", "shmem"], "--backend: unknown value 'shmem'"),
     (["--placement", "both,in"], "--placement: unknown value 'both,in'"),
     (["--format", "yaml"], "--format: unknown value 'yaml'"),
@@ -280,7 +279,52 @@ BAD_INPUTS = [
     (["--max-time-per-size", "0"], "--max-time-per-size: must be a positive number"),
     (["-f", "2", "-i", "4K"], "excludes"),
     (["--bogus"], "--bogus"),
+    (["-g", "0"], "-g/--gpus-per-process: must be at least 1"),
+    (["-z", "3"], "-z/--blocking: expected 0 or 1"),
+    (["-G", "-1"], "-G/--cuda-graph: must be at least 0"),
+    (["-d", "f8e4m3"], "the mpi backend cannot use -d/--dtype f8e4m3"),
 ]
+
+
+def built_backends():
+    out = subprocess.run([BIN, "--version"], capture_output=True, text=True, check=True).stdout
+    line = [l for l in out.splitlines() if l.startswith("backends: ")][0]
+    return line[len("backends: "):].split(", ")
+
+
+class BackendSelection(TempDirTest):
+    """What a machine without GPUs must do, whether or not the build has NCCL."""
+
+    def test_auto_picks_mpi_without_gpus(self):
+        rc, out, err = run(2, "--backend", "auto", "--op", "allreduce", "-b", "64", "-e", "64", "-n", "2",
+                           "--format", "json")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["provenance"]["backend"], "mpi")
+
+    def test_nccl_without_a_gpu(self):
+        csv_path = self.path("rows.csv")
+        rc, out, err = run(2, "--backend", "nccl", "-b", "8", "-e", "8", "--csv", csv_path)
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, err)
+        if "nccl" in built_backends():
+            self.assertEqual(rc, 3, err)
+            self.assertRegex(lines[0], r"^bench-collectives: error: no CUDA device on host \S+; use --backend mpi")
+        else:
+            self.assertEqual(rc, 2, err)
+            self.assertIn("--backend nccl: this build has no NCCL backend", lines[0])
+        self.assertFalse(os.path.exists(csv_path))
+
+    def test_nccl_only_flags_are_refused_with_mpi(self):
+        for args, flag in [(["-g", "2"], "-g/--gpus-per-process"), (["--register"], "--register"),
+                           (["-G", "10"], "-G/--cuda-graph"), (["-z"], "-z/--blocking")]:
+            with self.subTest(args=args):
+                rc, out, err = run(1, "--backend", "mpi", "-b", "8", "-e", "8", *args)
+                self.assertEqual(rc, 2, err)
+                self.assertEqual(err.strip(), f"bench-collectives: error: {flag}: applies to the nccl backend only "
+                                              "(the mpi backend runs)")
+
+    def test_version_names_the_backends(self):
+        self.assertIn("mpi", built_backends())
 
 
 class BadInput(TempDirTest):

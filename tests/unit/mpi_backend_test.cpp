@@ -56,6 +56,9 @@ TEST(MpiBootstrap, AgreementPrimitives) {
   EXPECT_EQ(g.sum(std::uint64_t{1}), static_cast<std::uint64_t>(n));
   EXPECT_DOUBLE_EQ(g.min(static_cast<double>(g.rank())), 0.0);
   EXPECT_EQ(g.broadcast(g.rank() == n - 1 ? "from the last rank" : "", n - 1), "from the last rank");
+  const auto gathered = g.all_gather(std::string(static_cast<std::size_t>(g.rank()), 'x'));
+  ASSERT_EQ(gathered.size(), static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) EXPECT_EQ(gathered[r], std::string(static_cast<std::size_t>(r), 'x'));
 }
 
 TEST(MpiRunner, EveryCollectiveEveryHostTypeChecksClean) {

@@ -21,6 +21,8 @@ TEST(DataTypeNames, NcclTestsSpellingsAndAliases) {
   EXPECT_EQ(size_of(DataType::bfloat16), 2u);
   EXPECT_EQ(size_of(DataType::uint32), 4u);
   EXPECT_EQ(size_of(DataType::float64), 8u);
+  EXPECT_EQ(size_of(DataType::float8_e4m3), 1u);
+  EXPECT_EQ(parse_data_type("fp8_e5m2", "-d"), DataType::float8_e5m2);
 }
 
 TEST(DataTypeNames, UnknownNameListsTheChoices) {
@@ -30,12 +32,12 @@ TEST(DataTypeNames, UnknownNameListsTheChoices) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "-d/--dtype: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, "
-                 "half, bfloat16, float, double, all");
+                 "half, bfloat16, float, double, f8e4m3, f8e5m2, all");
   }
 }
 
 TEST(Lists, AllCommaListsAndDuplicates) {
-  EXPECT_EQ(parse_data_type_list("all", "-d").size(), 10u);
+  EXPECT_EQ(parse_data_type_list("all", "-d").size(), 12u);
   const auto types = parse_data_type_list("float, int32,float", "-d");
   ASSERT_EQ(types.size(), 2u);
   EXPECT_EQ(types[0], DataType::float32);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "commbench/backend/bootstrap.hpp"
 #include "commbench/core/op_case.hpp"
@@ -47,8 +48,14 @@ class Backend {
   // (NCCL's -g N), where it is processes x devices. busbw factors and check patterns use it.
   virtual int ranks() const = 0;
 
+  // One line per device this process drives ("GPU 0: NVIDIA H100 ..., PCI 0000:1b:00.0");
+  // empty for host memory.
+  virtual std::vector<std::string> device_descriptions() const { return {}; }
+
   // Why this backend cannot run the combination, or nullopt when it can.
   virtual std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const = 0;
+  // Why this backend has no in-place form of `op`, or nullopt when it has one.
+  virtual std::optional<std::string> unsupported_in_place(Collective) const { return std::nullopt; }
 
   // Throws UsageError for a case this backend cannot run (e.g. an element count beyond
   // what one call takes). Called once for the whole plan, before anything runs.
@@ -71,6 +78,10 @@ class Backend {
 
   // A backend over a sub-group of group(): same colour → same sub-group, ordered by key.
   virtual std::unique_ptr<Backend> split(int color, int key) = 0;
+
+  // Called from the watchdog thread just before the process ends on a timeout: release
+  // what would otherwise outlive the process (NCCL communicators). Must not throw.
+  virtual void abort() noexcept {}
 };
 
 }  // namespace commbench

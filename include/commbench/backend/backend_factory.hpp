@@ -1,7 +1,7 @@
-// Chooses and builds the backend a user asked for. This is where the NCCL backend
-// plugs in; the runner never knows which one it got.
+// Chooses and builds the backend a user asked for; the runner never knows which it got.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -9,11 +9,22 @@
 
 namespace commbench {
 
-// Names of the backends compiled into this binary, e.g. "mpi" or "mpi, nccl".
+struct BackendRequest {
+  std::string name = "auto";  // auto, mpi, nccl
+  // NCCL only; giving them with the MPI backend is a usage error.
+  int gpus_per_process = 1;
+  bool register_buffers = false;
+  std::uint64_t cuda_graph_iterations = 0;
+  bool blocking = false;
+};
+
+// Names of the backends compiled into this binary: "mpi" or "mpi, nccl".
 std::string available_backends();
 
-// "auto" picks nccl when it is built in and a CUDA device is present, else mpi.
-// Collective over MPI_COMM_WORLD. Throws UsageError for a backend this build lacks.
-std::unique_ptr<Backend> make_backend(const std::string& name);
+// "auto" picks nccl when it is built in and every rank sees a CUDA device, else mpi;
+// the choice is agreed over `world` so all ranks take the same one. Collective.
+// Throws UsageError for a backend this build lacks or NCCL-only flags with mpi, and
+// BackendError ("no CUDA device") for nccl on a host without one.
+std::unique_ptr<Backend> make_backend(const BackendRequest& request, Bootstrap& world);
 
 }  // namespace commbench

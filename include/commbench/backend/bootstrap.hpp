@@ -40,6 +40,8 @@ class Bootstrap {
   // Lowest rank for which `value` is true, or -1 when it is false everywhere.
   virtual int first_rank_where(bool value) = 0;
   virtual std::string broadcast(const std::string& text, int root) = 0;
+  // Every rank's `text`, indexed by rank, on every rank.
+  virtual std::vector<std::string> all_gather(const std::string& text) = 0;
 
   // Sub-groups: ranks passing the same colour form one group, ordered by key.
   virtual std::unique_ptr<Bootstrap> split(int color, int key) = 0;

@@ -34,6 +34,10 @@ struct CollectivesOptions {
   int root = 0;
   double timeout_seconds = 300;
   std::string backend = "auto";
+  int gpus_per_process = 1;                 // -g (nccl)
+  bool register_buffers = false;            // --register (nccl)
+  std::uint64_t cuda_graph_iterations = 0;  // -G (nccl)
+  bool blocking = false;                    // -z (nccl)
   std::string csv_path;
   std::string json_path;
   OutputFormat stdout_format = OutputFormat::table;
@@ -47,6 +51,7 @@ struct CollectivesOptions {
 struct ParsedCommandLine {
   std::optional<CollectivesOptions> options;  // empty when help or version was asked for
   std::string text_to_print;                  // the help or version text
+  bool version_requested = false;
 };
 
 // Throws UsageError with a one-line message naming the flag.

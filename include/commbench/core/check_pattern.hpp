@@ -6,6 +6,12 @@
 
 #include <cstdint>
 
+#if defined(__CUDACC__)
+#define COMMBENCH_HOST_DEVICE __host__ __device__
+#else
+#define COMMBENCH_HOST_DEVICE
+#endif
+
 #include "commbench/core/collective.hpp"
 #include "commbench/core/reduce_op.hpp"
 
@@ -21,12 +27,14 @@ struct CheckSpec {
 };
 
 // Element `index` of the send buffer of `rank` (index spans all chunks).
-inline std::int64_t input_value(const CheckSpec& s, int rank, std::uint64_t index) {
+COMMBENCH_HOST_DEVICE inline std::int64_t input_value(const CheckSpec& s, int rank, std::uint64_t index) {
   if (s.redop == ReduceOp::prod) {
     // Exactly one rank contributes a 2 to every element, so products never overflow.
     return (index + static_cast<std::uint64_t>(rank)) % static_cast<std::uint64_t>(s.ranks) == 0 ? 2 : 1;
   }
-  if (reduces(s.op)) return static_cast<std::int64_t>((3 * static_cast<std::uint64_t>(rank) + index) % 7);
+  const bool reducing =
+      s.op == Collective::allreduce || s.op == Collective::reducescatter || s.op == Collective::reduce;
+  if (reducing) return static_cast<std::int64_t>((3 * static_cast<std::uint64_t>(rank) + index) % 7);
   // Data movement: values that differ between neighbouring ranks and elements, so a
   // misplaced chunk is caught; below 127 so int8 holds them.
   return static_cast<std::int64_t>((131 * static_cast<std::uint64_t>(rank) + 7 * index) % 127);
@@ -34,7 +42,7 @@ inline std::int64_t input_value(const CheckSpec& s, int rank, std::uint64_t inde
 
 // Reduction of element `index` over all ranks, evaluated in T as the collective does.
 template <typename T>
-T reduced_value(const CheckSpec& s, std::uint64_t index) {
+COMMBENCH_HOST_DEVICE T reduced_value(const CheckSpec& s, std::uint64_t index) {
   T acc = static_cast<T>(input_value(s, 0, index));
   for (int r = 1; r < s.ranks; ++r) {
     const T v = static_cast<T>(input_value(s, r, index));
@@ -50,11 +58,11 @@ T reduced_value(const CheckSpec& s, std::uint64_t index) {
 }
 
 // Whether the output buffer of `s.rank` holds a defined result (reduce: only the root).
-inline bool output_is_defined(const CheckSpec& s) { return s.op != Collective::reduce || s.rank == s.root; }
+COMMBENCH_HOST_DEVICE inline bool output_is_defined(const CheckSpec& s) { return s.op != Collective::reduce || s.rank == s.root; }
 
 // Element `index` of the output buffer of `s.rank` after the collective.
 template <typename T>
-T expected_output(const CheckSpec& s, std::uint64_t index) {
+COMMBENCH_HOST_DEVICE T expected_output(const CheckSpec& s, std::uint64_t index) {
   const std::uint64_t n = static_cast<std::uint64_t>(s.ranks);
   switch (s.op) {
     case Collective::allreduce:

@@ -8,12 +8,16 @@
 
 namespace commbench {
 
-enum class DataType { int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64 };
+enum class DataType {
+  int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64,
+  float8_e4m3, float8_e5m2,  // NCCL >= 2.24 on sm_90 and newer
+};
 
 std::span<const DataType> all_data_types();
 std::size_t size_of(DataType type);
 bool is_floating(DataType type);
-// "int8", "uint8", ..., "half", "bfloat16", "float", "double" (nccl-tests spelling).
+// "int8", "uint8", ..., "half", "bfloat16", "float", "double", "f8e4m3", "f8e5m2"
+// (nccl-tests spelling).
 std::string_view name_of(DataType type);
 // Accepts the names above plus common aliases (fp16, bf16, fp32, float32, fp64, float64,
 // char, int, uint). Throws UsageError naming `flag` when unknown.

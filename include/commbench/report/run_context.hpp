@@ -18,6 +18,7 @@ struct RunContext {
   int ranks = 0;
   int nodes = 0;
   std::vector<std::string> rank_hosts;  // host of each rank
+  std::vector<std::string> devices;     // "rank R: GPU ..." for each device, empty for host memory
   std::string command_line;
   std::string started_at;  // ISO 8601, UTC
   std::vector<std::pair<std::string, std::string>> settings;     // effective flags

@@ -27,6 +27,9 @@ class Watchdog {
 
   bool enabled() const { return timeout_ > std::chrono::nanoseconds::zero(); }
 
+  // The default expiry action: flush, print the message to stderr, _Exit(4).
+  [[noreturn]] static void print_and_exit(const std::string& message);
+
   // Arms the watchdog for one step until the guard goes out of scope.
   class Guard {
    public:

@@ -59,7 +59,9 @@ MPI_Datatype mpi_type(DataType t) {
     case DataType::float32: return MPI_FLOAT;
     case DataType::float64: return MPI_DOUBLE;
     case DataType::float16:
-    case DataType::bfloat16: break;
+    case DataType::bfloat16:
+    case DataType::float8_e4m3:
+    case DataType::float8_e5m2: break;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -138,7 +140,7 @@ std::string MpiBackend::library_version() const { return MpiEnvironment::library
 std::optional<std::string> MpiBackend::unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const {
   if (mpi_type(dtype) == MPI_DATATYPE_NULL)
     return "the mpi backend cannot use -d/--dtype " + std::string(name_of(dtype)) +
-           ": MPI has no 16-bit floating-point type (use --backend nccl)";
+           ": MPI has no 16- or 8-bit floating-point type (use --backend nccl)";
   if (reduces(op) && redop == ReduceOp::avg)
     return "the mpi backend cannot use -o/--redop avg: MPI has no averaging reduction (use --backend nccl)";
   return std::nullopt;

@@ -103,6 +103,20 @@ std::string MpiBootstrap::broadcast(const std::string& text, int root) {
   return out;
 }
 
+std::vector<std::string> MpiBootstrap::all_gather(const std::string& text) {
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size_));
+  check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  std::vector<int> offsets(static_cast<std::size_t>(size_), 0);
+  for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
+  check_mpi(MPI_Allgatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm_),
+            "MPI_Allgatherv");
+  std::vector<std::string> out;
+  for (int r = 0; r < size_; ++r) out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  return out;
+}
+
 std::unique_ptr<Bootstrap> MpiBootstrap::split(int color, int key) { return split_mpi(color, key); }
 
 std::unique_ptr<MpiBootstrap> MpiBootstrap::split_mpi(int color, int key) {

@@ -33,6 +33,7 @@ class MpiBootstrap final : public Bootstrap {
   RankValue max_with_rank(double value) override;
   int first_rank_where(bool value) override;
   std::string broadcast(const std::string& text, int root) override;
+  std::vector<std::string> all_gather(const std::string& text) override;
   std::unique_ptr<Bootstrap> split(int color, int key) override;
   std::unique_ptr<MpiBootstrap> split_mpi(int color, int key);
 

@@ -1,0 +1,634 @@
+#include "commbench/backend/nccl/nccl_backend.hpp"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "check_kernels.hpp"
+#include "commbench/backend/collective_try.hpp"
+#include "commbench/backend/device_selection.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/size.hpp"
+
+namespace commbench::nccl {
+namespace {
+
+constexpr unsigned char kStaleByte = 0xA5;  // fills outputs so stale results never pass a check
+
+void check_cuda(cudaError_t code, const std::string& what) {
+  if (code != cudaSuccess) throw BackendError(what + ": " + cudaGetErrorString(code));
+}
+
+void check_nccl(ncclResult_t code, const std::string& what, ncclComm_t comm = nullptr) {
+  if (code == ncclSuccess || code == ncclInProgress) return;
+  std::string message = what + ": " + ncclGetErrorString(code);
+  const char* detail = comm != nullptr ? ncclGetLastError(comm) : ncclGetLastError(nullptr);
+  if (detail != nullptr && *detail != '\0') message += std::string(" (") + detail + ")";
+  throw BackendError(message);
+}
+
+ncclDataType_t nccl_type(DataType t) {
+  switch (t) {
+    case DataType::int8: return ncclInt8;
+    case DataType::uint8: return ncclUint8;
+    case DataType::int32: return ncclInt32;
+    case DataType::uint32: return ncclUint32;
+    case DataType::int64: return ncclInt64;
+    case DataType::uint64: return ncclUint64;
+    case DataType::float16: return ncclFloat16;
+    case DataType::bfloat16: return ncclBfloat16;
+    case DataType::float32: return ncclFloat32;
+    case DataType::float64: return ncclFloat64;
+    case DataType::float8_e4m3: return ncclFloat8e4m3;
+    case DataType::float8_e5m2: return ncclFloat8e5m2;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::prod: return ncclProd;
+    case ReduceOp::min: return ncclMin;
+    case ReduceOp::max: return ncclMax;
+    case ReduceOp::avg: return ncclAvg;
+    case ReduceOp::sum:
+    case ReduceOp::none: break;
+  }
+  return ncclSum;
+}
+
+std::string version_text(int code) {
+  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
+  return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." + std::to_string(code % 100);
+}
+
+std::optional<std::string> environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
+}  // namespace
+
+int visible_cuda_devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky "no driver" error
+    return 0;
+  }
+  return count;
+}
+
+// One GPU this process drives, with its NCCL rank and the CUDA objects timing needs.
+struct DeviceContext {
+  int device = 0;
+  int rank = 0;
+  int compute_major = 0;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  unsigned long long* counter = nullptr;
+  cudaGraphExec_t graph = nullptr;
+  std::string description;
+};
+
+struct NcclBackend::State {
+  NcclOptions options;
+  int nranks = 0;
+  std::string who;  // "rank 3 (host gpu01)"
+  std::vector<DeviceContext> devices;
+  // The captured graph belongs to one case and one set of buffers.
+  std::string graph_key;
+
+  ~State() {
+    for (DeviceContext& d : devices) {
+      cudaSetDevice(d.device);
+      if (d.graph != nullptr) cudaGraphExecDestroy(d.graph);
+      if (d.comm != nullptr) ncclCommDestroy(d.comm);
+      if (d.counter != nullptr) cudaFree(d.counter);
+      if (d.start != nullptr) cudaEventDestroy(d.start);
+      if (d.stop != nullptr) cudaEventDestroy(d.stop);
+      if (d.stream != nullptr) cudaStreamDestroy(d.stream);
+    }
+  }
+
+  std::string where(const DeviceContext& d) const {
+    return who + ", GPU " + std::to_string(d.device) + ", NCCL rank " + std::to_string(d.rank);
+  }
+
+  void abort_all() noexcept {
+    for (DeviceContext& d : devices) {
+      if (d.comm != nullptr) ncclCommAbort(d.comm);
+      d.comm = nullptr;
+    }
+  }
+
+  // Waits for `events` while polling NCCL for asynchronous errors: a peer that died or a
+  // network failure surfaces here instead of as a silent hang.
+  void wait_for(const std::vector<cudaEvent_t>& events, const char* what) {
+    for (;;) {
+      bool done = true;
+      for (std::size_t i = 0; i < devices.size(); ++i) {
+        cudaSetDevice(devices[i].device);
+        const cudaError_t state = cudaEventQuery(events[i]);
+        if (state == cudaErrorNotReady) {
+          done = false;
+        } else if (state != cudaSuccess) {
+          const std::string message = where(devices[i]) + ": CUDA error while " + what + ": " + cudaGetErrorString(state);
+          abort_all();
+          throw BackendError(message);
+        }
+      }
+      if (done) return;
+      for (DeviceContext& d : devices) {
+        ncclResult_t async = ncclSuccess;
+        if (d.comm != nullptr && ncclCommGetAsyncError(d.comm, &async) == ncclSuccess && async != ncclSuccess &&
+            async != ncclInProgress) {
+          const std::string message = where(d) + ": NCCL error while " + what + ": " + ncclGetErrorString(async) +
+                                      " (" + ncclGetLastError(d.comm) + ")";
+          abort_all();
+          throw BackendError(message);
+        }
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  void synchronize(const char* what) {
+    std::vector<cudaEvent_t> events;
+    for (DeviceContext& d : devices) {
+      check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+      check_cuda(cudaEventRecord(d.stop, d.stream), "cudaEventRecord");
+      events.push_back(d.stop);
+    }
+    wait_for(events, what);
+  }
+};
+
+namespace {
+
+struct DeviceBuffers {
+  int device = 0;
+  ncclComm_t comm = nullptr;
+  std::byte* send = nullptr;
+  std::byte* recv = nullptr;
+  void* send_handle = nullptr;
+  void* recv_handle = nullptr;
+};
+
+class NcclBuffers final : public Buffers {
+ public:
+  NcclBuffers(std::uint64_t send_bytes, std::uint64_t recv_bytes, bool registered)
+      : send_bytes_(send_bytes), recv_bytes_(recv_bytes), registered_(registered) {}
+  ~NcclBuffers() override {
+    for (DeviceBuffers& b : per_device) {
+      cudaSetDevice(b.device);
+      if (b.send_handle != nullptr && b.comm != nullptr) ncclCommDeregister(b.comm, b.send_handle);
+      if (b.recv_handle != nullptr && b.comm != nullptr) ncclCommDeregister(b.comm, b.recv_handle);
+      release(b.send);
+      release(b.recv);
+    }
+  }
+  std::uint64_t send_capacity() const override { return send_bytes_; }
+  std::uint64_t recv_capacity() const override { return recv_bytes_; }
+  bool registered() const { return registered_; }
+
+  std::byte* allocate(std::uint64_t bytes) {
+    void* p = nullptr;
+    const std::size_t size = std::max<std::uint64_t>(bytes, 256);
+    if (registered_)
+      check_nccl(ncclMemAlloc(&p, size), "ncclMemAlloc");
+    else
+      check_cuda(cudaMalloc(&p, size), "cudaMalloc");
+    check_cuda(cudaMemset(p, 0, size), "cudaMemset");
+    return static_cast<std::byte*>(p);
+  }
+
+  std::vector<DeviceBuffers> per_device;
+
+ private:
+  void release(std::byte* p) {
+    if (p == nullptr) return;
+    if (registered_)
+      ncclMemFree(p);
+    else
+      cudaFree(p);
+  }
+  std::uint64_t send_bytes_;
+  std::uint64_t recv_bytes_;
+  bool registered_;
+};
+
+NcclBuffers& device_buffers(Buffers& b) { return static_cast<NcclBuffers&>(b); }
+
+struct Region {
+  std::byte* data;
+  std::uint64_t elements;
+};
+
+// NCCL's in-place conventions: allgather reads rank r's chunk at recv + r*count;
+// reducescatter reads the whole recv buffer and writes its chunk at recv + r*count.
+Region input_region(const OpCase& c, const DeviceBuffers& b, int rank) {
+  const std::uint64_t chunk = c.shape.count * size_of(c.dtype);
+  if (c.placement == Placement::out_of_place) return {b.send, c.shape.send_elements};
+  if (c.op == Collective::allgather) return {b.recv + static_cast<std::uint64_t>(rank) * chunk, c.shape.count};
+  return {b.recv, c.shape.send_elements};
+}
+
+Region output_region(const OpCase& c, const DeviceBuffers& b, int rank) {
+  const std::uint64_t chunk = c.shape.count * size_of(c.dtype);
+  if (c.placement == Placement::in_place && c.op == Collective::reducescatter)
+    return {b.recv + static_cast<std::uint64_t>(rank) * chunk, c.shape.count};
+  return {b.recv, c.shape.recv_elements};
+}
+
+bool needs_group(const OpCase& c, std::size_t devices) {
+  return devices > 1 || c.op == Collective::sendrecv || c.op == Collective::alltoall;
+}
+
+void enqueue_one(const OpCase& c, const DeviceBuffers& b, const DeviceContext& d, int nranks) {
+  const ncclDataType_t type = nccl_type(c.dtype);
+  const ncclRedOp_t op = nccl_op(c.redop);
+  const std::size_t count = c.shape.count;
+  const std::uint64_t chunk = count * size_of(c.dtype);
+  const bool in_place = c.placement == Placement::in_place;
+  std::byte* send = b.send;
+  std::byte* recv = b.recv;
+  switch (c.op) {
+    case Collective::allreduce:
+      check_nccl(ncclAllReduce(in_place ? recv : send, recv, count, type, op, d.comm, d.stream), "ncclAllReduce", d.comm);
+      return;
+    case Collective::allgather:
+      check_nccl(ncclAllGather(in_place ? recv + static_cast<std::uint64_t>(d.rank) * chunk : send, recv, count, type,
+                               d.comm, d.stream),
+                 "ncclAllGather", d.comm);
+      return;
+    case Collective::reducescatter:
+      if (in_place)
+        check_nccl(ncclReduceScatter(recv, recv + static_cast<std::uint64_t>(d.rank) * chunk, count, type, op, d.comm,
+                                     d.stream),
+                   "ncclReduceScatter", d.comm);
+      else
+        check_nccl(ncclReduceScatter(send, recv, count, type, op, d.comm, d.stream), "ncclReduceScatter", d.comm);
+      return;
+    case Collective::broadcast:
+      check_nccl(ncclBroadcast(in_place ? recv : send, recv, count, type, c.root, d.comm, d.stream), "ncclBroadcast",
+                 d.comm);
+      return;
+    case Collective::reduce:
+      check_nccl(ncclReduce(in_place ? recv : send, recv, count, type, op, c.root, d.comm, d.stream), "ncclReduce",
+                 d.comm);
+      return;
+    case Collective::alltoall:
+      // Grouped point-to-point works on every NCCL with send/recv (2.7+), like nccl-tests.
+      for (int peer = 0; peer < nranks; ++peer) {
+        check_nccl(ncclSend(send + static_cast<std::uint64_t>(peer) * chunk, count, type, peer, d.comm, d.stream),
+                   "ncclSend", d.comm);
+        check_nccl(ncclRecv(recv + static_cast<std::uint64_t>(peer) * chunk, count, type, peer, d.comm, d.stream),
+                   "ncclRecv", d.comm);
+      }
+      return;
+    case Collective::sendrecv:
+      check_nccl(ncclSend(send, count, type, (d.rank + 1) % nranks, d.comm, d.stream), "ncclSend", d.comm);
+      check_nccl(ncclRecv(recv, count, type, (d.rank + nranks - 1) % nranks, d.comm, d.stream), "ncclRecv", d.comm);
+      return;
+  }
+}
+
+void enqueue_all(const OpCase& c, NcclBuffers& buffers, std::vector<DeviceContext>& devices, int nranks) {
+  const bool grouped = needs_group(c, devices.size());
+  if (grouped) check_nccl(ncclGroupStart(), "ncclGroupStart");
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    if (devices.size() > 1) check_cuda(cudaSetDevice(devices[i].device), "cudaSetDevice");
+    enqueue_one(c, buffers.per_device[i], devices[i], nranks);
+  }
+  if (grouped) check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+}
+
+std::string graph_key(const OpCase& c, const Buffers& b) {
+  return describe(c) + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(&b));
+}
+
+class NcclPending final : public PendingOperation {
+ public:
+  NcclPending(std::shared_ptr<NcclBackend::State> state, std::vector<cudaEvent_t> events)
+      : state_(std::move(state)), events_(std::move(events)) {}
+  ~NcclPending() override {
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      cudaSetDevice(state_->devices[i].device);
+      cudaEventDestroy(events_[i]);
+    }
+  }
+  bool test() override {
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      cudaSetDevice(state_->devices[i].device);
+      if (cudaEventQuery(events_[i]) == cudaErrorNotReady) return false;
+    }
+    return true;
+  }
+  void wait() override { state_->wait_for(events_, "waiting for a started operation"); }
+
+ private:
+  std::shared_ptr<NcclBackend::State> state_;
+  std::vector<cudaEvent_t> events_;
+};
+
+void create_device_objects(DeviceContext& d) {
+  check_cuda(cudaSetDevice(d.device), "cudaSetDevice(" + std::to_string(d.device) + ")");
+  check_cuda(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda(cudaEventCreate(&d.start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&d.stop), "cudaEventCreate");
+  check_cuda(cudaMalloc(&d.counter, sizeof(unsigned long long)), "cudaMalloc");
+}
+
+}  // namespace
+
+NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, const NcclOptions& options)
+    : group_(std::move(group)), state_(std::make_shared<State>()) {
+  State& s = *state_;
+  s.options = options;
+  s.who = "rank " + std::to_string(group_->rank()) + " (host " + group_->hostname() + ")";
+  const int g = options.gpus_per_process;
+
+  DeviceSelection selection;
+  collective_try(*group_, [&] {
+    DeviceSelectionInput in;
+    in.local_rank = group_->local_rank();
+    in.local_size = group_->local_size();
+    in.gpus_per_process = g;
+    in.visible_devices = visible_cuda_devices();
+    in.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
+    in.slurm_localid = environment("SLURM_LOCALID");
+    in.host = group_->hostname();
+    selection = select_devices(in);
+    for (int i = 0; i < g; ++i) {
+      DeviceContext d;
+      d.device = selection.devices[static_cast<std::size_t>(i)];
+      d.rank = group_->rank() * g + i;
+      create_device_objects(d);
+      cudaDeviceProp prop{};
+      check_cuda(cudaGetDeviceProperties(&prop, d.device), "cudaGetDeviceProperties");
+      char bus[32] = {};
+      check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, d.device), "cudaDeviceGetPCIBusId");
+      d.compute_major = prop.major;
+      d.description = "GPU " + std::to_string(d.device) + " (NCCL rank " + std::to_string(d.rank) + "): " + prop.name +
+                      ", PCI " + bus + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+                      format_size(prop.totalGlobalMem) + "; " + selection.reason;
+      s.devices.push_back(d);
+    }
+  });
+
+  s.nranks = group_->size() * g;
+  std::string id_bytes;
+  collective_try(*group_, [&] {
+    if (group_->rank() != 0) return;
+    ncclUniqueId id{};
+    check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    id_bytes.assign(reinterpret_cast<const char*>(&id), sizeof id);
+  });
+  id_bytes = group_->broadcast(id_bytes, 0);
+  ncclUniqueId id{};
+  std::memcpy(&id, id_bytes.data(), sizeof id);
+
+  // Grouped so that one process can create the communicators of all its GPUs (-g N).
+  collective_try(*group_, [&] {
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    for (DeviceContext& d : s.devices) {
+      check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 1;
+      check_nccl(ncclCommInitRankConfig(&d.comm, s.nranks, id, d.rank, &config), "ncclCommInitRankConfig");
+    }
+    check_nccl(ncclGroupEnd(), "ncclCommInitRankConfig (group)");
+  });
+}
+
+NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, std::shared_ptr<State> state)
+    : group_(std::move(group)), state_(std::move(state)) {}
+
+NcclBackend::~NcclBackend() = default;
+
+int NcclBackend::ranks() const { return state_->nranks; }
+
+std::string NcclBackend::library_version() const {
+  int nccl_runtime = 0, cuda_runtime = 0, driver = 0;
+  ncclGetVersion(&nccl_runtime);
+  cudaRuntimeGetVersion(&cuda_runtime);
+  cudaDriverGetVersion(&driver);
+  auto cuda_text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return "NCCL " + version_text(nccl_runtime) + " (headers " + version_text(NCCL_VERSION_CODE) + "), CUDA runtime " +
+         cuda_text(cuda_runtime) + ", driver " + cuda_text(driver);
+}
+
+std::vector<std::string> NcclBackend::device_descriptions() const {
+  std::vector<std::string> lines;
+  for (const DeviceContext& d : state_->devices) lines.push_back(d.description);
+  return lines;
+}
+
+std::optional<std::string> NcclBackend::unsupported_reason(Collective, DataType dtype, ReduceOp) const {
+  if (dtype == DataType::float8_e4m3 || dtype == DataType::float8_e5m2) {
+    int version = 0;
+    ncclGetVersion(&version);
+    if (version < 22400) return "-d/--dtype " + std::string(name_of(dtype)) + " needs NCCL 2.24 or newer";
+    for (const DeviceContext& d : state_->devices)
+      if (d.compute_major < 9)
+        return "-d/--dtype " + std::string(name_of(dtype)) + " needs sm_90 or newer (GPU " + std::to_string(d.device) +
+               " is sm_" + std::to_string(d.compute_major) + "x)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> NcclBackend::unsupported_in_place(Collective op) const {
+  if (op == Collective::alltoall) return "in-place alltoall: NCCL needs separate send and receive buffers";
+  if (op == Collective::sendrecv) return "in-place sendrecv: the send and receive would overlap in one buffer";
+  return std::nullopt;
+}
+
+void NcclBackend::validate_plan(std::span<const OpCase>) const {}
+
+std::unique_ptr<Buffers> NcclBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
+  std::unique_ptr<NcclBuffers> buffers;
+  collective_try(*group_, [&] {
+    buffers = std::make_unique<NcclBuffers>(send_bytes, recv_bytes, state_->options.register_buffers);
+    for (DeviceContext& d : state_->devices) {
+      check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+      std::size_t free_bytes = 0, total_bytes = 0;
+      check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+      if (send_bytes + recv_bytes > free_bytes)
+        throw UsageError("-e/--max-bytes: buffers need " + format_size(send_bytes + recv_bytes) + " on GPU " +
+                         std::to_string(d.device) + " of " + state_->who + ", but only " + format_size(free_bytes) +
+                         " is free");
+      DeviceBuffers b;
+      b.device = d.device;
+      b.comm = d.comm;
+      b.send = buffers->allocate(send_bytes);
+      b.recv = buffers->allocate(recv_bytes);
+      if (buffers->registered()) {
+        check_nccl(ncclCommRegister(d.comm, b.send, std::max<std::uint64_t>(send_bytes, 256), &b.send_handle),
+                   "ncclCommRegister", d.comm);
+        check_nccl(ncclCommRegister(d.comm, b.recv, std::max<std::uint64_t>(recv_bytes, 256), &b.recv_handle),
+                   "ncclCommRegister", d.comm);
+      }
+      buffers->per_device.push_back(b);
+    }
+  });
+  state_->graph_key.clear();  // buffers moved: a captured graph would point at freed memory
+  return buffers;
+}
+
+void NcclBackend::fill_inputs(const OpCase& c, Buffers& buffers) {
+  NcclBuffers& b = device_buffers(buffers);
+  for (std::size_t i = 0; i < state_->devices.size(); ++i) {
+    const DeviceContext& d = state_->devices[i];
+    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+    check_cuda(cudaMemsetAsync(b.per_device[i].recv, kStaleByte, b.recv_capacity(), d.stream), "cudaMemsetAsync");
+    const Region in = input_region(c, b.per_device[i], d.rank);
+    const CheckSpec spec{c.op, c.redop, c.root, d.rank, state_->nranks, c.shape.count};
+    launch_fill(c.dtype, in.data, in.elements, spec, 0, d.stream);
+    check_cuda(cudaGetLastError(), "fill kernel launch");
+  }
+  state_->synchronize("filling check inputs");
+}
+
+std::uint64_t NcclBackend::count_wrong(const OpCase& c, Buffers& buffers) {
+  NcclBuffers& b = device_buffers(buffers);
+  std::vector<unsigned long long> counts(state_->devices.size(), 0);
+  for (std::size_t i = 0; i < state_->devices.size(); ++i) {
+    const DeviceContext& d = state_->devices[i];
+    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+    const CheckSpec spec{c.op, c.redop, c.root, d.rank, state_->nranks, c.shape.count};
+    check_cuda(cudaMemsetAsync(d.counter, 0, sizeof(unsigned long long), d.stream), "cudaMemsetAsync");
+    if (output_is_defined(spec)) {
+      const Region out = output_region(c, b.per_device[i], d.rank);
+      launch_count_mismatches(c.dtype, out.data, out.elements, spec, 0, d.counter, d.stream);
+      check_cuda(cudaGetLastError(), "check kernel launch");
+    }
+    check_cuda(cudaMemcpyAsync(&counts[i], d.counter, sizeof(unsigned long long), cudaMemcpyDeviceToHost, d.stream),
+               "cudaMemcpyAsync");
+  }
+  state_->synchronize("counting wrong elements");
+  std::uint64_t total = 0;
+  for (unsigned long long n : counts) total += n;
+  return total;
+}
+
+void NcclBackend::corrupt_output(const OpCase& c, Buffers& buffers) {
+  NcclBuffers& b = device_buffers(buffers);
+  const DeviceContext& d = state_->devices.front();
+  check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+  launch_corrupt(c.dtype, output_region(c, b.per_device.front(), d.rank).data, 0, d.stream);
+  state_->synchronize("corrupting an element");
+}
+
+double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) {
+  State& s = *state_;
+  NcclBuffers& b = device_buffers(buffers);
+  const std::uint64_t per_graph = s.options.cuda_graph_iterations;
+  if (per_graph > 0 && s.graph_key != graph_key(c, buffers)) {
+    // Capture `per_graph` operations once per case; replays then cost one launch each.
+    for (DeviceContext& d : s.devices) {
+      check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+      if (d.graph != nullptr) cudaGraphExecDestroy(d.graph);
+      d.graph = nullptr;
+      check_cuda(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+    }
+    for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s.devices, s.nranks);
+    for (DeviceContext& d : s.devices) {
+      check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+      cudaGraph_t graph = nullptr;
+      check_cuda(cudaStreamEndCapture(d.stream, &graph), "cudaStreamEndCapture");
+      check_cuda(cudaGraphInstantiate(&d.graph, graph, 0), "cudaGraphInstantiate");
+      cudaGraphDestroy(graph);
+    }
+    s.graph_key = graph_key(c, buffers);
+  }
+
+  for (DeviceContext& d : s.devices) {
+    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+    check_cuda(cudaEventRecord(d.start, d.stream), "cudaEventRecord");
+  }
+  std::uint64_t executed = iterations;
+  if (per_graph > 0) {
+    const std::uint64_t launches = (iterations + per_graph - 1) / per_graph;
+    for (std::uint64_t l = 0; l < launches; ++l)
+      for (DeviceContext& d : s.devices) {
+        check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+        check_cuda(cudaGraphLaunch(d.graph, d.stream), "cudaGraphLaunch");
+      }
+    executed = launches * per_graph;
+  } else {
+    for (std::uint64_t i = 0; i < iterations; ++i) {
+      enqueue_all(c, b, s.devices, s.nranks);
+      if (s.options.blocking) s.synchronize("waiting for one operation (--blocking)");
+    }
+  }
+  std::vector<cudaEvent_t> stops;
+  for (DeviceContext& d : s.devices) {
+    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+    check_cuda(cudaEventRecord(d.stop, d.stream), "cudaEventRecord");
+    stops.push_back(d.stop);
+  }
+  s.wait_for(stops, describe(c).c_str());
+  float slowest_ms = 0;
+  for (DeviceContext& d : s.devices) {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, d.start, d.stop), "cudaEventElapsedTime");
+    slowest_ms = std::max(slowest_ms, ms);
+  }
+  // A graph replays whole captures; report the time of the iterations asked for.
+  return static_cast<double>(slowest_ms) / 1e3 * static_cast<double>(iterations) / static_cast<double>(executed);
+}
+
+std::unique_ptr<PendingOperation> NcclBackend::start(const OpCase& c, Buffers& buffers) {
+  enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
+  std::vector<cudaEvent_t> events;
+  for (DeviceContext& d : state_->devices) {
+    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+    cudaEvent_t done = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+    check_cuda(cudaEventRecord(done, d.stream), "cudaEventRecord");
+    events.push_back(done);
+  }
+  return std::make_unique<NcclPending>(state_, std::move(events));
+}
+
+std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
+  auto sub_group = group_->split_mpi(color, key);
+  auto sub = std::make_shared<State>();
+  sub->options = state_->options;
+  sub->who = state_->who;
+  const int g = static_cast<int>(state_->devices.size());
+  sub->nranks = sub_group->size() * g;
+  collective_try(*group_, [&] {
+    for (const DeviceContext& parent : state_->devices) {
+      DeviceContext d;
+      d.device = parent.device;
+      d.compute_major = parent.compute_major;
+      d.description = parent.description;
+      create_device_objects(d);
+      sub->devices.push_back(d);
+    }
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    for (std::size_t i = 0; i < state_->devices.size(); ++i) {
+      check_cuda(cudaSetDevice(state_->devices[i].device), "cudaSetDevice");
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 1;
+      check_nccl(ncclCommSplit(state_->devices[i].comm, color, key * g + static_cast<int>(i), &sub->devices[i].comm,
+                               &config),
+                 "ncclCommSplit", state_->devices[i].comm);
+    }
+    check_nccl(ncclGroupEnd(), "ncclCommSplit (group)");
+    for (DeviceContext& d : sub->devices) check_nccl(ncclCommUserRank(d.comm, &d.rank), "ncclCommUserRank", d.comm);
+  });
+  return std::unique_ptr<Backend>(new NcclBackend(std::move(sub_group), std::move(sub)));
+}
+
+void NcclBackend::abort() noexcept { state_->abort_all(); }
+
+}  // namespace commbench::nccl

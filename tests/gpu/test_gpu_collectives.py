@@ -1,0 +1,114 @@
+"""GPU tests (ctest label `gpu`): every collective on the NCCL backend with --check.
+
+Exits 77 (ctest: skipped) with the reason when this machine has no GPU or the build has no
+NCCL backend, so the suite passes on CPU-only CI and proves the backend where a GPU exists.
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+BIN = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
+SKIP = 77
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU ")) if out.returncode == 0 else 0
+
+
+def built_backends():
+    out = subprocess.run([BIN, "--version"], capture_output=True, text=True, check=True).stdout
+    return [l for l in out.splitlines() if l.startswith("backends: ")][0][len("backends: "):].split(", ")
+
+
+def run(np, *args, timeout=900):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), BIN, "--backend", "nccl", *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+class NcclCollectives(unittest.TestCase):
+    GPUS = 0
+
+    def check_rows(self, rows, ranks):
+        self.assertTrue(rows)
+        for r in rows:
+            where = f"{r['op']} {r['dtype']} {r['redop']} {r['bytes']} {r['placement']}"
+            self.assertEqual(r["backend"], "nccl")
+            self.assertEqual(r["wrong"], "0", where)
+            self.assertEqual(int(r["ranks"]), ranks)
+            self.assertGreater(float(r["time_us"]), 0, where)
+            algbw, busbw = float(r["algbw_gbps"]), float(r["busbw_gbps"])
+            self.assertLess(algbw, 10000, where)  # no GPU link moves 10 TB/s: a timing bug
+            if ranks == 1 and r["op"] in ("allreduce", "allgather", "reducescatter", "alltoall"):
+                self.assertEqual(busbw, 0.0, where)
+
+    def test_every_collective_one_rank_checked(self):
+        rc, out, err = run(1, "--op", "all", "-d", "float,half,bfloat16,int32,double,uint8", "-o", "sum,max,avg",
+                           "--placement", "both", "-c", "-b", "8", "-e", "16M", "-f", "16", "-n", "5",
+                           "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.check_rows(rows, 1)
+        big = [r for r in rows if r["op"] == "broadcast" and int(r["bytes"]) == 16 << 20]
+        self.assertTrue(all(float(r["busbw_gbps"]) > 1.0 for r in big), big)
+
+    def test_json_provenance_names_the_gpu(self):
+        rc, out, err = run(1, "--op", "allreduce", "-b", "1M", "-e", "1M", "-n", "5", "--format", "json")
+        self.assertEqual(rc, 0, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["provenance"]["backend"], "nccl")
+        self.assertIn("NCCL ", doc["provenance"]["backend_version"])
+        self.assertTrue(any("PCI" in d for d in doc["provenance"]["devices"]), doc["provenance"]["devices"])
+
+    def test_corruption_is_caught_on_the_gpu(self):
+        rc, out, err = run(1, "--op", "allreduce", "-b", "4K", "-e", "4K", "-n", "2", "-c", "--debug-corrupt-rank", "0")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("1 wrong elements, first on rank 0", err)
+
+    def test_cuda_graph_and_blocking_modes(self):
+        for extra in (["-G", "10"], ["-z"], ["--register"]):
+            with self.subTest(extra=extra):
+                rc, out, err = run(1, "--op", "allreduce,broadcast", "-c", "-b", "1K", "-e", "1M", "-f", "32",
+                                   "-n", "20", "--format", "csv", *extra)
+                self.assertEqual(rc, 0, err)
+                self.check_rows(list(csv.DictReader(io.StringIO(out))), 1)
+
+    def test_fp8_where_supported(self):
+        rc, out, err = run(1, "--op", "allreduce,allgather", "-d", "f8e4m3,f8e5m2", "-c", "-b", "1K", "-e", "64K",
+                           "-n", "3", "--format", "csv")
+        if rc == 2 and "needs" in err:
+            self.skipTest(err.strip())
+        self.assertEqual(rc, 0, err)
+        self.check_rows(list(csv.DictReader(io.StringIO(out))), 1)
+
+    def test_several_gpus(self):
+        if self.GPUS < 2:
+            self.skipTest("needs 2 GPUs")
+        rc, out, err = run(2, "--op", "all", "-c", "-b", "8", "-e", "16M", "-f", "64", "-n", "5", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        self.check_rows(list(csv.DictReader(io.StringIO(out))), 2)
+        rc, out, err = run(1, "-g", "2", "--op", "allreduce,sendrecv", "-c", "-b", "8", "-e", "1M", "-f", "64",
+                           "-n", "5", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        self.check_rows(list(csv.DictReader(io.StringIO(out))), 2)
+
+
+if __name__ == "__main__":
+    if "nccl" not in built_backends():
+        print("SKIP: this build has no NCCL backend (configure with CUDA and NCCL present)")
+        sys.exit(SKIP)
+    NcclCollectives.GPUS = gpu_count()
+    if NcclCollectives.GPUS == 0:
+        print("SKIP: no CUDA device on this machine (nvidia-smi -L lists no GPU)")
+        sys.exit(SKIP)
+    unittest.main(verbosity=2)
