@@ -23,6 +23,7 @@
 #include "commbench/report/json_reporter.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance.hpp"
+#include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
 
 namespace commbench {
@@ -200,21 +201,32 @@ int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
 
   RunSummary summary;
   double busbw_sum = 0;
-  for (const OpCase& c : plan) {
-    const ResultRow row = runner.run(c);
-    summary.rows += 1;
-    summary.wrong_elements += row.wrong.value_or(0);
-    busbw_sum += row.busbw_gbps;
-    if (reporting) reporters.add_row(row);
+  std::optional<Interrupted> interruption;
+  try {
+    for (const OpCase& c : plan) {
+      const ResultRow row = runner.run(c);
+      summary.rows += 1;
+      summary.wrong_elements += row.wrong.value_or(0);
+      busbw_sum += row.busbw_gbps;
+      if (reporting) reporters.add_row(row);
+    }
+  } catch (const Interrupted& e) {
+    // Every rank agreed on it inside the runner, so all of them finish here together.
+    interruption = e;
+    summary.complete = false;
   }
   summary.average_busbw_gbps = summary.rows ? busbw_sum / static_cast<double>(summary.rows) : 0;
   summary.check_failures = runner.check_failures();
-  summary.exit_code = summary.check_failures.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
+  summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())
+                      : summary.check_failures.empty() ? 0
+                                                       : static_cast<int>(ExitCode::check_failed);
   collective_try(world, [&] {
     if (reporting) reporters.finish(summary);
   });
-  if (reporting)
+  if (reporting) {
     for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
+    if (interruption) print_error(interruption->what());
+  }
   return summary.exit_code;
 }
 
@@ -247,6 +259,8 @@ int run_bench_collectives(int argc, char** argv) {
   std::optional<mpi::MpiEnvironment> environment;
   try {
     environment.emplace(&argc, &argv);
+    // After MPI_Init: some MPI libraries install their own handlers there.
+    install_interruption_handlers();
   } catch (const Error& e) {
     print_error(e.what());
     return static_cast<int>(ExitCode::backend);

@@ -6,6 +6,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/statistics.hpp"
+#include "commbench/runner/interruption.hpp"
 
 namespace commbench {
 namespace {
@@ -112,6 +113,13 @@ std::uint64_t Runner::checked_wrong_elements(const OpCase& c) {
   return total_wrong;
 }
 
+void Runner::throw_interrupted(const OpCase& c) {
+  // Ranks may have seen different signals (or none, when only some were signalled): agree
+  // on one so every rank exits with the same code.
+  const int signal_number = agreed(c, "interruption agreement", [&] { return backend_.group().max(pending_interruption()); });
+  throw Interrupted(signal_number);
+}
+
 ResultRow Runner::run(const OpCase& c) {
   if (!buffers_) throw BackendError("Runner::run called before prepare()");
   use_buffers_for(c.op);
@@ -155,8 +163,11 @@ ResultRow Runner::run(const OpCase& c) {
     if (progress.samples == 1 && settings_.stopping.fixed_iterations == 0) {
       preferred_batch = batch_for(agreed(c, "batch re-sizing", [&] { return group.max(per_iteration); }));
     }
-    const bool local_more = rule.wants_more(progress);
-    if (!agreed(c, "stop agreement", [&] { return group.any(local_more); })) break;
+    // One round trip carries both answers: "I want more samples" and "I was signalled".
+    const int local_bits = (rule.wants_more(progress) ? 1 : 0) | (pending_interruption() != 0 ? 2 : 0);
+    const int bits = agreed(c, "stop agreement", [&] { return group.bitwise_or(local_bits); });
+    if ((bits & 2) != 0) throw_interrupted(c);
+    if ((bits & 1) == 0) break;
   }
 
   const SampleSummary local = summarize(samples);

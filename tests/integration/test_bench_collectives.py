@@ -9,8 +9,10 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 BIN = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
@@ -284,6 +286,77 @@ BAD_INPUTS = [
     (["-G", "-1"], "-G/--cuda-graph: must be at least 0"),
     (["-d", "f8e4m3"], "the mpi backend cannot use -d/--dtype f8e4m3"),
 ]
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def children_of(pid):
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+class Interruption(TempDirTest):
+    """SIGTERM/SIGINT mid-sweep: finished rows survive, JSON says incomplete, no orphans."""
+
+    def interrupt(self, sig, target):
+        csv_path, json_path = self.path("rows.csv"), self.path("rows.json")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        proc = subprocess.Popen([MPIEXEC, "-q", "--oversubscribe", "-np", "4", BIN, "--op", "allreduce,allgather",
+                                 "-b", "8", "-e", "64M", "--csv", csv_path, "--json", json_path, "--format", "csv"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.time() + 60
+        while time.time() < deadline:  # wait until some rows are on disk
+            if os.path.exists(csv_path) and open(csv_path).read().count("\n") >= 4:
+                break
+            time.sleep(0.1)
+        ranks = children_of(proc.pid)
+        self.assertEqual(len(ranks), 4)
+        for pid in (ranks if target == "ranks" else [proc.pid]):
+            os.kill(pid, sig)
+        out, err = proc.communicate(timeout=60)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertGreaterEqual(len(rows), 3)
+        for r in rows:  # every line whole: all columns, numbers parse
+            self.assertEqual(len(r), len(COLUMNS))
+            self.assertIsNone(r.get(None))
+            float(r["busbw_gbps"])
+        with open(json_path) as f:
+            doc = json.load(f)
+        self.assertFalse(doc["complete"])
+        self.assertEqual(len(doc["rows"]), len(rows))
+        self.assertEqual(doc["summary"]["exit_code"], 128 + sig)
+        self.assertFalse(os.path.exists(json_path + ".tmp"))
+        name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
+        self.assertIn(f"bench-collectives: error: interrupted by {name}; rows measured so far are kept", err)
+        for pid in ranks:
+            self.assertFalse(alive(pid), f"rank process {pid} outlived the job")
+        return proc.returncode
+
+    def test_sigterm_to_the_ranks_as_slurm_sends_it(self):
+        self.assertEqual(self.interrupt(signal.SIGTERM, "ranks"), 143)
+
+    def test_sigint_to_the_ranks(self):
+        self.assertEqual(self.interrupt(signal.SIGINT, "ranks"), 130)
+
+    def test_sigterm_to_mpirun(self):
+        # mpirun forwards the signal and reports its own failure status (1).
+        self.assertNotEqual(self.interrupt(signal.SIGTERM, "mpirun"), 0)
 
 
 def built_backends():

@@ -56,6 +56,7 @@ class Runner {
   std::uint64_t checked_wrong_elements(const OpCase& c);
   double timed(const OpCase& c, std::uint64_t iterations, const char* phase);
   std::uint64_t batch_for(double seconds_per_iteration) const;
+  [[noreturn]] void throw_interrupted(const OpCase& c);
   // Runs one agreement step between ranks (barrier, allreduce) under the watchdog: a
   // rank that never arrives stalls these, not the operations.
   template <typename Step>

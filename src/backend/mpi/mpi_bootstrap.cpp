@@ -56,6 +56,18 @@ bool MpiBootstrap::any(bool value) {
   return out != 0;
 }
 
+int MpiBootstrap::bitwise_or(int bits) {
+  int out = 0;
+  check_mpi(MPI_Allreduce(&bits, &out, 1, MPI_INT, MPI_BOR, comm_), "MPI_Allreduce");
+  return out;
+}
+
+int MpiBootstrap::max(int value) {
+  int out = 0;
+  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+  return out;
+}
+
 double MpiBootstrap::max(double value) {
   double out = 0;
   check_mpi(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");

@@ -26,6 +26,8 @@ class MpiBootstrap final : public Bootstrap {
 
   void barrier() override;
   bool any(bool value) override;
+  int bitwise_or(int bits) override;
+  int max(int value) override;
   double max(double value) override;
   double min(double value) override;
   double sum(double value) override;

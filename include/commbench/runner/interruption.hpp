@@ -1,0 +1,28 @@
+// SIGINT/SIGTERM (Slurm sends SIGTERM at the time limit) as a request to stop cleanly:
+// the handler only records the signal; the runner polls it between batches and the
+// ranks agree on it, so they all stop at the same point and reporters can finish.
+#pragma once
+
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+
+// Installs the handlers (once). Returns false when they could not be installed.
+bool install_interruption_handlers();
+// The signal received so far, or 0.
+int pending_interruption();
+// For tests: forget a recorded signal.
+void clear_interruption();
+
+// Thrown by the runner once every rank knows of an interruption. Exit code 128 + signal,
+// as shells report a process ended by that signal (130 for SIGINT, 143 for SIGTERM).
+class Interrupted : public Error {
+ public:
+  explicit Interrupted(int signal_number);
+  int signal_number() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+}  // namespace commbench
