@@ -43,35 +43,59 @@ void validate_cuda_visible_devices(const std::string& text) {
   }
 }
 
-DeviceSelection select_devices(const DeviceSelectionInput& in) {
-  if (in.gpus_per_process < 1) throw UsageError("-g/--gpus-per-process: must be at least 1");
-  if (in.cuda_visible_devices) validate_cuda_visible_devices(*in.cuda_visible_devices);
-  std::optional<int> slurm_index;
-  if (in.slurm_localid) {
-    slurm_index = parse_non_negative_int(in.slurm_localid->c_str());
-    if (!slurm_index) throw UsageError("SLURM_LOCALID='" + *in.slurm_localid + "' is not a non-negative integer");
-  }
-  if (in.visible_devices <= 0)
-    throw BackendError("no CUDA device on host " + in.host + visible_text(in) +
-                       "; use --backend mpi for host memory");
+namespace {
 
+bool disjoint(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  for (const std::string& x : a)
+    for (const std::string& y : b)
+      if (x == y) return false;
+  return true;
+}
+
+}  // namespace
+
+DeviceSelection select_devices(const DeviceSelectionInput& in) {
   const int g = in.gpus_per_process;
+  if (g < 1) throw UsageError("-g/--gpus-per-process: must be at least 1");
+  if (in.cuda_visible_devices) validate_cuda_visible_devices(*in.cuda_visible_devices);
+  if (in.slurm_localid && !parse_non_negative_int(in.slurm_localid->c_str()))
+    throw UsageError("SLURM_LOCALID='" + *in.slurm_localid + "' is not a non-negative integer");
+  const int local_size = static_cast<int>(in.node_visible.size());
+  if (in.local_rank < 0 || in.local_rank >= local_size) throw BackendError("device selection: local rank out of range");
+  const std::vector<std::string>& mine = in.node_visible[static_cast<std::size_t>(in.local_rank)];
+  const int visible = static_cast<int>(mine.size());
+  if (visible == 0)
+    throw BackendError("no CUDA device on host " + in.host + visible_text(in) + "; use --backend mpi for host memory");
+
+  bool all_same = true, all_disjoint = true;
+  for (int a = 0; a < local_size; ++a) {
+    all_same = all_same && in.node_visible[static_cast<std::size_t>(a)] == mine;
+    for (int b = a + 1; b < local_size; ++b)
+      all_disjoint = all_disjoint && disjoint(in.node_visible[static_cast<std::size_t>(a)],
+                                              in.node_visible[static_cast<std::size_t>(b)]);
+  }
+
   DeviceSelection selection;
-  if (in.visible_devices == g) {
+  if (all_disjoint && local_size > 1) {
+    if (g > visible)
+      throw UsageError("-g/--gpus-per-process: " + std::to_string(g) + " GPUs per process, but this process on host " +
+                       in.host + " sees " + std::to_string(visible) + visible_text(in));
     for (int d = 0; d < g; ++d) selection.devices.push_back(d);
-    selection.reason = "all " + std::to_string(g) + " visible GPU(s): bound to this process by the launcher";
+    selection.reason = "the launcher gave each process its own GPUs";
     return selection;
   }
-  const int index = slurm_index.value_or(in.local_rank);
-  const int needed = in.local_size * g;
-  if (needed > in.visible_devices || (index + 1) * g > in.visible_devices)
-    throw UsageError("-g/--gpus-per-process: " + std::to_string(in.local_size) + " process(es) x " + std::to_string(g) +
-                     " GPU(s) on host " + in.host + " need " + std::to_string(std::max(needed, (index + 1) * g)) +
-                     " GPUs but " + std::to_string(in.visible_devices) + " are visible" + visible_text(in) +
+  if (!all_same)
+    throw UsageError("CUDA_VISIBLE_DEVICES: the " + std::to_string(local_size) + " processes on host " + in.host +
+                     " see overlapping but different GPU sets; give each process its own GPUs or all of them the same");
+  const int needed = local_size * g;
+  if (needed > visible)
+    throw UsageError("-g/--gpus-per-process: " + std::to_string(local_size) + " process(es) x " + std::to_string(g) +
+                     " GPU(s) on host " + in.host + " need " + std::to_string(needed) + " GPUs but " +
+                     std::to_string(visible) + " are visible" + visible_text(in) +
                      "; NCCL cannot put two ranks on one GPU");
-  for (int d = 0; d < g; ++d) selection.devices.push_back(index * g + d);
-  selection.reason = std::string(slurm_index ? "SLURM_LOCALID " : "local rank ") + std::to_string(index) + " of " +
-                     std::to_string(in.local_size) + " on " + std::to_string(in.visible_devices) + " visible GPUs";
+  for (int d = 0; d < g; ++d) selection.devices.push_back(in.local_rank * g + d);
+  selection.reason = "local rank " + std::to_string(in.local_rank) + " of " + std::to_string(local_size) + " on " +
+                     std::to_string(visible) + " shared GPUs";
   return selection;
 }
 

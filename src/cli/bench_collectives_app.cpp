@@ -37,12 +37,21 @@ void print_error(const std::string& message) {
   std::fflush(stderr);
 }
 
+// A backend's "can't" on one rank (an older GPU on one node) is a "can't" for all: the
+// answer is agreed over the group so every rank builds the same plan.
+std::optional<std::string> agreed_reason(Bootstrap& world, const std::optional<std::string>& local) {
+  const int first = world.first_rank_where(local.has_value());
+  if (first < 0) return std::nullopt;
+  const std::string reason = world.broadcast(local.value_or(""), first);
+  return first == 0 ? reason : reason + " (on rank " + std::to_string(first) + ")";
+}
+
 // Drops the element types / reductions the backend cannot run when the user asked for
 // "all" (with a note), and refuses them when the user named them.
-void keep_supported(CollectivesOptions& o, const Backend& backend, std::vector<std::string>& notes) {
+void keep_supported(CollectivesOptions& o, const Backend& backend, Bootstrap& world, std::vector<std::string>& notes) {
   std::vector<DataType> dtypes;
   for (DataType t : o.dtypes) {
-    const auto why = backend.unsupported_reason(Collective::broadcast, t, ReduceOp::none);
+    const auto why = agreed_reason(world, backend.unsupported_reason(Collective::allreduce, t, ReduceOp::sum));
     if (!why) {
       dtypes.push_back(t);
     } else if (o.dtypes_all) {
@@ -58,7 +67,7 @@ void keep_supported(CollectivesOptions& o, const Backend& backend, std::vector<s
   for (Collective op : o.ops) any_reducing = any_reducing || reduces(op);
   std::vector<ReduceOp> redops;
   for (ReduceOp r : o.redops) {
-    const auto why = backend.unsupported_reason(Collective::allreduce, o.dtypes.front(), r);
+    const auto why = agreed_reason(world, backend.unsupported_reason(Collective::allreduce, o.dtypes.front(), r));
     if (!why) {
       redops.push_back(r);
     } else if (o.redops_all || !any_reducing) {
@@ -150,7 +159,7 @@ int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
   live_backend.store(backend.get());
   collective_try(world, [&] {
     validate_for_ranks(o, backend->ranks());
-    keep_supported(o, *backend, context.notes);
+    keep_supported(o, *backend, world, context.notes);
     PlanRequest request{o.ops, o.dtypes, o.redops, o.placements, sweep_sizes(o.sweep), o.root, backend->ranks()};
     plan = keep_supported_placements(build_plan(request), *backend, context.notes);
     backend->validate_plan(plan);

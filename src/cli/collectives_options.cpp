@@ -201,6 +201,8 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   if (blocking != 0 && blocking != 1)
     throw UsageError("-z/--blocking: expected 0 or 1 (got " + std::to_string(blocking) + ")");
   o.blocking = blocking == 1;
+  if (o.blocking && o.cuda_graph_iterations > 0)
+    throw UsageError("-z/--blocking: cannot be combined with -G/--cuda-graph (a graph replays without host syncs)");
   const std::string backend = detail::lower_case(o.backend);
   if (backend != "auto" && backend != "mpi" && backend != "nccl")
     throw UsageError("--backend: unknown value '" + o.backend + "'; expected one of: auto, mpi, nccl");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/statistics.hpp"
@@ -96,7 +97,10 @@ double Runner::timed(const OpCase& c, std::uint64_t iterations, const char* phas
 std::uint64_t Runner::checked_wrong_elements(const OpCase& c) {
   Bootstrap& group = backend_.group();
   backend_.fill_inputs(c, *buffers_);
-  timed(c, 1, "check");
+  {
+    auto guard = watchdog_ ? std::optional<Watchdog::Guard>(watchdog_->guard(describe(c) + " (check)")) : std::nullopt;
+    backend_.run_single(c, *buffers_);
+  }
   if (settings_.corrupt_rank == group.rank()) backend_.corrupt_output(c, *buffers_);
   const std::uint64_t local_wrong = backend_.count_wrong(c, *buffers_);
   std::uint64_t total_wrong = 0;

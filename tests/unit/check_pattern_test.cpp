@@ -38,6 +38,35 @@ TEST(CheckPattern, Int8SumsWrapLikeTheHardware) {
   EXPECT_EQ(reduced_value<std::int8_t>(s, 0), static_cast<std::int8_t>(exact));
 }
 
+TEST(CheckPattern, IntegerAverageDividesIn64BitsLikeNccl) {
+  // T(256) is 0 for uint8 and T(128) is -128 for int8: the division must not use T.
+  CheckSpec s{Collective::allreduce, ReduceOp::avg, 0, 0, 256, 1};
+  std::uint64_t sum = 0;
+  for (int r = 0; r < 256; ++r) sum += static_cast<std::uint64_t>(input_value(s, r, 0));
+  EXPECT_EQ(reduced_value<std::uint8_t>(s, 0), static_cast<std::uint8_t>(static_cast<std::uint8_t>(sum) / 256u));
+  s.ranks = 128;
+  std::int64_t wrapped = 0;
+  for (int r = 0; r < 128; ++r) wrapped = static_cast<std::int8_t>(wrapped + input_value(s, r, 0));
+  EXPECT_EQ(reduced_value<std::int8_t>(s, 0), static_cast<std::int8_t>(wrapped / 128));
+  s.ranks = 3;
+  EXPECT_EQ(reduced_value<std::int32_t>(s, 1), (1 + 4 + 0) / 3);  // (3r+1)%7 for r=0,1,2: 1,4,0
+}
+
+TEST(CheckPattern, NarrowPatternStaysExactInEightBitFloats) {
+  CheckSpec reduce{Collective::allreduce, ReduceOp::sum, 0, 0, 8, 16};
+  reduce.narrow = true;
+  CheckSpec move{Collective::allgather, ReduceOp::none, 0, 0, 8, 16};
+  move.narrow = true;
+  for (int r = 0; r < 8; ++r)
+    for (std::uint64_t i = 0; i < 64; ++i) {
+      EXPECT_LE(input_value(reduce, r, i), 1);  // sums of 8 ranks stay <= 8: exact in e5m2
+      EXPECT_LT(input_value(move, r, i), 8);    // 0..7: exact in e4m3 and e5m2
+    }
+  // Neighbouring elements and ranks still differ, so misplaced data is caught.
+  EXPECT_NE(input_value(move, 0, 0), input_value(move, 0, 1));
+  EXPECT_NE(input_value(move, 0, 0), input_value(move, 1, 0));
+}
+
 // Simulates each collective on host vectors the way MPI defines it, from the inputs the
 // pattern produces, and checks that the expectation agrees for every rank and element.
 template <typename T>

@@ -71,6 +71,9 @@ class Backend {
   // Damages one output element; used by tests to prove the checker catches errors.
   virtual void corrupt_output(const OpCase& c, Buffers& buffers) = 0;
 
+  // Runs exactly one operation, eagerly, and waits for it: what a correctness check
+  // verifies (never a replayed graph of several).
+  virtual void run_single(const OpCase& c, Buffers& buffers) = 0;
   // Runs `iterations` operations back to back and returns this rank's elapsed seconds.
   virtual double time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) = 0;
   // Starts one operation and returns at once.

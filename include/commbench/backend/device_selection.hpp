@@ -1,6 +1,6 @@
 // Which GPUs a process drives. Pure logic, so it is tested without a GPU: the NCCL
-// backend feeds it the local rank from MPI's shared-memory split, the launcher's
-// environment, and the CUDA runtime's device count.
+// backend feeds it the local rank from MPI's shared-memory split, what every process on
+// the node can see (PCI bus ids, gathered over MPI), and the launcher's environment.
 #pragma once
 
 #include <optional>
@@ -11,31 +11,37 @@ namespace commbench {
 
 struct DeviceSelectionInput {
   int local_rank = 0;        // among this node's processes (MPI shared-memory split)
-  int local_size = 1;        // processes on this node
   int gpus_per_process = 1;  // -g
-  int visible_devices = 0;   // cudaGetDeviceCount(), i.e. after CUDA_VISIBLE_DEVICES
-  std::optional<std::string> cuda_visible_devices;  // the variable's text, when set
-  std::optional<std::string> slurm_localid;         // SLURM_LOCALID, when set
+  // For each process on this node, indexed by local rank: the PCI bus ids of the devices
+  // it sees, in CUDA ordinal order (i.e. after its CUDA_VISIBLE_DEVICES).
+  std::vector<std::vector<std::string>> node_visible;
+  std::optional<std::string> cuda_visible_devices;  // this process's variable, when set
+  std::optional<std::string> slurm_localid;         // validated only; see below
   std::string host;
 };
 
 struct DeviceSelection {
-  std::vector<int> devices;  // CUDA device ordinals (within the visible set)
+  std::vector<int> devices;  // CUDA device ordinals (within this process's visible set)
   std::string reason;        // how they were chosen, for the header
 };
 
-// Rules, in order:
-//  - no visible device: BackendError ("no CUDA device ...", exit 3);
-//  - exactly gpus_per_process visible: the launcher bound GPUs per task (Slurm
-//    --gpus-per-task, or a wrapper setting CUDA_VISIBLE_DEVICES per rank): use them all;
-//  - otherwise the node's GPUs are shared out by local index (SLURM_LOCALID when set, else
-//    the MPI local rank): devices [index * g, index * g + g); too few GPUs for the
-//    processes on the node is a UsageError (exit 2), since NCCL refuses two ranks on one GPU.
-// Garbage in CUDA_VISIBLE_DEVICES or SLURM_LOCALID is a UsageError naming the variable.
+// Rules:
+//  - this process sees no device: BackendError ("no CUDA device ...", exit 3);
+//  - the processes of the node see pairwise disjoint GPU sets: the launcher bound GPUs
+//    per task (Slurm --gpus-per-task, a wrapper setting CUDA_VISIBLE_DEVICES per rank);
+//    each process uses its first g devices;
+//  - they all see the same set: it is shared out by MPI local rank, devices
+//    [local_rank * g, local_rank * g + g); too few GPUs is a UsageError (exit 2), since NCCL
+//    refuses two ranks on one GPU;
+//  - any other overlap is a UsageError naming the host.
+// The index is MPI's local rank, never SLURM_LOCALID: mpirun inside an sbatch script
+// passes the batch step's SLURM_LOCALID=0 to every rank. Garbage in CUDA_VISIBLE_DEVICES
+// or SLURM_LOCALID is a UsageError naming the variable.
 DeviceSelection select_devices(const DeviceSelectionInput& input);
 
-// Accepts what the CUDA runtime accepts: comma-separated ordinals ("0,1"), GPU-/MIG- UUIDs,
-// or empty (no device). Throws UsageError naming CUDA_VISIBLE_DEVICES otherwise.
+// Accepts comma-separated ordinals ("0,1"), GPU-/MIG- UUIDs, or empty (no device). CUDA
+// itself silently ignores everything after a bad entry; commbench refuses the variable
+// instead (UsageError naming CUDA_VISIBLE_DEVICES), since a typo there quietly moves ranks.
 void validate_cuda_visible_devices(const std::string& text);
 
 }  // namespace commbench

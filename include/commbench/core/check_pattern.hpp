@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define COMMBENCH_HOST_DEVICE __host__ __device__
@@ -24,6 +25,9 @@ struct CheckSpec {
   int rank = 0;
   int ranks = 1;
   std::uint64_t count = 0;  // BufferShape::count: elements per chunk
+  // 8-bit floats hold few integers exactly (e5m2: up to 8): use 0/1 for reductions and
+  // 0..7 for data movement so every value and every partial sum stays exact.
+  bool narrow = false;
 };
 
 // Element `index` of the send buffer of `rank` (index spans all chunks).
@@ -34,7 +38,9 @@ COMMBENCH_HOST_DEVICE inline std::int64_t input_value(const CheckSpec& s, int ra
   }
   const bool reducing =
       s.op == Collective::allreduce || s.op == Collective::reducescatter || s.op == Collective::reduce;
+  if (reducing && s.narrow) return static_cast<std::int64_t>((static_cast<std::uint64_t>(rank) + index) % 2);
   if (reducing) return static_cast<std::int64_t>((3 * static_cast<std::uint64_t>(rank) + index) % 7);
+  if (s.narrow) return static_cast<std::int64_t>((5 * static_cast<std::uint64_t>(rank) + 3 * index) % 8);
   // Data movement: values that differ between neighbouring ranks and elements, so a
   // misplaced chunk is caught; below 127 so int8 holds them.
   return static_cast<std::int64_t>((131 * static_cast<std::uint64_t>(rank) + 7 * index) % 127);
@@ -53,7 +59,16 @@ COMMBENCH_HOST_DEVICE T reduced_value(const CheckSpec& s, std::uint64_t index) {
       default: acc = static_cast<T>(acc + v); break;  // sum, avg
     }
   }
-  if (s.redop == ReduceOp::avg) acc = static_cast<T>(acc / static_cast<T>(s.ranks));
+  if (s.redop == ReduceOp::avg) {
+    // Integers: the wrapped sum divided with truncation, as NCCL does; dividing in 64 bits
+    // because T(ranks) itself wraps for 8-bit types at 128 or 256 ranks.
+    if constexpr (std::is_floating_point_v<T>)
+      acc = static_cast<T>(acc / static_cast<T>(s.ranks));
+    else if constexpr (std::is_signed_v<T>)
+      acc = static_cast<T>(static_cast<std::int64_t>(acc) / static_cast<std::int64_t>(s.ranks));
+    else
+      acc = static_cast<T>(static_cast<std::uint64_t>(acc) / static_cast<std::uint64_t>(s.ranks));
+  }
   return acc;
 }
 

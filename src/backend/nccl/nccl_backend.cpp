@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include "check_kernels.hpp"
@@ -74,6 +75,43 @@ std::optional<std::string> environment(const char* name) {
 
 }  // namespace
 
+namespace {
+
+// PCI bus ids of the devices this process sees, in ordinal order; empty without a device.
+std::vector<std::string> visible_pci_bus_ids() {
+  std::vector<std::string> ids;
+  const int count = visible_cuda_devices();
+  for (int d = 0; d < count; ++d) {
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, d) != cudaSuccess) {
+      (void)cudaGetLastError();
+      bus[0] = '\0';
+    }
+    ids.emplace_back(bus[0] != '\0' ? bus : "ordinal-" + std::to_string(d));
+  }
+  return ids;
+}
+
+std::string join(const std::vector<std::string>& items, char separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : std::string(1, separator)) + item;
+  return out;
+}
+
+std::vector<std::string> split_text(const std::string& text, char separator) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = text.find(separator, start);
+    out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 int visible_cuda_devices() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -106,15 +144,37 @@ struct NcclBackend::State {
   std::string graph_key;
 
   ~State() {
+    destroy_graphs();
+    // Finalize all communicators of this process in one group (required with -g > 1, where
+    // finalizing one alone would wait for the others), then destroy them.
+    bool any_comm = false;
+    for (DeviceContext& d : devices) any_comm = any_comm || d.comm != nullptr;
+    if (any_comm) {
+      ncclGroupStart();
+      for (DeviceContext& d : devices)
+        if (d.comm != nullptr) ncclCommFinalize(d.comm);
+      ncclGroupEnd();
+    }
     for (DeviceContext& d : devices) {
       cudaSetDevice(d.device);
-      if (d.graph != nullptr) cudaGraphExecDestroy(d.graph);
       if (d.comm != nullptr) ncclCommDestroy(d.comm);
       if (d.counter != nullptr) cudaFree(d.counter);
       if (d.start != nullptr) cudaEventDestroy(d.start);
       if (d.stop != nullptr) cudaEventDestroy(d.stop);
       if (d.stream != nullptr) cudaStreamDestroy(d.stream);
     }
+  }
+
+  // Captured graphs reference the buffers they were captured with (and NCCL registers
+  // those buffers for the graph's lifetime): they go before the buffers do.
+  void destroy_graphs() noexcept {
+    for (DeviceContext& d : devices) {
+      if (d.graph == nullptr) continue;
+      cudaSetDevice(d.device);
+      cudaGraphExecDestroy(d.graph);
+      d.graph = nullptr;
+    }
+    graph_key.clear();
   }
 
   std::string where(const DeviceContext& d) const {
@@ -183,13 +243,19 @@ struct DeviceBuffers {
 
 class NcclBuffers final : public Buffers {
  public:
-  NcclBuffers(std::uint64_t send_bytes, std::uint64_t recv_bytes, bool registered)
-      : send_bytes_(send_bytes), recv_bytes_(recv_bytes), registered_(registered) {}
+  NcclBuffers(std::shared_ptr<NcclBackend::State> state, std::uint64_t send_bytes, std::uint64_t recv_bytes,
+              bool registered)
+      : state_(std::move(state)), send_bytes_(send_bytes), recv_bytes_(recv_bytes), registered_(registered) {}
   ~NcclBuffers() override {
-    for (DeviceBuffers& b : per_device) {
+    state_->destroy_graphs();
+    for (std::size_t i = 0; i < per_device.size(); ++i) {
+      DeviceBuffers& b = per_device[i];
       cudaSetDevice(b.device);
-      if (b.send_handle != nullptr && b.comm != nullptr) ncclCommDeregister(b.comm, b.send_handle);
-      if (b.recv_handle != nullptr && b.comm != nullptr) ncclCommDeregister(b.comm, b.recv_handle);
+      // Read the communicator now: an abort after an error leaves it null, and
+      // deregistering on an aborted communicator would crash and hide the real error.
+      ncclComm_t comm = state_->devices[i].comm;
+      if (b.send_handle != nullptr && comm != nullptr) ncclCommDeregister(comm, b.send_handle);
+      if (b.recv_handle != nullptr && comm != nullptr) ncclCommDeregister(comm, b.recv_handle);
       release(b.send);
       release(b.recv);
     }
@@ -198,14 +264,17 @@ class NcclBuffers final : public Buffers {
   std::uint64_t recv_capacity() const override { return recv_bytes_; }
   bool registered() const { return registered_; }
 
-  std::byte* allocate(std::uint64_t bytes) {
+  std::byte* allocate(std::uint64_t bytes, cudaStream_t stream) {
     void* p = nullptr;
     const std::size_t size = std::max<std::uint64_t>(bytes, 256);
     if (registered_)
       check_nccl(ncclMemAlloc(&p, size), "ncclMemAlloc");
     else
       check_cuda(cudaMalloc(&p, size), "cudaMalloc");
-    check_cuda(cudaMemset(p, 0, size), "cudaMemset");
+    // On the device's own (non-blocking) stream: a legacy-stream memset could land after
+    // the check pattern that is later written on that stream.
+    check_cuda(cudaMemsetAsync(p, 0, size, stream), "cudaMemsetAsync");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return static_cast<std::byte*>(p);
   }
 
@@ -219,6 +288,7 @@ class NcclBuffers final : public Buffers {
     else
       cudaFree(p);
   }
+  std::shared_ptr<NcclBackend::State> state_;
   std::uint64_t send_bytes_;
   std::uint64_t recv_bytes_;
   bool registered_;
@@ -245,6 +315,12 @@ Region output_region(const OpCase& c, const DeviceBuffers& b, int rank) {
   if (c.placement == Placement::in_place && c.op == Collective::reducescatter)
     return {b.recv + static_cast<std::uint64_t>(rank) * chunk, c.shape.count};
   return {b.recv, c.shape.recv_elements};
+}
+
+CheckSpec spec_for(const OpCase& c, int rank, int ranks) {
+  CheckSpec spec{c.op, c.redop, c.root, rank, ranks, c.shape.count};
+  spec.narrow = c.dtype == DataType::float8_e4m3 || c.dtype == DataType::float8_e5m2;
+  return spec;
 }
 
 bool needs_group(const OpCase& c, std::size_t devices) {
@@ -311,7 +387,10 @@ void enqueue_all(const OpCase& c, NcclBuffers& buffers, std::vector<DeviceContex
 }
 
 std::string graph_key(const OpCase& c, const Buffers& b) {
-  return describe(c) + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(&b));
+  return std::to_string(static_cast<int>(c.op)) + "/" + std::to_string(static_cast<int>(c.dtype)) + "/" +
+         std::to_string(static_cast<int>(c.redop)) + "/" + std::to_string(c.root) + "/" +
+         std::to_string(static_cast<int>(c.placement)) + "/" + std::to_string(c.shape.count) + "@" +
+         std::to_string(reinterpret_cast<std::uintptr_t>(&b));
 }
 
 class NcclPending final : public PendingOperation {
@@ -355,13 +434,18 @@ NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, const NcclOpt
   s.who = "rank " + std::to_string(group_->rank()) + " (host " + group_->hostname() + ")";
   const int g = options.gpus_per_process;
 
+  // What every process of this node sees decides between "the launcher bound GPUs per
+  // process" and "share the node's GPUs by local rank" (see device_selection.hpp).
+  const std::vector<std::string> everyone = group_->all_gather(join(visible_pci_bus_ids(), ','));
+  DeviceSelectionInput in;
+  for (int r = 0; r < group_->size(); ++r)
+    if (group_->hostnames()[static_cast<std::size_t>(r)] == group_->hostname())
+      in.node_visible.push_back(split_text(everyone[static_cast<std::size_t>(r)], ','));
+
   DeviceSelection selection;
   collective_try(*group_, [&] {
-    DeviceSelectionInput in;
     in.local_rank = group_->local_rank();
-    in.local_size = group_->local_size();
     in.gpus_per_process = g;
-    in.visible_devices = visible_cuda_devices();
     in.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
     in.slurm_localid = environment("SLURM_LOCALID");
     in.host = group_->hostname();
@@ -411,7 +495,11 @@ NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, const NcclOpt
 NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, std::shared_ptr<State> state)
     : group_(std::move(group)), state_(std::move(state)) {}
 
-NcclBackend::~NcclBackend() = default;
+NcclBackend::~NcclBackend() {
+  // Destroying a communicator waits for its peers; while an error unwinds, they may never
+  // come. Abort instead, so the process can report and exit.
+  if (std::uncaught_exceptions() > 0 && state_.use_count() == 1) state_->abort_all();
+}
 
 int NcclBackend::ranks() const { return state_->nranks; }
 
@@ -455,7 +543,7 @@ void NcclBackend::validate_plan(std::span<const OpCase>) const {}
 std::unique_ptr<Buffers> NcclBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<NcclBuffers> buffers;
   collective_try(*group_, [&] {
-    buffers = std::make_unique<NcclBuffers>(send_bytes, recv_bytes, state_->options.register_buffers);
+    buffers = std::make_unique<NcclBuffers>(state_, send_bytes, recv_bytes, state_->options.register_buffers);
     for (DeviceContext& d : state_->devices) {
       check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
       std::size_t free_bytes = 0, total_bytes = 0;
@@ -464,21 +552,20 @@ std::unique_ptr<Buffers> NcclBackend::allocate(std::uint64_t send_bytes, std::ui
         throw UsageError("-e/--max-bytes: buffers need " + format_size(send_bytes + recv_bytes) + " on GPU " +
                          std::to_string(d.device) + " of " + state_->who + ", but only " + format_size(free_bytes) +
                          " is free");
-      DeviceBuffers b;
-      b.device = d.device;
-      b.comm = d.comm;
-      b.send = buffers->allocate(send_bytes);
-      b.recv = buffers->allocate(recv_bytes);
+      // Recorded before allocating, so the destructor frees whatever was allocated if a
+      // later step throws.
+      buffers->per_device.push_back(DeviceBuffers{d.device, d.comm});
+      DeviceBuffers& b = buffers->per_device.back();
+      b.send = buffers->allocate(send_bytes, d.stream);
+      b.recv = buffers->allocate(recv_bytes, d.stream);
       if (buffers->registered()) {
         check_nccl(ncclCommRegister(d.comm, b.send, std::max<std::uint64_t>(send_bytes, 256), &b.send_handle),
                    "ncclCommRegister", d.comm);
         check_nccl(ncclCommRegister(d.comm, b.recv, std::max<std::uint64_t>(recv_bytes, 256), &b.recv_handle),
                    "ncclCommRegister", d.comm);
       }
-      buffers->per_device.push_back(b);
     }
   });
-  state_->graph_key.clear();  // buffers moved: a captured graph would point at freed memory
   return buffers;
 }
 
@@ -489,7 +576,7 @@ void NcclBackend::fill_inputs(const OpCase& c, Buffers& buffers) {
     check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
     check_cuda(cudaMemsetAsync(b.per_device[i].recv, kStaleByte, b.recv_capacity(), d.stream), "cudaMemsetAsync");
     const Region in = input_region(c, b.per_device[i], d.rank);
-    const CheckSpec spec{c.op, c.redop, c.root, d.rank, state_->nranks, c.shape.count};
+    const CheckSpec spec = spec_for(c, d.rank, state_->nranks);
     launch_fill(c.dtype, in.data, in.elements, spec, 0, d.stream);
     check_cuda(cudaGetLastError(), "fill kernel launch");
   }
@@ -502,7 +589,7 @@ std::uint64_t NcclBackend::count_wrong(const OpCase& c, Buffers& buffers) {
   for (std::size_t i = 0; i < state_->devices.size(); ++i) {
     const DeviceContext& d = state_->devices[i];
     check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-    const CheckSpec spec{c.op, c.redop, c.root, d.rank, state_->nranks, c.shape.count};
+    const CheckSpec spec = spec_for(c, d.rank, state_->nranks);
     check_cuda(cudaMemsetAsync(d.counter, 0, sizeof(unsigned long long), d.stream), "cudaMemsetAsync");
     if (output_is_defined(spec)) {
       const Region out = output_region(c, b.per_device[i], d.rank);
@@ -521,9 +608,15 @@ std::uint64_t NcclBackend::count_wrong(const OpCase& c, Buffers& buffers) {
 void NcclBackend::corrupt_output(const OpCase& c, Buffers& buffers) {
   NcclBuffers& b = device_buffers(buffers);
   const DeviceContext& d = state_->devices.front();
+  if (!output_is_defined(spec_for(c, d.rank, state_->nranks))) return;
   check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
   launch_corrupt(c.dtype, output_region(c, b.per_device.front(), d.rank).data, 0, d.stream);
   state_->synchronize("corrupting an element");
+}
+
+void NcclBackend::run_single(const OpCase& c, Buffers& buffers) {
+  enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
+  state_->synchronize(describe(c).c_str());
 }
 
 double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) {
@@ -531,14 +624,24 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
   NcclBuffers& b = device_buffers(buffers);
   const std::uint64_t per_graph = s.options.cuda_graph_iterations;
   if (per_graph > 0 && s.graph_key != graph_key(c, buffers)) {
-    // Capture `per_graph` operations once per case; replays then cost one launch each.
+    // One eager operation first: NCCL connects peers on first use, which must not happen
+    // inside a capture. Then capture `per_graph` operations; replays cost one launch each.
+    run_single(c, buffers);
+    s.destroy_graphs();
     for (DeviceContext& d : s.devices) {
       check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-      if (d.graph != nullptr) cudaGraphExecDestroy(d.graph);
-      d.graph = nullptr;
       check_cuda(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
     }
-    for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s.devices, s.nranks);
+    try {
+      for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s.devices, s.nranks);
+    } catch (...) {
+      for (DeviceContext& d : s.devices) {  // leave no stream capturing
+        cudaSetDevice(d.device);
+        cudaGraph_t partial = nullptr;
+        if (cudaStreamEndCapture(d.stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
+      }
+      throw;
+    }
     for (DeviceContext& d : s.devices) {
       check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
       cudaGraph_t graph = nullptr;

@@ -27,6 +27,7 @@ class MpiBackend final : public Backend {
   void fill_inputs(const OpCase& c, Buffers& buffers) override;
   std::uint64_t count_wrong(const OpCase& c, Buffers& buffers) override;
   void corrupt_output(const OpCase& c, Buffers& buffers) override;
+  void run_single(const OpCase& c, Buffers& buffers) override { run_once(c, buffers); }
   double time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) override;
   std::unique_ptr<PendingOperation> start(const OpCase& c, Buffers& buffers) override;
   std::unique_ptr<Backend> split(int color, int key) override;
