@@ -100,7 +100,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   std::string ops = "allreduce,allgather,reducescatter,broadcast";
   std::string min_bytes = "8", max_bytes = "64M", step_bytes, step_factor, iters, warmup = "1";
   std::string dtype = "float", redop = "sum", placement = "out", root = "0", timeout = "300";
-  std::string max_time = "3", target_noise = "1", min_samples = "10", format = "table", batch_time = "0.005";
+  std::string max_time = "3", target_noise = "1", min_samples = "10", format = "table", batch_time = "0.001";
   int check = 0, blocking = 0;
   std::string gpus = "1", graph = "0";
   bool version = false;

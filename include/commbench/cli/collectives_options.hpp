@@ -29,7 +29,7 @@ struct CollectivesOptions {
   SweepSpec sweep;
   StoppingCriteria stopping;
   std::uint64_t warmup_iterations = 1;
-  double batch_seconds = 0.005;
+  double batch_seconds = 0.001;
   bool check = false;
   int root = 0;
   double timeout_seconds = 300;

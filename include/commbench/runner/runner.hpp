@@ -21,8 +21,10 @@ struct RunnerSettings {
   std::uint64_t warmup_iterations = 1;
   bool check = false;
   // Batches are sized to last about this long, so timer and agreement overhead stay
-  // negligible for small messages while large messages still get many samples.
-  double target_batch_seconds = 5e-3;
+  // small for small messages while large messages still get many samples. Short
+  // batches reach a given noise of the mean sooner where the noise comes in bursts
+  // (scheduling): 1 ms needed a quarter of the time of 5 ms (docs/performance.md).
+  double target_batch_seconds = 1e-3;
   int corrupt_rank = -1;  // testing only: damage one output element on this rank before checking
 };
 

@@ -56,7 +56,7 @@ class Watchdog {
   std::string who_;
   ExpiryAction on_expiry_;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable changed_;  // notified only when stopping
   bool armed_ = false;
   bool stopping_ = false;
   std::string step_;
