@@ -1,5 +1,7 @@
 #include "commbench/backend/mpi/mpi_backend.hpp"
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -152,6 +154,10 @@ void MpiBackend::validate_plan(std::span<const OpCase> plan) const {
 
 std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<Buffers> buffers;
+  // Hand memory freed since the last allocation (earlier buffers, the MPI library's
+  // temporaries) back to the kernel: glibc keeps up to 64 MiB of it resident otherwise,
+  // which would count against this run's peak memory without being used.
+  malloc_trim(0);
   collective_try(*group_, [&] {
     const std::uint64_t per_rank = send_bytes + recv_bytes;
     const std::uint64_t per_node = per_rank * static_cast<std::uint64_t>(group_->local_size());
