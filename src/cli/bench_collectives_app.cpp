@@ -1,7 +1,5 @@
 #include "commbench/cli/bench_collectives_app.hpp"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -12,8 +10,7 @@
 
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/collective_try.hpp"
-#include "commbench/backend/mpi/mpi_bootstrap.hpp"
-#include "commbench/backend/mpi/mpi_environment.hpp"
+#include "commbench/backend/job_runtime.hpp"
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
@@ -135,8 +132,9 @@ Reporters open_reporters(const CollectivesOptions& o) {
   return reporters;
 }
 
-int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
-  mpi::MpiBootstrap world(MPI_COMM_WORLD);
+int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime& runtime) {
+  const std::unique_ptr<Bootstrap> world_group = runtime.world();
+  Bootstrap& world = *world_group;
   std::unique_ptr<Backend> backend;
   std::vector<OpCase> plan;
   RunContext context;
@@ -186,7 +184,7 @@ int run_with_mpi(CollectivesOptions o, const std::string& command_line) {
   context.commit = git_commit();
   context.backend = backend->name();
   context.backend_version = backend->library_version();
-  context.mpi_version = mpi::MpiEnvironment::library_version();
+  context.mpi_version = runtime.mpi_version();
   context.ranks = backend->ranks();
   context.nodes = group.node_count();
   context.rank_hosts = group.hostnames();
@@ -265,9 +263,9 @@ int run_bench_collectives(int argc, char** argv) {
     return 0;
   }
 
-  std::optional<mpi::MpiEnvironment> environment;
+  std::unique_ptr<JobRuntime> runtime;
   try {
-    environment.emplace(&argc, &argv);
+    runtime = start_job_runtime(&argc, &argv);
     // After MPI_Init: some MPI libraries install their own handlers there.
     install_interruption_handlers();
   } catch (const Error& e) {
@@ -276,19 +274,19 @@ int run_bench_collectives(int argc, char** argv) {
   }
 
   try {
-    return run_with_mpi(*parsed.options, command_line);
+    return run_in_job(*parsed.options, command_line, *runtime);
   } catch (const ReportedByAnotherRank& e) {
     return static_cast<int>(e.exit_code());
   } catch (const Error& e) {
     print_error(e.what());
     // Other ranks may be waiting inside a collective for this one: end them all.
-    if (e.exit_code() == ExitCode::backend) MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::backend));
+    if (e.exit_code() == ExitCode::backend) runtime->abort_job(static_cast<int>(ExitCode::backend));
     return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
     print_error(std::string("internal error: ") + e.what());
-    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::backend));
-    return static_cast<int>(ExitCode::backend);
+    runtime->abort_job(static_cast<int>(ExitCode::backend));
   }
+  return static_cast<int>(ExitCode::backend);  // not reached: abort_job does not return
 }
 
 }  // namespace commbench

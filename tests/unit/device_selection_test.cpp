@@ -67,7 +67,7 @@ TEST(DeviceSelection, NoDeviceIsABackendError) {
     FAIL();
   } catch (const BackendError& e) {
     EXPECT_EQ(e.exit_code(), ExitCode::backend);
-    EXPECT_EQ(std::string(e.what()), "no CUDA device on host gpu01; use --backend mpi for host memory");
+    EXPECT_EQ(std::string(e.what()), "no CUDA device on host gpu01");
   }
   auto hidden = shared(0, 1, 0);
   hidden.cuda_visible_devices = "";

@@ -6,6 +6,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "commbench/backend/local_bootstrap.hpp"
 #include "commbench/core/host_memory.hpp"
 #include "commbench/core/launcher_env.hpp"
 #include "commbench/report/provenance.hpp"
@@ -61,6 +62,21 @@ TEST(Provenance, CommandLineQuotingAndRelevantVariables) {
   for (const auto& [name, value] : relevant_environment()) found = found || (name == "NCCL_ALGO" && value == "Ring");
   EXPECT_TRUE(found);
   EXPECT_EQ(utc_timestamp().size(), 20u);
+}
+
+TEST(LocalBootstrap, OneRankWhoseAgreementsAreTheIdentity) {
+  LocalBootstrap alone;
+  EXPECT_EQ(alone.size(), 1);
+  EXPECT_EQ(alone.rank(), 0);
+  ASSERT_EQ(alone.hostnames().size(), 1u);
+  EXPECT_FALSE(alone.hostname().empty());
+  EXPECT_TRUE(alone.any(true));
+  EXPECT_EQ(alone.bitwise_or(6), 6);
+  EXPECT_EQ(alone.first_rank_where(true), 0);
+  EXPECT_EQ(alone.first_rank_where(false), -1);
+  EXPECT_DOUBLE_EQ(alone.max_with_rank(2.5).value, 2.5);
+  EXPECT_EQ(alone.all_gather("x"), std::vector<std::string>{"x"});
+  EXPECT_EQ(alone.split(3, 0)->size(), 1);
 }
 
 }  // namespace

@@ -427,7 +427,7 @@ void create_device_objects(DeviceContext& d) {
 
 }  // namespace
 
-NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, const NcclOptions& options)
+NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& options)
     : group_(std::move(group)), state_(std::make_shared<State>()) {
   State& s = *state_;
   s.options = options;
@@ -492,7 +492,7 @@ NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, const NcclOpt
   });
 }
 
-NcclBackend::NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, std::shared_ptr<State> state)
+NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, std::shared_ptr<State> state)
     : group_(std::move(group)), state_(std::move(state)) {}
 
 NcclBackend::~NcclBackend() {
@@ -702,7 +702,7 @@ std::unique_ptr<PendingOperation> NcclBackend::start(const OpCase& c, Buffers& b
 }
 
 std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
-  auto sub_group = group_->split_mpi(color, key);
+  auto sub_group = group_->split(color, key);
   auto sub = std::make_shared<State>();
   sub->options = state_->options;
   sub->who = state_->who;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commbench/backend/backend.hpp"
-#include "commbench/backend/mpi/mpi_bootstrap.hpp"
+#include "commbench/backend/bootstrap.hpp"
 
 namespace commbench::nccl {
 
@@ -24,9 +24,10 @@ int visible_cuda_devices();
 
 class NcclBackend final : public Backend {
  public:
-  // Collective over `group`: selects GPUs, creates communicators (unique id broadcast
-  // over MPI). Throws BackendError "no CUDA device" where there is none.
-  NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, const NcclOptions& options);
+  // Collective over `group` (MPI, or a single process): selects GPUs, creates
+  // communicators (unique id broadcast over the group). Throws BackendError "no CUDA
+  // device" where there is none.
+  NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& options);
   ~NcclBackend() override;
 
   std::string name() const override { return "nccl"; }
@@ -51,8 +52,8 @@ class NcclBackend final : public Backend {
   struct State;
 
  private:
-  NcclBackend(std::unique_ptr<mpi::MpiBootstrap> group, std::shared_ptr<State> state);
-  std::unique_ptr<mpi::MpiBootstrap> group_;
+  NcclBackend(std::unique_ptr<Bootstrap> group, std::shared_ptr<State> state);
+  std::unique_ptr<Bootstrap> group_;
   std::shared_ptr<State> state_;
 };
 
