@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Proving the NCCL backend on a lent GPU machine (one GPU, no MPI, no package registry):
+#
+#   here:   scripts/gpu-session.sh stage
+#           builds bench-collectives without MPI (one process drives the GPUs) into .gpu/,
+#           which git ignores; the device tool carries it (carry: [".gpu"]).
+#   there:  scripts/gpu-session.sh run "$OUT"
+#           runs the gpu-labelled tests and the full sweep (8 B - 8 GiB, every collective,
+#           --check) and writes the program's own CSV/JSON/table and logs to the folder.
+#
+# Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+stage="$root/.gpu"
+
+case "${1:-}" in
+  stage)
+    source "$root/scripts/lib.sh"
+    commbench_install_packages
+    COMMBENCH_BUILD="$root/build-gpu-stage"
+    COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=OFF
+                          -DCOMMBENCH_BUILD_MICROBENCH=OFF)
+    commbench_build --target bench-collectives
+    mkdir -p "$stage"
+    cp "$COMMBENCH_BUILD/bench/bench-collectives" "$stage/"
+    "$stage/bench-collectives" --version
+    echo "staged $stage/bench-collectives; carry .gpu (and run from the repository root)"
+    ;;
+  run)
+    out="${2:?usage: scripts/gpu-session.sh run OUTDIR}"
+    mkdir -p "$out"
+    bin="$stage/bench-collectives"
+    [ -x "$bin" ] || { echo "no $bin: run 'scripts/gpu-session.sh stage' here first and carry .gpu" >&2; exit 2; }
+    # NCCL comes with the image's Python (nvidia-nccl-cu13) when no system copy exists.
+    if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
+      nccl_lib="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)"
+      [ -n "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    fi
+    { nvidia-smi -L; nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total --format=csv; } \
+      > "$out/gpu.txt" 2>&1 || { echo "no GPU here (nvidia-smi failed)" >&2; cat "$out/gpu.txt" >&2; exit 3; }
+    "$bin" --version | tee "$out/version.txt"
+    status=0
+    COMMBENCH_BENCH_COLLECTIVES="$bin" PYTHONUNBUFFERED=1 \
+      python3 "$root/tests/gpu/test_gpu_collectives.py" > "$out/gpu-tests.log" 2>&1 || status=$?
+    echo "gpu tests: exit $status (log: gpu-tests.log)"
+    "$bin" --backend nccl --op all -b 8 -e 8G -c 1 --csv "$out/sweep.csv" --json "$out/sweep.json" --force \
+      > "$out/sweep.txt" 2> "$out/sweep.err" || status=$?
+    echo "sweep: exit $status"; tail -5 "$out/sweep.txt"
+    exit "$status"
+    ;;
+  *)
+    sed -n '2,13p' "$0" >&2
+    exit 2
+    ;;
+esac
