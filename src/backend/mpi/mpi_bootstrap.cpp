@@ -50,47 +50,26 @@ MpiBootstrap::~MpiBootstrap() {
 
 void MpiBootstrap::barrier() { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }
 
-bool MpiBootstrap::any(bool value) {
-  int in = value ? 1 : 0, out = 0;
-  check_mpi(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, comm_), "MPI_Allreduce");
-  return out != 0;
-}
+namespace {
 
-int MpiBootstrap::bitwise_or(int bits) {
-  int out = 0;
-  check_mpi(MPI_Allreduce(&bits, &out, 1, MPI_INT, MPI_BOR, comm_), "MPI_Allreduce");
+// One value reduced over `comm`: the agreement primitives are all this with another
+// type and operator.
+template <typename T>
+T reduce_one(T value, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  T out{};
+  check_mpi(MPI_Allreduce(&value, &out, 1, type, op, comm), "MPI_Allreduce");
   return out;
 }
 
-int MpiBootstrap::max(int value) {
-  int out = 0;
-  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
-  return out;
-}
+}  // namespace
 
-double MpiBootstrap::max(double value) {
-  double out = 0;
-  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");
-  return out;
-}
-
-double MpiBootstrap::min(double value) {
-  double out = 0;
-  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_MIN, comm_), "MPI_Allreduce");
-  return out;
-}
-
-double MpiBootstrap::sum(double value) {
-  double out = 0;
-  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
-  return out;
-}
-
-std::uint64_t MpiBootstrap::sum(std::uint64_t value) {
-  std::uint64_t out = 0;
-  check_mpi(MPI_Allreduce(&value, &out, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
-  return out;
-}
+bool MpiBootstrap::any(bool value) { return reduce_one(value ? 1 : 0, MPI_INT, MPI_LOR, comm_) != 0; }
+int MpiBootstrap::bitwise_or(int bits) { return reduce_one(bits, MPI_INT, MPI_BOR, comm_); }
+int MpiBootstrap::max(int value) { return reduce_one(value, MPI_INT, MPI_MAX, comm_); }
+double MpiBootstrap::max(double value) { return reduce_one(value, MPI_DOUBLE, MPI_MAX, comm_); }
+double MpiBootstrap::min(double value) { return reduce_one(value, MPI_DOUBLE, MPI_MIN, comm_); }
+double MpiBootstrap::sum(double value) { return reduce_one(value, MPI_DOUBLE, MPI_SUM, comm_); }
+std::uint64_t MpiBootstrap::sum(std::uint64_t value) { return reduce_one(value, MPI_UINT64_T, MPI_SUM, comm_); }
 
 RankValue MpiBootstrap::max_with_rank(double value) {
   struct {
@@ -102,9 +81,8 @@ RankValue MpiBootstrap::max_with_rank(double value) {
 }
 
 int MpiBootstrap::first_rank_where(bool value) {
-  int in = value ? rank_ : INT_MAX, out = INT_MAX;
-  check_mpi(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
-  return out == INT_MAX ? -1 : out;
+  const int first = reduce_one(value ? rank_ : INT_MAX, MPI_INT, MPI_MIN, comm_);
+  return first == INT_MAX ? -1 : first;
 }
 
 std::string MpiBootstrap::broadcast(const std::string& text, int root) {
