@@ -143,12 +143,18 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   // collective step that a missing rank would stall. On expiry it aborts the backend
   // (NCCL communicators) before ending the process.
   std::atomic<Backend*> live_backend{nullptr};
+  const std::unique_ptr<HeartbeatChannel> heartbeat =
+      o.timeout_seconds > 0 && world.size() > 1 ? HeartbeatChannel::open(world) : nullptr;
+  // Rank 0 names the stragglers; the others print their own line and wait a moment
+  // before exiting, so the launcher does not tear rank 0 down before it has spoken.
+  const auto linger = heartbeat && world.rank() != 0 ? std::chrono::milliseconds(3000) : std::chrono::milliseconds(0);
   Watchdog watchdog(o.timeout_seconds, kProgram, "rank " + std::to_string(world.rank()) + " (host " +
                                                      world.hostname() + ")",
-                    [&live_backend](const std::string& message) {
+                    [&live_backend, linger](const std::string& message) {
                       if (Backend* b = live_backend.load()) b->abort();
-                      Watchdog::print_and_exit(message);
+                      Watchdog::print_and_exit(message, linger);
                     });
+  watchdog.attach_heartbeat(heartbeat.get(), world.hostnames());
   {
     auto guard = watchdog.guard("creating the " + o.backend + " backend");
     BackendRequest request{o.backend, o.gpus_per_process, o.register_buffers, o.cuda_graph_iterations, o.blocking};

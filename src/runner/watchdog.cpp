@@ -8,11 +8,22 @@
 #include "commbench/core/error.hpp"
 
 namespace commbench {
-void Watchdog::print_and_exit(const std::string& message) {
+void Watchdog::print_and_exit(const std::string& message, std::chrono::milliseconds linger) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", message.c_str());
   std::fflush(stderr);
+  if (linger.count() > 0) std::this_thread::sleep_for(linger);
   std::_Exit(static_cast<int>(ExitCode::timeout));
+}
+
+void Watchdog::attach_heartbeat(HeartbeatChannel* channel, std::vector<std::string> hosts) {
+  std::lock_guard lock(mutex_);
+  heartbeat_ = channel;
+  hosts_ = std::move(hosts);
+}
+
+std::chrono::nanoseconds Watchdog::silence_threshold() const {
+  return std::max<std::chrono::nanoseconds>(3 * poll_, std::chrono::seconds(2));
 }
 
 namespace {
@@ -30,7 +41,10 @@ Watchdog::Watchdog(double timeout_seconds, std::string program, std::string who,
           std::chrono::duration<double>(timeout_seconds > 0 ? timeout_seconds : 0))),
       program_(std::move(program)),
       who_(std::move(who)),
-      on_expiry_(on_expiry ? std::move(on_expiry) : ExpiryAction(&Watchdog::print_and_exit)) {
+      on_expiry_(on_expiry ? std::move(on_expiry)
+                           : ExpiryAction([](const std::string& m) { Watchdog::print_and_exit(m); })) {
+  // A tenth of the timeout, between 10 ms and 1 s.
+  poll_ = std::clamp<std::chrono::nanoseconds>(timeout_ / 10, std::chrono::milliseconds(10), std::chrono::seconds(1));
   if (enabled()) thread_ = std::thread([this] { watch(); });
 }
 
@@ -52,6 +66,7 @@ Watchdog::Guard Watchdog::guard(const std::string& step) {
   std::lock_guard lock(mutex_);
   armed_ = true;
   step_ = step;
+  ++sequence_;
   deadline_ = std::chrono::steady_clock::now() + timeout_;
   return Guard(this);
 }
@@ -62,15 +77,17 @@ void Watchdog::disarm() {
 }
 
 void Watchdog::watch() {
-  // A tenth of the timeout, between 10 ms and 1 s.
-  const auto poll = std::clamp<std::chrono::nanoseconds>(timeout_ / 10, std::chrono::milliseconds(10),
-                                                         std::chrono::seconds(1));
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    changed_.wait_for(lock, poll);
-    if (stopping_ || !armed_ || std::chrono::steady_clock::now() < deadline_) continue;
-    const std::string message = program_ + ": timeout: " + who_ + ": " + step_ + " did not complete within " +
-                                seconds_text(timeout_) + " s (-T/--timeout)";
+    changed_.wait_for(lock, poll_);
+    if (stopping_) break;
+    if (heartbeat_ != nullptr) heartbeat_->send(sequence_, armed_ ? step_ : "between steps");
+    if (!armed_ || std::chrono::steady_clock::now() < deadline_) continue;
+    std::string message = program_ + ": timeout: " + who_ + ": " + step_ + " did not complete within " +
+                          seconds_text(timeout_) + " s (-T/--timeout)";
+    if (heartbeat_ != nullptr && heartbeat_->collecting())
+      message += "; " + describe_stragglers(heartbeat_->snapshot(), hosts_, sequence_,
+                                            std::chrono::steady_clock::now(), silence_threshold());
     armed_ = false;
     lock.unlock();
     on_expiry_(message);

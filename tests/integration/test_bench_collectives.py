@@ -364,6 +364,65 @@ class Interruption(TempDirTest):
         self.assertNotEqual(self.interrupt(signal.SIGTERM, "mpirun"), 0)
 
 
+def rank_pid(mpirun_pid, rank):
+    for pid in children_of(mpirun_pid):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        except OSError:
+            continue
+        if env.get(b"OMPI_COMM_WORLD_RANK") == str(rank).encode():
+            return pid
+    return None
+
+
+class FaultInjection(TempDirTest):
+    """A rank that stops or dies mid-sweep: the job ends within timeout + 10 s, names it."""
+
+    TIMEOUT_S = 5
+
+    def start(self, quiet=True):
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        cmd = [MPIEXEC, *(["-q"] if quiet else []), "--oversubscribe", "-np", "4", BIN, "--op", "allreduce", "-b", "8",
+               "-e", "64M", "-T", str(self.TIMEOUT_S), "--csv", self.path("rows.csv")]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.time() + 60
+        while time.time() < deadline:  # mid-sweep: some rows are out
+            if os.path.exists(self.path("rows.csv")) and open(self.path("rows.csv")).read().count("\n") >= 3:
+                break
+            time.sleep(0.1)
+        pids = children_of(proc.pid)
+        victim = rank_pid(proc.pid, 2)
+        self.assertIsNotNone(victim)
+        return proc, pids, victim
+
+    def finish(self, proc, pids, hit_at):
+        out, err = proc.communicate(timeout=self.TIMEOUT_S + 30)
+        elapsed = time.time() - hit_at
+        self.assertLessEqual(elapsed, self.TIMEOUT_S + 10, err)
+        deadline = time.time() + 10
+        while any(alive(pid) for pid in pids) and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertFalse(any(alive(pid) for pid in pids), "orphan rank processes")
+        return err
+
+    def test_stopped_rank_is_named_and_the_job_exits_4(self):
+        proc, pids, victim = self.start()
+        os.kill(victim, signal.SIGSTOP)
+        err = self.finish(proc, pids, time.time())
+        self.assertEqual(proc.returncode, 4, err)
+        self.assertRegex(err, r"bench-collectives: timeout: rank 0 \(host [^)]+\): .* did not complete within 5 s "
+                              r"\(-T/--timeout\); not responding: rank 2 \(host [^)]+\) silent for")
+        self.assertNotRegex(err, r"not responding: .*rank [013] \(")
+
+    def test_killed_rank_ends_the_job_and_is_named(self):
+        proc, pids, victim = self.start(quiet=False)  # without -q mpirun says who died
+        os.kill(victim, signal.SIGKILL)
+        err = self.finish(proc, pids, time.time())
+        self.assertNotEqual(proc.returncode, 0, err)
+        self.assertRegex(err, r"process rank 2 .* exited on signal 9")
+
+
 def built_backends():
     out = subprocess.run([BIN, "--version"], capture_output=True, text=True, check=True).stdout
     line = [l for l in out.splitlines() if l.startswith("backends: ")][0]

@@ -9,6 +9,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "commbench/runner/heartbeat.hpp"
 
 namespace commbench {
 
@@ -27,8 +30,17 @@ class Watchdog {
 
   bool enabled() const { return timeout_ > std::chrono::nanoseconds::zero(); }
 
-  // The default expiry action: flush, print the message to stderr, _Exit(4).
-  [[noreturn]] static void print_and_exit(const std::string& message);
+  // The default expiry action: flush, print the message to stderr, wait `linger` (so a
+  // rank 0 that is collecting heartbeats gets its report out before the launcher tears
+  // the job down), _Exit(4).
+  [[noreturn]] static void print_and_exit(const std::string& message,
+                                          std::chrono::milliseconds linger = std::chrono::milliseconds(0));
+
+  // Heartbeats go out on every poll; on rank 0 (the collector) an expiry message also
+  // says which ranks are silent or behind. `hosts` is indexed by rank.
+  void attach_heartbeat(HeartbeatChannel* channel, std::vector<std::string> hosts);
+  // How long a rank may be silent before rank 0 calls it not responding.
+  std::chrono::nanoseconds silence_threshold() const;
 
   // Arms the watchdog for one step until the guard goes out of scope.
   class Guard {
@@ -60,7 +72,11 @@ class Watchdog {
   bool armed_ = false;
   bool stopping_ = false;
   std::string step_;
+  std::uint64_t sequence_ = 0;  // guarded steps so far: the same on every rank
   std::chrono::steady_clock::time_point deadline_;
+  std::chrono::nanoseconds poll_{};
+  HeartbeatChannel* heartbeat_ = nullptr;
+  std::vector<std::string> hosts_;
   std::thread thread_;
 };
 

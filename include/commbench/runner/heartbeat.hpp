@@ -1,0 +1,65 @@
+// A side channel that outlives a stuck collective: every rank's watchdog thread sends a
+// small UDP datagram (rank, step number, step name) to rank 0 a few times a second, and
+// rank 0 keeps the last word of each. When a step times out, rank 0 can then name the
+// ranks that went silent (a stopped or dead process sends nothing: all its threads stop)
+// or are behind (they never reached this step), instead of only saying that it waited.
+// Every rank runs the same sequence of guarded steps, so step numbers compare across ranks.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commbench/backend/bootstrap.hpp"
+
+namespace commbench {
+
+struct RankHeartbeat {
+  bool heard = false;
+  std::chrono::steady_clock::time_point when;
+  std::uint64_t step = 0;
+  std::string step_name;
+};
+
+class HeartbeatChannel {
+ public:
+  // Collective over `world`: rank 0 opens the collector and tells everyone where it is
+  // (127.0.0.1 when all ranks share one node, rank 0's host address otherwise). Returns
+  // nullptr when a socket cannot be had; timeouts then name only the waiting rank.
+  static std::unique_ptr<HeartbeatChannel> open(Bootstrap& world);
+  ~HeartbeatChannel();
+  HeartbeatChannel(const HeartbeatChannel&) = delete;
+  HeartbeatChannel& operator=(const HeartbeatChannel&) = delete;
+
+  // Any rank: best effort, never blocks.
+  void send(std::uint64_t step, const std::string& step_name) noexcept;
+  // Rank 0: what each rank said last (indexed by rank).
+  std::vector<RankHeartbeat> snapshot() const;
+  bool collecting() const { return collector_.joinable(); }
+
+ private:
+  HeartbeatChannel(int rank, int size, int socket_fd);
+  void collect();
+
+  int rank_;
+  int size_;
+  int socket_ = -1;
+  std::vector<unsigned char> destination_;  // sockaddr_in of rank 0's collector
+  mutable std::mutex mutex_;
+  std::vector<RankHeartbeat> last_;
+  std::atomic<bool> stopping_{false};
+  std::thread collector_;
+};
+
+// Rank 0's account of a timeout: who is silent, who is behind, or that all ranks are in
+// the step (then the operation itself is stuck). `hosts` is indexed by rank.
+std::string describe_stragglers(const std::vector<RankHeartbeat>& ranks, const std::vector<std::string>& hosts,
+                                std::uint64_t my_step, std::chrono::steady_clock::time_point now,
+                                std::chrono::nanoseconds silence);
+
+}  // namespace commbench

@@ -1,0 +1,141 @@
+#include "commbench/runner/heartbeat.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <sstream>
+
+namespace commbench {
+namespace {
+
+constexpr std::size_t kMaxDatagram = 512;
+
+// Rank 0's IPv4 address as other nodes reach it: its host name resolved.
+std::string host_address() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(name, nullptr, &hints, &found) != 0 || found == nullptr) return "";
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text, sizeof text);
+  freeaddrinfo(found);
+  return text;
+}
+
+std::string seconds(std::chrono::nanoseconds d) {
+  std::ostringstream out;
+  out.precision(1);
+  out << std::fixed << std::chrono::duration<double>(d).count();
+  return out.str();
+}
+
+}  // namespace
+
+HeartbeatChannel::HeartbeatChannel(int rank, int size, int socket_fd)
+    : rank_(rank), size_(size), socket_(socket_fd), last_(static_cast<std::size_t>(size)) {}
+
+HeartbeatChannel::~HeartbeatChannel() {
+  stopping_ = true;
+  if (collector_.joinable()) collector_.join();
+  if (socket_ >= 0) close(socket_);
+}
+
+std::unique_ptr<HeartbeatChannel> HeartbeatChannel::open(Bootstrap& world) {
+  // Rank 0 binds first and publishes "address port"; an empty answer means no channel.
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  std::string where;
+  if (world.rank() == 0 && fd >= 0) {
+    sockaddr_in any{};
+    any.sin_family = AF_INET;
+    any.sin_addr.s_addr = htonl(world.node_count() == 1 ? INADDR_LOOPBACK : INADDR_ANY);
+    socklen_t length = sizeof any;
+    const std::string address = world.node_count() == 1 ? "127.0.0.1" : host_address();
+    if (!address.empty() && bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&any), &length) == 0) {
+      timeval wait{0, 200000};  // the collector re-checks `stopping_` this often
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+      where = address + " " + std::to_string(ntohs(any.sin_port));
+    }
+  }
+  where = world.broadcast(where, 0);
+  const bool everyone_has_socket = !world.any(fd < 0);
+  if (where.empty() || !everyone_has_socket) {
+    if (fd >= 0) close(fd);
+    return nullptr;
+  }
+  std::istringstream parts(where);
+  std::string address;
+  int port = 0;
+  parts >> address >> port;
+  auto channel = std::unique_ptr<HeartbeatChannel>(new HeartbeatChannel(world.rank(), world.size(), fd));
+  sockaddr_in destination{};
+  destination.sin_family = AF_INET;
+  destination.sin_port = htons(static_cast<std::uint16_t>(port));
+  inet_pton(AF_INET, address.c_str(), &destination.sin_addr);
+  channel->destination_.assign(reinterpret_cast<unsigned char*>(&destination),
+                               reinterpret_cast<unsigned char*>(&destination) + sizeof destination);
+  if (world.rank() == 0) channel->collector_ = std::thread([raw = channel.get()] { raw->collect(); });
+  return channel;
+}
+
+void HeartbeatChannel::send(std::uint64_t step, const std::string& step_name) noexcept {
+  if (socket_ < 0) return;
+  std::string datagram = std::to_string(rank_) + " " + std::to_string(step) + " " + step_name;
+  if (datagram.size() > kMaxDatagram) datagram.resize(kMaxDatagram);
+  sendto(socket_, datagram.data(), datagram.size(), MSG_DONTWAIT,
+         reinterpret_cast<const sockaddr*>(destination_.data()), static_cast<socklen_t>(destination_.size()));
+}
+
+void HeartbeatChannel::collect() {
+  char buffer[kMaxDatagram + 1];
+  while (!stopping_) {
+    const ssize_t n = recv(socket_, buffer, kMaxDatagram, 0);
+    if (n <= 0) continue;  // timeout: look at stopping_ again
+    buffer[n] = '\0';
+    std::istringstream in(std::string(buffer, static_cast<std::size_t>(n)));
+    int rank = -1;
+    std::uint64_t step = 0;
+    if (!(in >> rank >> step) || rank < 0 || rank >= size_) continue;
+    std::string name;
+    std::getline(in, name);
+    if (!name.empty() && name.front() == ' ') name.erase(0, 1);
+    std::lock_guard lock(mutex_);
+    last_[static_cast<std::size_t>(rank)] = RankHeartbeat{true, std::chrono::steady_clock::now(), step, name};
+  }
+}
+
+std::vector<RankHeartbeat> HeartbeatChannel::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return last_;
+}
+
+std::string describe_stragglers(const std::vector<RankHeartbeat>& ranks, const std::vector<std::string>& hosts,
+                                std::uint64_t my_step, std::chrono::steady_clock::time_point now,
+                                std::chrono::nanoseconds silence) {
+  std::string silent, behind;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankHeartbeat& h = ranks[r];
+    const std::string who = "rank " + std::to_string(r) + " (host " + (r < hosts.size() ? hosts[r] : "?") + ")";
+    if (!h.heard) {
+      silent += (silent.empty() ? "" : ", ") + who + " never reported";
+    } else if (now - h.when > silence) {
+      silent += (silent.empty() ? "" : ", ") + who + " silent for " +
+                seconds(std::chrono::duration_cast<std::chrono::nanoseconds>(now - h.when)) + " s, last in " +
+                h.step_name;
+    } else if (h.step < my_step) {
+      behind += (behind.empty() ? "" : ", ") + who + " still in " + h.step_name;
+    }
+  }
+  if (!silent.empty()) return "not responding: " + silent + (behind.empty() ? "" : "; behind: " + behind);
+  if (!behind.empty()) return "behind: " + behind;
+  return "every rank is alive and in this step: the operation itself is stuck (network, driver or library)";
+}
+
+}  // namespace commbench
