@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything, and runs every test with ctest.
 #   scripts/test.sh              all tests
-#   scripts/test.sh -L unit      extra arguments go to ctest
+#   scripts/test.sh -L unit      extra arguments go to ctest (of the first three stages)
+# Stages: default build; build without MPI; ASan+UBSan build; libFuzzer targets.
+# COMMBENCH_SANITIZE=0 / COMMBENCH_FUZZ=0 skip the last two (quick local runs).
 # Tests labelled `gpu` skip themselves (exit code 77 -> "skipped") where no GPU exists.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -20,3 +22,34 @@ COMMBENCH_BUILD="$COMMBENCH_ROOT/build-nompi"
 COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF)
 commbench_build
 (cd "$COMMBENCH_BUILD" && ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 "$@")
+
+# AddressSanitizer + UndefinedBehaviorSanitizer over the same tests, the MPI integration
+# runs included (the instrumented binary is what they launch). Leak checking is off:
+# Open MPI keeps allocations until exit by design. COMMBENCH_SANITIZE=0 skips this stage.
+if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
+  commbench_log "configuration with ASan and UBSan"
+  COMMBENCH_BUILD="$COMMBENCH_ROOT/build-sanitize"
+  COMMBENCH_BUILD_TYPE=RelWithDebInfo
+  sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+  COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_CUDA=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF
+                        "-DCMAKE_CXX_FLAGS=$sanitize" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+  commbench_build
+  (cd "$COMMBENCH_BUILD" &&
+   ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 "$@")
+fi
+
+# libFuzzer over every parser of user input, each for COMMBENCH_FUZZ_SECONDS (20) from its
+# seed corpus in fuzz/corpus/ (crashes found earlier stay there as regression inputs).
+# COMMBENCH_FUZZ=0 skips this stage.
+if [ "${COMMBENCH_FUZZ:-1}" != 0 ]; then
+  commbench_log "fuzz targets (clang, libFuzzer)"
+  COMMBENCH_BUILD="$COMMBENCH_ROOT/build-fuzz"
+  COMMBENCH_BUILD_TYPE=RelWithDebInfo
+  COMMBENCH_CMAKE_ARGS=(-DCMAKE_CXX_COMPILER=clang++ -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_CUDA=OFF
+                        -DCOMMBENCH_BUILD_TESTS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF -DCOMMBENCH_BUILD_FUZZERS=ON
+                        "-DCOMMBENCH_FUZZ_SECONDS=${COMMBENCH_FUZZ_SECONDS:-20}"
+                        "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined")
+  commbench_build
+  (cd "$COMMBENCH_BUILD" && ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 -L fuzz)
+fi

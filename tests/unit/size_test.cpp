@@ -47,6 +47,17 @@ TEST(ParseSize, RejectsBadValuesNamingTheFlag) {
   expect_rejected("16777216T", "too large");              // 2^24 * 2^40 = 2^64
 }
 
+TEST(ParseSize, ControlCharactersInTheInputStayOnOneLine) {
+  // Found by fuzz/parse_size_fuzzer.cpp: the message quotes the input.
+  try {
+    parse_size("664K4\xff\n", "-b/--min-bytes");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "-b/--min-bytes: '664K4\xff\\n' has an unknown unit; use K, M, G or T (binary: 1K = 1024)");
+  }
+  EXPECT_EQ(one_line("a\tb\x1b[31m\r\n"), "a\\tb\\x1b[31m\\r\\n");
+}
+
 TEST(FormatSize, ExactPowersAndFractions) {
   EXPECT_EQ(format_size(8), "8B");
   EXPECT_EQ(format_size(1024), "1KiB");

@@ -2,10 +2,37 @@
 // checks, watchdog) reports failures the same documented way.
 #pragma once
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace commbench {
+
+// Messages quote what users typed (flags, file names, environment variables); control
+// characters in those must not break the one-line contract of an error, or let input
+// forge extra lines in logs. They are escaped: "\n", "\t", "\x1b".
+inline std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 enum class ExitCode : int {
   ok = 0,
@@ -17,7 +44,7 @@ enum class ExitCode : int {
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ExitCode code, const std::string& message) : std::runtime_error(one_line(message)), code_(code) {}
   ExitCode exit_code() const noexcept { return code_; }
 
  private:
