@@ -285,6 +285,14 @@ BAD_INPUTS = [
     (["-z", "3"], "-z/--blocking: expected 0 or 1"),
     (["-G", "-1"], "-G/--cuda-graph: must be at least 0"),
     (["-d", "f8e4m3"], "the mpi backend cannot use -d/--dtype f8e4m3"),
+    (["-n", "99999999999999999999"], "-n/--iters: '99999999999999999999' is not a whole number"),
+    (["--max-time-per-size", "nan"], "--max-time-per-size: 'nan' is not a number"),
+    (["--target-noise", "abc%"], "--target-noise: 'abc%' is not a number"),
+    (["-d", ""], "-d/--dtype: empty item in list ''"),
+    (["--op", ",,"], "--op: empty item in list ',,'"),
+    (["-e", "1K\x1b[31m"], "-e/--max-bytes: '1K\\x1b[31m' has an unknown unit"),
+    (["--batch-time", "0"], "--batch-time: must be a positive number of seconds"),
+    (["--min-samples", "-3"], "--min-samples: must be at least 1"),
 ]
 
 
@@ -459,6 +467,22 @@ class BackendSelection(TempDirTest):
                 self.assertEqual(rc, 2, err)
                 self.assertEqual(err.strip(), f"bench-collectives: error: {flag}: applies to the nccl backend only "
                                               "(the mpi backend runs)")
+
+    def test_garbage_cuda_visible_devices(self):
+        if "nccl" not in built_backends():
+            self.skipTest("this build has no NCCL backend")
+        env_before = os.environ.get("CUDA_VISIBLE_DEVICES")
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0,one"
+        try:
+            rc, out, err = run(2, "--backend", "nccl", "-b", "8", "-e", "8")
+        finally:
+            if env_before is None:
+                del os.environ["CUDA_VISIBLE_DEVICES"]
+            else:
+                os.environ["CUDA_VISIBLE_DEVICES"] = env_before
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.strip(), "bench-collectives: error: CUDA_VISIBLE_DEVICES='0,one': 'one' is neither a "
+                                      "device ordinal nor a GPU-/MIG- UUID")
 
     def test_version_names_the_backends(self):
         self.assertIn("mpi", built_backends())
