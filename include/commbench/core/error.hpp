@@ -36,10 +36,10 @@ inline std::string one_line(std::string_view text) {
 
 enum class ExitCode : int {
   ok = 0,
-  check_failed = 1,   // a correctness check or threshold failed
+  check_failed = 1,   // a correctness check or threshold failed (reported after the sweep)
   usage = 2,          // bad flag, bad input file, impossible request
   backend = 3,        // MPI/NCCL/CUDA runtime error
-  timeout = 4,        // an operation did not complete within --timeout
+  timeout = 4,        // a step did not complete within --timeout (the watchdog ends the process)
 };
 
 class Error : public std::runtime_error {
@@ -60,16 +60,6 @@ class UsageError : public Error {
 class BackendError : public Error {
  public:
   explicit BackendError(const std::string& message) : Error(ExitCode::backend, message) {}
-};
-
-class CheckFailed : public Error {
- public:
-  explicit CheckFailed(const std::string& message) : Error(ExitCode::check_failed, message) {}
-};
-
-class TimeoutError : public Error {
- public:
-  explicit TimeoutError(const std::string& message) : Error(ExitCode::timeout, message) {}
 };
 
 }  // namespace commbench
