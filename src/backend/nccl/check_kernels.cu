@@ -10,47 +10,20 @@ namespace commbench::nccl {
 namespace {
 
 // Conversions through float for the types without native arithmetic in every
-// architecture; identity for the rest.
+// architecture; plain casts for the rest.
 template <typename T>
 __device__ float to_float(T v) {
-  return static_cast<float>(v);
-}
-template <>
-__device__ float to_float<__half>(__half v) {
-  return __half2float(v);
-}
-template <>
-__device__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-template <>
-__device__ float to_float<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
-  return static_cast<float>(v);
-}
-template <>
-__device__ float to_float<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) {
-  return static_cast<float>(v);
+  if constexpr (std::is_same_v<T, __half>) return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
+  else return static_cast<float>(v);  // integers, float, double, and the fp8 types' own operator
 }
 
 template <typename T>
 __device__ T from_float(float v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <>
-__device__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float v) {
-  return __nv_fp8_e4m3(v);
-}
-template <>
-__device__ __nv_fp8_e5m2 from_float<__nv_fp8_e5m2>(float v) {
-  return __nv_fp8_e5m2(v);
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) return T(v);
+  else return static_cast<T>(v);
 }
 
 template <typename T>
