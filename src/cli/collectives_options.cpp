@@ -225,6 +225,9 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   o.stopping.min_samples = parse_count(min_samples, "--min-samples", 1);
   o.batch_seconds = parse_number(batch_time, "--batch-time", false);
   if (!(o.batch_seconds > 0)) throw UsageError("--batch-time: must be a positive number of seconds");
+  // An empty name is a typo (an unset shell variable), not a request for no file.
+  if (app.count("--csv") > 0 && o.csv_path.empty()) throw UsageError("--csv: empty file name");
+  if (app.count("--json") > 0 && o.json_path.empty()) throw UsageError("--json: empty file name");
   if (!o.csv_path.empty() && o.csv_path == o.json_path)
     throw UsageError("--json: same file as --csv (" + o.csv_path + ")");
   return ParsedCommandLine{o, ""};

@@ -504,6 +504,11 @@ class BadInput(TempDirTest):
                 self.assertFalse(os.path.exists(json_path), args)
                 self.assertFalse(os.path.exists(json_path + ".tmp"), args)
 
+    def test_empty_output_file_name(self):
+        rc, out, err = run(2, "-b", "8", "-e", "8", "--csv", "")
+        self.assertEqual(rc, 2)
+        self.assertEqual(err.strip(), "bench-collectives: error: --csv: empty file name")
+
     def test_output_path_that_is_a_directory(self):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--json", self.dir)
         self.assertEqual(rc, 2)

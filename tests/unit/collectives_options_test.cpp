@@ -104,6 +104,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{{"--target-noise", "0"}, "--target-noise"}, BadInput{{"--target-noise", "150%"}, "--target-noise"},
                       BadInput{{"--batch-time", "-1"}, "--batch-time"}, BadInput{{"--min-samples", "0"}, "--min-samples"},
                       BadInput{{"--csv", "same.out", "--json", "same.out"}, "--json"},
+                      BadInput{{"--csv", ""}, "--csv: empty file name"}, BadInput{{"--json", ""}, "--json: empty file name"},
                       BadInput{{"--no-such-flag"}, "--no-such-flag"}, BadInput{{"stray"}, "stray"}));
 
 TEST(CollectivesOptions, RootMustBeARank) {
