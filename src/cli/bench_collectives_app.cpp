@@ -11,6 +11,7 @@
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
+#include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
@@ -209,7 +210,12 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   context.started_at = utc_timestamp();
   context.settings = o.describe();
   context.environment = relevant_environment();
-  context.notes.push_back("theoretical_busbw and efficiency are empty: no bandwidth model for this layout yet");
+  CollectiveBandwidths bandwidths;
+  {
+    auto guard = watchdog.guard("probing the topology for the bandwidth model");
+    bandwidths = model_collective_bandwidths(*backend, o.ops);
+  }
+  for (std::string& note : bandwidth_notes(bandwidths)) context.notes.push_back(std::move(note));
   if (reporting) reporters.begin(context);
 
   RunSummary summary;
@@ -217,7 +223,8 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   std::optional<Interrupted> interruption;
   try {
     for (const OpCase& c : plan) {
-      const ResultRow row = runner.run(c);
+      ResultRow row = runner.run(c);
+      apply_bandwidth_model(bandwidths, row);
       summary.rows += 1;
       summary.wrong_elements += row.wrong.value_or(0);
       busbw_sum += row.busbw_gbps;

@@ -5,11 +5,11 @@
 namespace commbench {
 namespace {
 
-constexpr std::array<std::string_view, 25> kColumns{
+constexpr std::array<std::string_view, 26> kColumns{
     "backend", "op",         "placement", "dtype",   "redop",       "root",
     "bytes",   "count",      "ranks",     "nodes",   "iterations",  "samples",
     "time_us", "time_min_us", "time_mean_us", "p50_us", "p99_us",   "noise",
-    "slowest_rank", "slowest_host", "algbw_gbps", "busbw_gbps", "theoretical_busbw_gbps", "efficiency",
+    "slowest_rank", "slowest_host", "algbw_gbps", "busbw_gbps", "theoretical_busbw_gbps", "achievable_busbw_gbps", "efficiency",
     "wrong"};
 
 FieldValue optional_double(const std::optional<double>& v) {
@@ -47,6 +47,7 @@ std::vector<Field> row_fields(const ResultRow& r) {
       r.algbw_gbps,
       r.busbw_gbps,
       optional_double(r.theoretical_busbw_gbps),
+      optional_double(r.achievable_busbw_gbps),
       optional_double(r.efficiency),
       r.wrong ? i64(*r.wrong) : FieldValue{std::monostate{}},
   };

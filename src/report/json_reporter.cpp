@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commbench/core/error.hpp"
+#include "commbench/report/output_file.hpp"
 
 namespace commbench {
 namespace {
@@ -25,10 +26,6 @@ ordered_json pairs_to_object(const std::vector<std::pair<std::string, std::strin
   return object;
 }
 
-void write_all(std::FILE* out, const std::string& text, const std::string& path) {
-  if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0)
-    throw BackendError("--json " + path + ": write failed: " + std::strerror(errno));
-}
 
 }  // namespace
 
@@ -87,21 +84,7 @@ void JsonReporter::finish(const RunSummary& s) {
     write_all(state_->stream, text, "<stdout>");
     return;
   }
-  const std::string temporary = state_->path + ".tmp";
-  std::FILE* out = std::fopen(temporary.c_str(), "w");
-  if (out == nullptr) throw BackendError("--json " + temporary + ": cannot create: " + std::strerror(errno));
-  try {
-    write_all(out, text, temporary);
-  } catch (...) {
-    std::fclose(out);
-    std::remove(temporary.c_str());
-    throw;
-  }
-  std::fclose(out);
-  if (std::rename(temporary.c_str(), state_->path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw BackendError("--json " + state_->path + ": cannot rename into place: " + std::strerror(errno));
-  }
+  write_file_atomically(state_->path, text, "--json");
 }
 
 }  // namespace commbench

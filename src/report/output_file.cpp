@@ -32,4 +32,27 @@ FileHandle open_output_file(const std::string& path, const std::string& flag, bo
   return file;
 }
 
+void write_all(std::FILE* out, const std::string& text, const std::string& path) {
+  if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0)
+    throw BackendError(path + ": write failed: " + std::strerror(errno));
+}
+
+void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {
+  const std::string temporary = path + ".tmp";
+  std::FILE* out = std::fopen(temporary.c_str(), "w");
+  if (out == nullptr) throw BackendError(flag + " " + temporary + ": cannot create: " + std::strerror(errno));
+  try {
+    write_all(out, text, temporary);
+  } catch (...) {
+    std::fclose(out);
+    std::remove(temporary.c_str());
+    throw;
+  }
+  std::fclose(out);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw BackendError(flag + " " + path + ": cannot rename into place: " + std::strerror(errno));
+  }
+}
+
 }  // namespace commbench

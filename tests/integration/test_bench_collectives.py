@@ -21,7 +21,7 @@ TIMEOUT_S = 240
 
 COLUMNS = ("backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,"
            "time_min_us,time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-           "theoretical_busbw_gbps,efficiency,wrong").split(",")
+           "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong").split(",")
 ELEMENT_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4, "double": 8}
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 CHUNKED = {"allgather", "reducescatter", "alltoall"}
@@ -113,6 +113,7 @@ class CorrectnessSweep(TempDirTest):
             self.assertEqual(int(r["nodes"]), 1)
             self.assertEqual(int(r["iterations"]), 3)
             self.assertEqual(r["theoretical_busbw_gbps"], "")
+            self.assertEqual(r["achievable_busbw_gbps"], "")
             self.assertEqual(r["efficiency"], "")
             self.assertEqual(r["root"], str(np - 1) if r["op"] in ("broadcast", "reduce") else "")
             self.assertEqual(r["redop"] != "", r["op"] in REDUCING, where)
@@ -177,6 +178,16 @@ class OutputsAndModes(TempDirTest):
                           ("broadcast", "1024"), ("broadcast", "2048"), ("broadcast", "4096")])
         self.assertTrue(all(d[-1] == "0" for d in data))
         self.assertIn("# rows: 6  wrong elements: 0  complete: yes", out)
+        # Two host ranks on one node: the bandwidth model says why it has no figure.
+        self.assertIn("# note: theoretical busbw of allreduce: unknown; intra-node bandwidth unknown: ranks on one "
+                      "node exchange through shared memory, which has no spec bandwidth", out)
+
+    def test_one_rank_model_says_busbw_is_zero_by_definition(self):
+        rc, out, err = run(1, "--op", "broadcast", "-b", "1K", "-e", "1K", "-n", "2", "--format", "json")
+        self.assertEqual(rc, 0, err)
+        notes = json.loads(out)["provenance"]["notes"]
+        self.assertIn("theoretical busbw of broadcast: unknown; one rank: nothing crosses a link "
+                      "(busbw is 0 by definition)", notes)
 
     def test_stdout_json_and_csv_agree(self):
         args = ["--op", "allgather", "-b", "256", "-e", "1K", "-n", "4"]

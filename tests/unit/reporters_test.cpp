@@ -75,13 +75,13 @@ TEST(Csv, HeaderIsTheDocumentedColumnList) {
   EXPECT_EQ(csv_header(),
             "backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,time_min_us,"
             "time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-            "theoretical_busbw_gbps,efficiency,wrong");
+            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong");
 }
 
 TEST(Csv, RowValuesEmptiesAndQuoting) {
   EXPECT_EQ(csv_line(row_fields(sample_row())),
             "mpi,allreduce,out,float,sum,,1048576,262144,4,1,100,10,500,450,475,490,700,0.01,2,\"node,07\","
-            "2.097152,3.145728,,,0");
+            "2.097152,3.145728,,,,0");
 }
 
 TEST(Csv, ReporterWritesHeaderAndFlushesEachRow) {

@@ -51,6 +51,8 @@ class Backend {
   // One line per device this process drives ("GPU 0: NVIDIA H100 ..., PCI 0000:1b:00.0");
   // empty for host memory.
   virtual std::vector<std::string> device_descriptions() const { return {}; }
+  // PCI bus ids (lower case) of the GPUs this process drives; empty for host memory.
+  virtual std::vector<std::string> device_bus_ids() const { return {}; }
 
   // Why this backend cannot run the combination, or nullopt when it can.
   virtual std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const = 0;

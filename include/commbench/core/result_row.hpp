@@ -36,8 +36,9 @@ struct ResultRow {
   std::string slowest_host;
   double algbw_gbps = 0;
   double busbw_gbps = 0;
-  std::optional<double> theoretical_busbw_gbps;  // filled by the bandwidth model
-  std::optional<double> efficiency;              // busbw / theoretical_busbw
+  std::optional<double> theoretical_busbw_gbps;  // spec bound from the bandwidth model
+  std::optional<double> achievable_busbw_gbps;   // the same bound with NCCL's achievable link figures
+  std::optional<double> efficiency;              // busbw / theoretical_busbw (spec)
   std::optional<std::uint64_t> wrong;            // mismatching elements over all ranks; empty unless --check
 };
 

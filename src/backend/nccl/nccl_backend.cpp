@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -121,6 +122,30 @@ int visible_cuda_devices() {
   return count;
 }
 
+std::vector<CudaDeviceInfo> list_cuda_devices(std::string& why_none) {
+  std::vector<CudaDeviceInfo> devices;
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    why_none = cudaGetErrorString(status);
+    (void)cudaGetLastError();
+    return devices;
+  }
+  for (int d = 0; d < count; ++d) {
+    cudaDeviceProp prop{};
+    char bus[32] = {};
+    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof bus, d) != cudaSuccess) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    std::string id = bus;
+    for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    devices.push_back({id, prop.name, prop.major * 10 + prop.minor});
+  }
+  if (devices.empty() && why_none.empty()) why_none = "no CUDA device";
+  return devices;
+}
+
 // One GPU this process drives, with its NCCL rank and the CUDA objects timing needs.
 struct DeviceContext {
   int device = 0;
@@ -133,6 +158,7 @@ struct DeviceContext {
   unsigned long long* counter = nullptr;
   cudaGraphExec_t graph = nullptr;
   std::string description;
+  std::string bus_id;  // lower case
 };
 
 struct NcclBackend::State {
@@ -460,6 +486,8 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
       char bus[32] = {};
       check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, d.device), "cudaDeviceGetPCIBusId");
       d.compute_major = prop.major;
+      d.bus_id = bus;
+      for (char& c : d.bus_id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       d.description = "GPU " + std::to_string(d.device) + " (NCCL rank " + std::to_string(d.rank) + "): " + prop.name +
                       ", PCI " + bus + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
                       format_size(prop.totalGlobalMem) + "; " + selection.reason;
@@ -517,6 +545,12 @@ std::vector<std::string> NcclBackend::device_descriptions() const {
   std::vector<std::string> lines;
   for (const DeviceContext& d : state_->devices) lines.push_back(d.description);
   return lines;
+}
+
+std::vector<std::string> NcclBackend::device_bus_ids() const {
+  std::vector<std::string> ids;
+  for (const DeviceContext& d : state_->devices) ids.push_back(d.bus_id);
+  return ids;
 }
 
 std::optional<std::string> NcclBackend::unsupported_reason(Collective, DataType dtype, ReduceOp) const {

@@ -22,6 +22,15 @@ struct NcclOptions {
 // CUDA devices this process can see; 0 when there is no driver or no device (never throws).
 int visible_cuda_devices();
 
+struct CudaDeviceInfo {
+  std::string bus_id;  // lower case, "0000:18:00.0"
+  std::string name;
+  int sm = 0;          // compute capability x 10
+};
+// Every CUDA device this process sees, for the topology probe. Never throws: without a
+// driver or device it returns none and says why in `why_none`.
+std::vector<CudaDeviceInfo> list_cuda_devices(std::string& why_none);
+
 class NcclBackend final : public Backend {
  public:
   // Collective over `group` (MPI, or a single process): selects GPUs, creates
@@ -35,6 +44,7 @@ class NcclBackend final : public Backend {
   Bootstrap& group() override { return *group_; }
   int ranks() const override;
   std::vector<std::string> device_descriptions() const override;
+  std::vector<std::string> device_bus_ids() const override;
 
   std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const override;
   std::optional<std::string> unsupported_in_place(Collective op) const override;

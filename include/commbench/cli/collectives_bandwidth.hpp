@@ -1,0 +1,30 @@
+// The bandwidth model for a bench-collectives run: what each collective's busbw should
+// reach with this job's layout, so every row reads "achieved X of a theoretical Y".
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "commbench/backend/backend.hpp"
+#include "commbench/core/collective.hpp"
+#include "commbench/core/result_row.hpp"
+#include "commbench/topology/bandwidth_model.hpp"
+
+namespace commbench {
+
+using CollectiveBandwidths = std::map<Collective, TheoreticalBusbw>;
+
+// Rank 0 probes its node (other nodes are assumed alike: bench-topology checks that) and
+// models the layout of `backend`'s group: nodes, ranks per node and the GPUs they drive.
+// Every rank returns the same answer. A probe failure only makes the model unknown (with
+// the reason in the basis); it never fails the benchmark.
+CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops);
+
+// Fills theoretical_busbw_gbps, achievable_busbw_gbps and efficiency of a row.
+void apply_bandwidth_model(const CollectiveBandwidths& model, ResultRow& row);
+
+// Lines for the run's notes: the basis of each collective's figure.
+std::vector<std::string> bandwidth_notes(const CollectiveBandwidths& model);
+
+}  // namespace commbench

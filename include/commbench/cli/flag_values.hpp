@@ -1,0 +1,14 @@
+// Numbers typed on a command line, checked with a one-line error that names the flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace commbench {
+
+// A whole number >= minimum; UsageError "FLAG: 'x' is not a whole number" otherwise.
+std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64_t minimum);
+// A finite number; with percent_allowed a trailing '%' is accepted (and ignored here).
+double parse_number(std::string text, const char* flag, bool percent_allowed);
+
+}  // namespace commbench

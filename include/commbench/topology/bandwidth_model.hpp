@@ -1,0 +1,56 @@
+// The bus bandwidth a job's layout should reach: the bottleneck of the links a collective
+// crosses, as a spec figure (signalling rate after encoding: never exceeded) and as an
+// achievable figure (what NCCL's own topology model assumes a link delivers). Formulas
+// and sources are in docs/bandwidth-model.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commbench/core/collective.hpp"
+#include "commbench/topology/node_topology.hpp"
+
+namespace commbench {
+
+struct JobLayout {
+  int nodes = 1;
+  int ranks_per_node = 1;
+  // PCI bus ids of the GPUs one node's ranks drive (every node alike); empty when the
+  // ranks work in host memory (MPI backend).
+  std::vector<std::string> gpu_bus_ids;
+};
+
+struct TheoreticalBusbw {
+  std::optional<double> spec_gbps;
+  std::optional<double> achievable_gbps;
+  std::string basis;  // the bottleneck and its figures, or why nothing can be said
+};
+
+// One path class of a layout: the links inside a node, or the NICs between nodes.
+struct PathBudget {
+  std::optional<double> spec_gbps;
+  std::optional<double> achievable_gbps;
+  std::string description;  // "NVLink 4: 18 links x 25 GB/s per GPU" or why it is unknown
+};
+
+// Per-GPU bandwidth inside a node for ring-like traffic (every GPU sends and receives at
+// the rate): NVLink to switches and to the other GPUs of the job, else the narrowest PCIe
+// link on the ring through the GPUs in bus order.
+PathBudget intra_node_budget(const NodeTopology& node, const JobLayout& layout);
+// Between two neighbouring GPUs (sendrecv): the NVLinks they share or their PCIe path.
+PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout);
+// A node's NIC bandwidth toward other nodes: the active ports of the NICs nearest (PIX/PXB)
+// to the job's GPUs, or all active RDMA ports, or for host ranks the fastest Ethernet port.
+PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout);
+// One NIC port (a single flow between two nodes uses one).
+PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout);
+
+TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, const JobLayout& layout);
+
+// What NCCL's topology model assumes one link delivers, per direction, in GB/s.
+double nccl_model_nvlink_gbps(int generation);  // 18, 20, 20, 20.6, 40.1 for NVLink 1..5
+inline constexpr double kNcclPcieFraction = 12.0 / 15.75;   // NCCL's 12 GB/s for PCIe Gen3 x16
+inline constexpr double kNetworkAchievableFraction = 0.96;  // ~24 GB/s per 200 Gb/s port
+
+}  // namespace commbench

@@ -1,0 +1,237 @@
+#include "commbench/cli/bench_topology_app.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commbench/backend/collective_try.hpp"
+#include "commbench/backend/job_runtime.hpp"
+#include "commbench/cli/live_probe.hpp"
+#include "commbench/cli/topology_options.hpp"
+#include "commbench/core/build_info.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/launcher_env.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance.hpp"
+#include "commbench/runner/watchdog.hpp"
+#include "commbench/topology/bandwidth_model.hpp"
+#include "commbench/topology/node_comparison.hpp"
+#include "commbench/topology/topology_json.hpp"
+#include "commbench/topology/topology_matrix.hpp"
+
+namespace commbench {
+namespace {
+
+constexpr const char* kProgram = "bench-topology";
+
+void print_error(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: error: %s\n", kProgram, message.c_str());
+  std::fflush(stderr);
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+// The layout the table models: every GPU of the node, one rank each, on `nodes` nodes;
+// without GPUs, this job's host ranks per node.
+JobLayout modelled_layout(const NodeTopology& node, int nodes, int host_ranks_per_node) {
+  JobLayout layout;
+  layout.nodes = nodes;
+  for (const Gpu& gpu : node.gpus) layout.gpu_bus_ids.push_back(gpu.bus_id);
+  layout.ranks_per_node = node.gpus.empty() ? host_ranks_per_node : static_cast<int>(node.gpus.size());
+  return layout;
+}
+
+std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, nlohmann::ordered_json& json_rows) {
+  std::string text = "Theoretical busbw, " + std::to_string(layout.nodes) + " node" + (layout.nodes == 1 ? "" : "s") +
+                     " x " + std::to_string(layout.ranks_per_node) + " rank" + (layout.ranks_per_node == 1 ? "" : "s") +
+                     (layout.gpu_bus_ids.empty() ? " in host memory" : " (one per GPU)") +
+                     " (spec: link signalling rates; achievable: NCCL's link model):\n";
+  char header[96];
+  std::snprintf(header, sizeof header, "  %-14s %10s %12s  %s\n", "collective", "spec GB/s", "achievable", "bottleneck");
+  text += header;
+  for (const Collective op : all_collectives()) {
+    const TheoreticalBusbw bw = theoretical_busbw(op, node, layout);
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-14s %10s %12s  ", std::string(name_of(op)).c_str(),
+                  bw.spec_gbps ? number(*bw.spec_gbps).c_str() : "?",
+                  bw.achievable_gbps ? number(*bw.achievable_gbps).c_str() : "?");
+    text += line + bw.basis + "\n";
+    nlohmann::ordered_json row = {{"collective", name_of(op)},
+                                  {"nodes", layout.nodes},
+                                  {"ranks_per_node", layout.ranks_per_node},
+                                  {"spec_busbw_gbps", nullptr},
+                                  {"achievable_busbw_gbps", nullptr},
+                                  {"basis", bw.basis}};
+    if (bw.spec_gbps) row["spec_busbw_gbps"] = *bw.spec_gbps;
+    if (bw.achievable_gbps) row["achievable_busbw_gbps"] = *bw.achievable_gbps;
+    json_rows.push_back(row);
+  }
+  return text;
+}
+
+int report(const TopologyOptions& o, const std::string& command_line, JobRuntime& runtime, Bootstrap& world,
+           const std::vector<std::string>& gathered, double probe_seconds);
+
+int run_in_job(const TopologyOptions& o, const std::string& command_line, JobRuntime& runtime) {
+  const std::unique_ptr<Bootstrap> world_group = runtime.world();
+  Bootstrap& world = *world_group;
+  Watchdog watchdog(o.timeout_seconds, kProgram, "rank " + std::to_string(world.rank()) + " (host " + world.hostname() + ")",
+                    [](const std::string& message) { Watchdog::print_and_exit(message, std::chrono::milliseconds(0)); });
+  const auto started = std::chrono::steady_clock::now();
+
+  // One rank per node probes: the node is the same for all its ranks, and several hwloc
+  // discoveries at once would only slow each other down.
+  std::string own_model;
+  {
+    auto guard = watchdog.guard("probing this node");
+    collective_try(world, [&] {
+      if (world.local_rank() != 0) return;
+      NodeTopology node = probe_node(probe_options_for_this_build(o.hwloc_xml, o.sysfs_root, o.nccl_topo_xml));
+      if (o.hwloc_xml.empty() && o.nccl_topo_xml.empty()) node.hostname = world.hostname();
+      own_model = topology_to_json_text(node);
+    });
+  }
+  const double probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::vector<std::string> gathered;
+  {
+    auto guard = watchdog.guard("gathering the nodes' models");
+    gathered = world.all_gather(own_model);
+  }
+  int exit_code = 0;
+  collective_try(world, [&] {
+    if (world.rank() == 0) exit_code = report(o, command_line, runtime, world, gathered, probe_seconds);
+  });
+  return world.max(exit_code);
+}
+
+// Rank 0: prints the first node, the bandwidth table and every problem, writes the files.
+int report(const TopologyOptions& o, const std::string& command_line, JobRuntime& runtime, Bootstrap& world,
+           const std::vector<std::string>& gathered, double probe_seconds) {
+  std::vector<NodeTopology> nodes;
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    if (!gathered[r].empty()) nodes.push_back(topology_from_json_text(gathered[r], "model of rank " + std::to_string(r)));
+  }
+  const NodeTopology& first = nodes.front();
+  const int model_nodes = o.model_nodes > 0 ? o.model_nodes : static_cast<int>(nodes.size());
+
+  std::printf("# %s %s (commit %s), %zu node%s probed in %.2f s\n", kProgram, commbench::version(),
+              git_commit(), nodes.size(), nodes.size() == 1 ? "" : "s", probe_seconds);
+  std::printf("# node %s, from: ", first.hostname.c_str());
+  for (std::size_t i = 0; i < first.sources.size(); ++i) std::printf("%s%s", i ? "; " : "", first.sources[i].c_str());
+  std::printf("\n\n%s\n%s\n", render_matrix(first).c_str(), render_nic_table(first).c_str());
+  for (const std::string& unknown : first.unknowns) std::printf("unknown: %s\n", unknown.c_str());
+
+  nlohmann::ordered_json bandwidth_rows = nlohmann::ordered_json::array();
+  std::printf("\n%s", bandwidth_table(first, modelled_layout(first, 1, world.local_size()), bandwidth_rows).c_str());
+  if (model_nodes > 1) {
+    std::printf("\n%s", bandwidth_table(first, modelled_layout(first, model_nodes, world.local_size()), bandwidth_rows).c_str());
+  }
+
+  std::vector<std::string> problems;
+  nlohmann::ordered_json findings = nlohmann::ordered_json::object();
+  for (const NodeTopology& node : nodes) {
+    const std::vector<std::string> found = node_findings(node);
+    findings[node.hostname] = found;
+    for (const std::string& f : found) problems.push_back(node.hostname + ": " + f);
+  }
+  nlohmann::ordered_json differences = nlohmann::ordered_json::array();
+  for (const NodeDifference& d : compare_nodes(nodes)) {
+    problems.push_back(describe(d));
+    differences.push_back({{"host", d.hostname}, {"what", d.key}, {"value", d.value}, {"majority", d.majority},
+                           {"majority_nodes", d.majority_nodes}, {"nodes", d.nodes}});
+  }
+  std::printf("\n");
+  if (problems.empty()) {
+    std::printf("All %zu node%s consistent; no degraded GPU link or NIC port found.\n", nodes.size(), nodes.size() == 1 ? "" : "s");
+  } else {
+    for (const std::string& p : problems) std::printf("FAIL %s\n", p.c_str());
+  }
+  std::fflush(stdout);
+  const int exit_code = problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
+
+  if (!o.csv_path.empty()) {
+    std::string csv = links_csv_header() + "\n";
+    for (const NodeTopology& node : nodes) {
+      for (const LinkRow& row : link_rows(node)) csv += to_csv_line(row) + "\n";
+    }
+    write_file_atomically(o.csv_path, csv, "--csv");
+  }
+  if (!o.json_path.empty()) {
+    nlohmann::ordered_json doc;
+    doc["program"] = kProgram;
+    doc["version"] = commbench::version();
+    doc["commit"] = git_commit();
+    doc["command_line"] = command_line;
+    doc["started_at"] = utc_timestamp();
+    doc["mpi"] = runtime.mpi_version();
+    doc["ranks"] = world.size();
+    doc["settings"] = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : o.describe()) doc["settings"][key] = value;
+    doc["probe_seconds"] = probe_seconds;
+    doc["nodes"] = nlohmann::ordered_json::array();
+    for (const std::string& text : gathered) {
+      if (!text.empty()) doc["nodes"].push_back(nlohmann::ordered_json::parse(text));
+    }
+    doc["theoretical_busbw"] = bandwidth_rows;
+    doc["findings"] = findings;
+    doc["differences"] = differences;
+    doc["exit_code"] = exit_code;
+    write_file_atomically(o.json_path, doc.dump(2) + "\n", "--json");
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int run_bench_topology(int argc, char** argv) {
+  const std::optional<int> launcher = launcher_rank([](const char* name) { return std::getenv(name); });
+  const bool prints_before_mpi = !launcher || *launcher == 0;
+  const std::string command_line = quoted_command_line(argc, argv);
+  ParsedTopologyCommandLine parsed;
+  try {
+    parsed = parse_topology_command_line(argc, argv);
+    if (parsed.options) {
+      if (!parsed.options->csv_path.empty()) check_output_path(parsed.options->csv_path, "--csv", parsed.options->force);
+      if (!parsed.options->json_path.empty()) check_output_path(parsed.options->json_path, "--json", parsed.options->force);
+      if (!parsed.options->csv_path.empty()) create_parent_directories(parsed.options->csv_path, "--csv");
+      if (!parsed.options->json_path.empty()) create_parent_directories(parsed.options->json_path, "--json");
+    }
+  } catch (const UsageError& e) {
+    if (prints_before_mpi) print_error(e.what());
+    return static_cast<int>(ExitCode::usage);
+  }
+  if (!parsed.options) {
+    if (prints_before_mpi) std::printf("%s\n", parsed.text_to_print.c_str());
+    return 0;
+  }
+  std::unique_ptr<JobRuntime> runtime;
+  try {
+    runtime = start_job_runtime(&argc, &argv);
+  } catch (const Error& e) {
+    print_error(e.what());
+    return static_cast<int>(ExitCode::backend);
+  }
+  try {
+    return run_in_job(*parsed.options, command_line, *runtime);
+  } catch (const ReportedByAnotherRank& e) {
+    return static_cast<int>(e.exit_code());
+  } catch (const Error& e) {
+    print_error(e.what());
+    if (e.exit_code() == ExitCode::backend) runtime->abort_job(static_cast<int>(ExitCode::backend));
+    return static_cast<int>(e.exit_code());
+  } catch (const std::exception& e) {
+    print_error(std::string("internal error: ") + e.what());
+    runtime->abort_job(static_cast<int>(ExitCode::backend));
+  }
+  return static_cast<int>(ExitCode::backend);
+}
+
+}  // namespace commbench

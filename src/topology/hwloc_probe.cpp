@@ -1,0 +1,346 @@
+#include "commbench/topology/hwloc_probe.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "commbench/config.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/topology/link_spec.hpp"
+#include "commbench/topology/xml_document.hpp"
+
+#if COMMBENCH_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+namespace commbench {
+
+bool known_pci_base_class(unsigned base_class) {
+  // 0x00-0x13 are defined by the PCI Code and ID Assignment specification; 0x40 is
+  // "co-processor" and 0xff "unassigned", both seen in the wild.
+  return base_class <= 0x13 || base_class == 0x40 || base_class == 0xff;
+}
+
+int nvlink_generation_from_model(const std::string& model) {
+  struct Family {
+    const char* marker;
+    int generation;
+  };
+  // Order matters: "GH200" before "H200", "GB200" before "B200".
+  static const Family families[] = {{"P100", 1}, {"V100", 2}, {"A100", 3}, {"A800", 3}, {"GH200", 4},
+                                    {"H100", 4}, {"H200", 4},  {"H800", 4}, {"H20", 4},   {"GB200", 5},
+                                    {"GB300", 5}, {"B100", 5}, {"B200", 5}, {"B300", 5}};
+  for (const Family& family : families) {
+    if (model.find(family.marker) != std::string::npos) return family.generation;
+  }
+  return 0;
+}
+
+#if !COMMBENCH_HAVE_HWLOC
+
+bool hwloc_available() { return false; }
+
+NodeTopology probe_hwloc(const std::string& xml_path) {
+  if (!xml_path.empty()) {
+    throw UsageError("--hwloc-xml " + xml_path + ": this build has no hwloc (configure with COMMBENCH_WITH_HWLOC=ON)");
+  }
+  NodeTopology node;
+  node.unknowns.push_back("PCI tree, NUMA and CPU affinity unknown: built without hwloc (COMMBENCH_WITH_HWLOC=OFF)");
+  return node;
+}
+
+#else
+
+bool hwloc_available() { return true; }
+
+namespace {
+
+class Topology {
+ public:
+  Topology() {
+    if (hwloc_topology_init(&topology_) != 0) throw BackendError("hwloc: cannot initialise a topology");
+  }
+  ~Topology() { hwloc_topology_destroy(topology_); }
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+  hwloc_topology_t get() const { return topology_; }
+
+ private:
+  hwloc_topology_t topology_{};
+};
+
+std::vector<int> bitmap_to_list(hwloc_const_bitmap_t bitmap) {
+  std::vector<int> ids;
+  if (bitmap == nullptr || hwloc_bitmap_iszero(bitmap)) return ids;
+  // An infinite bitmap (a "full" set) has no last index; there is nothing finite to list.
+  if (hwloc_bitmap_last(bitmap) < 0) return ids;
+  for (int id = hwloc_bitmap_first(bitmap); id >= 0; id = hwloc_bitmap_next(bitmap, id)) ids.push_back(id);
+  return ids;
+}
+
+std::string bus_id_of(const hwloc_obj_t object) {
+  char text[32];
+  const auto& pci = object->attr->pcidev;
+  std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.dev, pci.func);
+  return text;
+}
+
+bool is_host_bridge(hwloc_obj_t object) {
+  return object->type == HWLOC_OBJ_BRIDGE && object->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+}
+
+// Walks the I/O children depth first so every parent gets its index before its children.
+class TreeBuilder {
+ public:
+  TreeBuilder(NodeTopology& node, std::string where) : node_(node), where_(std::move(where)) {}
+
+  void visit_locality(hwloc_obj_t locality) {
+    const std::vector<int> numa_nodes = bitmap_to_list(locality->nodeset);
+    const int numa = numa_nodes.size() == 1 ? numa_nodes.front() : -1;
+    const std::vector<int> cpus = bitmap_to_list(locality->cpuset);
+    for (hwloc_obj_t child = locality->io_first_child; child != nullptr; child = child->next_sibling) {
+      visit_io(child, -1, numa, cpus);
+    }
+    for (hwloc_obj_t child = locality->first_child; child != nullptr; child = child->next_sibling) {
+      visit_locality(child);
+    }
+  }
+
+  std::map<hwloc_obj_t, int> index_of;
+  std::map<int, std::vector<int>> cpus_of;  // locality CPUs of each PCI object
+
+ private:
+  void visit_io(hwloc_obj_t object, int parent, int numa, const std::vector<int>& cpus) {
+    int index = parent;
+    if (object->type == HWLOC_OBJ_BRIDGE || object->type == HWLOC_OBJ_PCI_DEVICE) {
+      PciObject pci;
+      pci.parent = parent;
+      pci.numa = numa;
+      if (is_host_bridge(object)) {
+        pci.kind = PciKind::host_bridge;
+      } else {
+        pci.kind = object->type == HWLOC_OBJ_BRIDGE ? PciKind::bridge : PciKind::device;
+        const auto& attr = object->attr->pcidev;
+        pci.bus_id = bus_id_of(object);
+        pci.class_code = attr.class_id;
+        pci.vendor = attr.vendor_id;
+        pci.device_id = attr.device_id;
+        pci.link_gbps = attr.linkspeed > 0 ? std::round(static_cast<double>(attr.linkspeed) * 1000.0) / 1000.0 : 0;
+      }
+      if (object->subtype != nullptr) pci.subtype = object->subtype;
+      index = static_cast<int>(node_.pci.size());
+      node_.pci.push_back(pci);
+      index_of[object] = index;
+      cpus_of[index] = cpus;
+    }
+    for (hwloc_obj_t child = object->io_first_child; child != nullptr; child = child->next_sibling) {
+      visit_io(child, index, numa, cpus);
+    }
+  }
+
+  NodeTopology& node_;
+  std::string where_;
+};
+
+bool is_nvidia_gpu(const PciObject& pci) {
+  return pci.kind == PciKind::device && pci.vendor == 0x10de && (pci.class_code >> 8) == 0x03;
+}
+
+bool is_nvswitch(const PciObject& pci) {
+  return pci.subtype == "NVSwitch" || (pci.vendor == 0x10de && pci.class_code == 0x0680);
+}
+
+hwloc_obj_t pci_parent_of(hwloc_obj_t object) {
+  while (object != nullptr && object->type == HWLOC_OBJ_OS_DEVICE) object = object->parent;
+  return object;
+}
+
+void add_gpus_and_nics(NodeTopology& node, const TreeBuilder& tree, const std::string& where) {
+  std::vector<Gpu> gpus;
+  std::map<std::string, Nic> nics;
+  for (const auto& [object, index] : tree.index_of) {
+    const PciObject& pci = node.pci[static_cast<std::size_t>(index)];
+    if (is_nvidia_gpu(pci)) {
+      Gpu gpu;
+      gpu.pci = index;
+      gpu.bus_id = pci.bus_id;
+      gpu.numa = pci.numa;
+      gpu.cpus = tree.cpus_of.at(index);
+      gpu.source = "hwloc";
+      for (hwloc_obj_t os = object->io_first_child; os != nullptr; os = os->next_sibling) {
+        if (const char* model = hwloc_obj_get_info_by_name(os, "GPUModel")) gpu.model = model;
+      }
+      if (gpu.model.empty()) {
+        char id[32];
+        std::snprintf(id, sizeof id, "NVIDIA [10de:%04x]", pci.device_id);
+        gpu.model = id;
+      }
+      gpus.push_back(gpu);
+    } else if (pci.kind == PciKind::device) {
+      // An OpenFabrics OS device makes it an RDMA NIC, whatever its class: older
+      // ConnectX cards report 0x0c06 (InfiniBand controller) rather than 0x0207.
+      std::string rdma_name;
+      std::vector<std::string> netdevs;
+      for (hwloc_obj_t os = object->io_first_child; os != nullptr; os = os->next_sibling) {
+        if (os->type != HWLOC_OBJ_OS_DEVICE || os->name == nullptr) continue;
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) rdma_name = os->name;
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK) netdevs.emplace_back(os->name);
+      }
+      // Plain Ethernet NICs without RDMA are not what NCCL uses; sysfs lists them separately.
+      if (rdma_name.empty()) continue;
+      Nic nic;
+      nic.name = rdma_name;
+      nic.pci = index;
+      nic.bus_id = pci.bus_id;
+      nic.numa = pci.numa;
+      nic.cpus = tree.cpus_of.at(index);
+      nic.netdevs = netdevs;
+      nic.source = "hwloc";
+      nics[nic.name] = nic;
+    }
+  }
+  std::sort(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) { return a.bus_id < b.bus_id; });
+  for (std::size_t i = 1; i < gpus.size(); ++i) {
+    if (gpus[i].bus_id == gpus[i - 1].bus_id) throw UsageError(where + ": GPU " + gpus[i].bus_id + " listed twice");
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    gpus[i].index = static_cast<int>(i);
+    gpus[i].nvlink_generation = nvlink_generation_from_model(gpus[i].model);
+  }
+  node.gpus = std::move(gpus);
+  for (auto& [name, nic] : nics) node.nics.push_back(std::move(nic));
+}
+
+// hwloc's NVML backend records, per pair of objects, NVLink bandwidth in MB/s: GPU to GPU,
+// GPU to NVSwitch (a PCI device) or GPU to CPU (POWER). Each link of a generation carries
+// the spec rate, so the link count is the bandwidth divided by it.
+void add_nvlinks(hwloc_topology_t topology, NodeTopology& node, const TreeBuilder& tree) {
+  unsigned count = 1;
+  hwloc_distances_s* distances = nullptr;
+  if (hwloc_distances_get_by_name(topology, "NVLinkBandwidth", &count, &distances, 0) != 0 || count == 0) return;
+  auto gpu_of = [&](hwloc_obj_t object) -> int {
+    const hwloc_obj_t pci = pci_parent_of(object);
+    const auto found = tree.index_of.find(pci);
+    if (found == tree.index_of.end()) return -1;
+    for (std::size_t g = 0; g < node.gpus.size(); ++g) {
+      if (node.gpus[g].pci == found->second) return static_cast<int>(g);
+    }
+    return -1;
+  };
+  const unsigned n = distances->nbobjs;
+  for (unsigned row = 0; row < n; ++row) {
+    const int gpu = gpu_of(distances->objs[row]);
+    if (gpu < 0) continue;
+    const Gpu& source = node.gpus[static_cast<std::size_t>(gpu)];
+    const double per_link = nvlink_link_bandwidth_gbps(source.nvlink_generation).value_or(25.0);
+    for (unsigned column = 0; column < n; ++column) {
+      const std::uint64_t mbps = distances->values[row * n + column];
+      if (row == column || mbps == 0) continue;
+      hwloc_obj_t peer = distances->objs[column];
+      NvlinkGroup group;
+      group.gpu = source.index;
+      group.gbps_per_link = per_link;
+      group.links = static_cast<int>(std::lround(static_cast<double>(mbps) / (per_link * 1000.0)));
+      if (group.links == 0) group.links = 1;
+      const int peer_gpu = gpu_of(peer);
+      const hwloc_obj_t peer_pci = pci_parent_of(peer);
+      if (peer_gpu >= 0) {
+        group.peer = NvlinkPeer::gpu;
+        group.remote_bus_id = node.gpus[static_cast<std::size_t>(peer_gpu)].bus_id;
+      } else if (peer_pci != nullptr && peer_pci->type == HWLOC_OBJ_PCI_DEVICE) {
+        group.remote_bus_id = bus_id_of(peer_pci);
+        const auto found = tree.index_of.find(peer_pci);
+        const bool nvswitch = found != tree.index_of.end() && is_nvswitch(node.pci[static_cast<std::size_t>(found->second)]);
+        group.peer = nvswitch ? NvlinkPeer::nvswitch : NvlinkPeer::unknown;
+      } else {
+        group.peer = NvlinkPeer::cpu;  // POWER: NVLink to a Package or NUMA node
+      }
+      node.nvlinks.push_back(group);
+    }
+  }
+  hwloc_distances_release(topology, distances);
+}
+
+// hwloc drops PCI objects it does not find important before we could look at them, so
+// classes are checked on the document itself: "pci_type" starts with the 4-digit class.
+void check_pci_classes(const XmlElement& element, const std::string& path) {
+  if (const std::string* type = element.attribute("pci_type")) {
+    const std::string* bus = element.attribute("pci_busid");
+    const std::string device = bus ? *bus : std::string("?");
+    const std::string where = path + ":" + std::to_string(element.line) + ": PCI device " + device;
+    unsigned code = 0;
+    int used = 0;
+    if (type->size() < 4 || std::sscanf(type->substr(0, 4).c_str(), "%4x%n", &code, &used) != 1 || used != 4) {
+      throw UsageError(where + " has a malformed pci_type '" + *type + "'");
+    }
+    if (!known_pci_base_class(code >> 8)) {
+      char text[16];
+      std::snprintf(text, sizeof text, "0x%04x", code);
+      throw UsageError(where + " has unknown PCI class " + text);
+    }
+  }
+  for (const XmlElement& child : element.children) check_pci_classes(child, path);
+}
+
+std::string host_name_of(hwloc_topology_t topology, const std::string& xml_path) {
+  const hwloc_obj_t root = hwloc_get_root_obj(topology);
+  if (const char* name = hwloc_obj_get_info_by_name(root, "HostName")) return name;
+  if (xml_path.empty()) {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) == 0) return name;
+    return "localhost";
+  }
+  const std::size_t slash = xml_path.find_last_of('/');
+  return slash == std::string::npos ? xml_path : xml_path.substr(slash + 1);
+}
+
+}  // namespace
+
+NodeTopology probe_hwloc(const std::string& xml_path) {
+  const std::string where = xml_path.empty() ? std::string("hwloc") : xml_path;
+  if (!xml_path.empty()) {
+    // hwloc's own XML errors are silent or multi-line; reading the document first gives a
+    // one-line error with the line number for anything malformed or truncated.
+    const XmlElement root = read_xml_file(xml_path);
+    if (root.name != "topology") {
+      throw UsageError(xml_path + ":" + std::to_string(root.line) + ": not an hwloc topology (root element <" +
+                       root.name + ">, expected <topology>)");
+    }
+    check_pci_classes(root, xml_path);
+  }
+  Topology topology;
+  hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (!xml_path.empty() && hwloc_topology_set_xml(topology.get(), xml_path.c_str()) != 0) {
+    throw UsageError(xml_path + ": hwloc cannot read this file as a topology");
+  }
+  if (hwloc_topology_load(topology.get()) != 0) {
+    if (!xml_path.empty()) throw UsageError(xml_path + ": hwloc cannot load this topology (not an hwloc 2.x export?)");
+    throw BackendError("hwloc: cannot discover this machine's topology");
+  }
+  NodeTopology node;
+  node.hostname = host_name_of(topology.get(), xml_path);
+  // HWLOC_VERSION is the library the build compiled against; the runtime only reports
+  // its API version, which lags (2.9 has API 2.8).
+  node.sources.push_back(std::string("hwloc ") + HWLOC_VERSION + (xml_path.empty() ? " (this machine)" : " " + xml_path));
+
+  for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, nullptr); numa != nullptr;
+       numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, numa)) {
+    node.numa_nodes.push_back({static_cast<int>(numa->os_index), bitmap_to_list(numa->cpuset)});
+  }
+  TreeBuilder tree(node, where);
+  tree.visit_locality(hwloc_get_root_obj(topology.get()));
+  if (node.pci.empty()) {
+    node.unknowns.push_back(xml_path.empty() ? "PCI tree unknown: hwloc found no PCI devices on this machine"
+                                             : "PCI tree unknown: " + xml_path + " has no PCI objects");
+  }
+  add_gpus_and_nics(node, tree, where);
+  add_nvlinks(topology.get(), node, tree);
+  return node;
+}
+
+#endif
+
+}  // namespace commbench

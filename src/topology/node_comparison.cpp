@@ -1,0 +1,180 @@
+#include "commbench/topology/node_comparison.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "commbench/topology/pci_path.hpp"
+
+namespace commbench {
+namespace {
+
+std::string gbps_text(double gbps) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g GB/s", gbps);
+  return text;
+}
+
+std::string rate_text(double gbit) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g Gb/s", gbit);
+  return text;
+}
+
+// The PCIe link of a GPU: generation and width when a source gave them, else bandwidth.
+std::string pcie_text(const NodeTopology& node, const Gpu& gpu) {
+  if (gpu.pcie_generation_current > 0 && gpu.pcie_width_current > 0) {
+    return "Gen" + std::to_string(gpu.pcie_generation_current) + " x" + std::to_string(gpu.pcie_width_current);
+  }
+  if (gpu.pci < 0) return "";
+  const PciObject& pci = node.pci[static_cast<std::size_t>(gpu.pci)];
+  if (pci.link_generation > 0 && pci.link_width > 0) {
+    return "Gen" + std::to_string(pci.link_generation) + " x" + std::to_string(pci.link_width);
+  }
+  return pci.link_gbps > 0 ? gbps_text(pci.link_gbps) : "";
+}
+
+double pcie_gbps(const NodeTopology& node, const Gpu& gpu) {
+  return gpu.pci < 0 ? 0 : node.pci[static_cast<std::size_t>(gpu.pci)].link_gbps;
+}
+
+int total_nvlinks(const NodeTopology& node, const Gpu& gpu) {
+  int links = 0;
+  for (const NvlinkGroup& group : node.nvlinks) links += group.gpu == gpu.index ? group.links : 0;
+  return links;
+}
+
+std::string port_text(const NicPort& port) {
+  std::string text = port.state.empty() ? "?" : port.state;
+  if (port.active() && port.rate_gbit > 0) {
+    text += ' ';
+    text += rate_text(port.rate_gbit);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<NodeFact> node_facts(const NodeTopology& node) {
+  std::vector<NodeFact> facts;
+  facts.push_back({"GPU count", std::to_string(node.gpus.size())});
+  for (const Gpu& gpu : node.gpus) {
+    const std::string id = "GPU " + std::to_string(gpu.index);
+    facts.push_back({id + " model", gpu.model});
+    const std::string pcie = pcie_text(node, gpu);
+    if (!pcie.empty()) facts.push_back({id + " PCIe link", pcie});
+    facts.push_back({id + " NVLinks", std::to_string(total_nvlinks(node, gpu))});
+  }
+  int rdma = 0;
+  for (const Nic& nic : node.nics) rdma += nic.rdma ? 1 : 0;
+  facts.push_back({"RDMA NIC count", std::to_string(rdma)});
+  for (const Nic& nic : node.nics) {
+    if (!nic.rdma) continue;
+    for (const NicPort& port : nic.ports) {
+      facts.push_back({nic.name + " port " + std::to_string(port.port), port_text(port)});
+    }
+  }
+  return facts;
+}
+
+std::vector<NodeDifference> compare_nodes(const std::vector<NodeTopology>& nodes) {
+  std::vector<NodeDifference> differences;
+  if (nodes.size() < 2) return differences;
+  // key -> value per node ("absent" when a node lacks the fact), keys in first-seen order.
+  std::vector<std::string> keys;
+  std::vector<std::map<std::string, std::string>> values(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (const NodeFact& fact : node_facts(nodes[i])) {
+      if (std::find(keys.begin(), keys.end(), fact.key) == keys.end()) keys.push_back(fact.key);
+      values[i][fact.key] = fact.value;
+    }
+  }
+  const int total = static_cast<int>(nodes.size());
+  for (const std::string& key : keys) {
+    std::map<std::string, int> votes;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const auto found = values[i].find(key);
+      ++votes[found == values[i].end() ? "absent" : found->second];
+    }
+    if (votes.size() == 1) continue;
+    // std::map iterates values in order, so the first maximum is the smallest value.
+    std::string majority;
+    int majority_votes = 0;
+    for (const auto& [value, count] : votes) {
+      if (count > majority_votes) {
+        majority = value;
+        majority_votes = count;
+      }
+    }
+    const bool tie = std::count_if(votes.begin(), votes.end(), [&](const auto& v) { return v.second == majority_votes; }) > 1;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const auto found = values[i].find(key);
+      const std::string value = found == values[i].end() ? "absent" : found->second;
+      if (value == majority && !tie) continue;
+      differences.push_back({nodes[i].hostname, key, value, tie ? "no majority" : majority, tie ? 0 : majority_votes, total});
+    }
+  }
+  return differences;
+}
+
+std::string describe(const NodeDifference& d) {
+  if (d.majority_nodes == 0) return d.hostname + ": " + d.key + " is " + d.value + " (nodes disagree, no majority)";
+  return d.hostname + ": " + d.key + " is " + d.value + ", " + std::to_string(d.majority_nodes) + " of " +
+         std::to_string(d.nodes) + " nodes have " + d.majority;
+}
+
+std::vector<std::string> node_findings(const NodeTopology& node) {
+  std::vector<std::string> findings;
+  for (const Gpu& gpu : node.gpus) {
+    const std::string id = "GPU " + std::to_string(gpu.index) + " (" + gpu.bus_id + ")";
+    if (gpu.pcie_generation_max > 0 && gpu.pcie_width_max > 0 &&
+        (gpu.pcie_generation_current < gpu.pcie_generation_max || gpu.pcie_width_current < gpu.pcie_width_max)) {
+      // An idle GPU lowers its PCIe generation to save power; width never changes at idle.
+      if (gpu.pcie_width_current < gpu.pcie_width_max) {
+        findings.push_back(id + ": PCIe link x" + std::to_string(gpu.pcie_width_current) + " of x" +
+                           std::to_string(gpu.pcie_width_max));
+      }
+    }
+    double best = 0;
+    for (const Gpu& peer : node.gpus) {
+      if (peer.model == gpu.model) best = std::max(best, pcie_gbps(node, peer));
+    }
+    const double own = pcie_gbps(node, gpu);
+    if (own > 0 && own < best) {
+      findings.push_back(id + ": PCIe link " + gbps_text(own) + ", other " + gpu.model + " GPUs have " + gbps_text(best));
+    }
+    int most_links = 0;
+    for (const Gpu& peer : node.gpus) {
+      if (peer.model == gpu.model) most_links = std::max(most_links, total_nvlinks(node, peer));
+    }
+    const int links = total_nvlinks(node, gpu);
+    if (links < most_links) {
+      findings.push_back(id + ": " + std::to_string(links) + " NVLinks, other " + gpu.model + " GPUs have " +
+                         std::to_string(most_links));
+    }
+  }
+  std::map<std::string, double> fastest;  // per link layer, among active RDMA ports
+  for (const Nic& nic : node.nics) {
+    for (const NicPort& port : nic.ports) {
+      if (nic.rdma && port.active()) fastest[port.link_layer] = std::max(fastest[port.link_layer], port.rate_gbit);
+    }
+  }
+  for (const Nic& nic : node.nics) {
+    if (!nic.rdma) continue;
+    for (const NicPort& port : nic.ports) {
+      const std::string id = nic.name + " port " + std::to_string(port.port);
+      if (!port.active()) {
+        findings.push_back(id + ": " + (port.state.empty() ? std::string("not active") : port.state) +
+                           (port.physical_state.empty() ? "" : " (" + port.physical_state + ")"));
+      } else if (port.rate_gbit > 0 && port.rate_gbit < fastest[port.link_layer]) {
+        std::string rate = rate_text(port.rate_gbit);
+        if (port.lanes > 0 && !port.speed.empty()) rate += " (" + std::to_string(port.lanes) + "X " + port.speed + ")";
+        findings.push_back(id + ": " + rate + ", other " + port.link_layer + " ports run at " +
+                           rate_text(fastest[port.link_layer]));
+      }
+    }
+  }
+  return findings;
+}
+
+}  // namespace commbench

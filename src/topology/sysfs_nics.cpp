@@ -1,0 +1,207 @@
+#include "commbench/topology/sysfs_nics.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/launcher_env.hpp"
+#include "commbench/topology/sysfs_ports.hpp"
+
+namespace commbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "";
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+// nullopt when the file is absent or cannot be read: sysfs answers EINVAL on read for
+// attributes a driver cannot report (`speed` of a link that is down, of a virtual device),
+// which means "unknown", not "broken input".
+std::optional<std::string> read_attribute(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::array<char, 4096> buffer{};
+  const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+  ::close(fd);
+  if (n < 0) return std::nullopt;
+  return trimmed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+}
+
+bool looks_like_pci_address(const std::string& name) {
+  static const std::regex kPci(R"(^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$)");
+  return std::regex_match(name, kPci);
+}
+
+// Only a symlink says where the device sits; a plain `device` directory (hand-made
+// fixtures) carries no address.
+std::string bus_id_of(const fs::path& device_link, const fs::path& sysfs_root) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(device_link, ec))) return "";
+  const fs::path target = fs::read_symlink(device_link, ec);
+  if (ec) return "";
+  const std::string base = target.filename().string();
+  if (looks_like_pci_address(base)) return base;
+  // virtio-net and friends hang one level below the PCI function that carries them.
+  const fs::path resolved = fs::weakly_canonical(target.is_absolute() ? target : device_link.parent_path() / target, ec);
+  if (ec) return "";
+  const fs::path root = fs::weakly_canonical(sysfs_root, ec);
+  if (ec) return "";
+  const std::string resolved_text = resolved.string();
+  const std::string root_text = root.string();
+  if (resolved_text.compare(0, root_text.size(), root_text) != 0) return "";
+  const fs::path inside = fs::path(resolved_text.substr(root_text.size()));
+  std::string nearest;
+  for (const auto& part : inside)
+    if (looks_like_pci_address(part.string())) nearest = part.string();
+  return nearest;
+}
+
+int numa_node_of(const fs::path& device_dir) {
+  const fs::path file = device_dir / "numa_node";
+  const auto text = read_attribute(file);
+  if (!text || *text == "-1") return -1;
+  const auto value = parse_non_negative_int(text->c_str());
+  if (!value || *value > 4095)
+    throw UsageError(file.string() + ": '" + *text + "' is not a NUMA node (expected e.g. '0' or '-1')");
+  return *value;
+}
+
+std::vector<std::string> netdevs_of(const fs::path& device_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  const fs::path net = device_dir / "net";
+  if (!fs::is_directory(net, ec)) return names;
+  for (const auto& entry : fs::directory_iterator(net, ec)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+NicPort port_from_sysfs(const SysfsPort& p) {
+  NicPort port;
+  port.port = p.port;
+  port.state_code = p.state.code;
+  port.state = p.state.name;
+  port.physical_state = p.physical_state.name;
+  port.link_layer = p.link_layer;
+  port.rate_gbit = p.rate.gbit;
+  port.lanes = p.rate.lanes;
+  port.speed = p.rate.speed;
+  return port;
+}
+
+NicPort ethernet_port(const fs::path& interface_dir) {
+  NicPort port;
+  port.port = 1;
+  port.link_layer = "Ethernet";
+
+  const fs::path speed_file = interface_dir / "speed";
+  if (const auto speed = read_attribute(speed_file); speed && *speed != "-1") {
+    const auto mbps = parse_non_negative_int(speed->c_str());
+    if (!mbps) throw UsageError(speed_file.string() + ": '" + *speed + "' is not a link speed (expected Mb/s, e.g. '25000')");
+    port.rate_gbit = *mbps / 1000.0;
+  }
+
+  // The kernel's RFC 2863 operational states (Documentation/ABI/testing/sysfs-class-net).
+  static const std::set<std::string, std::less<>> kOperStates{"unknown", "notpresent", "down", "lowerlayerdown",
+                                                              "testing", "dormant", "up"};
+  const fs::path state_file = interface_dir / "operstate";
+  const auto state = read_attribute(state_file);
+  if (state && !kOperStates.contains(*state))
+    throw UsageError(state_file.string() + ": '" + *state + "' is not an operstate (expected e.g. 'up' or 'down')");
+  if (state && *state == "up") {
+    port.state_code = 4;
+    port.state = "ACTIVE";
+    port.physical_state = "LinkUp";
+  } else {
+    port.state_code = 1;
+    port.state = "DOWN";
+  }
+  return port;
+}
+
+}  // namespace
+
+std::vector<Nic> read_sysfs_nics(const std::string& sysfs_root) {
+  const fs::path root(sysfs_root);
+  std::vector<Nic> nics;
+  std::set<std::string> rdma_netdevs;
+  std::error_code ec;
+
+  std::map<std::string, std::vector<NicPort>> ports_by_device;
+  for (const SysfsPort& p : read_sysfs_ports(sysfs_root)) ports_by_device[p.device].push_back(port_from_sysfs(p));
+
+  const fs::path infiniband = root / "class" / "infiniband";
+  if (fs::is_directory(infiniband, ec)) {
+    for (const auto& entry : fs::directory_iterator(infiniband, ec)) {
+      Nic nic;
+      nic.name = entry.path().filename().string();
+      const fs::path device = entry.path() / "device";
+      nic.bus_id = bus_id_of(device, root);
+      nic.numa = numa_node_of(device);
+      nic.netdevs = netdevs_of(device);
+      nic.ports = std::move(ports_by_device[nic.name]);
+      nic.source = "sysfs";
+      rdma_netdevs.insert(nic.netdevs.begin(), nic.netdevs.end());
+      nics.push_back(std::move(nic));
+    }
+  }
+
+  const fs::path net = root / "class" / "net";
+  if (fs::is_directory(net, ec)) {
+    for (const auto& entry : fs::directory_iterator(net, ec)) {
+      const std::string name = entry.path().filename().string();
+      const fs::path device = entry.path() / "device";
+      // symlink_status: a dangling fixture link still counts as "has a device".
+      if (!fs::exists(fs::symlink_status(device, ec)) || rdma_netdevs.contains(name)) continue;
+      Nic nic;
+      nic.name = name;
+      nic.bus_id = bus_id_of(device, root);
+      nic.numa = numa_node_of(device);
+      nic.netdevs = {name};
+      nic.ports = {ethernet_port(entry.path())};
+      nic.source = "sysfs";
+      nic.rdma = false;  // a plain interface: listed, but not a NIC NCCL's IB/RoCE transport uses
+      nics.push_back(std::move(nic));
+    }
+  }
+
+  std::sort(nics.begin(), nics.end(), [](const Nic& a, const Nic& b) { return a.name < b.name; });
+  return nics;
+}
+
+void merge_nics(NodeTopology& node, std::vector<Nic> nics) {
+  for (Nic& incoming : nics) {
+    const auto existing = std::find_if(node.nics.begin(), node.nics.end(),
+                                       [&](const Nic& nic) { return nic.name == incoming.name; });
+    if (existing == node.nics.end()) {
+      node.nics.push_back(std::move(incoming));
+      continue;
+    }
+    Nic& nic = *existing;
+    if (nic.bus_id.empty()) nic.bus_id = incoming.bus_id;
+    if (nic.pci < 0) nic.pci = incoming.pci;
+    if (nic.numa < 0) nic.numa = incoming.numa;
+    if (nic.cpus.empty()) nic.cpus = std::move(incoming.cpus);
+    for (std::string& netdev : incoming.netdevs)
+      if (std::find(nic.netdevs.begin(), nic.netdevs.end(), netdev) == nic.netdevs.end())
+        nic.netdevs.push_back(std::move(netdev));
+    if (nic.ports.empty()) nic.ports = std::move(incoming.ports);
+  }
+}
+
+}  // namespace commbench

@@ -1,0 +1,198 @@
+"""Integration tests of bench-topology: real processes (under mpirun when the build has
+MPI), the hand-written fixtures of tests/fixtures/topology, and the real hwloc topologies
+of ../shared/fixtures/hwloc when that folder exists.
+
+Every assertion is on values: exit codes, parsed JSON/CSV, matrix lines, messages.
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "build/bench/bench-topology")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "fixtures", "topology")
+SHARED = os.path.join(HERE, "..", "..", "..", "shared", "fixtures", "hwloc")
+HWLOC = os.environ.get("COMMBENCH_HAVE_HWLOC", "1") == "1"
+
+
+def fixture(*parts):
+    return os.path.join(FIXTURES, *parts)
+
+
+def run(*args, np=0, timeout=120):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [BIN, *map(str, args)]
+    if np:
+        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np)] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def needs_hwloc(test):
+    return unittest.skipUnless(HWLOC, "built without hwloc")(test)
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-topology-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+
+class ThisMachine(TempDirTest):
+    @unittest.skipUnless(MPIEXEC, "built without MPI")
+    def test_four_ranks_without_gpu_or_hca_succeed_and_say_so(self):
+        start = time.monotonic()
+        rc, out, err = run("--json", self.path("t.json"), np=4)
+        elapsed = time.monotonic() - start
+        self.assertEqual(rc, 0, err)
+        self.assertIn("1 node probed", out)  # one rank per node probes
+        self.assertIn("unknown: no NVIDIA GPU found", out)
+        self.assertIn("unknown: no RDMA NIC found", out)
+        self.assertIn("All 1 node consistent", out)
+        doc = json.load(open(self.path("t.json")))
+        self.assertEqual(doc["ranks"], 4)
+        self.assertEqual(len(doc["nodes"]), 1)
+        self.assertEqual(doc["nodes"][0]["gpus"], [])
+        self.assertEqual(doc["exit_code"], 0)
+        self.assertLess(doc["probe_seconds"], 2.0)  # the issue's bound for probing one node
+        # Four host ranks on one node: shared memory, no spec figure, and it says so.
+        allreduce = [r for r in doc["theoretical_busbw"] if r["collective"] == "allreduce"][0]
+        self.assertIsNone(allreduce["spec_busbw_gbps"])
+        self.assertIn("shared memory", allreduce["basis"])
+        self.assertLess(elapsed, 60)
+
+    def test_single_process(self):
+        rc, out, err = run()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("unknown: no NVIDIA GPU found", out)
+        self.assertIn("NVML not loadable", out)
+
+
+class Fixtures(TempDirTest):
+    @needs_hwloc
+    def test_healthy_dgx_exit_0_with_the_exact_matrix_row(self):
+        rc, out, err = run("--hwloc-xml", fixture("hwloc", "dgx-h100.xml"), "--sysfs-root", fixture("sysfs", "dgx-h100"),
+                           "--nodes", "2")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("GPU0   X      NV18   NV18   NV18   NV18   NV18   NV18   NV18   PIX    NODE   NODE   NODE   "
+                      "SYS    SYS    SYS    SYS    0-3             0\n", out)
+        self.assertIn("mlx5_7    1    ACTIVE  LinkUp      400 Gb/s (4X NDR)     InfiniBand 0000:dc:00.0  1    ibp220s0", out)
+        table = [l.split() for l in out.splitlines() if l.startswith("  allreduce")]
+        self.assertEqual([t[1:3] for t in table], [["450", "370.8"], ["400", "370.8"]])  # 1 node, 2 nodes
+
+    @needs_hwloc
+    def test_degraded_node_exit_1_naming_each_device(self):
+        rc, out, err = run("--hwloc-xml", fixture("hwloc", "dgx-h100-degraded.xml"),
+                           "--sysfs-root", fixture("sysfs", "degraded"), "--json", self.path("d.json"),
+                           "--csv", self.path("d.csv"))
+        self.assertEqual(rc, 1, err)
+        fails = [l for l in out.splitlines() if l.startswith("FAIL ")]
+        self.assertEqual(fails, [
+            "FAIL dgx-h100-degraded.xml: GPU 3 (0000:5d:00.0): PCIe link 31.51 GB/s, other NVIDIA H100 80GB HBM3 GPUs "
+            "have 63.02 GB/s",
+            "FAIL dgx-h100-degraded.xml: GPU 5 (0000:ab:00.0): 16 NVLinks, other NVIDIA H100 80GB HBM3 GPUs have 18",
+            "FAIL dgx-h100-degraded.xml: mlx5_3 port 1: DOWN (Polling)",
+            "FAIL dgx-h100-degraded.xml: mlx5_5 port 1: 200 Gb/s (2X NDR), other InfiniBand ports run at 400 Gb/s"])
+        doc = json.load(open(self.path("d.json")))
+        self.assertEqual(doc["exit_code"], 1)
+        self.assertEqual(len(doc["findings"]["dgx-h100-degraded.xml"]), 4)
+        self.assertEqual(doc["nodes"][0]["matrix"][5][0], "NV16")
+        rows = list(csv.DictReader(open(self.path("d.csv"))))
+        gpu3 = [r for r in rows if r["from"] == "GPU3" and r["type"] == "PCIe"][0]
+        self.assertAlmostEqual(float(gpu3["spec_gbps"]), 31.5077, places=3)
+        down = [r for r in rows if r["from"] == "mlx5_3 port 1"][0]
+        self.assertEqual(down["state"], "DOWN")
+
+    @needs_hwloc
+    def test_pcie_server(self):
+        rc, out, err = run("--hwloc-xml", fixture("hwloc", "pcie-4gpu.xml"), "--sysfs-root", fixture("sysfs", "pcie-4gpu"))
+        self.assertEqual(rc, 0, err)
+        self.assertIn("GPU2   SYS    SYS    X      PXB    SYS    PHB    4-7             1\n", out)
+        self.assertIn("NIC0   NODE   NODE   SYS    SYS    X      SYS    0-3             0\n", out)
+
+    def test_nccl_topology_dump(self):
+        rc, out, err = run("--nccl-topo-xml", fixture("nccl", "dgx-h100.xml"))
+        self.assertEqual(rc, 0, err)
+        self.assertIn("GPU0   X      NV18", out)
+        self.assertIn("mlx5_0", out)
+
+    @needs_hwloc
+    @unittest.skipUnless(os.path.isdir(SHARED), "../shared/fixtures/hwloc is absent")
+    def test_real_dgx2(self):
+        rc, out, err = run("--hwloc-xml", os.path.join(SHARED, "nvidiaDGX2.xml"), "--json", self.path("x.json"))
+        self.assertEqual(rc, 0, err)
+        doc = json.load(open(self.path("x.json")))
+        self.assertEqual(len(doc["nodes"][0]["gpus"]), 16)
+        self.assertEqual(doc["nodes"][0]["matrix"][0][15], "NV6")
+
+
+class BadInput(TempDirTest):
+    def write(self, name, text):
+        path = self.path(name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def check(self, args, expected):
+        rc, out, err = run(*args)
+        self.assertEqual(rc, 2, f"{args}: {out}{err}")
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        self.assertTrue(lines[0].startswith("bench-topology: error: "), err)
+        self.assertIn(expected, lines[0])
+        self.assertFalse(os.path.exists(self.path("never.json")))
+
+    def test_each_bad_input_is_one_line_exit_2(self):
+        dgx = open(fixture("hwloc", "pcie-4gpu.xml")).read()
+        truncated = self.write("truncated.xml", dgx[: len(dgx) // 3])
+        unknown_class = self.write("class.xml", dgx.replace('pci_type="0302', 'pci_type="9902', 1))
+        twice = self.write("twice.xml", dgx.replace('pci_busid="0000:03:00.0"', 'pci_busid="0000:04:00.0"', 1))
+        nccl = open(fixture("nccl", "dgx-h100.xml")).read()
+        nccl_truncated = self.write("nccl-trunc.xml", nccl[: len(nccl) // 2])
+        rate_tree = os.path.join(self.dir, "sys")
+        port = os.path.join(rate_tree, "class", "infiniband", "mlx5_0", "ports", "1")
+        os.makedirs(port)
+        for name, text in (("rate", "fast\n"), ("state", "4: ACTIVE\n"), ("phys_state", "5: LinkUp\n"),
+                           ("link_layer", "InfiniBand\n")):
+            self.write(os.path.join("sys", "class", "infiniband", "mlx5_0", "ports", "1", name), text)
+        cases = [
+            (["--hwloc-xml", truncated, "--json", self.path("never.json")], truncated + ":"),
+            (["--hwloc-xml", unknown_class], "unknown PCI class 0x9902"),
+            (["--hwloc-xml", twice], "GPU 0000:04:00.0 listed twice"),
+            (["--hwloc-xml", "/nonexistent.xml"], "/nonexistent.xml: cannot read"),
+            (["--nccl-topo-xml", nccl_truncated], nccl_truncated + ":"),
+            (["--sysfs-root", rate_tree, "--hwloc-xml", fixture("hwloc", "pcie-4gpu.xml")],
+             os.path.join(port, "rate") + ": 'fast'"),
+            (["--sysfs-root", "/nonexistent"], "--sysfs-root /nonexistent: not a directory"),
+            (["--hwloc-xml", truncated, "--nccl-topo-xml", nccl_truncated], "give one of them"),
+            (["--nodes", "0"], "--nodes: must be at least 1"),
+            (["--nodes", "x"], "--nodes: 'x' is not a whole number"),
+            (["-T", "-1"], "-T/--timeout"),
+            (["--json", ""], "--json: empty file name"),
+            (["--bogus"], "--bogus"),
+        ]
+        if not HWLOC:
+            cases = [c for c in cases if "--hwloc-xml" not in c[0]]
+        for args, expected in cases:
+            with self.subTest(args=args):
+                self.check(args, expected)
+
+    def test_existing_output_needs_force(self):
+        out = self.write("exists.json", "{}")
+        self.check(["--json", out], "file exists; pass --force")
+
+
+if __name__ == "__main__":
+    unittest.main()

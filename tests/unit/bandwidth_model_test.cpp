@@ -1,0 +1,185 @@
+// Theoretical busbw per collective for the hand-written nodes, against figures computed by
+// hand from docs/bandwidth-model.md.
+#include <gtest/gtest.h>
+
+#include "commbench/cli/collectives_bandwidth.hpp"
+#include "commbench/topology/bandwidth_model.hpp"
+#include "commbench/topology/hwloc_probe.hpp"
+#include "commbench/topology/node_probe.hpp"
+
+namespace commbench {
+namespace {
+
+const std::string kFixtures = std::string(COMMBENCH_TOPOLOGY_FIXTURES) + "/";
+
+#define REQUIRE_HWLOC() \
+  if (!hwloc_available()) GTEST_SKIP() << "built without hwloc (COMMBENCH_WITH_HWLOC=OFF)"
+
+NodeTopology offline(const std::string& hwloc, const std::string& sysfs) {
+  ProbeOptions options;
+  options.hwloc_xml = kFixtures + "hwloc/" + hwloc;
+  options.sysfs_root = kFixtures + "sysfs/" + sysfs;
+  return probe_node(options);
+}
+
+JobLayout all_gpus(const NodeTopology& node, int nodes) {
+  JobLayout layout;
+  layout.nodes = nodes;
+  layout.ranks_per_node = static_cast<int>(node.gpus.size());
+  for (const Gpu& g : node.gpus) layout.gpu_bus_ids.push_back(g.bus_id);
+  return layout;
+}
+
+TEST(BandwidthModel, DgxOneNode) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = offline("dgx-h100.xml", "dgx-h100");
+  const JobLayout layout = all_gpus(node, 1);
+  // 18 NVLink 4 links x 25 GB/s = 450 spec; x 20.6 (NCCL's figure) = 370.8 achievable.
+  for (const Collective op : {Collective::allreduce, Collective::allgather, Collective::reducescatter,
+                              Collective::broadcast, Collective::reduce, Collective::alltoall, Collective::sendrecv}) {
+    const TheoreticalBusbw bw = theoretical_busbw(op, node, layout);
+    ASSERT_TRUE(bw.spec_gbps) << name_of(op) << ": " << bw.basis;
+    EXPECT_DOUBLE_EQ(*bw.spec_gbps, 450.0) << name_of(op);
+    EXPECT_NEAR(*bw.achievable_gbps, 370.8, 1e-9) << name_of(op);
+  }
+  EXPECT_EQ(theoretical_busbw(Collective::allreduce, node, layout).basis,
+            "intra-node: NVLink 4: 18 links x 25 GB/s per GPU (GPU 0) = 450 GB/s");
+}
+
+TEST(BandwidthModel, DgxTwoAndFourNodes) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = offline("dgx-h100.xml", "dgx-h100");
+  for (const int nodes : {2, 4}) {
+    const JobLayout layout = all_gpus(node, nodes);
+    // Ring: min(450 NVLink, 8 x 50 GB/s NICs = 400); achievable min(370.8, 400 x 0.96 = 384).
+    const TheoreticalBusbw ring = theoretical_busbw(Collective::allreduce, node, layout);
+    EXPECT_DOUBLE_EQ(*ring.spec_gbps, 400.0);
+    EXPECT_NEAR(*ring.achievable_gbps, 370.8, 1e-9);
+    // All-to-all: n = 8 x nodes ranks, k = 8 per node; the NICs carry k(n-k)/n of a
+    // rank's buffer per node: 400 x (n-1) / (k (n-k)).
+    const double n = 8.0 * nodes, k = 8.0;
+    const TheoreticalBusbw a2a = theoretical_busbw(Collective::alltoall, node, layout);
+    EXPECT_NEAR(*a2a.spec_gbps, 400.0 * (n - 1) / (k * (n - k)), 1e-9);
+    EXPECT_NEAR(*a2a.spec_gbps, nodes == 2 ? 93.75 : 64.583333333, 1e-6);  // 400 x 15/64, 400 x 31/192
+    // Send/recv: one flow leaves through the last GPU's own NIC: 50 GB/s.
+    const TheoreticalBusbw p2p = theoretical_busbw(Collective::sendrecv, node, layout);
+    EXPECT_DOUBLE_EQ(*p2p.spec_gbps, 50.0);
+    EXPECT_DOUBLE_EQ(*p2p.achievable_gbps, 48.0);
+  }
+}
+
+TEST(BandwidthModel, DegradedNodeIsBoundByItsWeakestPart) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = offline("dgx-h100-degraded.xml", "degraded");
+  // GPU 5 has 16 links: 400 spec, 16 x 20.6 = 329.6 achievable on one node.
+  const TheoreticalBusbw one = theoretical_busbw(Collective::allreduce, node, all_gpus(node, 1));
+  EXPECT_DOUBLE_EQ(*one.spec_gbps, 400.0);
+  EXPECT_NEAR(*one.achievable_gbps, 329.6, 1e-9);
+  // Between nodes: mlx5_3 is down and mlx5_5 runs at 25 GB/s: 6 x 50 + 25 = 325.
+  const TheoreticalBusbw two = theoretical_busbw(Collective::allreduce, node, all_gpus(node, 2));
+  EXPECT_DOUBLE_EQ(*two.spec_gbps, 325.0);
+  EXPECT_NEAR(*two.achievable_gbps, 312.0, 1e-9);
+  EXPECT_NE(two.basis.find("7 active NIC ports (mlx5_0,mlx5_1,mlx5_2,mlx5_4,mlx5_5,mlx5_6,mlx5_7) = 325 GB/s per node"),
+            std::string::npos)
+      << two.basis;
+}
+
+TEST(BandwidthModel, PcieServer) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = offline("pcie-4gpu.xml", "pcie-4gpu");
+  // Ring over the GPUs in bus order, every link Gen4 x16: 31.5 spec, x 12/15.75 achievable.
+  const TheoreticalBusbw one = theoretical_busbw(Collective::allreduce, node, all_gpus(node, 1));
+  EXPECT_NEAR(*one.spec_gbps, 31.508, 0.001);
+  EXPECT_NEAR(*one.achievable_gbps, 31.508 * 12.0 / 15.75, 0.001);
+  EXPECT_NE(one.basis.find("crosses the CPU interconnect"), std::string::npos) << one.basis;
+  // Two nodes: GPUs 0/1 have no NIC on their switch, 2/3 neither (PHB): all RDMA ports
+  // count, 2 x 25 = 50 GB/s per node, above the PCIe ring.
+  const TheoreticalBusbw two = theoretical_busbw(Collective::allreduce, node, all_gpus(node, 2));
+  EXPECT_NEAR(*two.spec_gbps, 31.508, 0.001);
+  // Only GPUs 0 and 1: their switch path.
+  JobLayout pair;
+  pair.nodes = 1;
+  pair.ranks_per_node = 2;
+  pair.gpu_bus_ids = {"0000:03:00.0", "0000:04:00.0"};
+  EXPECT_NEAR(*theoretical_busbw(Collective::sendrecv, node, pair).spec_gbps, 31.508, 0.001);
+  EXPECT_EQ(theoretical_busbw(Collective::sendrecv, node, pair).basis, "intra-node: GPU 0 to GPU 1: PIX 31.51 GB/s");
+}
+
+TEST(BandwidthModel, HostRanksSayWhatIsUnknown) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = offline("pcie-4gpu.xml", "pcie-4gpu");
+  JobLayout host;
+  host.nodes = 1;
+  host.ranks_per_node = 4;
+  const TheoreticalBusbw local = theoretical_busbw(Collective::allreduce, node, host);
+  EXPECT_FALSE(local.spec_gbps);
+  EXPECT_EQ(local.basis,
+            "intra-node bandwidth unknown: ranks on one node exchange through shared memory, which has no spec bandwidth");
+  host.ranks_per_node = 1;
+  host.nodes = 2;
+  // One host rank per node: the RDMA ports carry it (2 x 200 Gb/s).
+  const TheoreticalBusbw across = theoretical_busbw(Collective::broadcast, node, host);
+  EXPECT_DOUBLE_EQ(*across.spec_gbps, 50.0);
+  host.nodes = 1;
+  EXPECT_EQ(theoretical_busbw(Collective::allreduce, node, host).basis,
+            "one rank: nothing crosses a link (busbw is 0 by definition)");
+}
+
+TEST(BandwidthModel, HostRanksFallBackToEthernetAndSaySo) {
+  NodeTopology node;
+  Nic eth;
+  eth.name = "eth0";
+  eth.rdma = false;
+  NicPort port;
+  port.state_code = 4;
+  port.state = "ACTIVE";
+  port.rate_gbit = 100;
+  port.link_layer = "Ethernet";
+  eth.ports = {port};
+  node.nics = {eth};
+  JobLayout host;
+  host.nodes = 2;
+  host.ranks_per_node = 1;
+  const TheoreticalBusbw bw = theoretical_busbw(Collective::allreduce, node, host);
+  EXPECT_DOUBLE_EQ(*bw.spec_gbps, 12.5);
+  EXPECT_EQ(bw.basis, "inter-node: 1 active NIC port (eth0) = 12.5 GB/s per node (assumes MPI uses the fastest active port)");
+  node.nics[0].ports[0].state_code = 1;
+  EXPECT_EQ(theoretical_busbw(Collective::allreduce, node, host).basis,
+            "inter-node bandwidth unknown: no active NIC port found to carry traffic between nodes");
+}
+
+TEST(BandwidthModel, MissingGpuIsNamed) {
+  NodeTopology node;
+  JobLayout layout;
+  layout.ranks_per_node = 2;
+  layout.gpu_bus_ids = {"0000:01:00.0", "0000:02:00.0"};
+  EXPECT_EQ(theoretical_busbw(Collective::allreduce, node, layout).basis,
+            "intra-node bandwidth unknown: GPU 0000:01:00.0 is not in the probed topology");
+  EXPECT_DOUBLE_EQ(nccl_model_nvlink_gbps(4), 20.6);
+  EXPECT_DOUBLE_EQ(nccl_model_nvlink_gbps(5), 40.1);
+}
+
+TEST(CollectivesBandwidth, RowsGetSpecAchievableAndEfficiency) {
+  CollectiveBandwidths model;
+  model[Collective::allreduce] = {400.0, 370.8, "intra-node: NVLink"};
+  model[Collective::broadcast] = {std::nullopt, std::nullopt, "one rank: nothing crosses a link"};
+  ResultRow row;
+  row.op_case.op = Collective::allreduce;
+  row.busbw_gbps = 300.0;
+  apply_bandwidth_model(model, row);
+  EXPECT_DOUBLE_EQ(*row.theoretical_busbw_gbps, 400.0);
+  EXPECT_DOUBLE_EQ(*row.achievable_busbw_gbps, 370.8);
+  EXPECT_DOUBLE_EQ(*row.efficiency, 0.75);  // against spec, not achievable
+  ResultRow unknown;
+  unknown.op_case.op = Collective::broadcast;
+  apply_bandwidth_model(model, unknown);
+  EXPECT_FALSE(unknown.theoretical_busbw_gbps);
+  EXPECT_FALSE(unknown.efficiency);
+  EXPECT_EQ(bandwidth_notes(model),
+            (std::vector<std::string>{
+                "theoretical busbw of allreduce: spec 400 GB/s, achievable 370.8 GB/s; intra-node: NVLink",
+                "theoretical busbw of broadcast: unknown; one rank: nothing crosses a link"}));
+}
+
+}  // namespace
+}  // namespace commbench

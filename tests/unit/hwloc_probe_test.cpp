@@ -1,0 +1,254 @@
+// The hwloc loader against hand-written fixtures (tests/fixtures/topology/hwloc, layouts
+// in its README) and the real topologies of ../shared/fixtures/hwloc (skipped when absent).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "commbench/core/error.hpp"
+#include "commbench/topology/hwloc_probe.hpp"
+#include "commbench/topology/pci_path.hpp"
+#include "commbench/topology/topology_matrix.hpp"
+
+namespace commbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixtures = std::string(COMMBENCH_TOPOLOGY_FIXTURES) + "/hwloc/";
+const std::string kShared = std::string(COMMBENCH_SHARED_HWLOC_FIXTURES) + "/";
+
+#define REQUIRE_HWLOC()                                                      \
+  if (!hwloc_available()) GTEST_SKIP() << "built without hwloc (COMMBENCH_WITH_HWLOC=OFF)"
+#define REQUIRE_SHARED(file)                                                                             \
+  REQUIRE_HWLOC();                                                                                       \
+  if (!fs::exists(kShared + (file))) GTEST_SKIP() << "../shared/fixtures/hwloc/" << (file) << " is absent"
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A fixture variant in a temporary file, removed at the end of the test.
+class TemporaryXml {
+ public:
+  explicit TemporaryXml(const std::string& text)
+      : path_((fs::temp_directory_path() / ("commbench-hwloc-" + std::to_string(getpid()) + "-" +
+                                              std::to_string(counter_++) + ".xml"))
+                  .string()) {
+    std::ofstream(path_) << text;
+  }
+  ~TemporaryXml() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+};
+
+std::string usage_error_of(const std::string& path) {
+  try {
+    probe_hwloc(path);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+const std::vector<std::string> kDgxGpuBusIds = {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+                                                "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"};
+const std::vector<std::string> kDgxNicBusIds = {"0000:19:00.0", "0000:2b:00.0", "0000:3b:00.0", "0000:5e:00.0",
+                                                "0000:9b:00.0", "0000:ac:00.0", "0000:bb:00.0", "0000:dc:00.0"};
+
+TEST(HwlocProbe, DgxH100Devices) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = probe_hwloc(kFixtures + "dgx-h100.xml");
+  ASSERT_EQ(node.gpus.size(), 8u);
+  ASSERT_EQ(node.nics.size(), 8u);
+  ASSERT_EQ(node.numa_nodes.size(), 2u);
+  EXPECT_EQ(node.numa_nodes[1].cpus, (std::vector<int>{4, 5, 6, 7}));
+  for (std::size_t i = 0; i < 8; ++i) {
+    const Gpu& gpu = node.gpus[i];
+    EXPECT_EQ(gpu.index, static_cast<int>(i));
+    EXPECT_EQ(gpu.bus_id, kDgxGpuBusIds[i]);
+    EXPECT_EQ(gpu.model, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(gpu.nvlink_generation, 4);
+    EXPECT_EQ(gpu.numa, i < 4 ? 0 : 1);
+    EXPECT_EQ(gpu.cpus, i < 4 ? (std::vector<int>{0, 1, 2, 3}) : (std::vector<int>{4, 5, 6, 7}));
+    EXPECT_NEAR(node.pci[static_cast<std::size_t>(gpu.pci)].link_gbps, 63.015, 0.001);
+    EXPECT_EQ(nvlinks_to_switches(node, static_cast<int>(i)), 18);
+    const Nic& nic = node.nics[i];
+    EXPECT_EQ(nic.name, "mlx5_" + std::to_string(i));
+    EXPECT_EQ(nic.bus_id, kDgxNicBusIds[i]);
+    EXPECT_EQ(nic.numa, i < 4 ? 0 : 1);
+    EXPECT_TRUE(nic.rdma);
+  }
+  EXPECT_EQ(node.nics[0].netdevs, std::vector<std::string>{"ibp25s0"});
+  // 5, 4, 4, 5 links to the four NVSwitches, each 25 GB/s.
+  std::vector<int> links;
+  for (const NvlinkGroup& g : node.nvlinks) {
+    if (g.gpu != 0) continue;
+    EXPECT_EQ(g.peer, NvlinkPeer::nvswitch);
+    EXPECT_DOUBLE_EQ(g.gbps_per_link, 25.0);
+    links.push_back(g.links);
+  }
+  EXPECT_EQ(links, (std::vector<int>{5, 4, 4, 5}));
+  EXPECT_EQ(node.sources.front().rfind("hwloc ", 0), 0u);
+}
+
+TEST(HwlocProbe, DegradedNodeShowsTheNarrowLinkAndTheMissingNvlinks) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = probe_hwloc(kFixtures + "dgx-h100-degraded.xml");
+  EXPECT_NEAR(node.pci[static_cast<std::size_t>(node.gpus[3].pci)].link_gbps, 31.508, 0.001);
+  EXPECT_EQ(nvlinks_to_switches(node, 5), 16);
+  EXPECT_EQ(nvlinks_to_switches(node, 4), 18);
+}
+
+TEST(HwlocProbe, PcieServerPathsAndLocality) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = probe_hwloc(kFixtures + "pcie-4gpu.xml");
+  ASSERT_EQ(node.gpus.size(), 4u);
+  ASSERT_EQ(node.nics.size(), 2u);
+  EXPECT_EQ(node.gpus[0].model, "NVIDIA L40S");
+  EXPECT_EQ(node.gpus[0].nvlink_generation, 0);
+  EXPECT_TRUE(node.nvlinks.empty());
+  EXPECT_EQ(node.gpus[2].bus_id, "0000:85:00.0");
+  EXPECT_EQ(node.nics[1].bus_id, "0000:87:00.0");
+  // GPU0 -> its downstream port -> switch upstream port -> root port -> host bridge.
+  EXPECT_NEAR(pci_path_bottleneck_gbps(node, node.gpus[0].pci, node.gpus[1].pci), 31.508, 0.001);
+}
+
+TEST(HwlocProbe, BadFilesNameTheFileAndTheProblem) {
+  REQUIRE_HWLOC();
+  const std::string original = read_text(kFixtures + "pcie-4gpu.xml");
+  ASSERT_FALSE(original.empty());
+
+  const TemporaryXml truncated(original.substr(0, original.size() / 2));
+  EXPECT_EQ(usage_error_of(truncated.path()).rfind(truncated.path() + ":", 0), 0u) << usage_error_of(truncated.path());
+  EXPECT_NE(usage_error_of(truncated.path()).find("end of file"), std::string::npos) << usage_error_of(truncated.path());
+
+  std::string unknown_class = original;
+  const std::size_t gpu = unknown_class.find("pci_type=\"0302");
+  ASSERT_NE(gpu, std::string::npos);
+  unknown_class.replace(gpu, 14, "pci_type=\"9902");
+  const TemporaryXml bad_class(unknown_class);
+  const std::string class_error = usage_error_of(bad_class.path());
+  EXPECT_EQ(class_error.substr(0, bad_class.path().size() + 1), bad_class.path() + ":") << class_error;
+  EXPECT_NE(class_error.find(": PCI device 0000:03:00.0 has unknown PCI class 0x9902"), std::string::npos) << class_error;
+
+  std::string garbage_class = original;
+  garbage_class.replace(gpu, 14, "pci_type=\"zz02");
+  const TemporaryXml bad_type(garbage_class);
+  EXPECT_NE(usage_error_of(bad_type.path()).find("has a malformed pci_type 'zz02 [10de:26b9]"), std::string::npos)
+      << usage_error_of(bad_type.path());
+
+  // The same GPU twice: GPU1's bus id given to GPU0 as well.
+  std::string twice = original;
+  const std::size_t first = twice.find("pci_busid=\"0000:03:00.0\"");
+  ASSERT_NE(first, std::string::npos);
+  twice.replace(first, 24, "pci_busid=\"0000:04:00.0\"");
+  const TemporaryXml duplicated(twice);
+  EXPECT_EQ(usage_error_of(duplicated.path()), duplicated.path() + ": GPU 0000:04:00.0 listed twice");
+
+  const TemporaryXml not_hwloc("<?xml version=\"1.0\"?>\n<system version=\"1\"/>\n");
+  EXPECT_EQ(usage_error_of(not_hwloc.path()),
+            not_hwloc.path() + ":2: not an hwloc topology (root element <system>, expected <topology>)");
+
+  EXPECT_EQ(usage_error_of("/nonexistent/topo.xml").rfind("/nonexistent/topo.xml: cannot read", 0), 0u)
+      << usage_error_of("/nonexistent/topo.xml");
+}
+
+TEST(HwlocProbe, ThisMachineNeverThrows) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = probe_hwloc("");
+  EXPECT_FALSE(node.hostname.empty());
+  EXPECT_FALSE(node.numa_nodes.empty());
+  EXPECT_NE(node.sources.front().find("(this machine)"), std::string::npos);
+}
+
+TEST(HwlocProbe, NvlinkGenerationFromModelNames) {
+  EXPECT_EQ(nvlink_generation_from_model("Tesla P100-SXM2-16GB"), 1);
+  EXPECT_EQ(nvlink_generation_from_model("Tesla V100-SXM3-32GB-H"), 2);
+  EXPECT_EQ(nvlink_generation_from_model("NVIDIA A100-SXM4-80GB"), 3);
+  EXPECT_EQ(nvlink_generation_from_model("NVIDIA H200"), 4);
+  EXPECT_EQ(nvlink_generation_from_model("NVIDIA GH200 480GB"), 4);
+  EXPECT_EQ(nvlink_generation_from_model("NVIDIA B200"), 5);
+  EXPECT_EQ(nvlink_generation_from_model("NVIDIA L40S"), 0);
+  EXPECT_TRUE(known_pci_base_class(0x03));
+  EXPECT_TRUE(known_pci_base_class(0xff));
+  EXPECT_FALSE(known_pci_base_class(0x99));
+}
+
+// ---- Real topologies from the hwloc project (../shared/fixtures/hwloc) ----
+
+TEST(SharedHwlocFixtures, Dgx2SixteenV100sBehindNvswitches) {
+  REQUIRE_SHARED("nvidiaDGX2.xml");
+  const NodeTopology node = probe_hwloc(kShared + "nvidiaDGX2.xml");
+  ASSERT_EQ(node.gpus.size(), 16u);
+  EXPECT_EQ(node.gpus[0].bus_id, "0000:34:00.0");
+  EXPECT_EQ(node.gpus[0].model, "Tesla V100-SXM3-32GB-H");
+  EXPECT_EQ(node.gpus[0].nvlink_generation, 2);
+  for (std::size_t g = 0; g < 16; ++g) EXPECT_EQ(nvlinks_to_switches(node, static_cast<int>(g)), 6) << g;
+  const auto matrix = matrix_entries(node);
+  for (std::size_t i = 0; i < 16; ++i) {
+    for (std::size_t j = 0; j < 16; ++j) EXPECT_EQ(matrix[i][j], i == j ? "X" : "NV6") << i << "," << j;
+  }
+  // Under NVLink, the PCIe tree: GPUs 34 and 36 share the last PLX switch; 34 and 39
+  // meet one switch level higher; the two halves of a board meet at the host bridge only
+  // across sockets.
+  EXPECT_EQ(pci_path_class(node, node.gpus[0].pci, node.gpus[1].pci), PathClass::pix);
+  EXPECT_EQ(pci_path_class(node, node.gpus[0].pci, node.gpus[2].pci), PathClass::pxb);
+  EXPECT_EQ(pci_path_class(node, node.gpus[0].pci, node.gpus[8].pci), PathClass::sys);
+  EXPECT_EQ(node.gpus[8].cpus, (std::vector<int>{24, 25}));
+}
+
+TEST(SharedHwlocFixtures, Power8P100sWithNvlinkToEachOtherAndTheCpu) {
+  REQUIRE_SHARED("power8gpudistances.xml");
+  const NodeTopology node = probe_hwloc(kShared + "power8gpudistances.xml");
+  ASSERT_EQ(node.gpus.size(), 4u);
+  EXPECT_EQ(node.gpus[0].nvlink_generation, 1);
+  const auto matrix = matrix_entries(node);
+  EXPECT_EQ(matrix[0], (std::vector<std::string>{"X", "NV2", "SYS", "SYS"}));
+  EXPECT_EQ(matrix[2], (std::vector<std::string>{"SYS", "SYS", "X", "NV2"}));
+  int cpu_links = 0;
+  for (const NvlinkGroup& g : node.nvlinks) cpu_links += (g.gpu == 0 && g.peer == NvlinkPeer::cpu) ? g.links : 0;
+  EXPECT_EQ(cpu_links, 2);  // 40000 MB/s to its Package at 20 GB/s per NVLink 1 link
+}
+
+TEST(SharedHwlocFixtures, XeonWithGpuAndHcaUnderOneBridge) {
+  REQUIRE_SHARED("32em64t-2n8c2t-pci-wholeio.xml");
+  const NodeTopology node = probe_hwloc(kShared + "32em64t-2n8c2t-pci-wholeio.xml");
+  ASSERT_EQ(node.gpus.size(), 3u);
+  ASSERT_EQ(node.nics.size(), 1u);
+  const auto matrix = matrix_entries(node);
+  EXPECT_EQ(matrix[0], (std::vector<std::string>{"X", "SYS", "SYS", "SYS"}));
+  EXPECT_EQ(matrix[1], (std::vector<std::string>{"SYS", "X", "PHB", "PHB"}));
+  EXPECT_EQ(matrix[2], (std::vector<std::string>{"SYS", "PHB", "X", "PIX"}));
+}
+
+TEST(SharedHwlocFixtures, OlderConnectXReportedAsInfinibandControllerIsANic) {
+  REQUIRE_SHARED("24em64t-2n6c2t-pci.xml");
+  const NodeTopology node = probe_hwloc(kShared + "24em64t-2n6c2t-pci.xml");
+  ASSERT_EQ(node.nics.size(), 1u);
+  EXPECT_EQ(node.nics[0].name, "mlx4_0");
+  EXPECT_EQ(node.pci[static_cast<std::size_t>(node.nics[0].pci)].class_code, 0x0c06u);
+  EXPECT_EQ(node.nics[0].netdevs, (std::vector<std::string>{"eth2", "ib0"}));
+  ASSERT_EQ(node.gpus.size(), 3u);
+  EXPECT_EQ(matrix_entries(node)[0][3], "PHB");
+}
+
+TEST(SharedHwlocFixtures, MachineWithoutNvidiaGpusHasNone) {
+  REQUIRE_SHARED("96em64t-4n4d3ca2co-pci.xml");
+  const NodeTopology node = probe_hwloc(kShared + "96em64t-4n4d3ca2co-pci.xml");
+  EXPECT_TRUE(node.gpus.empty());
+  EXPECT_EQ(node.numa_nodes.size(), 4u);
+  EXPECT_FALSE(node.pci.empty());
+}
+
+}  // namespace
+}  // namespace commbench

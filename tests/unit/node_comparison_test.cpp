@@ -1,0 +1,86 @@
+// Finding the bad node and the degraded device.
+#include <gtest/gtest.h>
+
+#include "commbench/topology/hwloc_probe.hpp"
+#include "commbench/topology/node_comparison.hpp"
+#include "commbench/topology/node_probe.hpp"
+
+namespace commbench {
+namespace {
+
+const std::string kFixtures = std::string(COMMBENCH_TOPOLOGY_FIXTURES) + "/";
+
+#define REQUIRE_HWLOC() \
+  if (!hwloc_available()) GTEST_SKIP() << "built without hwloc (COMMBENCH_WITH_HWLOC=OFF)"
+
+NodeTopology offline(const std::string& hwloc, const std::string& sysfs, const std::string& host) {
+  ProbeOptions options;
+  options.hwloc_xml = kFixtures + "hwloc/" + hwloc;
+  options.sysfs_root = kFixtures + "sysfs/" + sysfs;
+  NodeTopology node = probe_node(options);
+  node.hostname = host;
+  return node;
+}
+
+TEST(NodeFindings, HealthyNodeHasNone) {
+  REQUIRE_HWLOC();
+  EXPECT_EQ(node_findings(offline("dgx-h100.xml", "dgx-h100", "a")), std::vector<std::string>{});
+}
+
+TEST(NodeFindings, DegradedNodeNamesEachDevice) {
+  REQUIRE_HWLOC();
+  const std::vector<std::string> expected = {
+      "GPU 3 (0000:5d:00.0): PCIe link 31.51 GB/s, other NVIDIA H100 80GB HBM3 GPUs have 63.02 GB/s",
+      "GPU 5 (0000:ab:00.0): 16 NVLinks, other NVIDIA H100 80GB HBM3 GPUs have 18",
+      "mlx5_3 port 1: DOWN (Polling)",
+      "mlx5_5 port 1: 200 Gb/s (2X NDR), other InfiniBand ports run at 400 Gb/s"};
+  EXPECT_EQ(node_findings(offline("dgx-h100-degraded.xml", "degraded", "b")), expected);
+}
+
+TEST(NodeFindings, NvmlWidthBelowMaximum) {
+  NodeTopology node;
+  Gpu gpu;
+  gpu.bus_id = "0000:18:00.0";
+  gpu.pcie_generation_current = 2;  // idle GPUs drop the generation: not a finding
+  gpu.pcie_generation_max = 5;
+  gpu.pcie_width_current = 8;
+  gpu.pcie_width_max = 16;
+  node.gpus = {gpu};
+  EXPECT_EQ(node_findings(node), std::vector<std::string>{"GPU 0 (0000:18:00.0): PCIe link x8 of x16"});
+  node.gpus[0].pcie_width_current = 16;
+  EXPECT_TRUE(node_findings(node).empty());
+}
+
+TEST(NodeComparison, TheOddNodeOutIsNamed) {
+  REQUIRE_HWLOC();
+  const std::vector<NodeTopology> nodes = {offline("dgx-h100.xml", "dgx-h100", "node-a"),
+                                           offline("dgx-h100-degraded.xml", "degraded", "node-b"),
+                                           offline("dgx-h100.xml", "dgx-h100", "node-c")};
+  std::vector<std::string> described;
+  for (const NodeDifference& d : compare_nodes(nodes)) described.push_back(describe(d));
+  const std::vector<std::string> expected = {
+      "node-b: GPU 3 PCIe link is 31.51 GB/s, 2 of 3 nodes have 63.02 GB/s",
+      "node-b: GPU 5 NVLinks is 16, 2 of 3 nodes have 18",
+      "node-b: mlx5_3 port 1 is DOWN, 2 of 3 nodes have ACTIVE 400 Gb/s",
+      "node-b: mlx5_5 port 1 is ACTIVE 200 Gb/s, 2 of 3 nodes have ACTIVE 400 Gb/s"};
+  EXPECT_EQ(described, expected);
+}
+
+TEST(NodeComparison, MissingGpusAndTies) {
+  NodeTopology a, b;
+  a.hostname = "a";
+  b.hostname = "b";
+  Gpu gpu;
+  gpu.model = "NVIDIA H100";
+  a.gpus = {gpu};
+  const std::vector<NodeDifference> differences = compare_nodes({a, b});
+  ASSERT_EQ(differences.size(), 6u);  // GPU count, model and NVLinks of GPU 0, each on both nodes
+  EXPECT_EQ(describe(differences[0]), "a: GPU count is 1 (nodes disagree, no majority)");
+  EXPECT_EQ(describe(differences[1]), "b: GPU count is 0 (nodes disagree, no majority)");
+  EXPECT_EQ(describe(differences[3]), "b: GPU 0 model is absent (nodes disagree, no majority)");
+  EXPECT_TRUE(compare_nodes({a}).empty());
+  EXPECT_TRUE(compare_nodes({a, a}).empty());
+}
+
+}  // namespace
+}  // namespace commbench
