@@ -207,6 +207,9 @@ class Loader {
   // Whether `child` of `parent` is to be read. Unknown elements are skipped whole (NCCL
   // itself ignores what it does not know, and newer versions add elements); a known
   // element somewhere NCCL never writes it is refused.
+  // A <gpu> must sit in a <pci>: its bus id and PCIe link are that element's, and NCCL
+  // always writes it there. A <nic> may also sit directly in a <cpu>: NCCL puts virtual
+  // NICs without a PCI device there, and they load with no bus id (Nic::pci -1).
   bool wanted(const XmlElement& parent, const XmlElement& child) const {
     static const std::map<std::string_view, std::pair<std::vector<std::string_view>, std::string_view>> kPlaces{
         {"system", {{}, "only as the root"}},

@@ -306,7 +306,10 @@ class Parser {
     XmlElement element;
     element.name = parse_name("element name");
     element.line = line_at(start);
-    const std::string tag = "<" + shown(element.name) + ">";
+    // Appended piece by piece: GCC 12 misreports `"<" + string` as an overlapping copy.
+    std::string tag(1, '<');
+    tag += shown(element.name);
+    tag += '>';
     std::unordered_set<std::string> seen;  // used only once a tag has many attributes
     while (true) {
       const bool had_space = skip_spaces();

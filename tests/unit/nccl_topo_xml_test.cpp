@@ -1,10 +1,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commbench/core/error.hpp"
@@ -420,6 +425,39 @@ TEST(NcclTopoXml, RejectsBadSystemAndCpuElements) {
   for (int i = 0; i < 4096; ++i) long_mask += ",0";
   EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\" affinity=\"" + long_mask + "\"/>\n</system>"),
             "x.xml:2: <cpu> affinity=\"" + long_mask.substr(0, 64) + "..." + mask_error);
+}
+
+TEST(NcclTopoXml, BoundsWorkAndMemoryOnHostileDumps) {
+  // A maximal affinity mask (131072 CPUs) copied to every GPU: the 128th GPU would take
+  // the copies past 2^24 entries.
+  std::string mask = "ffffffff";
+  for (int i = 1; i < 4096; ++i) mask += ",ffffffff";
+  std::string many_gpus = "<system>\n<cpu numaid=\"0\" affinity=\"" + mask + "\">\n";
+  for (int i = 0; i < 200; ++i) {
+    char bus[16];
+    std::snprintf(bus, sizeof bus, "0000:%02x:00.0", i);
+    many_gpus += "<pci busid=\"" + std::string(bus) + "\"><gpu dev=\"" + std::to_string(i) + "\"/></pci>\n";
+  }
+  many_gpus += "</cpu>\n</system>\n";
+  EXPECT_EQ(load_error(many_gpus),
+            "x.xml:130: more than 16777216 CPU entries over all devices (affinity masks too long or too many devices)");
+
+  // 100000 NVLink targets on one GPU merge by lookup, not by rescanning earlier ones.
+  std::string many_links = "<system>\n<cpu numaid=\"0\">\n<pci busid=\"0000:18:00.0\">\n<gpu dev=\"0\" sm=\"90\">\n";
+  for (int i = 0; i < 100000; ++i) {
+    char bus[16];
+    std::snprintf(bus, sizeof bus, "0000:%02x:%02x.%x", (i >> 12) & 0xff, (i >> 4) & 0xff, i & 0xf);
+    many_links += "<nvlink target=\"" + std::string(bus) + "\" count=\"1\" tclass=\"0x068000\"/>\n";
+  }
+  many_links += "<nvlink target=\"0000:00:00.0\" count=\"2\" tclass=\"0x068000\"/>\n";
+  many_links += "</gpu>\n</pci>\n</cpu>\n</system>\n";
+  const auto start = std::chrono::steady_clock::now();
+  const NodeTopology topo = from_text(many_links);
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(topo.nvlinks.size(), 100000u);
+  EXPECT_EQ(topo.nvlinks[0].remote_bus_id, "0000:00:00.0");
+  EXPECT_EQ(topo.nvlinks[0].links, 3);
+  EXPECT_LT(seconds, 20.0);  // generous for a debug build on a busy machine
 }
 
 // A temporary directory of its own, removed at the end.
