@@ -11,6 +11,7 @@
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
+#include "commbench/cli/job_command.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/core/build_info.hpp"
@@ -29,11 +30,7 @@ namespace {
 
 constexpr const char* kProgram = "bench-collectives";
 
-void print_error(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "%s: error: %s\n", kProgram, message.c_str());
-  std::fflush(stderr);
-}
+void print_error(const std::string& message) { print_command_error(kProgram, message); }
 
 // A backend's "can't" on one rank (an older GPU on one node) is a "can't" for all: the
 // answer is agreed over the group so every rank builds the same plan.
@@ -276,30 +273,9 @@ int run_bench_collectives(int argc, char** argv) {
     return 0;
   }
 
-  std::unique_ptr<JobRuntime> runtime;
-  try {
-    runtime = start_job_runtime(&argc, &argv);
-    // After MPI_Init: some MPI libraries install their own handlers there.
-    install_interruption_handlers();
-  } catch (const Error& e) {
-    print_error(e.what());
-    return static_cast<int>(ExitCode::backend);
-  }
-
-  try {
-    return run_in_job(*parsed.options, command_line, *runtime);
-  } catch (const ReportedByAnotherRank& e) {
-    return static_cast<int>(e.exit_code());
-  } catch (const Error& e) {
-    print_error(e.what());
-    // Other ranks may be waiting inside a collective for this one: end them all.
-    if (e.exit_code() == ExitCode::backend) runtime->abort_job(static_cast<int>(ExitCode::backend));
-    return static_cast<int>(e.exit_code());
-  } catch (const std::exception& e) {
-    print_error(std::string("internal error: ") + e.what());
-    runtime->abort_job(static_cast<int>(ExitCode::backend));
-  }
-  return static_cast<int>(ExitCode::backend);  // not reached: abort_job does not return
+  return run_in_job_runtime(kProgram, argc, argv, true, [&](JobRuntime& runtime) {
+    return run_in_job(*parsed.options, command_line, runtime);
+  });
 }
 
 }  // namespace commbench

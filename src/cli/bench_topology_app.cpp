@@ -9,6 +9,7 @@
 
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
+#include "commbench/cli/job_command.hpp"
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/cli/topology_options.hpp"
 #include "commbench/core/build_info.hpp"
@@ -27,11 +28,7 @@ namespace {
 
 constexpr const char* kProgram = "bench-topology";
 
-void print_error(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "%s: error: %s\n", kProgram, message.c_str());
-  std::fflush(stderr);
-}
+void print_error(const std::string& message) { print_command_error(kProgram, message); }
 
 std::string number(double value) {
   char text[32];
@@ -212,26 +209,9 @@ int run_bench_topology(int argc, char** argv) {
     if (prints_before_mpi) std::printf("%s\n", parsed.text_to_print.c_str());
     return 0;
   }
-  std::unique_ptr<JobRuntime> runtime;
-  try {
-    runtime = start_job_runtime(&argc, &argv);
-  } catch (const Error& e) {
-    print_error(e.what());
-    return static_cast<int>(ExitCode::backend);
-  }
-  try {
-    return run_in_job(*parsed.options, command_line, *runtime);
-  } catch (const ReportedByAnotherRank& e) {
-    return static_cast<int>(e.exit_code());
-  } catch (const Error& e) {
-    print_error(e.what());
-    if (e.exit_code() == ExitCode::backend) runtime->abort_job(static_cast<int>(ExitCode::backend));
-    return static_cast<int>(e.exit_code());
-  } catch (const std::exception& e) {
-    print_error(std::string("internal error: ") + e.what());
-    runtime->abort_job(static_cast<int>(ExitCode::backend));
-  }
-  return static_cast<int>(ExitCode::backend);
+  return run_in_job_runtime(kProgram, argc, argv, false, [&](JobRuntime& runtime) {
+    return run_in_job(*parsed.options, command_line, runtime);
+  });
 }
 
 }  // namespace commbench

@@ -11,11 +11,6 @@
 namespace commbench {
 namespace {
 
-std::string gbps_text(double gbps) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g GB/s", gbps);
-  return text;
-}
 
 PathBudget unknown_budget(std::string why) { return {std::nullopt, std::nullopt, std::move(why)}; }
 
@@ -77,7 +72,7 @@ PathBudget nvlink_budget(const NodeTopology& node, const std::vector<int>& used)
   const int links = usable_nvlinks(node, narrowest, used);
   char text[160];
   std::snprintf(text, sizeof text, "NVLink %d: %d links x %.4g GB/s per GPU (GPU %d) = %s", g.nvlink_generation, links,
-                spec_per_link(node, narrowest), g.index, gbps_text(spec).c_str());
+                spec_per_link(node, narrowest), g.index, format_gbps(spec).c_str());
   if (achievable == 0) achievable = spec;  // generation unknown: no model figure to lower it
   return {spec, achievable, text};
 }
@@ -100,7 +95,7 @@ PathBudget pcie_ring_budget(const NodeTopology& node, const std::vector<int>& us
     spec = (spec == 0) ? hop : std::min(spec, hop);
     sockets = sockets || crosses_sockets(node, a, b);
   }
-  std::string text = "PCIe: narrowest link between neighbouring GPUs " + gbps_text(spec);
+  std::string text = "PCIe: narrowest link between neighbouring GPUs " + format_gbps(spec);
   if (sockets) text += " (the path crosses the CPU interconnect, whose bandwidth is not modelled)";
   return {spec, spec * kNcclPcieFraction, text};
 }
@@ -226,7 +221,7 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
       spec = pair_spec;
       achievable = pair_achievable;
       text = "GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) + " to GPU " +
-             std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + to_string(c) + " " + gbps_text(pair_spec);
+             std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + to_string(c) + " " + format_gbps(pair_spec);
     }
   }
   return {spec, achievable, text};
@@ -246,7 +241,7 @@ PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout) 
   const PortSum sum = active_ports(node, nics);
   if (sum.ports == 0) return unknown_budget("no active NIC port found to carry traffic between nodes");
   const std::string text = std::to_string(sum.ports) + " active NIC port" + (sum.ports == 1 ? "" : "s") + " (" +
-                           sum.names + ") = " + gbps_text(sum.gbps) + " per node";
+                           sum.names + ") = " + format_gbps(sum.gbps) + " per node";
   return {sum.gbps, sum.gbps * kNetworkAchievableFraction, text + assumption};
 }
 
@@ -271,7 +266,7 @@ PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout) 
     }
   }
   if (bound == 0) return unknown_budget("no active NIC port found to carry traffic between nodes");
-  return {bound, bound * kNetworkAchievableFraction, "NIC " + names + " " + gbps_text(bound)};
+  return {bound, bound * kNetworkAchievableFraction, "NIC " + names + " " + format_gbps(bound)};
 }
 
 TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, const JobLayout& layout) {

@@ -1,6 +1,7 @@
 #include "commbench/topology/link_spec.hpp"
 
 #include <array>
+#include <cstdio>
 #include <utility>
 
 namespace commbench {
@@ -38,6 +39,12 @@ std::optional<double> infiniband_bandwidth_gbps(std::string_view speed, int lane
   const auto lane = infiniband_lane_gbit(speed);
   if (!lane || lanes <= 0) return std::nullopt;
   return *lane * lanes / 8.0;
+}
+
+std::string format_gbps(double gbps) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g GB/s", gbps);
+  return text;
 }
 
 }  // namespace commbench

@@ -4,16 +4,12 @@
 #include <cstdio>
 #include <map>
 
+#include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/pci_path.hpp"
 
 namespace commbench {
 namespace {
 
-std::string gbps_text(double gbps) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g GB/s", gbps);
-  return text;
-}
 
 std::string rate_text(double gbit) {
   char text[32];
@@ -31,7 +27,7 @@ std::string pcie_text(const NodeTopology& node, const Gpu& gpu) {
   if (pci.link_generation > 0 && pci.link_width > 0) {
     return "Gen" + std::to_string(pci.link_generation) + " x" + std::to_string(pci.link_width);
   }
-  return pci.link_gbps > 0 ? gbps_text(pci.link_gbps) : "";
+  return pci.link_gbps > 0 ? format_gbps(pci.link_gbps) : "";
 }
 
 double pcie_gbps(const NodeTopology& node, const Gpu& gpu) {
@@ -141,7 +137,7 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
     }
     const double own = pcie_gbps(node, gpu);
     if (own > 0 && own < best) {
-      findings.push_back(id + ": PCIe link " + gbps_text(own) + ", other " + gpu.model + " GPUs have " + gbps_text(best));
+      findings.push_back(id + ": PCIe link " + format_gbps(own) + ", other " + gpu.model + " GPUs have " + format_gbps(best));
     }
     int most_links = 0;
     for (const Gpu& peer : node.gpus) {

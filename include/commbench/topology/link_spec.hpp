@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace commbench {
@@ -21,5 +22,8 @@ std::optional<double> nvlink_link_bandwidth_gbps(int generation);
 std::optional<double> infiniband_lane_gbit(std::string_view speed);
 // lanes x lane rate / 8: 4X EDR 12.5, 4X HDR 25, 4X NDR 50, 4X XDR 100 GB/s.
 std::optional<double> infiniband_bandwidth_gbps(std::string_view speed, int lanes);
+
+// "63.02 GB/s": four significant digits, the precision every report of a link uses.
+std::string format_gbps(double gbps);
 
 }  // namespace commbench
