@@ -19,8 +19,10 @@ std::string rate_text(double gbit) {
 
 // The PCIe link of a GPU: generation and width when a source gave them, else bandwidth.
 std::string pcie_text(const NodeTopology& node, const Gpu& gpu) {
-  if (gpu.pcie_generation_current > 0 && gpu.pcie_width_current > 0) {
-    return "Gen" + std::to_string(gpu.pcie_generation_current) + " x" + std::to_string(gpu.pcie_width_current);
+  // NVML's current generation drops while a GPU idles; the maximum generation with the
+  // current width is what stays comparable between nodes.
+  if (gpu.pcie_generation_max > 0 && gpu.pcie_width_current > 0) {
+    return "Gen" + std::to_string(gpu.pcie_generation_max) + " x" + std::to_string(gpu.pcie_width_current);
   }
   if (gpu.pci < 0) return "";
   const PciObject& pci = node.pci[static_cast<std::size_t>(gpu.pci)];
@@ -123,13 +125,11 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
   std::vector<std::string> findings;
   for (const Gpu& gpu : node.gpus) {
     const std::string id = "GPU " + std::to_string(gpu.index) + " (" + gpu.bus_id + ")";
-    if (gpu.pcie_generation_max > 0 && gpu.pcie_width_max > 0 &&
-        (gpu.pcie_generation_current < gpu.pcie_generation_max || gpu.pcie_width_current < gpu.pcie_width_max)) {
-      // An idle GPU lowers its PCIe generation to save power; width never changes at idle.
-      if (gpu.pcie_width_current < gpu.pcie_width_max) {
-        findings.push_back(id + ": PCIe link x" + std::to_string(gpu.pcie_width_current) + " of x" +
-                           std::to_string(gpu.pcie_width_max));
-      }
+    // An idle GPU lowers its PCIe generation to save power, so only a narrower width than
+    // the GPU's maximum is a fault NVML can show without load.
+    if (gpu.pcie_width_max > 0 && gpu.pcie_width_current > 0 && gpu.pcie_width_current < gpu.pcie_width_max) {
+      findings.push_back(id + ": PCIe link x" + std::to_string(gpu.pcie_width_current) + " of x" +
+                         std::to_string(gpu.pcie_width_max));
     }
     double best = 0;
     for (const Gpu& peer : node.gpus) {

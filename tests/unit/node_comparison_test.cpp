@@ -66,6 +66,27 @@ TEST(NodeComparison, TheOddNodeOutIsNamed) {
   EXPECT_EQ(described, expected);
 }
 
+TEST(NodeComparison, IdleGenerationIsNotADifferenceButWidthIs) {
+  NodeTopology a, b, c;
+  a.hostname = "a";
+  b.hostname = "b";
+  c.hostname = "c";
+  Gpu gpu;
+  gpu.model = "NVIDIA H100";
+  gpu.pcie_generation_max = 5;
+  gpu.pcie_width_max = 16;
+  gpu.pcie_width_current = 16;
+  gpu.pcie_generation_current = 5;
+  a.gpus = {gpu};
+  gpu.pcie_generation_current = 1;  // idle: power saving
+  b.gpus = {gpu};
+  gpu.pcie_width_current = 8;
+  c.gpus = {gpu};
+  std::vector<std::string> described;
+  for (const NodeDifference& d : compare_nodes({a, b, c})) described.push_back(describe(d));
+  EXPECT_EQ(described, std::vector<std::string>{"c: GPU 0 PCIe link is Gen5 x8, 2 of 3 nodes have Gen5 x16"});
+}
+
 TEST(NodeComparison, MissingGpusAndTies) {
   NodeTopology a, b;
   a.hostname = "a";
