@@ -163,6 +163,7 @@ int report(const TopologyOptions& o, const std::string& command_line, JobRuntime
   }
   if (!o.json_path.empty()) {
     nlohmann::ordered_json doc;
+    doc["schema"] = "commbench.topology/1";
     doc["program"] = kProgram;
     doc["version"] = commbench::version();
     doc["commit"] = git_commit();

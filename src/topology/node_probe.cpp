@@ -78,7 +78,7 @@ NodeTopology probe_node(const ProbeOptions& options) {
       merge_cuda_gpus(node, cuda);
       node.sources.push_back("CUDA runtime");
     } else {
-      node.unknowns.push_back("GPUs from the CUDA runtime unknown: built without CUDA (COMMBENCH_WITH_CUDA=OFF)");
+      node.unknowns.push_back("GPUs from the CUDA runtime unknown: this build has no NCCL backend, which holds the CUDA runtime");
     }
     const std::size_t unknowns_before = node.unknowns.size();
     probe_nvml(node);
@@ -103,6 +103,12 @@ NodeTopology probe_node(const ProbeOptions& options) {
     node.unknowns.push_back("NIC port state and rate unknown: offline input without --sysfs-root");
   }
   attach_to_pci_tree(node);
+  if (node.hostname.empty()) {
+    // An offline dump carries no host name: the file names the node.
+    const std::string& file = options.nccl_topo_xml.empty() ? options.hwloc_xml : options.nccl_topo_xml;
+    const std::size_t slash = file.find_last_of('/');
+    node.hostname = slash == std::string::npos ? file : file.substr(slash + 1);
+  }
   bool any_rdma = false;
   for (const Nic& nic : node.nics) any_rdma = any_rdma || nic.rdma;
   if (node.gpus.empty()) node.unknowns.push_back("no NVIDIA GPU found");

@@ -125,7 +125,7 @@ class CorrectnessSweep(TempDirTest):
             self.assertLessEqual(float(r["time_mean_us"]), time_us * (1 + 1e-6))
             self.assertIn(int(r["slowest_rank"]), range(np))
 
-        self.assertEqual(doc["schema"], "commbench.collectives/1")
+        self.assertEqual(doc["schema"], "commbench.collectives/2")
         self.assertTrue(doc["complete"])
         self.assertEqual(doc["provenance"]["ranks"], np)
         self.assertEqual(len(doc["provenance"]["rank_hosts"]), np)

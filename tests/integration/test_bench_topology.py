@@ -61,6 +61,7 @@ class ThisMachine(TempDirTest):
         self.assertIn("unknown: no RDMA NIC found", out)
         self.assertIn("All 1 node consistent", out)
         doc = json.load(open(self.path("t.json")))
+        self.assertEqual(doc["schema"], "commbench.topology/1")
         self.assertEqual(doc["ranks"], 4)
         self.assertEqual(len(doc["nodes"]), 1)
         self.assertEqual(doc["nodes"][0]["gpus"], [])
@@ -126,6 +127,7 @@ class Fixtures(TempDirTest):
         self.assertEqual(rc, 0, err)
         self.assertIn("GPU0   X      NV18", out)
         self.assertIn("mlx5_0", out)
+        self.assertIn("# node dgx-h100.xml, from: nccl-topo-xml", out)
 
     @needs_hwloc
     @unittest.skipUnless(os.path.isdir(SHARED), "../shared/fixtures/hwloc is absent")

@@ -112,7 +112,7 @@ TEST(Json, WritesWholeDocumentAtomicallyAndParsesBack) {
   json.finish(summary);
   EXPECT_FALSE(fs::exists(dir / "run.json.tmp"));
   const auto doc = nlohmann::json::parse(read_file(path));
-  EXPECT_EQ(doc["schema"], "commbench.collectives/1");
+  EXPECT_EQ(doc["schema"], "commbench.collectives/2");
   EXPECT_EQ(doc["complete"], true);
   EXPECT_EQ(doc["provenance"]["ranks"], 4);
   EXPECT_EQ(doc["provenance"]["environment"]["NCCL_DEBUG"], "INFO");

@@ -24,6 +24,6 @@ class JsonReporter final : public Reporter {
   std::unique_ptr<State> state_;
 };
 
-inline constexpr const char* kJsonSchema = "commbench.collectives/1";
+inline constexpr const char* kJsonSchema = "commbench.collectives/2";
 
 }  // namespace commbench
