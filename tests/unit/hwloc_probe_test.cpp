@@ -12,6 +12,7 @@
 #include "commbench/topology/hwloc_probe.hpp"
 #include "commbench/topology/pci_path.hpp"
 #include "commbench/topology/topology_matrix.hpp"
+#include "temp_dir.hpp"
 
 namespace commbench {
 namespace {
@@ -34,22 +35,6 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// A fixture variant in a temporary file, removed at the end of the test.
-class TemporaryXml {
- public:
-  explicit TemporaryXml(const std::string& text)
-      : path_((fs::temp_directory_path() / ("commbench-hwloc-" + std::to_string(getpid()) + "-" +
-                                              std::to_string(counter_++) + ".xml"))
-                  .string()) {
-    std::ofstream(path_) << text;
-  }
-  ~TemporaryXml() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  static inline int counter_ = 0;
-  std::string path_;
-};
 
 std::string usage_error_of(const std::string& path) {
   try {
@@ -125,39 +110,40 @@ TEST(HwlocProbe, PcieServerPathsAndLocality) {
 
 TEST(HwlocProbe, BadFilesNameTheFileAndTheProblem) {
   REQUIRE_HWLOC();
+  const testing::TempDir dir;
   const std::string original = read_text(kFixtures + "pcie-4gpu.xml");
   ASSERT_FALSE(original.empty());
 
-  const TemporaryXml truncated(original.substr(0, original.size() / 2));
-  EXPECT_EQ(usage_error_of(truncated.path()).rfind(truncated.path() + ":", 0), 0u) << usage_error_of(truncated.path());
-  EXPECT_NE(usage_error_of(truncated.path()).find("end of file"), std::string::npos) << usage_error_of(truncated.path());
+  const std::string truncated = dir.write("truncated.xml", original.substr(0, original.size() / 2));
+  EXPECT_EQ(usage_error_of(truncated).rfind(truncated + ":", 0), 0u) << usage_error_of(truncated);
+  EXPECT_NE(usage_error_of(truncated).find("end of file"), std::string::npos) << usage_error_of(truncated);
 
   std::string unknown_class = original;
   const std::size_t gpu = unknown_class.find("pci_type=\"0302");
   ASSERT_NE(gpu, std::string::npos);
   unknown_class.replace(gpu, 14, "pci_type=\"9902");
-  const TemporaryXml bad_class(unknown_class);
-  const std::string class_error = usage_error_of(bad_class.path());
-  EXPECT_EQ(class_error.substr(0, bad_class.path().size() + 1), bad_class.path() + ":") << class_error;
+  const std::string bad_class = dir.write("bad_class.xml", unknown_class);
+  const std::string class_error = usage_error_of(bad_class);
+  EXPECT_EQ(class_error.substr(0, bad_class.size() + 1), bad_class + ":") << class_error;
   EXPECT_NE(class_error.find(": PCI device 0000:03:00.0 has unknown PCI class 0x9902"), std::string::npos) << class_error;
 
   std::string garbage_class = original;
   garbage_class.replace(gpu, 14, "pci_type=\"zz02");
-  const TemporaryXml bad_type(garbage_class);
-  EXPECT_NE(usage_error_of(bad_type.path()).find("has a malformed pci_type 'zz02 [10de:26b9]"), std::string::npos)
-      << usage_error_of(bad_type.path());
+  const std::string bad_type = dir.write("bad_type.xml", garbage_class);
+  EXPECT_NE(usage_error_of(bad_type).find("has a malformed pci_type 'zz02 [10de:26b9]"), std::string::npos)
+      << usage_error_of(bad_type);
 
   // The same GPU twice: GPU1's bus id given to GPU0 as well.
   std::string twice = original;
   const std::size_t first = twice.find("pci_busid=\"0000:03:00.0\"");
   ASSERT_NE(first, std::string::npos);
   twice.replace(first, 24, "pci_busid=\"0000:04:00.0\"");
-  const TemporaryXml duplicated(twice);
-  EXPECT_EQ(usage_error_of(duplicated.path()), duplicated.path() + ": GPU 0000:04:00.0 listed twice");
+  const std::string duplicated = dir.write("duplicated.xml", twice);
+  EXPECT_EQ(usage_error_of(duplicated), duplicated + ": GPU 0000:04:00.0 listed twice");
 
-  const TemporaryXml not_hwloc("<?xml version=\"1.0\"?>\n<system version=\"1\"/>\n");
-  EXPECT_EQ(usage_error_of(not_hwloc.path()),
-            not_hwloc.path() + ":2: not an hwloc topology (root element <system>, expected <topology>)");
+  const std::string not_hwloc = dir.write("not_hwloc.xml", "<?xml version=\"1.0\"?>\n<system version=\"1\"/>\n");
+  EXPECT_EQ(usage_error_of(not_hwloc),
+            not_hwloc + ":2: not an hwloc topology (root element <system>, expected <topology>)");
 
   EXPECT_EQ(usage_error_of("/nonexistent/topo.xml").rfind("/nonexistent/topo.xml: cannot read", 0), 0u)
       << usage_error_of("/nonexistent/topo.xml");

@@ -14,6 +14,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/topology/nccl_topo_xml.hpp"
+#include "temp_dir.hpp"
 
 namespace commbench {
 namespace {
@@ -460,29 +461,7 @@ TEST(NcclTopoXml, BoundsWorkAndMemoryOnHostileDumps) {
   EXPECT_LT(seconds, 20.0);  // generous for a debug build on a busy machine
 }
 
-// A temporary directory of its own, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "commbench-nccl-topo-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string write(const std::string& name, const std::string& content) const {
-    const fs::path file = path_ / name;
-    std::ofstream(file, std::ios::binary) << content;
-    return file.string();
-  }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 TEST(NcclTopoXml, FileErrorsNameThePath) {
   const TempDir dir;

@@ -12,6 +12,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/topology/xml_document.hpp"
+#include "temp_dir.hpp"
 
 namespace commbench {
 namespace {
@@ -28,31 +29,7 @@ std::string parse_error(std::string_view text) {
   return "(accepted)";
 }
 
-// A fresh directory of its own (mkdtemp), removed with everything in it at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "commbench-xml-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string write(const std::string& name, const std::string& content) const {
-    const fs::path file = path_ / name;
-    std::ofstream(file, std::ios::binary) << content;
-    return file.string();
-  }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 TEST(XmlDocument, ParsesNamesAttributesTextAndLines) {
   const std::string text =
