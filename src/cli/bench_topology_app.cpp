@@ -182,7 +182,7 @@ int report(const TopologyOptions& o, const std::string& command_line, JobRuntime
     doc["findings"] = findings;
     doc["differences"] = differences;
     doc["exit_code"] = exit_code;
-    write_file_atomically(o.json_path, doc.dump(2) + "\n", "--json");
+    write_file_atomically(o.json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
   }
   return exit_code;
 }

@@ -160,8 +160,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   o.redops_all = detail::lower_case(redop) == "all";
   o.placements = parse_placements(placement, "--placement");
   o.root = static_cast<int>(parse_count(root, "-r/--root", 0));
-  o.timeout_seconds = parse_number(timeout, "-T/--timeout", false);
-  if (o.timeout_seconds < 0) throw UsageError("-T/--timeout: must be 0 (off) or a positive number of seconds");
+  o.timeout_seconds = parse_timeout_seconds(timeout);
   o.gpus_per_process = static_cast<int>(parse_count(gpus, "-g/--gpus-per-process", 1));
   if (o.gpus_per_process > 1024) throw UsageError("-g/--gpus-per-process: at most 1024 (got " + gpus + ")");
   o.cuda_graph_iterations = parse_count(graph, "-G/--cuda-graph", 0);
@@ -195,8 +194,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   // An empty name is a typo (an unset shell variable), not a request for no file.
   if (app.count("--csv") > 0 && o.csv_path.empty()) throw UsageError("--csv: empty file name");
   if (app.count("--json") > 0 && o.json_path.empty()) throw UsageError("--json: empty file name");
-  if (!o.csv_path.empty() && o.csv_path == o.json_path)
-    throw UsageError("--json: same file as --csv (" + o.csv_path + ")");
+  check_distinct_outputs(o.csv_path, o.json_path);
   return ParsedCommandLine{o, ""};
 }
 

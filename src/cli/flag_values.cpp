@@ -1,6 +1,7 @@
 #include "commbench/cli/flag_values.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include "commbench/core/error.hpp"
@@ -39,6 +40,23 @@ double parse_number(std::string text, const char* flag, bool percent_allowed) {
     throw UsageError(std::string(flag) + ": '" + text + (percent ? "%" : "") + "' is not a number");
   (void)percent;
   return value;
+}
+
+double parse_timeout_seconds(const std::string& text) {
+  const double seconds = parse_number(text, "-T/--timeout", false);
+  constexpr double kYear = 365.0 * 24 * 3600;
+  if (seconds < 0 || seconds > kYear)
+    throw UsageError("-T/--timeout: must be 0 (off) or a number of seconds up to a year (got " + text + ")");
+  return seconds;
+}
+
+void check_distinct_outputs(const std::string& csv_path, const std::string& json_path) {
+  if (csv_path.empty() || json_path.empty()) return;
+  std::error_code ec;
+  const auto resolved = [&](const std::string& path) { return std::filesystem::weakly_canonical(path, ec).string(); };
+  const std::string csv = resolved(csv_path), json = resolved(json_path);
+  if (csv == json) throw UsageError("--json: same file as --csv (" + csv_path + ")");
+  if (csv == json + ".tmp") throw UsageError("--csv " + csv_path + ": is where --json writes its temporary file");
 }
 
 }  // namespace commbench

@@ -64,8 +64,8 @@ ParsedTopologyCommandLine parse_topology_command_line(int argc, const char* cons
   if (!o.hwloc_xml.empty() && !o.nccl_topo_xml.empty()) {
     throw UsageError("--hwloc-xml and --nccl-topo-xml both describe the node's PCI tree: give one of them");
   }
-  o.timeout_seconds = parse_number(timeout, "-T/--timeout", false);
-  if (o.timeout_seconds < 0) throw UsageError("-T/--timeout: must be 0 (off) or a positive number of seconds");
+  o.timeout_seconds = parse_timeout_seconds(timeout);
+  check_distinct_outputs(o.csv_path, o.json_path);
   if (!nodes.empty()) {
     const std::uint64_t count = parse_count(nodes, "--nodes", 1);
     if (count > 100000) throw UsageError("--nodes: at most 100000 (got " + nodes + ")");

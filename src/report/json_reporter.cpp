@@ -79,9 +79,9 @@ void JsonReporter::finish(const RunSummary& s) {
                     {"check_failures", s.check_failures},
                     {"average_busbw_gbps", s.average_busbw_gbps},
                     {"exit_code", s.exit_code}};
-  const std::string text = doc.dump(2) + "\n";
+  const std::string text = doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
   if (state_->path.empty()) {
-    write_all(state_->stream, text, "<stdout>");
+    write_all(state_->stream, text, "--format json <stdout>");
     return;
   }
   write_file_atomically(state_->path, text, "--json");

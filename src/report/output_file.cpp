@@ -4,6 +4,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -11,6 +13,7 @@ namespace commbench {
 void check_output_path(const std::string& path, const std::string& flag, bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (!path.empty() && path.back() == '/') throw UsageError(flag + " " + path + ": names a directory, not a file");
   if (fs::is_directory(path, ec)) throw UsageError(flag + " " + path + ": is a directory");
   if (fs::exists(path, ec) && !force)
     throw UsageError(flag + " " + path + ": file exists; pass --force to overwrite it");
@@ -22,6 +25,10 @@ void create_parent_directories(const std::string& path, const std::string& flag)
   std::error_code ec;
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec) throw UsageError(flag + " " + path + ": cannot create directory " + parent.string() + ": " + ec.message());
+  // Found now, before anything is measured, rather than when the results are written.
+  const std::string directory = parent.empty() ? "." : parent.string();
+  if (::access(directory.c_str(), W_OK) != 0)
+    throw UsageError(flag + " " + path + ": cannot write in " + directory + " (" + std::strerror(errno) + ")");
 }
 
 FileHandle open_output_file(const std::string& path, const std::string& flag, bool force) {
@@ -42,16 +49,22 @@ void write_file_atomically(const std::string& path, const std::string& text, con
   std::FILE* out = std::fopen(temporary.c_str(), "w");
   if (out == nullptr) throw BackendError(flag + " " + temporary + ": cannot create: " + std::strerror(errno));
   try {
-    write_all(out, text, temporary);
+    write_all(out, text, flag + " " + temporary);
   } catch (...) {
     std::fclose(out);
     std::remove(temporary.c_str());
     throw;
   }
-  std::fclose(out);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+  // A failed close can lose buffered data: such a file must not be renamed into place.
+  if (std::fclose(out) != 0) {
+    const std::string why = std::strerror(errno);
     std::remove(temporary.c_str());
-    throw BackendError(flag + " " + path + ": cannot rename into place: " + std::strerror(errno));
+    throw BackendError(flag + " " + temporary + ": write failed: " + why);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw BackendError(flag + " " + path + ": cannot rename into place: " + why);
   }
 }
 

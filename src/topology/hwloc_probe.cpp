@@ -18,12 +18,6 @@
 
 namespace commbench {
 
-bool known_pci_base_class(unsigned base_class) {
-  // 0x00-0x13 are defined by the PCI Code and ID Assignment specification; 0x40 is
-  // "co-processor" and 0xff "unassigned", both seen in the wild.
-  return base_class <= 0x13 || base_class == 0x40 || base_class == 0xff;
-}
-
 int nvlink_generation_from_model(const std::string& model) {
   struct Family {
     const char* marker;

@@ -41,6 +41,26 @@ std::optional<double> infiniband_bandwidth_gbps(std::string_view speed, int lane
   return *lane * lanes / 8.0;
 }
 
+std::optional<int> pcie_generation_from_speed(std::string_view speed) {
+  constexpr std::string_view kUnit = " GT/s";
+  std::string_view number = speed;
+  if (number.size() > 5 && number.substr(number.size() - 5) == " PCIe") number.remove_suffix(5);
+  if (number.size() <= kUnit.size() || number.substr(number.size() - kUnit.size()) != kUnit) return std::nullopt;
+  number.remove_suffix(kUnit.size());
+  static constexpr std::pair<std::string_view, int> kGenerations[] = {
+      {"2.5", 1}, {"5", 2}, {"5.0", 2}, {"8", 3}, {"8.0", 3}, {"16", 4}, {"16.0", 4},
+      {"32", 5},  {"32.0", 5}, {"64", 6}, {"64.0", 6}};
+  for (const auto& [text, generation] : kGenerations)
+    if (text == number) return generation;
+  return std::nullopt;
+}
+
+bool known_pci_base_class(unsigned base_class) {
+  // 0x00-0x13 are defined by the PCI Code and ID Assignment specification; 0x40 is
+  // "co-processor" and 0xff "unassigned", both seen in the wild.
+  return base_class <= 0x13 || base_class == 0x40 || base_class == 0xff;
+}
+
 std::string format_gbps(double gbps) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g GB/s", gbps);

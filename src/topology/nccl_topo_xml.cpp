@@ -31,11 +31,7 @@ constexpr std::size_t kMaxCpuEntries = std::size_t{1} << 24;
 // What NCCL writes as the NVLink target when the remote end is not visible (in a VM).
 constexpr std::string_view kInvisibleNvlinkTarget = "fffffff:ffff:ff";
 
-std::string shown(std::string_view text) {
-  constexpr std::size_t kMax = 64;
-  if (text.size() <= kMax) return std::string(text);
-  return std::string(text.substr(0, kMax)) + "...";
-}
+std::string shown(std::string_view text) { return excerpt(text); }
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -97,21 +93,6 @@ std::optional<std::string> normalise_bus_id(std::string_view text) {
   return prefix + out;
 }
 
-// Linux writes "2.5 GT/s PCIe" ... "64.0 GT/s PCIe"; kernels up to 5.6 wrote "8 GT/s".
-std::optional<int> pcie_generation(std::string_view speed) {
-  constexpr std::string_view kUnit = " GT/s";
-  std::string_view number = speed;
-  if (number.size() > 5 && number.substr(number.size() - 5) == " PCIe") number.remove_suffix(5);
-  if (number.size() <= kUnit.size() || number.substr(number.size() - kUnit.size()) != kUnit) return std::nullopt;
-  number.remove_suffix(kUnit.size());
-  static constexpr std::pair<std::string_view, int> kGenerations[] = {
-      {"2.5", 1}, {"5", 2}, {"5.0", 2}, {"8", 3}, {"8.0", 3}, {"16", 4}, {"16.0", 4},
-      {"32", 5},  {"32.0", 5}, {"64", 6}, {"64.0", 6}};
-  for (const auto& [text, generation] : kGenerations)
-    if (text == number) return generation;
-  return std::nullopt;
-}
-
 // The NVLink generation a compute capability comes with (Pascal P100 NVLink 1, Volta and
 // Turing 2, Ampere and Ada 3, Hopper 4, Blackwell 5).
 int nvlink_generation_for_sm(int sm) {
@@ -125,7 +106,6 @@ int nvlink_generation_for_sm(int sm) {
   }
 }
 
-bool is_known_pci_base_class(unsigned base) { return base <= 0x13 || base == 0x40 || base == 0xff; }
 
 struct Locality {
   int numa = -1;
@@ -273,7 +253,7 @@ class Loader {
       if (value) *value <<= 16;
     }
     if (!value) bad_value(element, name, text, "0x and 6 hex digits (e.g. 0x030200)");
-    if (!is_known_pci_base_class(*value >> 16)) fail(element, "unknown PCI class " + shown(text) + context);
+    if (!known_pci_base_class(*value >> 16)) fail(element, "unknown PCI class " + shown(text) + context);
     return *value;
   }
 
@@ -328,7 +308,7 @@ class Loader {
     }
     // NCCL writes "" when it had no sysfs entry, Linux "Unknown" when the link has no speed.
     if (const std::string* speed = element.attribute("link_speed"); speed && !speed->empty() && *speed != "Unknown") {
-      const auto generation = pcie_generation(*speed);
+      const auto generation = pcie_generation_from_speed(*speed);
       if (!generation) fail(element, "unknown link_speed \"" + shown(*speed) + "\" (expected e.g. \"16.0 GT/s PCIe\")");
       object.link_generation = *generation;
     }

@@ -8,6 +8,7 @@
 #include "commbench/topology/nccl_topo_xml.hpp"
 #include "commbench/topology/nvml_probe.hpp"
 #include "commbench/topology/sysfs_nics.hpp"
+#include "commbench/topology/sysfs_pcie.hpp"
 
 namespace commbench {
 namespace {
@@ -74,15 +75,16 @@ NodeTopology probe_node(const ProbeOptions& options) {
     if (options.cuda_gpus) {
       std::string why_none;
       const std::vector<CudaGpu> cuda = options.cuda_gpus(why_none);
-      if (cuda.empty()) node.unknowns.push_back("CUDA runtime lists no GPU: " + why_none);
-      merge_cuda_gpus(node, cuda);
-      node.sources.push_back("CUDA runtime");
+      if (cuda.empty()) {
+        node.unknowns.push_back("CUDA runtime lists no GPU: " + why_none);
+      } else {
+        merge_cuda_gpus(node, cuda);
+        node.sources.push_back("CUDA runtime");
+      }
     } else {
       node.unknowns.push_back("GPUs from the CUDA runtime unknown: this build has no NCCL backend, which holds the CUDA runtime");
     }
-    const std::size_t unknowns_before = node.unknowns.size();
-    probe_nvml(node);
-    if (node.unknowns.size() == unknowns_before) node.sources.push_back("NVML");
+    probe_nvml(node);  // names itself in `sources` when it loads
   } else {
     node.unknowns.push_back("NVLink state, P2P status and current PCIe link of GPUs unknown: offline input (NVML reads only live GPUs)");
   }
@@ -103,6 +105,13 @@ NodeTopology probe_node(const ProbeOptions& options) {
     node.unknowns.push_back("NIC port state and rate unknown: offline input without --sysfs-root");
   }
   attach_to_pci_tree(node);
+  // GPU links: NVML first (live), then sysfs (live /sys, or the offline tree when given).
+  if (!options.sysfs_root.empty()) {
+    read_sysfs_pcie_links(node, options.sysfs_root);
+  } else if (!options.offline()) {
+    read_sysfs_pcie_links(node, "/sys");
+  }
+  use_idle_proof_gpu_links(node);
   if (node.hostname.empty()) {
     // An offline dump carries no host name: the file names the node.
     const std::string& file = options.nccl_topo_xml.empty() ? options.hwloc_xml : options.nccl_topo_xml;

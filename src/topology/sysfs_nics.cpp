@@ -15,32 +15,13 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/launcher_env.hpp"
+#include "commbench/topology/sysfs_file.hpp"
 #include "commbench/topology/sysfs_ports.hpp"
 
 namespace commbench {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string trimmed(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
-
-// nullopt when the file is absent or cannot be read: sysfs answers EINVAL on read for
-// attributes a driver cannot report (`speed` of a link that is down, of a virtual device),
-// which means "unknown", not "broken input".
-std::optional<std::string> read_attribute(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::array<char, 4096> buffer{};
-  const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-  ::close(fd);
-  if (n < 0) return std::nullopt;
-  return trimmed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
-}
 
 bool looks_like_pci_address(const std::string& name) {
   static const std::regex kPci(R"(^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$)");
@@ -73,21 +54,17 @@ std::string bus_id_of(const fs::path& device_link, const fs::path& sysfs_root) {
 
 int numa_node_of(const fs::path& device_dir) {
   const fs::path file = device_dir / "numa_node";
-  const auto text = read_attribute(file);
+  const auto text = read_sysfs_attribute(file);
   if (!text || *text == "-1") return -1;
   const auto value = parse_non_negative_int(text->c_str());
   if (!value || *value > 4095)
-    throw UsageError(file.string() + ": '" + *text + "' is not a NUMA node (expected e.g. '0' or '-1')");
+    throw UsageError(file.string() + ": '" + excerpt(*text) + "' is not a NUMA node (expected e.g. '0' or '-1')");
   return *value;
 }
 
 std::vector<std::string> netdevs_of(const fs::path& device_dir) {
   std::vector<std::string> names;
-  std::error_code ec;
-  const fs::path net = device_dir / "net";
-  if (!fs::is_directory(net, ec)) return names;
-  for (const auto& entry : fs::directory_iterator(net, ec)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
+  for (const fs::path& entry : list_sysfs_directory(device_dir / "net")) names.push_back(entry.filename().string());
   return names;
 }
 
@@ -110,9 +87,9 @@ NicPort ethernet_port(const fs::path& interface_dir) {
   port.link_layer = "Ethernet";
 
   const fs::path speed_file = interface_dir / "speed";
-  if (const auto speed = read_attribute(speed_file); speed && *speed != "-1") {
+  if (const auto speed = read_sysfs_attribute(speed_file); speed && *speed != "-1") {
     const auto mbps = parse_non_negative_int(speed->c_str());
-    if (!mbps) throw UsageError(speed_file.string() + ": '" + *speed + "' is not a link speed (expected Mb/s, e.g. '25000')");
+    if (!mbps) throw UsageError(speed_file.string() + ": '" + excerpt(*speed) + "' is not a link speed (expected Mb/s, e.g. '25000')");
     port.rate_gbit = *mbps / 1000.0;
   }
 
@@ -120,9 +97,9 @@ NicPort ethernet_port(const fs::path& interface_dir) {
   static const std::set<std::string, std::less<>> kOperStates{"unknown", "notpresent", "down", "lowerlayerdown",
                                                               "testing", "dormant", "up"};
   const fs::path state_file = interface_dir / "operstate";
-  const auto state = read_attribute(state_file);
+  const auto state = read_sysfs_attribute(state_file);
   if (state && !kOperStates.contains(*state))
-    throw UsageError(state_file.string() + ": '" + *state + "' is not an operstate (expected e.g. 'up' or 'down')");
+    throw UsageError(state_file.string() + ": '" + excerpt(*state) + "' is not an operstate (expected e.g. 'up' or 'down')");
   if (state && *state == "up") {
     port.state_code = 4;
     port.state = "ACTIVE";
@@ -145,12 +122,11 @@ std::vector<Nic> read_sysfs_nics(const std::string& sysfs_root) {
   std::map<std::string, std::vector<NicPort>> ports_by_device;
   for (const SysfsPort& p : read_sysfs_ports(sysfs_root)) ports_by_device[p.device].push_back(port_from_sysfs(p));
 
-  const fs::path infiniband = root / "class" / "infiniband";
-  if (fs::is_directory(infiniband, ec)) {
-    for (const auto& entry : fs::directory_iterator(infiniband, ec)) {
+  {
+    for (const fs::path& entry : list_sysfs_directory(root / "class" / "infiniband")) {
       Nic nic;
-      nic.name = entry.path().filename().string();
-      const fs::path device = entry.path() / "device";
+      nic.name = entry.filename().string();
+      const fs::path device = entry / "device";
       nic.bus_id = bus_id_of(device, root);
       nic.numa = numa_node_of(device);
       nic.netdevs = netdevs_of(device);
@@ -161,11 +137,10 @@ std::vector<Nic> read_sysfs_nics(const std::string& sysfs_root) {
     }
   }
 
-  const fs::path net = root / "class" / "net";
-  if (fs::is_directory(net, ec)) {
-    for (const auto& entry : fs::directory_iterator(net, ec)) {
-      const std::string name = entry.path().filename().string();
-      const fs::path device = entry.path() / "device";
+  {
+    for (const fs::path& entry : list_sysfs_directory(root / "class" / "net")) {
+      const std::string name = entry.filename().string();
+      const fs::path device = entry / "device";
       // symlink_status: a dangling fixture link still counts as "has a device".
       if (!fs::exists(fs::symlink_status(device, ec)) || rdma_netdevs.contains(name)) continue;
       Nic nic;
@@ -173,7 +148,7 @@ std::vector<Nic> read_sysfs_nics(const std::string& sysfs_root) {
       nic.bus_id = bus_id_of(device, root);
       nic.numa = numa_node_of(device);
       nic.netdevs = {name};
-      nic.ports = {ethernet_port(entry.path())};
+      nic.ports = {ethernet_port(entry)};
       nic.source = "sysfs";
       nic.rdma = false;  // a plain interface: listed, but not a NIC NCCL's IB/RoCE transport uses
       nics.push_back(std::move(nic));
@@ -200,7 +175,13 @@ void merge_nics(NodeTopology& node, std::vector<Nic> nics) {
     for (std::string& netdev : incoming.netdevs)
       if (std::find(nic.netdevs.begin(), nic.netdevs.end(), netdev) == nic.netdevs.end())
         nic.netdevs.push_back(std::move(netdev));
-    if (nic.ports.empty()) nic.ports = std::move(incoming.ports);
+    // NCCL's dump lists every usable port as active and says nothing of its state; ports
+    // read from the device (libibverbs, sysfs) replace those. Between two sources that do
+    // read the device, the first (libibverbs, asked before sysfs) stands.
+    const auto reads_port_state = [](const std::string& source) { return source == "ibverbs" || source == "sysfs"; };
+    if (nic.ports.empty() || (!reads_port_state(nic.source) && reads_port_state(incoming.source) && !incoming.ports.empty())) {
+      nic.ports = std::move(incoming.ports);
+    }
   }
 }
 

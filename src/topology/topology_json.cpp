@@ -103,7 +103,9 @@ std::string topology_to_json_text(const NodeTopology& node) {
                            {"source", nic.source}, {"rdma", nic.rdma}});
   }
   out["matrix"] = matrix_entries(node);
-  return out.dump();
+  // Names come from files and hosts the user controls; bytes that are not UTF-8 become
+  // U+FFFD instead of making the document unwritable.
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 NodeTopology topology_from_json_text(const std::string& text, const std::string& where) {

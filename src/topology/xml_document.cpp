@@ -40,13 +40,7 @@ bool is_name_start(char c) {
 
 bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9') || c == '-' || c == '.'; }
 
-// Names and values quoted in messages are cut short: an error stays readable even when
-// the offending token is a megabyte long.
-std::string shown(std::string_view text) {
-  constexpr std::size_t kMax = 64;
-  if (text.size() <= kMax) return std::string(text);
-  return std::string(text.substr(0, kMax)) + "...";
-}
+std::string shown(std::string_view text) { return excerpt(text); }
 
 std::string describe_char(char c) {
   const auto byte = static_cast<unsigned char>(c);

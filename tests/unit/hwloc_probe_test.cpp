@@ -10,6 +10,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/topology/hwloc_probe.hpp"
+#include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/pci_path.hpp"
 #include "commbench/topology/topology_matrix.hpp"
 #include "temp_dir.hpp"

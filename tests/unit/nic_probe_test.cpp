@@ -314,6 +314,25 @@ Nic nic_named(const std::string& name, const std::string& source) {
   return nic;
 }
 
+TEST(SysfsNicMerge, PortsReadFromTheDeviceReplaceTheDumpsAssumedOnes) {
+  NodeTopology node;
+  Nic from_dump = nic_named("mlx5_3", "nccl-topo-xml");
+  NicPort assumed;  // NCCL's dump lists usable ports only, so they are taken as active
+  assumed.state_code = 4;
+  assumed.state = "ACTIVE";
+  assumed.rate_gbit = 400;
+  from_dump.ports = {assumed};
+  node.nics.push_back(from_dump);
+  Nic from_sysfs = nic_named("mlx5_3", "sysfs");
+  NicPort down;
+  down.state_code = 1;
+  down.state = "DOWN";
+  from_sysfs.ports = {down};
+  merge_nics(node, {from_sysfs});
+  ASSERT_EQ(node.nics[0].ports.size(), 1u);
+  EXPECT_EQ(node.nics[0].ports[0].state, "DOWN");
+}
+
 TEST(SysfsNicMerge, FillsWhatIsUnknownAndKeepsFirstPorts) {
   NodeTopology node;
   Nic from_ibverbs = nic_named("mlx5_0", "ibverbs");

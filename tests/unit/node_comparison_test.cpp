@@ -3,7 +3,12 @@
 
 #include "commbench/topology/hwloc_probe.hpp"
 #include "commbench/topology/node_comparison.hpp"
+#include "commbench/core/error.hpp"
 #include "commbench/topology/node_probe.hpp"
+#include "commbench/topology/sysfs_pcie.hpp"
+#include "temp_dir.hpp"
+
+#include <filesystem>
 
 namespace commbench {
 namespace {
@@ -64,6 +69,65 @@ TEST(NodeComparison, TheOddNodeOutIsNamed) {
       "node-b: mlx5_3 port 1 is DOWN, 2 of 3 nodes have ACTIVE 400 Gb/s",
       "node-b: mlx5_5 port 1 is ACTIVE 200 Gb/s, 2 of 3 nodes have ACTIVE 400 Gb/s"};
   EXPECT_EQ(described, expected);
+}
+
+// Two GPUs whose hwloc link speed reads Gen1 x16 (4 GB/s): what an idle GPU shows.
+NodeTopology two_idle_gpus() {
+  NodeTopology node;
+  for (int i = 0; i < 2; ++i) {
+    PciObject pci;
+    pci.bus_id = i == 0 ? "0000:18:00.0" : "0000:2a:00.0";
+    pci.link_gbps = 4.0;
+    node.pci.push_back(pci);
+    Gpu gpu;
+    gpu.index = i;
+    gpu.pci = i;
+    gpu.bus_id = pci.bus_id;
+    gpu.model = "NVIDIA H100";
+    node.gpus.push_back(gpu);
+  }
+  return node;
+}
+
+void write_link(const testing::TempDir& dir, const std::string& bus, const std::string& speed, int width) {
+  const std::string base = "bus/pci/devices/" + bus + "/";
+  std::filesystem::create_directories(dir.root() / base);
+  dir.write(base + "max_link_speed", speed + "\n");
+  dir.write(base + "current_link_width", std::to_string(width) + "\n");
+  dir.write(base + "max_link_width", "16\n");
+}
+
+TEST(PcieLinks, IdleGpusAreNotDegradedButANarrowLinkIs) {
+  const testing::TempDir dir;
+  write_link(dir, "0000:18:00.0", "32.0 GT/s PCIe", 16);
+  write_link(dir, "0000:2a:00.0", "32.0 GT/s PCIe", 8);
+  NodeTopology node = two_idle_gpus();
+  read_sysfs_pcie_links(node, dir.root().string());
+  use_idle_proof_gpu_links(node);
+  EXPECT_EQ(node.gpus[0].pcie_generation_max, 5);
+  EXPECT_DOUBLE_EQ(node.pci[0].link_gbps, 63.0);  // Gen5 x16, not the idle 4 GB/s
+  EXPECT_DOUBLE_EQ(node.pci[1].link_gbps, 31.5);
+  EXPECT_EQ(node_findings(node), (std::vector<std::string>{
+                                     "GPU 1 (0000:2a:00.0): PCIe link x8 of x16",
+                                     "GPU 1 (0000:2a:00.0): PCIe link 31.5 GB/s, other NVIDIA H100 GPUs have 63 GB/s"}));
+  NodeTopology idle = two_idle_gpus();
+  write_link(dir, "0000:2a:00.0", "32.0 GT/s PCIe", 16);
+  read_sysfs_pcie_links(idle, dir.root().string());
+  use_idle_proof_gpu_links(idle);
+  EXPECT_TRUE(node_findings(idle).empty());
+}
+
+TEST(PcieLinks, GarbageNamesTheFile) {
+  const testing::TempDir dir;
+  write_link(dir, "0000:18:00.0", "fast", 16);
+  NodeTopology node = two_idle_gpus();
+  try {
+    read_sysfs_pcie_links(node, dir.root().string());
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path("bus/pci/devices/0000:18:00.0/max_link_speed") +
+                                         ": 'fast' is not a PCIe link speed (expected e.g. '32.0 GT/s PCIe')");
+  }
 }
 
 TEST(NodeComparison, IdleGenerationIsNotADifferenceButWidthIs) {

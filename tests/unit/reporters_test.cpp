@@ -176,3 +176,37 @@ TEST(Console, RankHostRanges) {
 
 }  // namespace
 }  // namespace commbench
+
+namespace commbench {
+namespace {
+
+TEST(OutputFile, AtomicWriteLeavesTheWholeFileAndNoTemporary) {
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir);
+  const std::string path = (dir / "doc.json").string();
+  write_file_atomically(path, "{\"a\": 1}\n", "--json");
+  EXPECT_EQ(read_file(path), "{\"a\": 1}\n");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, FailedWriteNamesFlagAndPathAndLeavesNothing) {
+  const fs::path dir = temp_dir() / "missing";
+  const std::string path = (dir / "doc.json").string();
+  try {
+    write_file_atomically(path, "{}", "--json");
+    FAIL() << "wrote into a directory that does not exist";
+  } catch (const BackendError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--json " + path + ".tmp: cannot create: ", 0), 0u) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(OutputFile, PathsThatCannotBeAFileAreRefusedUpFront) {
+  EXPECT_THROW(check_output_path("results/", "--json", true), UsageError);
+  EXPECT_THROW(create_parent_directories("/proc/commbench/x.json", "--json"), UsageError);
+}
+
+}  // namespace
+}  // namespace commbench

@@ -67,7 +67,10 @@ TEST(SysfsState, CodeAndName) {
   EXPECT_EQ(active.name, "ACTIVE");
   EXPECT_EQ(parse_port_state("5: LinkUp", "phys_state").name, "LinkUp");
   EXPECT_EQ(parse_port_state("1: DOWN", "state").code, 1);
-  for (const char* bad : {"ACTIVE", "4 ACTIVE", "x: ACTIVE", "4:", "400: ACTIVE", "4: ACT IVE"})
+  // What kernels really print, spaces and brackets included.
+  EXPECT_EQ(parse_port_state("7: Phy Test", "phys_state").name, "Phy Test");
+  EXPECT_EQ(parse_port_state("0: <unknown>", "phys_state").code, 0);
+  for (const char* bad : {"ACTIVE", "4 ACTIVE", "x: ACTIVE", "4:", "400: ACTIVE", "4: ACT\x01IVE"})
     EXPECT_THROW(parse_port_state(bad, "state"), UsageError) << bad;
 }
 
@@ -105,6 +108,30 @@ TEST_F(SysfsTree, ActiveDegradedAndDownPorts) {
   EXPECT_FALSE(ports[2].active());
   EXPECT_EQ(ports[2].physical_state.name, "Disabled");
   EXPECT_EQ(ports[3].link_layer, "Ethernet");
+}
+
+TEST_F(SysfsTree, WhatKernelsReallyWriteIsAccepted) {
+  port("mlx5_0", 1, "400 Gb/sec (4X NDR)", "1: DOWN", "7: Phy Test", "Unknown");
+  const fs::path dir = root_ / "class" / "infiniband" / "mlx5_0" / "ports" / "1";
+  fs::remove(dir / "rate");  // a port whose rate the driver will not read: unknown, not an error
+  const std::vector<SysfsPort> ports = read_sysfs_ports(root_.string());
+  ASSERT_EQ(ports.size(), 1u);
+  EXPECT_EQ(ports[0].physical_state.name, "Phy Test");
+  EXPECT_EQ(ports[0].link_layer, "Unknown");
+  EXPECT_DOUBLE_EQ(ports[0].rate.gbit, 0.0);
+}
+
+TEST_F(SysfsTree, AnAttributeThatIsADirectoryNamesIt) {
+  port("mlx5_0", 1, "400 Gb/sec (4X NDR)", "4: ACTIVE", "5: LinkUp", "InfiniBand");
+  const fs::path state = root_ / "class" / "infiniband" / "mlx5_0" / "ports" / "1" / "state";
+  fs::remove(state);
+  fs::create_directory(state);
+  try {
+    read_sysfs_ports(root_.string());
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), state.string() + ": cannot read (Is a directory)");
+  }
 }
 
 TEST_F(SysfsTree, MissingTreeMeansNoPortsAndGarbageNamesTheFile) {

@@ -11,4 +11,12 @@ std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64
 // A finite number; with percent_allowed a trailing '%' is accepted (and ignored here).
 double parse_number(std::string text, const char* flag, bool percent_allowed);
 
+// -T/--timeout of every command: 0 (off) or a positive number of seconds, at most a year
+// (larger values would overflow the watchdog's clock arithmetic).
+double parse_timeout_seconds(const std::string& text);
+
+// --csv and --json must be different files, and neither may be the other's temporary
+// (JSON is written to FILE.tmp, then renamed). Paths are compared after resolving them.
+void check_distinct_outputs(const std::string& csv_path, const std::string& json_path);
+
 }  // namespace commbench

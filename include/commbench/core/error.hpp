@@ -34,6 +34,13 @@ inline std::string one_line(std::string_view text) {
   return out;
 }
 
+// Input quoted in a message is cut short, so an error stays one readable line even when
+// the offending value is a megabyte long.
+inline std::string excerpt(std::string_view text, std::size_t limit = 64) {
+  if (text.size() <= limit) return std::string(text);
+  return std::string(text.substr(0, limit)) + "...";
+}
+
 enum class ExitCode : int {
   ok = 0,
   check_failed = 1,   // a correctness check or threshold failed (reported after the sweep)

@@ -23,7 +23,4 @@ NodeTopology probe_hwloc(const std::string& xml_path = "");
 // B200 5); 0 when the name says nothing.
 int nvlink_generation_from_model(const std::string& model);
 
-// Whether a PCI base class (class_code >> 8) is one the PCI specification defines.
-bool known_pci_base_class(unsigned base_class);
-
 }  // namespace commbench

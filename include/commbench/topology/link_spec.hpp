@@ -15,6 +15,13 @@ namespace commbench {
 // generations or lane counts other than 1, 2, 4, 8, 12, 16, 32.
 std::optional<double> pcie_bandwidth_gbps(int generation, int lanes);
 
+// PCIe generation from the link speed Linux (and NCCL's dump) prints: "2.5 GT/s PCIe" ...
+// "64.0 GT/s PCIe", or "8 GT/s" from kernels up to 5.6; nullopt for anything else.
+std::optional<int> pcie_generation_from_speed(std::string_view speed);
+
+// Whether a PCI base class (class code >> 8) is one the PCI specification defines.
+bool known_pci_base_class(unsigned base_class);
+
 // One NVLink link of a generation: 20 (NVLink 1), 25 (2, 3, 4), 50 (5) GB/s.
 std::optional<double> nvlink_link_bandwidth_gbps(int generation);
 
