@@ -3,7 +3,6 @@
 #include <cstdio>
 
 namespace commbench {
-namespace {
 
 std::string csv_escape(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
@@ -14,6 +13,9 @@ std::string csv_escape(const std::string& text) {
   }
   return out + "\"";
 }
+
+namespace {
+
 
 struct CsvValue {
   std::string operator()(std::monostate) const { return ""; }

@@ -282,13 +282,10 @@ void check_pci_classes(const XmlElement& element, const std::string& path) {
 std::string host_name_of(hwloc_topology_t topology, const std::string& xml_path) {
   const hwloc_obj_t root = hwloc_get_root_obj(topology);
   if (const char* name = hwloc_obj_get_info_by_name(root, "HostName")) return name;
-  if (xml_path.empty()) {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) == 0) return name;
-    return "localhost";
-  }
-  const std::size_t slash = xml_path.find_last_of('/');
-  return slash == std::string::npos ? xml_path : xml_path.substr(slash + 1);
+  if (!xml_path.empty()) return "";  // an export without a HostName: the caller names it
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0) return name;
+  return "localhost";
 }
 
 }  // namespace

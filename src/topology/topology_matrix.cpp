@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "commbench/report/csv_reporter.hpp"
 #include "commbench/topology/pci_path.hpp"
 
 namespace commbench {
@@ -53,12 +54,6 @@ std::string parent_bus_id(const NodeTopology& node, int pci) {
   return up.bus_id.empty() ? "host bridge" : up.bus_id;
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 }  // namespace
 
@@ -191,9 +186,9 @@ std::vector<LinkRow> link_rows(const NodeTopology& node) {
 std::string links_csv_header() { return "host,from,to,type,count,spec_gbps,state"; }
 
 std::string to_csv_line(const LinkRow& row) {
-  return csv_field(row.host) + "," + csv_field(row.from) + "," + csv_field(row.to) + "," + csv_field(row.type) + "," +
+  return csv_escape(row.host) + "," + csv_escape(row.from) + "," + csv_escape(row.to) + "," + csv_escape(row.type) + "," +
          (row.count > 0 ? std::to_string(row.count) : "") + "," + (row.spec_gbps > 0 ? number(row.spec_gbps, "%.6g") : "") +
-         "," + csv_field(row.state);
+         "," + csv_escape(row.state);
 }
 
 }  // namespace commbench

@@ -125,5 +125,38 @@ TEST(TopologyJson, RoundTripKeepsTheMatrix) {
   EXPECT_THROW(topology_from_json_text("{\"hostname\": 3}", "rank 2"), UsageError);
 }
 
+TEST(TopologyJson, P2pStatusSurvivesTheRoundTrip) {
+  NodeTopology node;
+  node.hostname = "n";
+  node.p2p.push_back({0, 1, Capability::yes, Capability::no, Capability::unknown, Capability::yes});
+  const NodeTopology back = topology_from_json_text(topology_to_json_text(node), "test");
+  ASSERT_EQ(back.p2p.size(), 1u);
+  EXPECT_EQ(back.p2p[0].gpu_b, 1);
+  EXPECT_EQ(back.p2p[0].read, Capability::yes);
+  EXPECT_EQ(back.p2p[0].write, Capability::no);
+  EXPECT_EQ(back.p2p[0].atomics, Capability::unknown);
+  EXPECT_EQ(back.p2p[0].nvlink, Capability::yes);
+}
+
+TEST(NodeProbe, DevicesKnownOnlyByBusIdAreAttachedToTheTree) {
+  NodeTopology node;
+  node.numa_nodes = {{0, {0, 1}}, {1, {2, 3}}};
+  PciObject host;
+  host.kind = PciKind::host_bridge;
+  host.numa = 1;
+  PciObject nic_pci;
+  nic_pci.parent = 0;
+  nic_pci.bus_id = "0000:87:00.0";
+  node.pci = {host, nic_pci};
+  Nic nic;  // as sysfs or libibverbs report it: a name and a bus id, no place in the tree
+  nic.name = "mlx5_1";
+  nic.bus_id = "0000:87:00.0";
+  node.nics = {nic};
+  attach_to_pci_tree(node);
+  EXPECT_EQ(node.nics[0].pci, 1);
+  EXPECT_EQ(node.nics[0].numa, 1);  // the locality its host bridge hangs off
+  EXPECT_EQ(node.nics[0].cpus, (std::vector<int>{2, 3}));
+}
+
 }  // namespace
 }  // namespace commbench

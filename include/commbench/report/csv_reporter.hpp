@@ -11,6 +11,8 @@ namespace commbench {
 
 // One CSV line (without newline) of the given fields; strings are quoted when needed,
 // empty values stay empty, doubles keep 9 significant digits.
+// A field quoted as RFC 4180 wants it when it holds a comma, quote or line break.
+std::string csv_escape(const std::string& text);
 std::string csv_line(const std::vector<Field>& fields);
 std::string csv_header();
 
