@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commbench/config.hpp"
+#include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/sysfs_nics.hpp"
 
 #if COMMBENCH_HAVE_IBVERBS
@@ -27,22 +28,24 @@ int ib_width_lanes(unsigned active_width) {
 }
 
 IbSpeed ib_speed(unsigned active_speed, unsigned active_speed_ex) {
-  // The extended field uses the same bit values and only adds higher ones.
+  // The extended field uses the same bit values and only adds higher ones (XDR = 256).
   const unsigned code = active_speed_ex != 0 ? active_speed_ex : active_speed;
+  const char* name = nullptr;
   switch (code) {
-    case 1: return {"SDR", 2.5};
-    case 2: return {"DDR", 5.0};
-    case 4: return {"QDR", 10.0};
-    case 8: return {"FDR10", 10.0};
-    case 16: return {"FDR", 14.0625};
-    case 32: return {"EDR", 25.0};
-    case 64: return {"HDR", 50.0};
-    case 128: return {"NDR", 100.0};
-    case 256:
-      if (active_speed_ex != 0) return {"XDR", 200.0};
-      return {};
-    default: return {};
+    case 1: name = "SDR"; break;
+    case 2: name = "DDR"; break;
+    case 4: name = "QDR"; break;
+    case 8: name = "FDR10"; break;
+    case 16: name = "FDR"; break;
+    case 32: name = "EDR"; break;
+    case 64: name = "HDR"; break;
+    case 128: name = "NDR"; break;
+    case 256: name = active_speed_ex != 0 ? "XDR" : nullptr; break;
+    default: break;
   }
+  if (name == nullptr) return {};
+  // Lane rates live in one table (link_spec), shared with the sysfs and spec paths.
+  return {name, infiniband_lane_gbit(name).value_or(0.0)};
 }
 
 std::string ib_port_state_name(unsigned state) {
