@@ -24,6 +24,7 @@
 #include "commbench/report/provenance.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
+#include "commbench/validate/threshold_check.hpp"
 
 namespace commbench {
 namespace {
@@ -96,6 +97,38 @@ std::vector<OpCase> keep_supported_placements(const std::vector<OpCase>& plan, c
   return kept;
 }
 
+// The rules of --threshold and --thresholds, with --baseline. The files are read here,
+// inside the job, so the watchdog covers one that never delivers (a FIFO).
+ThresholdCheck load_threshold_check(const CollectivesOptions& o) {
+  std::vector<ThresholdRule> rules = o.threshold_rules;
+  if (!o.thresholds_path.empty())
+    for (ThresholdRule& rule : load_threshold_file(o.thresholds_path)) rules.push_back(std::move(rule));
+  std::optional<Baseline> baseline;
+  if (!o.baseline_path.empty()) baseline = load_baseline(o.baseline_path);
+  return ThresholdCheck(std::move(rules), std::move(baseline));
+}
+
+MissingBound missing_bound_in(const CollectiveBandwidths& bandwidths) {
+  return [&bandwidths](Collective op, Reference reference) -> std::optional<std::string> {
+    const auto it = bandwidths.find(op);
+    if (it == bandwidths.end()) return "not modelled";
+    const std::optional<double>& bound =
+        reference == Reference::achievable ? it->second.achievable_gbps : it->second.spec_gbps;
+    if (bound) return std::nullopt;
+    return it->second.basis;
+  };
+}
+
+// Failures go to stderr as well as to the reports; past a screenful, stderr says how
+// many more there are instead of burying the first ones.
+void print_threshold_failures(const std::vector<std::string>& failures) {
+  constexpr std::size_t kShown = 10;
+  for (std::size_t i = 0; i < failures.size() && i < kShown; ++i) print_error("threshold failed: " + failures[i]);
+  if (failures.size() > kShown)
+    print_error("... and " + std::to_string(failures.size() - kShown) +
+                " more threshold failures (all are listed at the end of the table and in the JSON summary)");
+}
+
 struct Reporters {
   std::vector<std::unique_ptr<Reporter>> all;
   std::vector<FileHandle> files;
@@ -166,6 +199,14 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
     plan = keep_supported_placements(build_plan(request), *backend, context.notes);
     backend->validate_plan(plan);
   });
+  std::optional<ThresholdCheck> thresholds;
+  {
+    auto guard = watchdog.guard("reading --thresholds/--baseline");
+    collective_try(world, [&] {
+      thresholds.emplace(load_threshold_check(o));
+      for (std::string& note : thresholds->check_plan(plan, backend->ranks())) context.notes.push_back(std::move(note));
+    });
+  }
 
   Bootstrap& group = backend->group();
   RunnerSettings settings;
@@ -176,6 +217,15 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   settings.corrupt_rank = o.debug_corrupt_rank;
   Runner runner(*backend, settings, &watchdog);
   runner.prepare(plan);
+
+  CollectiveBandwidths bandwidths;
+  {
+    auto guard = watchdog.guard("probing the topology for the bandwidth model");
+    bandwidths = model_collective_bandwidths(*backend, o.ops);
+  }
+  for (std::string& note : bandwidth_notes(bandwidths)) context.notes.push_back(std::move(note));
+  // A rule the model cannot evaluate is refused now, before any result file exists.
+  collective_try(world, [&] { thresholds->check_model(plan, missing_bound_in(bandwidths)); });
 
   const bool reporting = world.rank() == 0;
   Reporters reporters;
@@ -207,12 +257,6 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   context.started_at = utc_timestamp();
   context.settings = o.describe();
   context.environment = relevant_environment();
-  CollectiveBandwidths bandwidths;
-  {
-    auto guard = watchdog.guard("probing the topology for the bandwidth model");
-    bandwidths = model_collective_bandwidths(*backend, o.ops);
-  }
-  for (std::string& note : bandwidth_notes(bandwidths)) context.notes.push_back(std::move(note));
   if (reporting) reporters.begin(context);
 
   RunSummary summary;
@@ -222,6 +266,8 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
     for (const OpCase& c : plan) {
       ResultRow row = runner.run(c);
       apply_bandwidth_model(bandwidths, row);
+      for (std::string& failure : thresholds->evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
+      summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;
       summary.rows += 1;
       summary.wrong_elements += row.wrong.value_or(0);
       busbw_sum += row.busbw_gbps;
@@ -234,14 +280,16 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   }
   summary.average_busbw_gbps = summary.rows ? busbw_sum / static_cast<double>(summary.rows) : 0;
   summary.check_failures = runner.check_failures();
+  const bool failed = !summary.check_failures.empty() || !summary.threshold_failures.empty();
   summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())
-                      : summary.check_failures.empty() ? 0
-                                                       : static_cast<int>(ExitCode::check_failed);
+                      : failed     ? static_cast<int>(ExitCode::check_failed)
+                                   : 0;
   collective_try(world, [&] {
     if (reporting) reporters.finish(summary);
   });
   if (reporting) {
     for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
+    print_threshold_failures(summary.threshold_failures);
     if (interruption) print_error(interruption->what());
   }
   return summary.exit_code;

@@ -55,6 +55,11 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   if (register_buffers) s.emplace_back("register", "1");
   if (cuda_graph_iterations != 0) s.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));
   if (blocking) s.emplace_back("blocking", "1");
+  std::string rules;
+  for (const ThresholdRule& rule : threshold_rules) rules += (rules.empty() ? "" : " ; ") + rule.text;
+  if (!rules.empty()) s.emplace_back("threshold", rules);
+  if (!thresholds_path.empty()) s.emplace_back("thresholds", thresholds_path);
+  if (!baseline_path.empty()) s.emplace_back("baseline", baseline_path);
   return s;
 }
 
@@ -70,6 +75,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   std::string max_time = "3", target_noise = "1", min_samples = "10", format = "table", batch_time = "0.001";
   int check = 0, blocking = 0;
   std::string gpus = "1", graph = "0";
+  std::vector<std::string> threshold_texts;
   bool version = false;
   CollectivesOptions o;
 
@@ -111,6 +117,13 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   app.add_option("--json", o.json_path, "Write rows and provenance to this JSON file at the end");
   app.add_option("--format", format, "What stdout shows: table, csv or json")->capture_default_str();
   app.add_flag("--force", o.force, "Overwrite existing --csv/--json files");
+  app.add_option("--threshold", threshold_texts,
+                 "Pass/fail rule, repeatable: [OPS][@SIZES]:METRIC>=VALUE, e.g. 'allreduce@64M..:busbw>=300' or "
+                 "'busbw>=0.9*baseline'; a failed rule makes the exit code 1 (docs/thresholds.md)")
+      ->allow_extra_args(false);
+  app.add_option("--thresholds", o.thresholds_path, "File of threshold rules, one per line ('#' starts a comment)");
+  app.add_option("--baseline", o.baseline_path,
+                 "CSV of an earlier run (--csv) that rules with 'baseline' compare against, row by row");
   app.add_option("--max-time-per-size", max_time, "Adaptive mode: stop timing a size after this many seconds (the --min-samples floor comes first)")
       ->capture_default_str();
   app.add_option("--target-noise", target_noise,
@@ -195,6 +208,9 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   if (app.count("--csv") > 0 && o.csv_path.empty()) throw UsageError("--csv: empty file name");
   if (app.count("--json") > 0 && o.json_path.empty()) throw UsageError("--json: empty file name");
   check_distinct_outputs(o.csv_path, o.json_path);
+  if (app.count("--thresholds") > 0 && o.thresholds_path.empty()) throw UsageError("--thresholds: empty file name");
+  if (app.count("--baseline") > 0 && o.baseline_path.empty()) throw UsageError("--baseline: empty file name");
+  for (const std::string& text : threshold_texts) o.threshold_rules.push_back(parse_threshold_rule(text, "--threshold"));
   return ParsedCommandLine{o, ""};
 }
 

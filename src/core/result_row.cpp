@@ -5,12 +5,12 @@
 namespace commbench {
 namespace {
 
-constexpr std::array<std::string_view, 26> kColumns{
+constexpr std::array<std::string_view, 27> kColumns{
     "backend", "op",         "placement", "dtype",   "redop",       "root",
     "bytes",   "count",      "ranks",     "nodes",   "iterations",  "samples",
     "time_us", "time_min_us", "time_mean_us", "p50_us", "p99_us",   "noise",
     "slowest_rank", "slowest_host", "algbw_gbps", "busbw_gbps", "theoretical_busbw_gbps", "achievable_busbw_gbps", "efficiency",
-    "wrong"};
+    "wrong", "threshold"};
 
 FieldValue optional_double(const std::optional<double>& v) {
   return v ? FieldValue{*v} : FieldValue{std::monostate{}};
@@ -50,6 +50,7 @@ std::vector<Field> row_fields(const ResultRow& r) {
       optional_double(r.achievable_busbw_gbps),
       optional_double(r.efficiency),
       r.wrong ? i64(*r.wrong) : FieldValue{std::monostate{}},
+      r.threshold_passed ? FieldValue{std::string(*r.threshold_passed ? "pass" : "fail")} : FieldValue{std::monostate{}},
   };
   std::vector<Field> fields;
   fields.reserve(kColumns.size());

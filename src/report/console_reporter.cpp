@@ -5,8 +5,8 @@
 namespace commbench {
 namespace {
 
-constexpr const char* kHeaderFormat = "#%14s %5s %8s %5s %4s %12s %12s %10s %10s %6s %9s %9s %9s %6s %7s\n";
-constexpr const char* kRowFormat = " %14s %5s %8s %5s %4s %12llu %12llu %10.2f %10.2f %6s %9.3f %9.3f %9s %6s %7s\n";
+constexpr const char* kHeaderFormat = "#%14s %5s %8s %5s %4s %12s %12s %10s %10s %6s %9s %9s %9s %6s %7s %5s\n";
+constexpr const char* kRowFormat = " %14s %5s %8s %5s %4s %12llu %12llu %10.2f %10.2f %6s %9.3f %9.3f %9s %6s %7s %5s\n";
 
 std::string optional_number(const std::optional<double>& v, const char* format) {
   if (!v) return "-";
@@ -42,9 +42,9 @@ void ConsoleReporter::begin(const RunContext& ctx) {
   for (const std::string& note : ctx.notes) std::fprintf(out_, "# note: %s\n", note.c_str());
   std::fprintf(out_, "#\n");
   std::fprintf(out_, kHeaderFormat, "op", "place", "dtype", "redop", "root", "size", "count", "time", "p99", "noise",
-               "algbw", "busbw", "theo_bus", "eff", "#wrong");
+               "algbw", "busbw", "theo_bus", "eff", "#wrong", "thr");
   std::fprintf(out_, kHeaderFormat, "", "", "", "", "", "(B)", "(elements)", "(us)", "(us)", "(%)", "(GB/s)", "(GB/s)",
-               "(GB/s)", "(%)", "");
+               "(GB/s)", "(%)", "", "");
   std::fflush(out_);
 }
 
@@ -53,6 +53,8 @@ void ConsoleReporter::add_row(const ResultRow& r) {
   const std::string redop = c.redop == ReduceOp::none ? "-" : std::string(name_of(c.redop));
   const std::string root = c.root < 0 ? "-" : std::to_string(c.root);
   const std::string wrong = r.wrong ? std::to_string(*r.wrong) : "N/A";
+  // FAIL in capitals: it is the word a reader scanning a long table must not miss.
+  const char* verdict = !r.threshold_passed ? "-" : *r.threshold_passed ? "pass" : "FAIL";
   const std::optional<double> noise_pct = r.noise ? std::optional<double>(*r.noise * 100.0) : std::nullopt;
   const std::optional<double> efficiency_pct =
       r.efficiency ? std::optional<double>(*r.efficiency * 100.0) : std::nullopt;
@@ -61,7 +63,7 @@ void ConsoleReporter::add_row(const ResultRow& r) {
                static_cast<unsigned long long>(c.shape.bytes), static_cast<unsigned long long>(c.shape.count),
                r.time_us, r.p99_us, optional_number(noise_pct, "%.2f").c_str(), r.algbw_gbps, r.busbw_gbps,
                optional_number(r.theoretical_busbw_gbps, "%.3f").c_str(),
-               optional_number(efficiency_pct, "%.1f").c_str(), wrong.c_str());
+               optional_number(efficiency_pct, "%.1f").c_str(), wrong.c_str(), verdict);
   std::fflush(out_);
 }
 
@@ -70,6 +72,10 @@ void ConsoleReporter::finish(const RunSummary& s) {
                static_cast<unsigned long long>(s.wrong_elements), s.complete ? "yes" : "no");
   std::fprintf(out_, "# Avg bus bandwidth    : %.6g GB/s\n", s.average_busbw_gbps);
   for (const std::string& failure : s.check_failures) std::fprintf(out_, "# check failed: %s\n", failure.c_str());
+  if (s.threshold_rows > 0 || !s.threshold_failures.empty())
+    std::fprintf(out_, "# thresholds: %zu rows checked, %zu rule failures\n", s.threshold_rows, s.threshold_failures.size());
+  for (const std::string& failure : s.threshold_failures)
+    std::fprintf(out_, "# threshold failed: %s\n", failure.c_str());
   std::fflush(out_);
 }
 

@@ -77,6 +77,8 @@ void JsonReporter::finish(const RunSummary& s) {
   doc["summary"] = {{"rows", s.rows},
                     {"wrong_elements", s.wrong_elements},
                     {"check_failures", s.check_failures},
+                    {"threshold_rows", s.threshold_rows},
+                    {"threshold_failures", s.threshold_failures},
                     {"average_busbw_gbps", s.average_busbw_gbps},
                     {"exit_code", s.exit_code}};
   const std::string text = doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";

@@ -1,8 +1,5 @@
 #include "commbench/topology/xml_document.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +10,7 @@
 #include <unordered_set>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/input_file.hpp"
 
 namespace commbench {
 
@@ -25,7 +23,6 @@ const std::string* XmlElement::attribute(std::string_view wanted) const {
 namespace {
 
 constexpr std::size_t kMaxDepth = 256;
-constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;
 // Beyond this many attributes on one tag the duplicate check switches to a hash set, so a
 // tag with a million attributes stays linear.
 constexpr std::size_t kLinearDuplicateScan = 16;
@@ -433,41 +430,10 @@ class Parser {
   }
 };
 
-std::string errno_text(int error) { return std::strerror(error); }
-
 }  // namespace
 
 XmlElement parse_xml(std::string_view text, const std::string& where) { return Parser(text, where).parse(); }
 
-XmlElement read_xml_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw UsageError(path + ": cannot read (" + errno_text(errno) + ")");
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) throw UsageError(path + ": cannot read (" + errno_text(errno) + ")");
-  if (S_ISDIR(info.st_mode)) throw UsageError(path + ": cannot read (is a directory)");
-  if (S_ISREG(info.st_mode) && static_cast<std::uintmax_t>(info.st_size) > kMaxFileBytes)
-    throw UsageError(path + ": larger than 64 MiB");
-
-  // Read in chunks with the limit checked as we go: pipes and /proc files report no size.
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      throw UsageError(path + ": cannot read (" + errno_text(errno) + ")");
-    }
-    if (got == 0) break;
-    if (text.size() + static_cast<std::size_t>(got) > kMaxFileBytes) throw UsageError(path + ": larger than 64 MiB");
-    text.append(buffer, static_cast<std::size_t>(got));
-  }
-  if (text.empty()) throw UsageError(path + ": empty file");
-  return parse_xml(text, path);
-}
+XmlElement read_xml_file(const std::string& path) { return parse_xml(read_input_file(path, path), path); }
 
 }  // namespace commbench

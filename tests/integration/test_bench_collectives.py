@@ -21,7 +21,7 @@ TIMEOUT_S = 240
 
 COLUMNS = ("backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,"
            "time_min_us,time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-           "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong").split(",")
+           "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold").split(",")
 ELEMENT_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4, "double": 8}
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 CHUNKED = {"allgather", "reducescatter", "alltoall"}
@@ -176,7 +176,7 @@ class OutputsAndModes(TempDirTest):
         self.assertEqual([(d[0], d[5]) for d in data],
                          [("allreduce", "1024"), ("allreduce", "2048"), ("allreduce", "4096"),
                           ("broadcast", "1024"), ("broadcast", "2048"), ("broadcast", "4096")])
-        self.assertTrue(all(d[-1] == "0" for d in data))
+        self.assertTrue(all(d[-2:] == ["0", "-"] for d in data))  # wrong, no threshold verdict
         self.assertIn("# rows: 6  wrong elements: 0  complete: yes", out)
         # Two host ranks on one node: the bandwidth model says why it has no figure.
         self.assertIn("# note: theoretical busbw of allreduce: unknown; intra-node bandwidth unknown: ranks on one "
@@ -536,6 +536,144 @@ class BadInput(TempDirTest):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--json", self.dir)
         self.assertEqual(rc, 2)
         self.assertEqual(err.strip(), f"bench-collectives: error: --json {self.dir}: is a directory")
+
+
+class Thresholds(TempDirTest):
+    """--threshold/--thresholds/--baseline: verdicts per row, exit 1 on a failed rule."""
+
+    SWEEP = ("--op", "allreduce,broadcast", "-b", "1K", "-e", "16K", "-n", "3")
+
+    def baseline(self):
+        path = self.path("baseline.csv")
+        rc, out, err = run(2, *self.SWEEP, "--csv", path)
+        self.assertEqual(rc, 0, err)
+        return path
+
+    def test_rules_that_hold_pass_and_mark_every_row(self):
+        base = self.baseline()
+        csv_path, json_path = self.path("new.csv"), self.path("new.json")
+        rc, out, err = run(2, *self.SWEEP, "--baseline", base, "--threshold", "busbw>=0.000001*baseline",
+                           "--threshold", "time<=1000000*baseline", "--threshold", "allreduce@4K..:busbw>0",
+                           "--csv", csv_path, "--json", json_path)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 10)
+        self.assertEqual({r["threshold"] for r in rows}, {"pass"})
+        with open(json_path) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["summary"]["threshold_rows"], 10)
+        self.assertEqual(doc["summary"]["threshold_failures"], [])
+        self.assertEqual(doc["provenance"]["settings"]["baseline"], base)
+        self.assertIn("# thresholds: 10 rows checked, 0 rule failures", out)
+
+    def test_a_failed_rule_exits_1_and_names_row_and_rule(self):
+        base = self.baseline()
+        rules = self.path("rules.txt")
+        with open(rules, "w") as f:
+            f.write("# acceptance\nallreduce@4K..8K : busbw >= 1000000 GB/s\nbusbw>=1000000*baseline\n")
+        csv_path, json_path = self.path("new.csv"), self.path("new.json")
+        rc, out, err = run(2, *self.SWEEP, "--baseline", base, "--thresholds", rules, "--threshold",
+                           "broadcast:busbw>0", "--csv", csv_path, "--json", json_path)
+        self.assertEqual(rc, 1, err)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([r["threshold"] for r in rows], ["fail"] * 10)
+        with open(json_path) as f:
+            doc = json.load(f)
+        failures = doc["summary"]["threshold_failures"]
+        # 2 rows fail both rules of the file, the other 8 the baseline rule; busbw>0 holds.
+        self.assertEqual(len(failures), 12)
+        self.assertEqual(doc["summary"]["exit_code"], 1)
+        first = failures[0]
+        self.assertTrue(first.startswith("allreduce 1KiB float sum out-of-place on 2 ranks: busbw "), first)
+        self.assertIn(" x baseline ", first)
+        self.assertTrue(first.endswith(f"rule 'busbw>=1000000*baseline' (--thresholds {rules} line 3)"), first)
+        self.assertIn(f"needs >= 1e+06 GB/s; rule 'allreduce@4K..8K : busbw >= 1000000 GB/s' "
+                      f"(--thresholds {rules} line 2)", failures[2])
+        lines = err.splitlines()
+        self.assertEqual(len(lines), 11)  # ten failures, then how many more
+        self.assertTrue(all(l.startswith("bench-collectives: error: threshold failed: ") for l in lines[:10]))
+        self.assertEqual(lines[10], "bench-collectives: error: ... and 2 more threshold failures (all are listed at "
+                                    "the end of the table and in the JSON summary)")
+        self.assertIn("# threshold failed: " + failures[11], out)
+
+    def test_baseline_rows_the_run_lacks_are_noted_not_failed(self):
+        base = self.baseline()
+        rc, out, err = run(2, "--op", "allreduce", "-b", "8K", "-e", "64K", "-n", "2", "--baseline", base,
+                           "--threshold", "busbw>=0*baseline", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertEqual([r["threshold"] for r in rows], ["pass", "pass", "", ""])
+
+    def test_bad_rules_and_files_are_refused_before_any_file_is_written(self):
+        base = self.baseline()
+        wrong_ranks = self.path("four.csv")
+        rc, _, err = run(4, "--op", "allreduce", "-b", "1K", "-e", "1K", "-n", "1", "--csv", wrong_ranks)
+        self.assertEqual(rc, 0, err)
+        header_only = self.path("header.csv")
+        with open(base) as f, open(header_only, "w") as g:
+            g.write(f.readline())
+        broken = self.path("broken.csv")
+        with open(base) as f, open(broken, "w") as g:
+            g.write(f.readline() + "allreduce,out\n")
+        rules = self.path("rules.txt")
+        with open(rules, "w") as f:
+            f.write("busbw>=1\n\nbusbw>=fast\n")
+        cases = [
+            (["--threshold", "busbw>=0.9*baseline"],
+             "--threshold 'busbw>=0.9*baseline': compares with the baseline, but no --baseline was given"),
+            (["--baseline", base], f"--baseline {base}: no threshold rule compares with it"),
+            (["--baseline", self.path("none.csv"), "--threshold", "busbw>=baseline"],
+             f"--baseline {self.path('none.csv')}: cannot read (No such file or directory)"),
+            (["--baseline", self.dir, "--threshold", "busbw>=baseline"],
+             f"--baseline {self.dir}: cannot read (is a directory)"),
+            (["--baseline", header_only, "--threshold", "busbw>=baseline"],
+             f"--baseline {header_only}: no measurements (only a header)"),
+            (["--baseline", broken, "--threshold", "busbw>=baseline"],
+             f"--baseline {broken} line 2: has 2 fields, the header has 27"),
+            (["--baseline", wrong_ranks, "--threshold", "busbw>=baseline"],
+             f"--baseline {wrong_ranks} has none of the measurements it selects, e.g. allreduce 1KiB float sum "
+             "out-of-place on 2 ranks (the baseline has rows for 4 ranks)"),
+            (["--thresholds", rules], f"--thresholds {rules} line 3 'busbw>=fast': 'fast' is not a number"),
+            (["--thresholds", self.path("none.txt")], "cannot read (No such file or directory)"),
+            (["--threshold", "allreduce@1G..:busbw>=1"],
+             "--threshold 'allreduce@1G..:busbw>=1': selects none of this run's measurements (allreduce,broadcast "
+             "from 1KiB to 16KiB)"),
+            (["--threshold", "efficiency>=80%"],
+             "--threshold 'efficiency>=80%': the bandwidth model has no theoretical busbw for allreduce here"),
+            (["--threshold", "busbw>=0.8*achievable"], "the bandwidth model has no achievable busbw for allreduce"),
+            (["--threshold", "bandwidth>=1"], "--threshold 'bandwidth>=1': unknown metric 'bandwidth'"),
+            (["--threshold", "busbw=1"], "--threshold 'busbw=1': no comparison after busbw"),
+            (["--threshold", "efficiency>=80"], "efficiency is a fraction (0.8) or a percentage (80%), not 80"),
+            (["--threshold", "@8K..1K:busbw>=1"], "size range 8KiB..1KiB is empty"),
+            (["--threshold", "gather:busbw>=1"], "--threshold 'gather:busbw>=1': collective: unknown value 'gather'"),
+            (["--threshold", "time<=theoretical"], "theoretical is a busbw bound"),
+            (["--threshold", ""], "--threshold '': empty rule"),
+            (["--baseline", "", "--threshold", "busbw>=baseline"], "--baseline: empty file name"),
+            (["--thresholds", ""], "--thresholds: empty file name"),
+        ]
+        for args, expected in cases:
+            with self.subTest(args=args):
+                csv_path, json_path = self.path("out.csv"), self.path("out.json")
+                rc, out, err = run(2, *self.SWEEP, *args, "--csv", csv_path, "--json", json_path, timeout=60)
+                self.assertEqual(rc, 2, f"{args}: {err}")
+                lines = [l for l in err.splitlines() if l.strip()]
+                self.assertEqual(len(lines), 1, f"{args}: {err}")
+                self.assertTrue(lines[0].startswith("bench-collectives: error: "), lines[0])
+                self.assertIn(expected, lines[0])
+                self.assertFalse(os.path.exists(csv_path), args)
+                self.assertFalse(os.path.exists(json_path), args)
+
+    def test_a_rules_file_that_never_delivers_times_out(self):
+        fifo = self.path("rules.fifo")
+        os.mkfifo(fifo)
+        start = time.time()
+        rc, out, err = run(2, *self.SWEEP, "--thresholds", fifo, "-T", "2", timeout=60)
+        self.assertEqual(rc, 4, err)
+        self.assertLess(time.time() - start, 2 + 10)
+        self.assertIn("reading --thresholds/--baseline did not complete within 2 s", err)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,31 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{{"--batch-time", "-1"}, "--batch-time"}, BadInput{{"--min-samples", "0"}, "--min-samples"},
                       BadInput{{"--csv", "same.out", "--json", "same.out"}, "--json"},
                       BadInput{{"--csv", ""}, "--csv: empty file name"}, BadInput{{"--json", ""}, "--json: empty file name"},
-                      BadInput{{"--no-such-flag"}, "--no-such-flag"}, BadInput{{"stray"}, "stray"}));
+                      BadInput{{"--no-such-flag"}, "--no-such-flag"}, BadInput{{"stray"}, "stray"},
+                      BadInput{{"--threshold", "busbw>>1"}, "--threshold 'busbw>>1': '>1' is not a number"},
+                      BadInput{{"--threshold"}, "--threshold"},
+                      BadInput{{"--thresholds", ""}, "--thresholds: empty file name"},
+                      BadInput{{"--baseline", ""}, "--baseline: empty file name"}));
+
+TEST(CollectivesOptions, ThresholdRulesRepeatAndAreRecorded) {
+  const CollectivesOptions o = options({"--threshold", "allreduce@1M..:busbw>=300", "--threshold", "time<=2*baseline",
+                                        "--baseline", "good.csv", "--thresholds", "rules.txt"});
+  ASSERT_EQ(o.threshold_rules.size(), 2u);
+  EXPECT_EQ(o.threshold_rules[0].min_bytes, 1u << 20);
+  EXPECT_EQ(o.threshold_rules[1].reference, Reference::baseline);
+  EXPECT_EQ(o.baseline_path, "good.csv");
+  EXPECT_EQ(o.thresholds_path, "rules.txt");
+  const auto settings = o.describe();
+  const auto value_of = [&](const std::string& key) {
+    for (const auto& [k, v] : settings)
+      if (k == key) return v;
+    return std::string("(absent)");
+  };
+  EXPECT_EQ(value_of("threshold"), "allreduce@1M..:busbw>=300 ; time<=2*baseline");
+  EXPECT_EQ(value_of("baseline"), "good.csv");
+  EXPECT_EQ(value_of("thresholds"), "rules.txt");
+  for (const auto& [k, v] : options({}).describe()) EXPECT_NE(k.find("threshold"), 0u) << k;  // none without rules
+}
 
 TEST(CollectivesOptions, RootMustBeARank) {
   const CollectivesOptions o = options({"-r", "4"});

@@ -75,13 +75,18 @@ TEST(Csv, HeaderIsTheDocumentedColumnList) {
   EXPECT_EQ(csv_header(),
             "backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,time_min_us,"
             "time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong");
+            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold");
 }
 
 TEST(Csv, RowValuesEmptiesAndQuoting) {
   EXPECT_EQ(csv_line(row_fields(sample_row())),
             "mpi,allreduce,out,float,sum,,1048576,262144,4,1,100,10,500,450,475,490,700,0.01,2,\"node,07\","
-            "2.097152,3.145728,,,,0");
+            "2.097152,3.145728,,,,0,");
+  ResultRow failed = sample_row();
+  failed.threshold_passed = false;
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(',')), ",fail");
+  failed.threshold_passed = true;
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(',')), ",pass");
 }
 
 TEST(Csv, ReporterWritesHeaderAndFlushesEachRow) {
@@ -163,7 +168,7 @@ TEST(Console, TableHeaderRowAndSummary) {
   EXPECT_NE(printed.find("# backend: mpi (Open MPI v4.1.4)"), std::string::npos) << printed;
   EXPECT_NE(printed.find("#   rank 0-1 a\n#   rank 2-3 b\n"), std::string::npos) << printed;
   EXPECT_NE(printed.find("      allreduce   out    float   sum    -      1048576       262144     500.00     700.00   "
-                         "1.00     2.097     3.146         -      -       0\n"),
+                         "1.00     2.097     3.146         -      -       0     -\n"),
             std::string::npos)
       << printed;
   EXPECT_NE(printed.find("# Avg bus bandwidth    : 3.14573 GB/s"), std::string::npos) << printed;

@@ -14,6 +14,7 @@
 #include "commbench/core/reduce_op.hpp"
 #include "commbench/core/stopping_rule.hpp"
 #include "commbench/core/sweep.hpp"
+#include "commbench/validate/threshold_rule.hpp"
 
 namespace commbench {
 
@@ -42,6 +43,11 @@ struct CollectivesOptions {
   std::string json_path;
   OutputFormat stdout_format = OutputFormat::table;
   bool force = false;
+  // Pass/fail rules (--threshold, parsed here) and the files read once the job runs
+  // (--thresholds, --baseline), where the watchdog covers a file that never delivers.
+  std::vector<ThresholdRule> threshold_rules;
+  std::string thresholds_path;
+  std::string baseline_path;
   int debug_corrupt_rank = -1;
 
   // The effective values, for headers and provenance.

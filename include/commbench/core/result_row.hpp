@@ -40,6 +40,7 @@ struct ResultRow {
   std::optional<double> achievable_busbw_gbps;   // the same bound with NCCL's achievable link figures
   std::optional<double> efficiency;              // busbw / theoretical_busbw (spec)
   std::optional<std::uint64_t> wrong;            // mismatching elements over all ranks; empty unless --check
+  std::optional<bool> threshold_passed;          // whether every threshold rule that selects the row held
 };
 
 using FieldValue = std::variant<std::monostate, std::string, std::int64_t, double>;

@@ -31,6 +31,8 @@ struct RunSummary {
   std::size_t rows = 0;
   std::uint64_t wrong_elements = 0;
   std::vector<std::string> check_failures;
+  std::size_t threshold_rows = 0;  // rows at least one threshold rule applied to
+  std::vector<std::string> threshold_failures;
   double average_busbw_gbps = 0;  // over all rows, like nccl-tests' "Avg bus bandwidth"
   int exit_code = 0;
 };

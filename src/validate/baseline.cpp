@@ -1,0 +1,141 @@
+#include "commbench/validate/baseline.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/input_file.hpp"
+#include "commbench/validate/csv_table.hpp"
+
+namespace commbench {
+
+MeasurementKey key_of(const OpCase& c, int ranks) {
+  return MeasurementKey{c.op, c.placement, c.dtype, c.redop, c.root, c.shape.bytes, ranks};
+}
+
+std::string describe(const MeasurementKey& key) {
+  OpCase c;
+  c.op = key.op;
+  c.placement = key.placement;
+  c.dtype = key.dtype;
+  c.redop = key.redop;
+  c.root = key.root;
+  c.shape.bytes = key.bytes;
+  return describe(c) + " on " + std::to_string(key.ranks) + (key.ranks == 1 ? " rank" : " ranks");
+}
+
+const BaselineRow* Baseline::find(const MeasurementKey& key) const {
+  const auto it = rows.find(key);
+  return it == rows.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 10> kRequiredColumns{
+    "op", "placement", "dtype", "redop", "root", "bytes", "ranks", "time_us", "algbw_gbps", "busbw_gbps"};
+
+std::optional<std::uint64_t> whole_number(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> real_number(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+class RowReader {
+ public:
+  RowReader(const CsvTable& table, const CsvRecord& record, const std::string& origin)
+      : table_(table), record_(record), origin_(origin) {}
+
+  const std::string& field(std::string_view column) const { return record_.fields[*table_.column(column)]; }
+
+  std::string where(std::string_view column) const {
+    return origin_ + " line " + std::to_string(record_.line) + ": " + std::string(column);
+  }
+
+  [[noreturn]] void bad(std::string_view column, const std::string& expected) const {
+    throw UsageError(where(column) + " '" + excerpt(field(column)) + "' is not " + expected);
+  }
+
+  std::uint64_t count(std::string_view column, std::uint64_t minimum, std::uint64_t maximum) const {
+    const auto value = whole_number(field(column));
+    if (!value || *value < minimum || *value > maximum)
+      bad(column, "a whole number in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+    return *value;
+  }
+
+  double measurement(std::string_view column) const {
+    const auto value = real_number(field(column));
+    if (!value || *value < 0) bad(column, "a number >= 0");
+    return *value;
+  }
+
+ private:
+  const CsvTable& table_;
+  const CsvRecord& record_;
+  const std::string& origin_;
+};
+
+MeasurementKey read_key(const RowReader& row) {
+  MeasurementKey key;
+  key.op = parse_collective(row.field("op"), row.where("op"));
+  const std::string& placement = row.field("placement");
+  if (placement != "out" && placement != "in") row.bad("placement", "out or in");
+  key.placement = placement == "in" ? Placement::in_place : Placement::out_of_place;
+  key.dtype = parse_data_type(row.field("dtype"), row.where("dtype"));
+  if (reduces(key.op)) {
+    key.redop = parse_reduce_op(row.field("redop"), row.where("redop"));
+  } else if (!row.field("redop").empty()) {
+    row.bad("redop", std::string("empty (") + std::string(name_of(key.op)) + " does not reduce)");
+  }
+  constexpr std::uint64_t kMaxRanks = 1u << 24;
+  if (has_root(key.op)) {
+    key.root = static_cast<int>(row.count("root", 0, kMaxRanks - 1));
+  } else if (!row.field("root").empty()) {
+    row.bad("root", std::string("empty (") + std::string(name_of(key.op)) + " has no root)");
+  }
+  key.bytes = row.count("bytes", 1, std::uint64_t{1} << 62);
+  key.ranks = static_cast<int>(row.count("ranks", 1, kMaxRanks));
+  return key;
+}
+
+}  // namespace
+
+Baseline parse_baseline(std::string_view text, const std::string& origin) {
+  const CsvTable table = parse_csv(text, origin);
+  for (std::string_view column : kRequiredColumns)
+    if (!table.column(column))
+      throw UsageError(origin + " line 1: no '" + std::string(column) +
+                       "' column (a baseline is the --csv file of an earlier bench-collectives run)");
+  if (table.records.empty()) throw UsageError(origin + ": no measurements (only a header)");
+
+  Baseline baseline;
+  baseline.origin = origin;
+  for (const CsvRecord& record : table.records) {
+    const RowReader row(table, record, origin);
+    const MeasurementKey key = read_key(row);
+    const BaselineRow values{row.measurement("time_us"), row.measurement("algbw_gbps"),
+                             row.measurement("busbw_gbps"), record.line};
+    const auto [it, inserted] = baseline.rows.emplace(key, values);
+    if (!inserted)
+      throw UsageError(origin + " line " + std::to_string(record.line) + ": the same measurement as line " +
+                       std::to_string(it->second.line) + " (" + describe(key) + ")");
+  }
+  return baseline;
+}
+
+Baseline load_baseline(const std::string& path) {
+  const std::string origin = "--baseline " + path;
+  return parse_baseline(read_input_file(path, origin), origin);
+}
+
+}  // namespace commbench

@@ -1,0 +1,431 @@
+// The validate layer: the CSV reader, baselines, threshold rules and their verdicts.
+// Verdicts are checked against bounds computed by hand in the comments.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "commbench/core/error.hpp"
+#include "commbench/report/csv_reporter.hpp"
+#include "commbench/validate/baseline.hpp"
+#include "commbench/validate/csv_table.hpp"
+#include "commbench/validate/threshold_check.hpp"
+#include "commbench/validate/threshold_rule.hpp"
+#include "temp_dir.hpp"
+
+namespace commbench {
+namespace {
+
+std::string error_of(const std::function<void()>& step) {
+  try {
+    step();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// ---- CSV -------------------------------------------------------------------------------
+
+TEST(CsvTable, QuotesCommasLineBreaksAndLineNumbers) {
+  const CsvTable t = parse_csv("a,b,c\r\n1,\"x,y\",\"say \"\"hi\"\"\"\n\n\"two\nlines\",,3\n4,5,\n", "f.csv");
+  ASSERT_EQ(t.header, (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(t.records.size(), 3u);
+  EXPECT_EQ(t.records[0].fields, (std::vector<std::string>{"1", "x,y", "say \"hi\""}));
+  EXPECT_EQ(t.records[0].line, 2u);
+  EXPECT_EQ(t.records[1].fields, (std::vector<std::string>{"two\nlines", "", "3"}));
+  EXPECT_EQ(t.records[1].line, 4u);  // line 3 is blank
+  EXPECT_EQ(t.records[2].fields, (std::vector<std::string>{"4", "5", ""}));
+  EXPECT_EQ(t.records[2].line, 6u);  // the quoted line break counts
+  EXPECT_EQ(t.column("c"), 2u);
+  EXPECT_FALSE(t.column("d").has_value());
+}
+
+TEST(CsvTable, MalformedInputNamesFileAndLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "f.csv: no header line"},
+      {"\n\r\n", "f.csv: no header line"},
+      {"a,b\n1\n", "f.csv line 2: has 1 fields, the header has 2"},
+      {"a,b\n\"1\n2\",3,4\n", "f.csv line 2: has 3 fields, the header has 2"},
+      {"a,,b\n", "f.csv line 1: column 2 has no name"},
+      {"a,b,a\n", "f.csv line 1: column 'a' appears twice"},
+      {"a\n\n\"open\n", "f.csv line 3: a quoted field is never closed"},
+      {"a\n\"x\"y\n", "f.csv line 2: text after a closing quote"},
+      {"a\nx\"y\n", "f.csv line 2: a quote inside an unquoted field"},
+      {"a\rb\n", "f.csv line 1: a carriage return that does not end a line"},
+      {std::string("a\nx\0y\n", 6), "f.csv line 2: a NUL byte (not a text file)"},
+  };
+  for (const auto& [text, message] : cases) EXPECT_EQ(error_of([&] { parse_csv(text, "f.csv"); }), message) << text;
+}
+
+// ---- Baselines ---------------------------------------------------------------------------
+
+ResultRow row_of(Collective op, std::uint64_t bytes, int ranks, double busbw) {
+  ResultRow r;
+  r.backend = "mpi";
+  r.op_case.op = op;
+  r.op_case.dtype = DataType::float32;
+  r.op_case.redop = reduces(op) ? ReduceOp::sum : ReduceOp::none;
+  r.op_case.root = has_root(op) ? 0 : -1;
+  r.op_case.shape = shape_for(op, bytes, 4, ranks);
+  r.ranks = ranks;
+  r.nodes = 1;
+  r.slowest_host = "node,07";  // quoted in the CSV
+  r.busbw_gbps = busbw;
+  r.algbw_gbps = busbw / bus_bandwidth_factor(op, ranks);
+  r.time_us = static_cast<double>(r.op_case.shape.bytes) / (r.algbw_gbps * 1e3);
+  return r;
+}
+
+std::string csv_of(const std::vector<ResultRow>& rows) {
+  std::string text = csv_header() + "\n";
+  for (const ResultRow& r : rows) text += csv_line(row_fields(r)) + "\n";
+  return text;
+}
+
+TEST(Baseline, ReadsBackWhatTheCsvReporterWrites) {
+  const std::vector<ResultRow> rows = {row_of(Collective::allreduce, 1 << 20, 4, 300.0),
+                                       row_of(Collective::broadcast, 1 << 20, 4, 120.5),
+                                       row_of(Collective::allgather, 1 << 20, 4, 99.25)};
+  const Baseline b = parse_baseline(csv_of(rows), "--baseline b.csv");
+  ASSERT_EQ(b.rows.size(), 3u);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const BaselineRow* found = b.find(key_of(rows[i].op_case, 4));
+    ASSERT_NE(found, nullptr) << i;
+    EXPECT_DOUBLE_EQ(found->busbw_gbps, rows[i].busbw_gbps);
+    EXPECT_NEAR(found->algbw_gbps, rows[i].algbw_gbps, 1e-8 * rows[i].algbw_gbps);
+    EXPECT_NEAR(found->time_us, rows[i].time_us, 1e-8 * rows[i].time_us);
+    EXPECT_EQ(found->line, i + 2);
+  }
+  // Another rank count is another measurement.
+  EXPECT_EQ(b.find(key_of(rows[0].op_case, 8)), nullptr);
+  EXPECT_EQ(describe(key_of(rows[1].op_case, 4)), "broadcast 1MiB float root 0 out-of-place on 4 ranks");
+}
+
+TEST(Baseline, ReadsTheCommittedHostRun) {
+  // A real file written by an earlier schema (without achievable_busbw_gbps): baselines
+  // are read by column name, so older runs still serve.
+  const std::string path = std::string(COMMBENCH_SOURCE_DIR) + "/results/mpi-host-2core/default-sweep.csv";
+  const Baseline b = load_baseline(path);
+  std::ifstream in(path);
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  std::size_t lines = 1;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(b.rows.size(), lines);
+  // Line 2 is the first row: op, bytes, ranks and busbw are columns 2, 7, 9 and 22.
+  std::vector<std::string> f;
+  std::stringstream s(first);
+  for (std::string cell; std::getline(s, cell, ',');) f.push_back(cell);
+  MeasurementKey key;
+  key.op = parse_collective(f[1], "op");
+  key.dtype = parse_data_type(f[3], "dtype");
+  key.redop = f[4].empty() ? ReduceOp::none : parse_reduce_op(f[4], "redop");
+  key.root = f[5].empty() ? -1 : std::stoi(f[5]);
+  key.bytes = std::stoull(f[6]);
+  key.ranks = std::stoi(f[8]);
+  const BaselineRow* row = b.find(key);
+  ASSERT_NE(row, nullptr);
+  EXPECT_DOUBLE_EQ(row->busbw_gbps, std::stod(f[21]));
+  EXPECT_EQ(row->line, 2u);
+}
+
+TEST(Baseline, MalformedRowsNameLineAndColumn) {
+  const std::string header = "op,placement,dtype,redop,root,bytes,ranks,time_us,algbw_gbps,busbw_gbps\n";
+  const std::string good = "allreduce,out,float,sum,,1048576,4,10,100,150\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {header, "b.csv: no measurements (only a header)"},
+      {"op,placement,dtype,redop,root,bytes,ranks,time_us,algbw_gbps\nallreduce,out,float,sum,,8,4,1,1\n",
+       "b.csv line 1: no 'busbw_gbps' column (a baseline is the --csv file of an earlier bench-collectives run)"},
+      {header + "gather,out,float,sum,,8,4,1,1,1\n", "b.csv line 2: op: unknown value 'gather'"},
+      {header + "allreduce,both,float,sum,,8,4,1,1,1\n", "b.csv line 2: placement 'both' is not out or in"},
+      {header + "allreduce,out,float9,sum,,8,4,1,1,1\n", "b.csv line 2: dtype: unknown value 'float9'"},
+      {header + "allreduce,out,float,,,8,4,1,1,1\n", "b.csv line 2: redop: unknown value ''"},
+      {header + "allgather,out,float,sum,,8,4,1,1,1\n",
+       "b.csv line 2: redop 'sum' is not empty (allgather does not reduce)"},
+      {header + "broadcast,out,float,,,8,4,1,1,1\n", "b.csv line 2: root '' is not a whole number in [0, 16777215]"},
+      {header + "allreduce,out,float,sum,0,8,4,1,1,1\n", "b.csv line 2: root '0' is not empty (allreduce has no root)"},
+      {header + "allreduce,out,float,sum,,0,4,1,1,1\n", "b.csv line 2: bytes '0' is not a whole number in [1, "},
+      {header + "allreduce,out,float,sum,,-8,4,1,1,1\n", "b.csv line 2: bytes '-8' is not a whole number"},
+      {header + "allreduce,out,float,sum,,1e3,4,1,1,1\n", "b.csv line 2: bytes '1e3' is not a whole number"},
+      {header + "allreduce,out,float,sum,,8,0,1,1,1\n", "b.csv line 2: ranks '0' is not a whole number in [1, "},
+      {header + "allreduce,out,float,sum,,8,4,1,1,nan\n", "b.csv line 2: busbw_gbps 'nan' is not a number >= 0"},
+      {header + "allreduce,out,float,sum,,8,4,1,1,inf\n", "b.csv line 2: busbw_gbps 'inf' is not a number >= 0"},
+      {header + "allreduce,out,float,sum,,8,4,-1,1,1\n", "b.csv line 2: time_us '-1' is not a number >= 0"},
+      {header + "allreduce,out,float,sum,,8,4,1,fast,1\n", "b.csv line 2: algbw_gbps 'fast' is not a number >= 0"},
+      {header + good + good,
+       "b.csv line 3: the same measurement as line 2 (allreduce 1MiB float sum out-of-place on 4 ranks)"},
+  };
+  for (const auto& [text, message] : cases) {
+    const std::string error = error_of([&] { parse_baseline(text, "b.csv"); });
+    EXPECT_EQ(error.substr(0, message.size()), message) << text;
+  }
+}
+
+TEST(Baseline, FileErrorsNameTheFlag) {
+  testing::TempDir dir;
+  EXPECT_EQ(error_of([&] { load_baseline(dir.path("none.csv")); }),
+            "--baseline " + dir.path("none.csv") + ": cannot read (No such file or directory)");
+  EXPECT_EQ(error_of([&] { load_baseline(dir.root().string()); }),
+            "--baseline " + dir.root().string() + ": cannot read (is a directory)");
+  EXPECT_EQ(error_of([&] { load_baseline(dir.write("empty.csv", "")); }),
+            "--baseline " + dir.path("empty.csv") + ": empty file");
+}
+
+// ---- Rules -------------------------------------------------------------------------------
+
+struct GoodRule {
+  std::string text;
+  std::vector<Collective> ops;
+  std::uint64_t min_bytes, max_bytes;
+  ThresholdMetric metric;
+  Comparison comparison;
+  double value;
+  Reference reference;
+};
+
+TEST(ThresholdRule, ParsesEveryForm) {
+  constexpr std::uint64_t kAny = std::numeric_limits<std::uint64_t>::max();
+  const std::vector<GoodRule> cases = {
+      {"busbw>=300", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 300, Reference::none},
+      {"allreduce@64M..:busbw>=300GB/s", {Collective::allreduce}, 64u << 20, kAny, ThresholdMetric::busbw,
+       Comparison::at_least, 300, Reference::none},
+      {" allreduce , allgather @ 1K .. 8K : algbw > 2.5 ", {Collective::allreduce, Collective::allgather}, 1024, 8192,
+       ThresholdMetric::algbw, Comparison::above, 2.5, Reference::none},
+      {"@1M:time<=12.5us", {}, 1u << 20, 1u << 20, ThresholdMetric::time, Comparison::at_most, 12.5, Reference::none},
+      {"*@..1M:time_us<1.1*baseline", {}, 0, 1u << 20, ThresholdMetric::time, Comparison::below, 1.1,
+       Reference::baseline},
+      {"busbw>=90%*baseline", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 0.9, Reference::baseline},
+      {"busbw>=baseline", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 1, Reference::baseline},
+      {"efficiency>=70%", {}, 0, kAny, ThresholdMetric::efficiency, Comparison::at_least, 0.7, Reference::none},
+      {"efficiency>=0.7", {}, 0, kAny, ThresholdMetric::efficiency, Comparison::at_least, 0.7, Reference::none},
+      {"BUSBW>=0.8*Achievable", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 0.8,
+       Reference::achievable},
+      {"reducescatter:busbw>=0.5*theoretical", {Collective::reducescatter}, 0, kAny, ThresholdMetric::busbw,
+       Comparison::at_least, 0.5, Reference::theoretical},
+  };
+  for (const GoodRule& c : cases) {
+    SCOPED_TRACE(c.text);
+    const ThresholdRule r = parse_threshold_rule(c.text, "--threshold");
+    EXPECT_EQ(r.text, c.text);
+    EXPECT_EQ(r.ops, c.ops);
+    EXPECT_EQ(r.min_bytes, c.min_bytes);
+    EXPECT_EQ(r.max_bytes, c.max_bytes);
+    EXPECT_EQ(r.metric, c.metric);
+    EXPECT_EQ(r.comparison, c.comparison);
+    EXPECT_DOUBLE_EQ(r.value, c.value);
+    EXPECT_EQ(r.reference, c.reference);
+  }
+  EXPECT_EQ(parse_threshold_rule("all:busbw>=1", "--threshold").ops.size(), all_collectives().size());
+}
+
+TEST(ThresholdRule, EveryMistakeIsOneLineNamingTheRule) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "empty rule; a rule reads [OPS][@SIZES]:METRIC>=VALUE"},
+      {"   ", "empty rule"},
+      {"busbw", "no comparison after busbw; expected >=, <=, > or <"},
+      {"busbw=>1", "no comparison after busbw"},
+      {"busbw>=", "no value after >="},
+      {"bw>=1", "unknown metric 'bw'; expected busbw, algbw, time or efficiency"},
+      {">=1", "no metric; expected busbw"},
+      {"allreduce", "unknown metric 'allreduce'"},
+      {"busbw>=-1", "'-1' is negative"},
+      {"busbw>=abc", "'abc' is not a number"},
+      {"busbw>=1e999", "'1e999' is not a number"},
+      {"busbw>=nan", "'nan' is not a number"},
+      {"busbw>=1GB/s/s", "'1GB/s/s' is not a number"},
+      {"busbw>=1 GB/s", ""},  // passes: spaces are dropped, the unit stripped (checked below)
+      {"time<=5ms", "'5ms' is not a number"},
+      {"busbw>=0.9*base", "'base' is not a reference; expected baseline, theoretical or achievable after '*'"},
+      {"busbw>=x*baseline", "'x' is not a number"},
+      {"efficiency>=0.9*baseline", "efficiency is already busbw / theoretical"},
+      {"algbw>=0.9*theoretical", "theoretical is a busbw bound; compare busbw with it, or algbw with baseline"},
+      {"time<=achievable", "achievable is a busbw bound"},
+      {"efficiency>=80", "efficiency is a fraction (0.8) or a percentage (80%), not 80"},
+      {"gather:busbw>=1", "collective: unknown value 'gather'"},
+      {",:busbw>=1", "collective: empty item in list ','"},
+      {"@:busbw>=1", "size: '' is empty"},
+      {"@..:busbw>=1", "'@..' selects no size range"},
+      {"@8K..1K:busbw>=1", "size range 8KiB..1KiB is empty"},
+      {"@1X:busbw>=1", "size: '1X' has an unknown unit"},
+      {"@0..:busbw>=1", "size: '0' is zero"},
+      {"busbw>=1\nfake line", "'1\\nfakeline' is not a number"},
+  };
+  for (const auto& [text, message] : cases) {
+    if (message.empty()) {
+      EXPECT_DOUBLE_EQ(parse_threshold_rule(text, "--threshold").value, 1.0) << text;
+      continue;
+    }
+    const std::string error = error_of([&] { parse_threshold_rule(text, "--threshold"); });
+    const std::string prefix = "--threshold " + single_quoted(one_line(text)) + ": ";
+    EXPECT_EQ(error.substr(0, prefix.size()), prefix) << text;
+    EXPECT_NE(error.find(message), std::string::npos) << text << " -> " << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+}
+
+TEST(ThresholdRule, FilesHaveCommentsBlankLinesAndLineNumbers) {
+  const auto rules =
+      parse_threshold_rules("# cluster acceptance\nbusbw>=1 # any row\n\r\n  allreduce:time<=5\r\n", "--thresholds t");
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].origin, "--thresholds t line 2");
+  EXPECT_EQ(rules[0].text, "busbw>=1 ");
+  EXPECT_EQ(rules[1].origin, "--thresholds t line 4");
+  EXPECT_EQ(rules[1].metric, ThresholdMetric::time);
+  EXPECT_EQ(rules[1].label(), "'  allreduce:time<=5' (--thresholds t line 4)");
+
+  EXPECT_EQ(error_of([] { parse_threshold_rules("busbw>=1\n\nxx>=1\n", "--thresholds t"); }).substr(0, 48),
+            "--thresholds t line 3 'xx>=1': unknown metric 'x");
+  EXPECT_EQ(error_of([] { parse_threshold_rules("# nothing\n\n", "--thresholds t"); }),
+            "--thresholds t: no rules (only blank lines and comments)");
+  EXPECT_EQ(error_of([] { parse_threshold_rules(std::string("busbw>=1\0", 9), "--thresholds t"); }),
+            "--thresholds t line 1: a NUL byte (not a text file)");
+  testing::TempDir dir;
+  EXPECT_EQ(load_threshold_file(dir.write("t.txt", "busbw>=2\n")).front().origin,
+            "--thresholds " + dir.path("t.txt") + " line 1");
+  EXPECT_EQ(error_of([&] { load_threshold_file(dir.path("missing")); }),
+            "--thresholds " + dir.path("missing") + ": cannot read (No such file or directory)");
+}
+
+// ---- Verdicts ----------------------------------------------------------------------------
+
+std::vector<ThresholdRule> rules_of(std::initializer_list<const char*> texts) {
+  std::vector<ThresholdRule> rules;
+  for (const char* text : texts) rules.push_back(parse_threshold_rule(text, "--threshold"));
+  return rules;
+}
+
+// allreduce 1 MiB on 4 ranks: busbw 300, time 100 us; model 450 spec / 370.8 achievable.
+ResultRow measured_row() {
+  ResultRow r = row_of(Collective::allreduce, 1 << 20, 4, 300.0);
+  r.time_us = 100.0;
+  r.theoretical_busbw_gbps = 450.0;
+  r.achievable_busbw_gbps = 370.8;
+  r.efficiency = 300.0 / 450.0;
+  return r;
+}
+
+Baseline baseline_with(const ResultRow& like, double busbw, double time_us) {
+  ResultRow base = like;
+  base.busbw_gbps = busbw;
+  base.time_us = time_us;
+  return parse_baseline(csv_of({base}), "--baseline b.csv");
+}
+
+TEST(ThresholdCheck, BoundsComputedByHand) {
+  ResultRow row = measured_row();
+  const Baseline base = baseline_with(row, 340.0, 90.0);
+  const std::string subject = "allreduce 1MiB float sum out-of-place on 4 ranks: ";
+  struct Case {
+    const char* rule;
+    std::string failure;  // empty: passes
+  };
+  const std::vector<Case> cases = {
+      {"busbw>=300", ""},  // equal to the bound
+      {"busbw>300", subject + "busbw 300 GB/s, needs > 300 GB/s; rule 'busbw>300' (--threshold)"},
+      // 0.9 x 340 = 306 > 300
+      {"busbw>=0.9*baseline", subject + "busbw 300 GB/s, needs >= 306 GB/s = 0.9 x baseline 340 GB/s (line 2); rule "
+                                        "'busbw>=0.9*baseline' (--threshold)"},
+      {"busbw>=85%*baseline", ""},  // 289
+      {"time<=1.2*baseline", ""},   // 100 <= 108
+      {"time<1.1*baseline", subject + "time 100 us, needs < 99 us = 1.1 x baseline 90 us (line 2); rule "
+                                      "'time<1.1*baseline' (--threshold)"},
+      {"busbw>=0.8*achievable", ""},  // 296.64
+      // 0.7 x 450 = 315
+      {"busbw>=0.7*theoretical", subject + "busbw 300 GB/s, needs >= 315 GB/s = 0.7 x theoretical 450 GB/s; rule "
+                                           "'busbw>=0.7*theoretical' (--threshold)"},
+      // 300 / 450 = 66.67% < 70%
+      {"efficiency>=70%", subject + "efficiency 66.6667%, needs >= 70%; rule 'efficiency>=70%' (--threshold)"},
+      {"efficiency>=0.6", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.rule);
+    const ThresholdCheck check(rules_of({c.rule}), std::string(c.rule).find("baseline") != std::string::npos
+                                                       ? std::optional<Baseline>(base)
+                                                       : std::nullopt);
+    ResultRow r = row;
+    const std::vector<std::string> failures = check.evaluate(r);
+    ASSERT_TRUE(r.threshold_passed.has_value());
+    EXPECT_EQ(*r.threshold_passed, c.failure.empty());
+    EXPECT_EQ(failures, c.failure.empty() ? std::vector<std::string>{} : std::vector<std::string>{c.failure});
+  }
+}
+
+TEST(ThresholdCheck, RowsNoRuleSelectsHaveNoVerdict) {
+  const ThresholdCheck check(rules_of({"broadcast:busbw>=1", "@2M..:busbw>=1"}), std::nullopt);
+  ResultRow row = measured_row();
+  EXPECT_TRUE(check.evaluate(row).empty());
+  EXPECT_FALSE(row.threshold_passed.has_value());
+
+  // A baseline rule skips rows the baseline lacks (check_plan noted them beforehand).
+  ResultRow other = row_of(Collective::allreduce, 2 << 20, 4, 1.0);
+  const ThresholdCheck baseline_check(rules_of({"busbw>=baseline"}), baseline_with(row, 340.0, 90.0));
+  EXPECT_TRUE(baseline_check.evaluate(other).empty());
+  EXPECT_FALSE(other.threshold_passed.has_value());
+
+  // A row without a model bound fails a model rule rather than passing unchecked.
+  ResultRow unknown = row_of(Collective::allreduce, 1 << 20, 4, 300.0);
+  const ThresholdCheck model_check(rules_of({"efficiency>=0.5"}), std::nullopt);
+  const auto failures = model_check.evaluate(unknown);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("efficiency cannot be checked, the bandwidth model has no bound"), std::string::npos);
+  EXPECT_FALSE(*unknown.threshold_passed);
+}
+
+TEST(ThresholdCheck, BaselineAndRulesMustMeet) {
+  const Baseline base = baseline_with(measured_row(), 340.0, 90.0);
+  EXPECT_EQ(error_of([] { ThresholdCheck(rules_of({"busbw>=0.9*baseline"}), std::nullopt); }),
+            "--threshold 'busbw>=0.9*baseline': compares with the baseline, but no --baseline was given");
+  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"busbw>=1"}), base); }),
+            "--baseline b.csv: no threshold rule compares with it; add one, e.g. --threshold 'busbw>=0.9*baseline'");
+}
+
+std::vector<OpCase> plan_of(std::initializer_list<Collective> ops, std::initializer_list<std::uint64_t> sizes,
+                            int ranks) {
+  PlanRequest request{ops, {DataType::float32}, {ReduceOp::sum}, {Placement::out_of_place}, sizes, 0, ranks};
+  return build_plan(request);
+}
+
+TEST(ThresholdCheck, PlanCheckRefusesRulesThatCannotApply) {
+  const auto plan = plan_of({Collective::allreduce, Collective::broadcast}, {1024, 2048, 4096}, 4);
+  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"allreduce@1G..:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
+            "--threshold 'allreduce@1G..:busbw>=1': selects none of this run's measurements (allreduce,broadcast "
+            "from 1KiB to 4KiB)");
+  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"alltoall:busbw>=1"}), std::nullopt).check_plan(plan, 4); }).substr(0, 60),
+            "--threshold 'alltoall:busbw>=1': selects none of this run's ");
+
+  // The baseline was taken on 8 ranks: nothing to compare a 4-rank run with.
+  const Baseline eight = baseline_with(row_of(Collective::allreduce, 1024, 8, 5.0), 5.0, 1.0);
+  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"busbw>=baseline"}), eight).check_plan(plan, 4); }),
+            "--threshold 'busbw>=baseline': --baseline b.csv has none of the measurements it selects, e.g. "
+            "allreduce 1KiB float sum out-of-place on 4 ranks (the baseline has rows for 8 ranks)");
+
+  // Partly covered: a note says how much is not compared.
+  const Baseline four = baseline_with(row_of(Collective::allreduce, 1024, 4, 5.0), 5.0, 1.0);
+  const auto notes = ThresholdCheck(rules_of({"allreduce:busbw>=baseline", "busbw>=0"}), four).check_plan(plan, 4);
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       "threshold 'allreduce:busbw>=baseline' (--threshold): 2 of 3 selected measurements have no row "
+                       "in --baseline b.csv and are not compared, e.g. allreduce 2KiB float sum out-of-place on 4 ranks"}));
+}
+
+TEST(ThresholdCheck, ModelCheckAsksForTheRightBound) {
+  const auto plan = plan_of({Collective::allreduce, Collective::broadcast}, {1024}, 4);
+  std::vector<std::pair<Collective, Reference>> asked;
+  const MissingBound missing = [&](Collective op, Reference reference) -> std::optional<std::string> {
+    asked.emplace_back(op, reference);
+    if (op == Collective::broadcast) return "no NIC found";
+    return std::nullopt;
+  };
+  EXPECT_NO_THROW(ThresholdCheck(rules_of({"allreduce:efficiency>=0.5", "allreduce:busbw>=achievable", "busbw>=1"}),
+                                 std::nullopt)
+                      .check_model(plan, missing));
+  EXPECT_EQ(asked, (std::vector<std::pair<Collective, Reference>>{{Collective::allreduce, Reference::theoretical},
+                                                                   {Collective::allreduce, Reference::achievable}}));
+  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"busbw>=0.5*theoretical"}), std::nullopt).check_model(plan, missing); }),
+            "--threshold 'busbw>=0.5*theoretical': the bandwidth model has no theoretical busbw for broadcast here (no "
+            "NIC found)");
+}
+
+}  // namespace
+}  // namespace commbench
