@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -258,25 +260,86 @@ void add_nvlinks(hwloc_topology_t topology, NodeTopology& node, const TreeBuilde
   hwloc_distances_release(topology, distances);
 }
 
-// hwloc drops PCI objects it does not find important before we could look at them, so
-// classes are checked on the document itself: "pci_type" starts with the 4-digit class.
-void check_pci_classes(const XmlElement& element, const std::string& path) {
+bool is_hex(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+}
+
+bool is_decimal(std::string_view text) {
+  return !text.empty() && text.size() <= 10 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "DDDD:BB:DD.F": hwloc writes a 4-digit domain; wider domains exist (VMD uses 10000+).
+bool is_pci_bus_id(std::string_view text) {
+  const auto colon = text.find(':');
+  if (colon < 4 || colon > 8 || colon == std::string_view::npos) return false;
+  const std::string_view rest = text.substr(colon + 1);
+  return is_hex(text.substr(0, colon)) && rest.size() == 7 && rest[2] == ':' && rest[5] == '.' &&
+         is_hex(rest.substr(0, 2)) && is_hex(rest.substr(3, 2)) && is_hex(rest.substr(6, 1));
+}
+
+// hwloc's bitmap text: comma-separated 32-bit words "0x0000ffff", most significant
+// first, an empty word for zero, and "0xf...f" first for an infinite set.
+bool is_hwloc_bitmap(std::string_view text) {
+  if (text.substr(0, 7) == "0xf...f") {
+    text.remove_prefix(7);
+    if (text.empty()) return true;
+    if (text.front() != ',') return false;
+    text.remove_prefix(1);
+  }
+  if (text.empty()) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view word = text.substr(start, comma - start);
+    const bool first = start == 0;
+    if (!(word.empty() && !first) &&
+        !(word.size() >= 3 && word.size() <= 10 && word.substr(0, 2) == "0x" && is_hex(word.substr(2))))
+      return false;
+    if (comma == text.size()) return true;
+    start = comma + 1;
+  }
+}
+
+bool is_link_speed(std::string_view text) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc{} && end == text.data() + text.size() && std::isfinite(value) && value >= 0;
+}
+
+// hwloc imports an object with a garbled value by dropping it, or the whole file, without
+// saying where; a GPU missing from the probe would then look like a degraded node. The
+// values hwloc parses are therefore checked on the document, with the line. PCI classes
+// are checked here too: hwloc drops devices it finds unimportant before we could.
+void check_hwloc_values(const XmlElement& element, const std::string& path) {
+  const std::string where = path + ":" + std::to_string(element.line) + ": ";
+  const auto check = [&](std::string_view name, bool (*valid)(std::string_view), const char* expected) {
+    const std::string* value = element.attribute(name);
+    if (value != nullptr && !valid(*value))
+      throw UsageError(where + std::string(name) + " '" + excerpt(*value) + "' is not " + expected);
+  };
+  check("pci_busid", is_pci_bus_id, "a PCI bus id (DDDD:BB:DD.F)");
+  for (const char* name : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"})
+    check(name, is_hwloc_bitmap, "an hwloc bitmap (0x0000ffff,0x...)");
+  check("os_index", is_decimal, "a whole number");
+  check("gp_index", is_decimal, "a whole number");
+  check("pci_link_speed", is_link_speed, "a link speed in GB/s");
+
   if (const std::string* type = element.attribute("pci_type")) {
     const std::string* bus = element.attribute("pci_busid");
-    const std::string device = bus ? *bus : std::string("?");
-    const std::string where = path + ":" + std::to_string(element.line) + ": PCI device " + device;
+    const std::string device = where + "PCI device " + (bus ? *bus : std::string("?"));
     unsigned code = 0;
     int used = 0;
     if (type->size() < 4 || std::sscanf(type->substr(0, 4).c_str(), "%4x%n", &code, &used) != 1 || used != 4) {
-      throw UsageError(where + " has a malformed pci_type '" + *type + "'");
+      throw UsageError(device + " has a malformed pci_type '" + excerpt(*type) + "'");
     }
     if (!known_pci_base_class(code >> 8)) {
       char text[16];
       std::snprintf(text, sizeof text, "0x%04x", code);
-      throw UsageError(where + " has unknown PCI class " + text);
+      throw UsageError(device + " has unknown PCI class " + text);
     }
   }
-  for (const XmlElement& child : element.children) check_pci_classes(child, path);
+  for (const XmlElement& child : element.children) check_hwloc_values(child, path);
 }
 
 std::string host_name_of(hwloc_topology_t topology, const std::string& xml_path) {
@@ -300,7 +363,7 @@ NodeTopology probe_hwloc(const std::string& xml_path) {
       throw UsageError(xml_path + ":" + std::to_string(root.line) + ": not an hwloc topology (root element <" +
                        root.name + ">, expected <topology>)");
     }
-    check_pci_classes(root, xml_path);
+    check_hwloc_values(root, xml_path);
   }
   Topology topology;
   hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_IMPORTANT);

@@ -2,6 +2,8 @@
 // in its README) and the real topologies of ../shared/fixtures/hwloc (skipped when absent).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -148,6 +150,49 @@ TEST(HwlocProbe, BadFilesNameTheFileAndTheProblem) {
 
   EXPECT_EQ(usage_error_of("/nonexistent/topo.xml").rfind("/nonexistent/topo.xml: cannot read", 0), 0u)
       << usage_error_of("/nonexistent/topo.xml");
+}
+
+// hwloc drops an object (or the whole file) whose values it cannot parse, silently; the
+// probe must refuse such a file instead, naming the line, so no GPU goes missing unseen.
+TEST(HwlocProbe, GarbledValuesAreRefusedWithTheirLine) {
+  REQUIRE_HWLOC();
+  const testing::TempDir dir;
+  const std::string original = read_text(kFixtures + "pcie-4gpu.xml");
+  struct Case {
+    std::string from, to, message;
+  };
+  const std::vector<Case> cases = {
+      {"pci_busid=\"0000:03:00.0\"", "pci_busid=\"zz\"", "pci_busid 'zz' is not a PCI bus id (DDDD:BB:DD.F)"},
+      {"pci_busid=\"0000:03:00.0\"", "pci_busid=\"0000:03:00\"", "pci_busid '0000:03:00' is not a PCI bus id"},
+      {"pci_busid=\"0000:03:00.0\"", "pci_busid=\"0000:3:00.0\"", "pci_busid '0000:3:00.0' is not a PCI bus id"},
+      {"cpuset=\"0x0000000f\"", "cpuset=\"fifteen\"", "cpuset 'fifteen' is not an hwloc bitmap (0x0000ffff,0x...)"},
+      {"cpuset=\"0x0000000f\"", "cpuset=\",0x0000000f\"", "cpuset ',0x0000000f' is not an hwloc bitmap"},
+      {"cpuset=\"0x0000000f\"", "cpuset=\"0x0000000fff\"", "cpuset '0x0000000fff' is not an hwloc bitmap"},
+      {"nodeset=\"0x00000001\"", "nodeset=\"\"", "nodeset '' is not an hwloc bitmap"},
+      {"os_index=\"0\"", "os_index=\"-1\"", "os_index '-1' is not a whole number"},
+      {"gp_index=\"2\"", "gp_index=\"two\"", "gp_index 'two' is not a whole number"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.to);
+    std::string text = original;
+    const std::size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, c.from.size(), c.to);
+    const std::size_t line = static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
+    const std::string file = dir.write("garbled.xml", text);
+    const std::string expected = file + ":" + std::to_string(line) + ": " + c.message;
+    EXPECT_EQ(usage_error_of(file).substr(0, expected.size()), expected);
+  }
+  // What real exports contain passes: empty words, the infinite prefix, wide PCI domains.
+  for (const char* good : {"cpuset=\"0x00000001,,0x0\"", "cpuset=\"0xf...f\"", "cpuset=\"0xf...f,0x0000000f\""}) {
+    std::string text = original;
+    const std::string from = "cpuset=\"0x0000000f\"";
+    text.replace(text.find(from), from.size(), good);
+    EXPECT_EQ(usage_error_of(dir.write("good.xml", text)), "(accepted)") << good;
+  }
+  std::string wide = original;
+  wide.replace(wide.find("pci_busid=\"0000:87:00.0\""), 24, "pci_busid=\"10000:87:00.0\"");
+  EXPECT_EQ(usage_error_of(dir.write("wide.xml", wide)), "(accepted)");
 }
 
 TEST(HwlocProbe, ThisMachineNeverThrows) {
