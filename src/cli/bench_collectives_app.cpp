@@ -151,15 +151,16 @@ Reporters open_reporters(const CollectivesOptions& o) {
     case OutputFormat::csv: reporters.all.push_back(std::make_unique<CsvReporter>(stdout)); break;
     case OutputFormat::json: reporters.all.push_back(std::make_unique<JsonReporter>("", stdout)); break;
   }
+  // JSON's checks come first: a refusal there must not leave an empty CSV behind.
+  if (!o.json_path.empty()) {
+    check_output_path(o.json_path, "--json", o.force);
+    create_parent_directories(o.json_path, "--json");
+  }
   if (!o.csv_path.empty()) {
     reporters.files.push_back(open_output_file(o.csv_path, "--csv", o.force));
     reporters.all.push_back(std::make_unique<CsvReporter>(reporters.files.back().get()));
   }
-  if (!o.json_path.empty()) {
-    check_output_path(o.json_path, "--json", o.force);
-    create_parent_directories(o.json_path, "--json");
-    reporters.all.push_back(std::make_unique<JsonReporter>(o.json_path, nullptr));
-  }
+  if (!o.json_path.empty()) reporters.all.push_back(std::make_unique<JsonReporter>(o.json_path, nullptr));
   return reporters;
 }
 

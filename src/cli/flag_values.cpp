@@ -56,7 +56,6 @@ void check_distinct_outputs(const std::string& csv_path, const std::string& json
   const auto resolved = [&](const std::string& path) { return std::filesystem::weakly_canonical(path, ec).string(); };
   const std::string csv = resolved(csv_path), json = resolved(json_path);
   if (csv == json) throw UsageError("--json: same file as --csv (" + csv_path + ")");
-  if (csv == json + ".tmp") throw UsageError("--csv " + csv_path + ": is where --json writes its temporary file");
 }
 
 }  // namespace commbench

@@ -1,9 +1,13 @@
 #include "commbench/report/output_file.hpp"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commbench/core/error.hpp"
@@ -44,28 +48,66 @@ void write_all(std::FILE* out, const std::string& text, const std::string& path)
     throw BackendError(path + ": write failed: " + std::strerror(errno));
 }
 
+namespace {
+
+// The directory entry of a rename is only durable once the directory itself is synced;
+// failing that is not worth an error (the data is in place, only a crash could lose it).
+void sync_directory_of(const std::string& path) {
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {
-  const std::string temporary = path + ".tmp";
-  std::FILE* out = std::fopen(temporary.c_str(), "w");
-  if (out == nullptr) throw BackendError(flag + " " + temporary + ": cannot create: " + std::strerror(errno));
+  namespace fs = std::filesystem;
+  // A symlink is followed, as the shell's '>' would: the link stays, its target changes.
+  std::string target = path;
+  std::error_code ec;
+  if (fs::is_symlink(path, ec)) {
+    const fs::path resolved = fs::weakly_canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  // A name of our own (mkstemp) beside the target: the rename stays within one file
+  // system, and no file of the user's, not even an unrelated FILE.tmp, is overwritten.
+  std::string temporary = target + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0)
+    throw BackendError(flag + " " + path + ": cannot create a temporary file beside it: " + std::strerror(errno));
+  // mkstemp makes the file private (0600); the result gets the mode fopen would give it.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  std::FILE* out = ::fdopen(fd, "w");
+  const auto fail = [&](const std::string& what) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    return BackendError(flag + " " + path + ": " + what + ": " + why);
+  };
+  if (out == nullptr) {
+    const BackendError error = fail("cannot write");
+    ::close(fd);
+    throw error;
+  }
   try {
-    write_all(out, text, flag + " " + temporary);
+    write_all(out, text, flag + " " + path);
   } catch (...) {
     std::fclose(out);
     std::remove(temporary.c_str());
     throw;
   }
-  // A failed close can lose buffered data: such a file must not be renamed into place.
-  if (std::fclose(out) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw BackendError(flag + " " + temporary + ": write failed: " + why);
+  // Synced before the rename, so a crash leaves the old file or the whole new one. A
+  // failed close can lose buffered data: such a file must not be renamed into place.
+  if (::fsync(::fileno(out)) != 0) {
+    std::fclose(out);
+    throw fail("write failed");
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw BackendError(flag + " " + path + ": cannot rename into place: " + why);
-  }
+  if (std::fclose(out) != 0) throw fail("write failed");
+  if (std::rename(temporary.c_str(), target.c_str()) != 0) throw fail("cannot rename into place");
+  sync_directory_of(target);
 }
 
 }  // namespace commbench

@@ -4,6 +4,7 @@ Every assertion is on values: exit codes, parsed CSV/JSON, the busbw factors, me
 Run by ctest (see CMakeLists.txt), which passes the binary and mpiexec via environment.
 """
 import csv
+import glob
 import io
 import json
 import math
@@ -378,7 +379,7 @@ class Interruption(TempDirTest):
         self.assertFalse(doc["complete"])
         self.assertEqual(len(doc["rows"]), len(rows))
         self.assertEqual(doc["summary"]["exit_code"], 128 + sig)
-        self.assertFalse(os.path.exists(json_path + ".tmp"))
+        self.assertEqual(glob.glob(json_path + ".tmp*"), [])
         name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
         self.assertIn(f"bench-collectives: error: interrupted by {name}; rows measured so far are kept", err)
         return proc.returncode
@@ -525,12 +526,20 @@ class BadInput(TempDirTest):
                 self.assertNotIn("Traceback", err)
                 self.assertFalse(os.path.exists(csv_path), args)
                 self.assertFalse(os.path.exists(json_path), args)
-                self.assertFalse(os.path.exists(json_path + ".tmp"), args)
+                self.assertEqual(glob.glob(json_path + ".tmp*"), [], args)
 
     def test_empty_output_file_name(self):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--csv", "")
         self.assertEqual(rc, 2)
         self.assertEqual(err.strip(), "bench-collectives: error: --csv: empty file name")
+
+    def test_a_refused_json_path_leaves_no_csv_behind(self):
+        csv_path = self.path("sub/out.csv")
+        rc, out, err = run(2, "-b", "8", "-e", "8", "--csv", csv_path, "--json", "/proc/commbench/out.json")
+        self.assertEqual(rc, 2)
+        self.assertTrue(err.startswith("bench-collectives: error: --json /proc/commbench/out.json: cannot create "
+                                       "directory /proc/commbench"), err)
+        self.assertFalse(os.path.exists(self.path("sub")))  # not even the CSV's directory
 
     def test_output_path_that_is_a_directory(self):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--json", self.dir)

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "commbench/report/csv_reporter.hpp"
 #include "commbench/report/json_reporter.hpp"
 #include "commbench/report/output_file.hpp"
+#include "temp_dir.hpp"
 
 namespace commbench {
 namespace {
@@ -71,6 +73,13 @@ std::string read_file(const fs::path& p) {
   return s.str();
 }
 
+std::vector<std::string> temporaries_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().find(".tmp.") != std::string::npos) names.push_back(entry.path().string());
+  return names;
+}
+
 TEST(Csv, HeaderIsTheDocumentedColumnList) {
   EXPECT_EQ(csv_header(),
             "backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,time_min_us,"
@@ -115,7 +124,7 @@ TEST(Json, WritesWholeDocumentAtomicallyAndParsesBack) {
   summary.rows = 2;
   summary.average_busbw_gbps = 3.145728;
   json.finish(summary);
-  EXPECT_FALSE(fs::exists(dir / "run.json.tmp"));
+  EXPECT_TRUE(temporaries_in(dir).empty());
   const auto doc = nlohmann::json::parse(read_file(path));
   EXPECT_EQ(doc["schema"], "commbench.collectives/2");
   EXPECT_EQ(doc["complete"], true);
@@ -186,26 +195,44 @@ namespace commbench {
 namespace {
 
 TEST(OutputFile, AtomicWriteLeavesTheWholeFileAndNoTemporary) {
-  const fs::path dir = temp_dir();
-  fs::create_directories(dir);
-  const std::string path = (dir / "doc.json").string();
+  const testing::TempDir dir;
+  const std::string path = dir.path("doc.json");
+  // An unrelated file of the user's that happens to be called FILE.tmp is not touched.
+  dir.write("doc.json.tmp", "mine");
+  const mode_t mask = ::umask(022);
   write_file_atomically(path, "{\"a\": 1}\n", "--json");
+  ::umask(mask);
   EXPECT_EQ(read_file(path), "{\"a\": 1}\n");
-  EXPECT_FALSE(fs::exists(path + ".tmp"));
-  fs::remove_all(dir);
+  EXPECT_EQ(read_file(dir.path("doc.json.tmp")), "mine");
+  EXPECT_TRUE(temporaries_in(dir.root()).empty());
+  // The mode a plain fopen would give, not mkstemp's private 0600.
+  EXPECT_EQ(fs::status(path).permissions(), fs::perms(0644));
+}
+
+TEST(OutputFile, ForceThroughASymlinkWritesItsTarget) {
+  const testing::TempDir dir;
+  const std::string target = dir.write("real.json", "old");
+  fs::create_directories(dir.root() / "links");
+  const std::string link = dir.path("links/latest.json");
+  fs::create_symlink(target, link);
+  write_file_atomically(link, "new", "--json");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read_file(target), "new");
+  EXPECT_TRUE(temporaries_in(dir.root()).empty());
+  EXPECT_TRUE(temporaries_in(dir.root() / "links").empty());
 }
 
 TEST(OutputFile, FailedWriteNamesFlagAndPathAndLeavesNothing) {
-  const fs::path dir = temp_dir() / "missing";
-  const std::string path = (dir / "doc.json").string();
+  const testing::TempDir dir;
+  const std::string path = dir.path("missing/doc.json");
   try {
     write_file_atomically(path, "{}", "--json");
     FAIL() << "wrote into a directory that does not exist";
   } catch (const BackendError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("--json " + path + ".tmp: cannot create: ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()), "--json " + path + ": cannot create a temporary file beside it: No such file or directory");
   }
   EXPECT_FALSE(fs::exists(path));
-  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  EXPECT_TRUE(temporaries_in(dir.root()).empty());
 }
 
 TEST(OutputFile, PathsThatCannotBeAFileAreRefusedUpFront) {

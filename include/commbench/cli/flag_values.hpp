@@ -15,8 +15,7 @@ double parse_number(std::string text, const char* flag, bool percent_allowed);
 // (larger values would overflow the watchdog's clock arithmetic).
 double parse_timeout_seconds(const std::string& text);
 
-// --csv and --json must be different files, and neither may be the other's temporary
-// (JSON is written to FILE.tmp, then renamed). Paths are compared after resolving them.
+// --csv and --json must be different files. Paths are compared after resolving them.
 void check_distinct_outputs(const std::string& csv_path, const std::string& json_path);
 
 }  // namespace commbench

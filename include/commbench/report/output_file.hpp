@@ -22,7 +22,8 @@ void create_parent_directories(const std::string& path, const std::string& flag)
 FileHandle open_output_file(const std::string& path, const std::string& flag, bool force);
 // Writes everything or throws BackendError naming `path`.
 void write_all(std::FILE* out, const std::string& text, const std::string& path);
-// Writes `path` through a temporary file renamed into place, so the file is either whole
+// Writes `path` through a temporary file (PATH.tmp.XXXXXX, a new name, synced) renamed
+// into place, so the file is either whole
 // or absent (an interrupted or failed write never leaves half a document).
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag);
 
