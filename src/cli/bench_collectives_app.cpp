@@ -153,12 +153,12 @@ Reporters open_reporters(const CollectivesOptions& o) {
   }
   // JSON's checks come first: a refusal there must not leave an empty CSV behind.
   if (!o.json_path.empty()) {
-    check_output_path(o.json_path, "--json", o.force);
+    check_output_path(o.json_path, "--json", o.force, OutputKind::replaced);
     create_parent_directories(o.json_path, "--json");
   }
   if (!o.csv_path.empty()) {
     reporters.files.push_back(open_output_file(o.csv_path, "--csv", o.force));
-    reporters.all.push_back(std::make_unique<CsvReporter>(reporters.files.back().get()));
+    reporters.all.push_back(std::make_unique<CsvReporter>(reporters.files.back().get(), "--csv " + o.csv_path));
   }
   if (!o.json_path.empty()) reporters.all.push_back(std::make_unique<JsonReporter>(o.json_path, nullptr));
   return reporters;
@@ -258,7 +258,9 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   context.started_at = utc_timestamp();
   context.settings = o.describe();
   context.environment = relevant_environment();
-  if (reporting) reporters.begin(context);
+  collective_try(world, [&] {
+    if (reporting) reporters.begin(context);
+  });
 
   RunSummary summary;
   double busbw_sum = 0;
@@ -307,9 +309,10 @@ int run_bench_collectives(int argc, char** argv) {
   try {
     parsed = parse_collectives_command_line(argc, argv);
     if (parsed.options) {
-      if (!parsed.options->csv_path.empty()) check_output_path(parsed.options->csv_path, "--csv", parsed.options->force);
+      if (!parsed.options->csv_path.empty())
+        check_output_path(parsed.options->csv_path, "--csv", parsed.options->force, OutputKind::streamed);
       if (!parsed.options->json_path.empty())
-        check_output_path(parsed.options->json_path, "--json", parsed.options->force);
+        check_output_path(parsed.options->json_path, "--json", parsed.options->force, OutputKind::replaced);
     }
   } catch (const UsageError& e) {
     if (prints_before_mpi) print_error(e.what());

@@ -197,8 +197,8 @@ int run_bench_topology(int argc, char** argv) {
   try {
     parsed = parse_topology_command_line(argc, argv);
     if (parsed.options) {
-      if (!parsed.options->csv_path.empty()) check_output_path(parsed.options->csv_path, "--csv", parsed.options->force);
-      if (!parsed.options->json_path.empty()) check_output_path(parsed.options->json_path, "--json", parsed.options->force);
+      if (!parsed.options->csv_path.empty()) check_output_path(parsed.options->csv_path, "--csv", parsed.options->force, OutputKind::replaced);
+      if (!parsed.options->json_path.empty()) check_output_path(parsed.options->json_path, "--json", parsed.options->force, OutputKind::replaced);
       if (!parsed.options->csv_path.empty()) create_parent_directories(parsed.options->csv_path, "--csv");
       if (!parsed.options->json_path.empty()) create_parent_directories(parsed.options->json_path, "--json");
     }

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "commbench/report/output_file.hpp"
+
 namespace commbench {
 
 std::string csv_escape(const std::string& text) {
@@ -48,14 +50,8 @@ std::string csv_header() {
   return line;
 }
 
-void CsvReporter::begin(const RunContext&) {
-  std::fprintf(out_, "%s\n", csv_header().c_str());
-  std::fflush(out_);
-}
+void CsvReporter::begin(const RunContext&) { write_all(out_, csv_header() + "\n", label_); }
 
-void CsvReporter::add_row(const ResultRow& row) {
-  std::fprintf(out_, "%s\n", csv_line(row_fields(row)).c_str());
-  std::fflush(out_);
-}
+void CsvReporter::add_row(const ResultRow& row) { write_all(out_, csv_line(row_fields(row)) + "\n", label_); }
 
 }  // namespace commbench

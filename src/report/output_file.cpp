@@ -14,11 +14,23 @@
 
 namespace commbench {
 
-void check_output_path(const std::string& path, const std::string& flag, bool force) {
+namespace {
+
+void check_replaceable(const std::string& path, const std::string& flag) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // follows symlinks
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw UsageError(flag + " " + path + ": not a regular file (results are renamed into place, which would replace it)");
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, const std::string& flag, bool force, OutputKind kind) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!path.empty() && path.back() == '/') throw UsageError(flag + " " + path + ": names a directory, not a file");
   if (fs::is_directory(path, ec)) throw UsageError(flag + " " + path + ": is a directory");
+  if (kind == OutputKind::replaced) check_replaceable(path, flag);
   if (fs::exists(path, ec) && !force)
     throw UsageError(flag + " " + path + ": file exists; pass --force to overwrite it");
 }
@@ -36,7 +48,7 @@ void create_parent_directories(const std::string& path, const std::string& flag)
 }
 
 FileHandle open_output_file(const std::string& path, const std::string& flag, bool force) {
-  check_output_path(path, flag, force);
+  check_output_path(path, flag, force, OutputKind::streamed);
   create_parent_directories(path, flag);
   FileHandle file(std::fopen(path.c_str(), "w"));
   if (!file) throw UsageError(flag + " " + path + ": cannot create: " + std::strerror(errno));
@@ -71,6 +83,7 @@ void write_file_atomically(const std::string& path, const std::string& text, con
     const fs::path resolved = fs::weakly_canonical(path, ec);
     if (!ec) target = resolved.string();
   }
+  check_replaceable(target, flag);  // checked up front too; a device is never renamed over
   // A name of our own (mkstemp) beside the target: the rename stays within one file
   // system, and no file of the user's, not even an unrelated FILE.tmp, is overwritten.
   std::string temporary = target + ".tmp.XXXXXX";

@@ -11,6 +11,7 @@ import math
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -540,6 +541,18 @@ class BadInput(TempDirTest):
         self.assertTrue(err.startswith("bench-collectives: error: --json /proc/commbench/out.json: cannot create "
                                        "directory /proc/commbench"), err)
         self.assertFalse(os.path.exists(self.path("sub")))  # not even the CSV's directory
+
+    def test_a_full_disk_is_an_error_naming_the_file_not_lost_rows(self):
+        rc, out, err = run(2, "-b", "8", "-e", "8", "--csv", "/dev/full", "--force")
+        self.assertEqual(rc, 3, err)
+        self.assertIn("bench-collectives: error: --csv /dev/full: write failed: No space left on device", err)
+
+    def test_json_is_never_renamed_over_a_device(self):
+        rc, out, err = run(2, "-b", "8", "-e", "8", "--json", "/dev/null", "--force")
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.strip(), "bench-collectives: error: --json /dev/null: not a regular file (results are "
+                                      "renamed into place, which would replace it)")
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
 
     def test_output_path_that_is_a_directory(self):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--json", self.dir)

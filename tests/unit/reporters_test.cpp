@@ -154,7 +154,7 @@ TEST(OutputFile, RefusesToOverwriteWithoutForce) {
     EXPECT_EQ(std::string(e.what()), "--csv " + path.string() + ": file exists; pass --force to overwrite it");
   }
   EXPECT_NO_THROW(open_output_file(path.string(), "--csv", true));
-  EXPECT_THROW(check_output_path(dir.string(), "--json", true), UsageError);
+  EXPECT_THROW(check_output_path(dir.string(), "--json", true, OutputKind::replaced), UsageError);
   fs::remove_all(dir);
 }
 
@@ -236,7 +236,38 @@ TEST(OutputFile, FailedWriteNamesFlagAndPathAndLeavesNothing) {
 }
 
 TEST(OutputFile, PathsThatCannotBeAFileAreRefusedUpFront) {
-  EXPECT_THROW(check_output_path("results/", "--json", true), UsageError);
+  EXPECT_THROW(check_output_path("results/", "--json", true, OutputKind::replaced), UsageError);
+}
+
+TEST(OutputFile, DevicesAreStreamedIntoButNeverRenamedOver) {
+  // A CSV may go to a device or FIFO (opened in place); JSON would replace it.
+  EXPECT_NO_THROW(check_output_path("/dev/null", "--csv", true, OutputKind::streamed));
+  try {
+    check_output_path("/dev/null", "--json", true, OutputKind::replaced);
+    FAIL() << "accepted /dev/null for a renamed file";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--json /dev/null: not a regular file (results are renamed into place, which would replace it)");
+  }
+  const testing::TempDir dir;
+  const std::string link = dir.path("null.json");
+  fs::create_symlink("/dev/null", link);
+  EXPECT_THROW(check_output_path(link, "--json", true, OutputKind::replaced), UsageError);
+  EXPECT_THROW(write_file_atomically(link, "{}", "--json"), UsageError);
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+TEST(Csv, AFullDiskStopsTheRunNamingTheFile) {
+  FileHandle full(std::fopen("/dev/full", "w"));
+  ASSERT_TRUE(full);
+  CsvReporter csv(full.get(), "--csv /dev/full");
+  try {
+    csv.begin(sample_context());
+    csv.add_row(sample_row());
+    FAIL() << "a failed write went unnoticed";
+  } catch (const BackendError& e) {
+    EXPECT_STREQ(e.what(), "--csv /dev/full: write failed: No space left on device");
+  }
   EXPECT_THROW(create_parent_directories("/proc/commbench/x.json", "--json"), UsageError);
 }
 

@@ -16,15 +16,18 @@ std::string csv_escape(const std::string& text);
 std::string csv_line(const std::vector<Field>& fields);
 std::string csv_header();
 
+// A failed write (a full disk) is a BackendError naming `label` ("--csv FILE"): the run
+// must not go on as if its rows were kept.
 class CsvReporter final : public Reporter {
  public:
-  explicit CsvReporter(std::FILE* out) : out_(out) {}
+  explicit CsvReporter(std::FILE* out, std::string label = "<stdout>") : out_(out), label_(std::move(label)) {}
   void begin(const RunContext& context) override;
   void add_row(const ResultRow& row) override;
   void finish(const RunSummary&) override {}
 
  private:
   std::FILE* out_;
+  std::string label_;
 };
 
 }  // namespace commbench

@@ -14,11 +14,17 @@ struct FileCloser {
 };
 using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
 
-// Throws UsageError naming `flag` when `path` exists and !force, or is a directory.
-void check_output_path(const std::string& path, const std::string& flag, bool force);
+// How a result file is written. A streamed file is opened and written in place, so it may
+// be a FIFO or /dev/stdout. A replaced file is written beside and renamed over the old
+// one, which would replace a device or FIFO with a regular file: those are refused.
+enum class OutputKind { streamed, replaced };
+
+// Throws UsageError naming `flag` when `path` exists and !force, is a directory, or (for
+// a replaced file) exists and is not a regular file, directly or through a symlink.
+void check_output_path(const std::string& path, const std::string& flag, bool force, OutputKind kind);
 // Creates the directories above `path`; UsageError naming `flag` when that fails.
 void create_parent_directories(const std::string& path, const std::string& flag);
-// check_output_path, then creates parent directories and opens `path` for writing.
+// check_output_path (streamed), then creates parent directories and opens `path` for writing.
 FileHandle open_output_file(const std::string& path, const std::string& flag, bool force);
 // Writes everything or throws BackendError naming `path`.
 void write_all(std::FILE* out, const std::string& text, const std::string& path);
