@@ -12,11 +12,16 @@ void collective_try(Bootstrap& group, const std::function<void()>& step) {
   ExitCode code = ExitCode::ok;
   try {
     step();
-  } catch (const Error& e) {
+  } catch (Error& e) {
+    // Marked before the agreement below, but only ever rethrown after it succeeded; if
+    // the agreement itself fails, its own error (not agreed) replaces this one.
+    e.mark_agreed();
     failure = std::current_exception();
     code = e.exit_code();
   } catch (const std::bad_alloc&) {
-    failure = std::make_exception_ptr(UsageError("out of host memory"));
+    UsageError out_of_memory("out of host memory");
+    out_of_memory.mark_agreed();
+    failure = std::make_exception_ptr(out_of_memory);
     code = ExitCode::usage;
   }
   const int first = group.first_rank_where(failure != nullptr);

@@ -31,7 +31,9 @@ int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle
     return static_cast<int>(e.exit_code());
   } catch (const Error& e) {
     print_command_error(program, e.what());
-    if (e.exit_code() == ExitCode::backend) runtime->abort_job(static_cast<int>(ExitCode::backend));
+    // A backend error the other ranks do not know of may leave them waiting in a
+    // collective for this rank: the job is ended. One they agreed on ends cleanly.
+    if (e.exit_code() == ExitCode::backend && !e.agreed()) runtime->abort_job(static_cast<int>(ExitCode::backend));
     return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
     print_command_error(program, std::string("internal error: ") + e.what());

@@ -254,6 +254,24 @@ class Failures(TempDirTest):
         with open(csv_path) as f:
             self.assertEqual([r["wrong"] for r in csv.DictReader(f)], ["1", "1"])
 
+    def test_json_that_cannot_be_written_at_the_end_exits_3_cleanly(self):
+        # The JSON's directory disappears while the sweep runs: every rank agrees on the
+        # failure, so the job ends with one line and exit 3, not an MPI abort.
+        csv_path, json_dir = self.path("rows.csv"), self.path("gone")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        proc = subprocess.Popen([MPIEXEC, "-q", "--oversubscribe", "-np", "2", BIN, "--op", "allreduce", "-b", "8",
+                                 "-e", "64K", "-n", "2000", "--csv", csv_path, "--json", json_dir + "/out.json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.time() + 30
+        while line_count(csv_path) < 1 and time.time() < deadline:
+            time.sleep(0.02)
+        shutil.rmtree(json_dir)
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 3, err)
+        self.assertEqual(err.splitlines(), [f"bench-collectives: error: --json {json_dir}/out.json: cannot create a "
+                                            "temporary file beside it: No such file or directory"])
+        self.assertEqual(line_count(csv_path), 1 + 14)  # every row is still in the CSV
+
     def test_timeout_exits_4_naming_rank_host_and_step(self):
         rc, out, err = run(2, "--op", "allreduce", "-b", "64M", "-e", "64M", "-n", "3", "-T", "0.001")
         self.assertEqual(rc, 4, err)

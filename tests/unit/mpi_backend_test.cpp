@@ -183,8 +183,11 @@ TEST(CollectiveTry, OneMessageFromTheFailingRankSameExitCodeEverywhere) {
   } catch (const UsageError& e) {
     EXPECT_EQ(g.rank(), last);
     EXPECT_STREQ(e.what(), "boom on the last rank");
+    EXPECT_TRUE(e.agreed()) << "the others know: the command may exit without aborting the job";
   }
   EXPECT_NO_THROW(collective_try(g, [] {}));
+  // An error outside collective_try is not agreed: the command must abort the job.
+  EXPECT_FALSE(BackendError("alone").agreed());
 }
 
 TEST(MpiBackend, ImpossibleAllocationIsAUsageErrorOnEveryRank) {

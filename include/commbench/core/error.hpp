@@ -53,9 +53,14 @@ class Error : public std::runtime_error {
  public:
   Error(ExitCode code, const std::string& message) : std::runtime_error(one_line(message)), code_(code) {}
   ExitCode exit_code() const noexcept { return code_; }
+  // Every rank of the job has learnt of this error (collective_try agreed on it), so no
+  // rank waits in a collective for this one and the job need not be aborted.
+  bool agreed() const noexcept { return agreed_; }
+  void mark_agreed() noexcept { agreed_ = true; }
 
  private:
   ExitCode code_;
+  bool agreed_ = false;
 };
 
 // Bad input from the user: message names the flag or file.
