@@ -11,6 +11,7 @@
 
 #include "commbench/config.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/pci_bus_id.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/xml_document.hpp"
 
@@ -269,13 +270,8 @@ bool is_decimal(std::string_view text) {
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// "DDDD:BB:DD.F": hwloc writes a 4-digit domain; wider domains exist (VMD uses 10000+).
 bool is_pci_bus_id(std::string_view text) {
-  const auto colon = text.find(':');
-  if (colon < 4 || colon > 8 || colon == std::string_view::npos) return false;
-  const std::string_view rest = text.substr(colon + 1);
-  return is_hex(text.substr(0, colon)) && rest.size() == 7 && rest[2] == ':' && rest[5] == '.' &&
-         is_hex(rest.substr(0, 2)) && is_hex(rest.substr(3, 2)) && is_hex(rest.substr(6, 1));
+  return canonical_pci_bus_id(text, PciBusIdSyntax::full).has_value();
 }
 
 // hwloc's bitmap text: comma-separated 32-bit words "0x0000ffff", most significant

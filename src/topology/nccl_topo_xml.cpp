@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/pci_bus_id.hpp"
 #include "commbench/topology/link_spec.hpp"
 
 namespace commbench {
@@ -68,30 +69,6 @@ std::optional<unsigned> parse_hex(std::string_view text, std::size_t min_digits,
   return value;
 }
 
-// "DDDD:BB:dd.f" with a 1..8 digit domain (Intel VMD domains have 5), returned lower
-// case with the domain written as at least 4 digits, so "00000000:07:00.0" from NVML and
-// "0000:07:00.0" from sysfs name the same device.
-std::optional<std::string> normalise_bus_id(std::string_view text) {
-  const std::size_t colon = text.find(':');
-  if (colon == std::string_view::npos || colon == 0 || colon > 8) return std::nullopt;
-  const std::string_view rest = text.substr(colon + 1);
-  if (rest.size() != 7 || rest[2] != ':' || rest[5] != '.') return std::nullopt;
-  unsigned long domain = 0;
-  for (const char c : text.substr(0, colon)) {
-    const int v = hex_value(c);
-    if (v < 0) return std::nullopt;
-    domain = domain * 16 + static_cast<unsigned>(v);
-  }
-  std::string out(rest);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (i == 2 || i == 5) continue;
-    if (hex_value(out[i]) < 0) return std::nullopt;
-    if (out[i] >= 'A' && out[i] <= 'F') out[i] = static_cast<char>(out[i] - 'A' + 'a');
-  }
-  char prefix[16];
-  std::snprintf(prefix, sizeof prefix, "%04lx:", domain);
-  return prefix + out;
-}
 
 // The NVLink generation a compute capability comes with (Pascal P100 NVLink 1, Volta and
 // Turing 2, Ampere and Ada 3, Hopper 4, Blackwell 5).
@@ -279,7 +256,7 @@ class Loader {
   void pci(const XmlElement& element, const Locality& locality, int parent, int depth) {
     if (depth > kMaxPciDepth) fail(element, "<pci> nested deeper than " + std::to_string(kMaxPciDepth) + " levels");
     const std::string& bus_text = required(element, "busid");
-    const auto bus_id = normalise_bus_id(bus_text);
+    const auto bus_id = canonical_pci_bus_id(bus_text, PciBusIdSyntax::full);
     if (!bus_id) bad_value(element, "busid", bus_text, "a PCI bus id such as 0000:18:00.0");
     check_duplicate(pci_lines_, *bus_id, element, "PCI bus id " + *bus_id);
 
@@ -362,7 +339,7 @@ class Loader {
     group.links = integer(element, "count", required(element, "count"), 1, kMaxNvlinks,
                           "a link count from 1 to " + std::to_string(kMaxNvlinks));
     if (const std::string* target = element.attribute("target"); target && *target != kInvisibleNvlinkTarget) {
-      const auto bus_id = normalise_bus_id(*target);
+      const auto bus_id = canonical_pci_bus_id(*target, PciBusIdSyntax::full);
       if (!bus_id) bad_value(element, "target", *target, "a PCI bus id such as 0000:05:00.0");
       group.remote_bus_id = *bus_id;
     }

@@ -1,5 +1,7 @@
 #include "commbench/topology/nvml_probe.hpp"
 
+#include "commbench/core/pci_bus_id.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -25,34 +27,6 @@ int nvlink_generation_from_nvml_version(unsigned version) {
     case 7: return 5;             // 5_0
     default: return 0;
   }
-}
-
-std::string normalize_bus_id(std::string_view nvml_bus_id) {
-  const auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-  const auto hex_run = [&](std::string_view text, std::size_t min, std::size_t max) {
-    return text.size() >= min && text.size() <= max && std::all_of(text.begin(), text.end(), is_hex);
-  };
-  // NVML pads busId with NULs inside a fixed buffer; callers may hand over the whole buffer.
-  std::string_view text = nvml_bus_id.substr(0, std::min(nvml_bus_id.find('\0'), nvml_bus_id.size()));
-  const auto dot = text.rfind('.');
-  if (dot == std::string_view::npos) return "";
-  const std::string_view function = text.substr(dot + 1);
-  text = text.substr(0, dot);
-  std::vector<std::string_view> parts;
-  for (std::size_t start = 0;;) {
-    const auto colon = text.find(':', start);
-    parts.push_back(text.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start));
-    if (colon == std::string_view::npos) break;
-    start = colon + 1;
-  }
-  if (parts.size() == 2) parts.insert(parts.begin(), std::string_view("0"));
-  if (parts.size() != 3 || !hex_run(parts[0], 1, 8) || !hex_run(parts[1], 1, 2) || !hex_run(parts[2], 1, 2) ||
-      function.size() != 1 || function[0] < '0' || function[0] > '7')
-    return "";
-  const auto value = [](std::string_view hex) { return std::strtoul(std::string(hex).c_str(), nullptr, 16); };
-  char out[32];
-  std::snprintf(out, sizeof out, "%04lx:%02lx:%02lx.%c", value(parts[0]), value(parts[1]), value(parts[2]), function[0]);
-  return out;
 }
 
 namespace {
@@ -276,7 +250,7 @@ void query_nvlinks(const Api& api, const Probed& probed, NodeTopology& node, Fai
     if (api.link_remote_pci != nullptr) {
       NvmlPciInfo pci{};
       if (const NvmlReturn p = api.link_remote_pci(probed.device, link, &pci); p == kNvmlSuccess)
-        remote = normalize_bus_id(std::string_view(pci.busId, sizeof pci.busId));
+        remote = canonical_pci_bus_id(std::string_view(pci.busId, sizeof pci.busId)).value_or("");
       else
         failures.add("nvmlDeviceGetNvLinkRemotePciInfo_v2", api.error(p), probed.bus_id);
     }
@@ -445,8 +419,8 @@ void probe_nvml(NodeTopology& node, const std::string& library) {
       failures.add("nvmlDeviceGetPciInfo_v3", api.error(rc), "#" + std::to_string(i));
       continue;
     }
-    p.bus_id = normalize_bus_id(std::string_view(pci.busId, sizeof pci.busId));
-    if (p.bus_id.empty()) p.bus_id = normalize_bus_id(std::string_view(pci.busIdLegacy, sizeof pci.busIdLegacy));
+    p.bus_id = canonical_pci_bus_id(std::string_view(pci.busId, sizeof pci.busId))
+                   .value_or(canonical_pci_bus_id(std::string_view(pci.busIdLegacy, sizeof pci.busIdLegacy)).value_or(""));
     if (p.bus_id.empty()) {
       failures.add("nvmlDeviceGetPciInfo_v3", "no PCI address in the answer", "#" + std::to_string(i));
       continue;

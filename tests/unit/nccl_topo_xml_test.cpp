@@ -447,7 +447,7 @@ TEST(NcclTopoXml, BoundsWorkAndMemoryOnHostileDumps) {
   std::string many_links = "<system>\n<cpu numaid=\"0\">\n<pci busid=\"0000:18:00.0\">\n<gpu dev=\"0\" sm=\"90\">\n";
   for (int i = 0; i < 100000; ++i) {
     char bus[16];
-    std::snprintf(bus, sizeof bus, "0000:%02x:%02x.%x", (i >> 12) & 0xff, (i >> 4) & 0xff, i & 0xf);
+    std::snprintf(bus, sizeof bus, "0000:%02x:%02x.%x", (i >> 11) & 0xff, (i >> 3) & 0xff, i & 0x7);  // function 0..7
     many_links += "<nvlink target=\"" + std::string(bus) + "\" count=\"1\" tclass=\"0x068000\"/>\n";
   }
   many_links += "<nvlink target=\"0000:00:00.0\" count=\"2\" tclass=\"0x068000\"/>\n";

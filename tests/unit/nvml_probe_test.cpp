@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "commbench/core/pci_bus_id.hpp"
 #include "commbench/topology/nvml_probe.hpp"
 
 namespace commbench {
@@ -22,17 +23,22 @@ TEST(NvmlHelpers, NvlinkVersionEnumToGeneration) {
   EXPECT_EQ(nvlink_generation_from_nvml_version(~0u), 0);
 }
 
-TEST(NvmlHelpers, BusIdToLinuxForm) {
-  EXPECT_EQ(normalize_bus_id("00000000:34:00.0"), "0000:34:00.0");
-  EXPECT_EQ(normalize_bus_id("00000000:B3:00.0"), "0000:b3:00.0");
-  EXPECT_EQ(normalize_bus_id("0000:B3:00.0"), "0000:b3:00.0");  // busIdLegacy
-  EXPECT_EQ(normalize_bus_id("00000001:0A:1F.7"), "0001:0a:1f.7");
-  EXPECT_EQ(normalize_bus_id("0001E4B2:00:00.0"), "1e4b2:00:00.0");  // Hyper-V domains exceed 16 bits
-  EXPECT_EQ(normalize_bus_id("34:00.0"), "0000:34:00.0");
-  EXPECT_EQ(normalize_bus_id(std::string_view("00000000:34:00.0\0\0\0\0", 20)), "0000:34:00.0");
+TEST(PciBusId, EverySourcesFormToOne) {
+  EXPECT_EQ(canonical_pci_bus_id("00000000:34:00.0"), std::optional<std::string>("0000:34:00.0"));
+  EXPECT_EQ(canonical_pci_bus_id("00000000:B3:00.0"), std::optional<std::string>("0000:b3:00.0"));
+  EXPECT_EQ(canonical_pci_bus_id("0000:B3:00.0"), std::optional<std::string>("0000:b3:00.0"));  // busIdLegacy
+  EXPECT_EQ(canonical_pci_bus_id("00000001:0A:1F.7"), std::optional<std::string>("0001:0a:1f.7"));
+  EXPECT_EQ(canonical_pci_bus_id("0001E4B2:00:00.0"), std::optional<std::string>("1e4b2:00:00.0"));  // Hyper-V domains exceed 16 bits
+  EXPECT_EQ(canonical_pci_bus_id("34:00.0"), std::optional<std::string>("0000:34:00.0"));
+  EXPECT_EQ(canonical_pci_bus_id(std::string_view("00000000:34:00.0\0\0\0\0", 20)), std::optional<std::string>("0000:34:00.0"));
   for (const char* bad : {"", "garbage", "0000:34:00", "0000:34:00.8", "000000000:34:00.0", "0000:345:00.0",
                           "0000:34:00.0.0", "0000:3g:00.0", ":34:00.0", "0000::00.0", "0000:34:00.0 "})
-    EXPECT_EQ(normalize_bus_id(bad), "") << bad;
+    EXPECT_EQ(canonical_pci_bus_id(bad), std::nullopt) << bad;
+  // Files must give every digit; a short form there is damage, not a style.
+  EXPECT_EQ(canonical_pci_bus_id("0000:B3:00.0", PciBusIdSyntax::full), std::optional<std::string>("0000:b3:00.0"));
+  EXPECT_EQ(canonical_pci_bus_id("10000:e0:1f.7", PciBusIdSyntax::full), std::optional<std::string>("10000:e0:1f.7"));
+  for (const char* short_form : {"34:00.0", "0:34:00.0", "0000:3:00.0", "0000:34:0.0"})
+    EXPECT_EQ(canonical_pci_bus_id(short_form, PciBusIdSyntax::full), std::nullopt) << short_form;
 }
 
 // Sets an environment variable for one test and restores it.

@@ -34,9 +34,5 @@ void probe_nvml(NodeTopology& node, const std::string& library = "");
 // 1 -> 1, 2 and 3 -> 2, 4 and 5 -> 3, 6 -> 4 (H100), 7 -> 5 (B200); 0 for anything else.
 int nvlink_generation_from_nvml_version(unsigned version);
 
-// NVML's 8-digit, upper-case "00000000:34:00.0" (or legacy "0000:34:00.0") to the Linux
-// form used everywhere else: "0000:34:00.0", lower case, domain at least 4 digits. A
-// missing domain ("34:00.0") means domain 0. "" for anything that is not a PCI address.
-std::string normalize_bus_id(std::string_view nvml_bus_id);
 
 }  // namespace commbench

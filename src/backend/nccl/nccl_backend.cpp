@@ -15,6 +15,7 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/device_selection.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/pci_bus_id.hpp"
 #include "commbench/core/size.hpp"
 
 namespace commbench::nccl {
@@ -138,9 +139,7 @@ std::vector<CudaDeviceInfo> list_cuda_devices(std::string& why_none) {
       (void)cudaGetLastError();
       continue;
     }
-    std::string id = bus;
-    for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    devices.push_back({id, prop.name, prop.major * 10 + prop.minor});
+    devices.push_back({canonical_pci_bus_id(bus).value_or(bus), prop.name, prop.major * 10 + prop.minor});
   }
   if (devices.empty() && why_none.empty()) why_none = "no CUDA device";
   return devices;
@@ -486,8 +485,7 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
       char bus[32] = {};
       check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, d.device), "cudaDeviceGetPCIBusId");
       d.compute_major = prop.major;
-      d.bus_id = bus;
-      for (char& c : d.bus_id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      d.bus_id = canonical_pci_bus_id(bus).value_or(bus);
       d.description = "GPU " + std::to_string(d.device) + " (NCCL rank " + std::to_string(d.rank) + "): " + prop.name +
                       ", PCI " + bus + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
                       format_size(prop.totalGlobalMem) + "; " + selection.reason;
