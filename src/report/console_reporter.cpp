@@ -73,7 +73,8 @@ void ConsoleReporter::finish(const RunSummary& s) {
   std::fprintf(out_, "# Avg bus bandwidth    : %.6g GB/s\n", s.average_busbw_gbps);
   for (const std::string& failure : s.check_failures) std::fprintf(out_, "# check failed: %s\n", failure.c_str());
   if (s.threshold_rows > 0 || !s.threshold_failures.empty())
-    std::fprintf(out_, "# thresholds: %zu rows checked, %zu rule failures\n", s.threshold_rows, s.threshold_failures.size());
+    std::fprintf(out_, "# thresholds: %zu row%s checked, %zu rule failure%s\n", s.threshold_rows,
+                 s.threshold_rows == 1 ? "" : "s", s.threshold_failures.size(), s.threshold_failures.size() == 1 ? "" : "s");
   for (const std::string& failure : s.threshold_failures)
     std::fprintf(out_, "# threshold failed: %s\n", failure.c_str());
   std::fflush(out_);

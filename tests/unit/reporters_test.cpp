@@ -183,6 +183,32 @@ TEST(Console, TableHeaderRowAndSummary) {
   EXPECT_NE(printed.find("# Avg bus bandwidth    : 3.14573 GB/s"), std::string::npos) << printed;
 }
 
+TEST(Console, ThresholdVerdictsAndFailures) {
+  char* text = nullptr;
+  std::size_t length = 0;
+  std::FILE* out = open_memstream(&text, &length);
+  {
+    ConsoleReporter console(out);
+    console.begin(sample_context());
+    ResultRow row = sample_row();
+    row.threshold_passed = false;
+    console.add_row(row);
+    RunSummary s;
+    s.rows = 1;
+    s.threshold_rows = 1;
+    s.threshold_failures = {"allreduce 1MiB ...: busbw 3.1 GB/s, needs >= 5 GB/s; rule 'busbw>=5' (--threshold)"};
+    console.finish(s);
+  }
+  std::fclose(out);
+  const std::string printed(text, length);
+  std::free(text);
+  EXPECT_NE(printed.find("-      -       0  FAIL\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("# thresholds: 1 row checked, 1 rule failure\n# threshold failed: allreduce 1MiB ...: busbw "
+                         "3.1 GB/s, needs >= 5 GB/s; rule 'busbw>=5' (--threshold)\n"),
+            std::string::npos)
+      << printed;
+}
+
 TEST(Console, RankHostRanges) {
   EXPECT_EQ(rank_host_ranges({"a", "a", "b", "a"}), (std::vector<std::string>{"0-1 a", "2 b", "3 a"}));
   EXPECT_TRUE(rank_host_ranges({}).empty());
