@@ -16,6 +16,7 @@
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/input_file.hpp"
 #include "commbench/core/launcher_env.hpp"
 #include "commbench/report/console_reporter.hpp"
 #include "commbench/report/csv_reporter.hpp"
@@ -97,14 +98,36 @@ std::vector<OpCase> keep_supported_placements(const std::vector<OpCase>& plan, c
   return kept;
 }
 
-// The rules of --threshold and --thresholds, with --baseline. The files are read here,
-// inside the job, so the watchdog covers one that never delivers (a FIFO).
-ThresholdCheck load_threshold_check(const CollectivesOptions& o) {
+// The texts of --thresholds and --baseline. Rank 0 reads the files and every rank gets
+// the same text, so a file only rank 0's node can see (a home directory on the login
+// node, a node-local /tmp) is enough. They are read inside the job, where the watchdog
+// covers a file that never delivers (a FIFO).
+struct ThresholdFiles {
+  std::string rules_origin, rules_text;
+  std::string baseline_origin, baseline_text;
+};
+
+ThresholdFiles read_threshold_files(const CollectivesOptions& o, Bootstrap& world, Watchdog& watchdog) {
+  ThresholdFiles files{"--thresholds " + o.thresholds_path, "", "--baseline " + o.baseline_path, ""};
+  auto guard = watchdog.guard("reading --thresholds/--baseline");
+  collective_try(world, [&] {
+    if (world.rank() != 0) return;
+    if (!o.thresholds_path.empty()) files.rules_text = read_input_file(o.thresholds_path, files.rules_origin);
+    if (!o.baseline_path.empty()) files.baseline_text = read_input_file(o.baseline_path, files.baseline_origin);
+  });
+  files.rules_text = world.broadcast(files.rules_text, 0);
+  files.baseline_text = world.broadcast(files.baseline_text, 0);
+  return files;
+}
+
+// Every rank parses the same text, so every rank meets the same error (inside
+// collective_try, which lets rank 0 print it once).
+ThresholdCheck parse_threshold_check(const CollectivesOptions& o, const ThresholdFiles& files) {
   std::vector<ThresholdRule> rules = o.threshold_rules;
   if (!o.thresholds_path.empty())
-    for (ThresholdRule& rule : load_threshold_file(o.thresholds_path)) rules.push_back(std::move(rule));
+    for (ThresholdRule& rule : parse_threshold_rules(files.rules_text, files.rules_origin)) rules.push_back(std::move(rule));
   std::optional<Baseline> baseline;
-  if (!o.baseline_path.empty()) baseline = load_baseline(o.baseline_path);
+  if (!o.baseline_path.empty()) baseline = parse_baseline(files.baseline_text, files.baseline_origin);
   return ThresholdCheck(std::move(rules), std::move(baseline));
 }
 
@@ -201,13 +224,11 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
     backend->validate_plan(plan);
   });
   std::optional<ThresholdCheck> thresholds;
-  {
-    auto guard = watchdog.guard("reading --thresholds/--baseline");
-    collective_try(world, [&] {
-      thresholds.emplace(load_threshold_check(o));
-      for (std::string& note : thresholds->check_plan(plan, backend->ranks())) context.notes.push_back(std::move(note));
-    });
-  }
+  const ThresholdFiles threshold_files = read_threshold_files(o, world, watchdog);
+  collective_try(world, [&] {
+    thresholds.emplace(parse_threshold_check(o, threshold_files));
+    for (std::string& note : thresholds->check_plan(plan, backend->ranks())) context.notes.push_back(std::move(note));
+  });
 
   Bootstrap& group = backend->group();
   RunnerSettings settings;
