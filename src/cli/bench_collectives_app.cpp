@@ -216,6 +216,16 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
     collective_try(world, [&] { backend = make_backend(request, world); });
   }
   live_backend.store(backend.get());
+  {
+    // From here on a timeout names the GPUs of each rank too, not only its host.
+    auto guard = watchdog.guard("exchanging each rank's GPUs");
+    std::string own_buses;
+    for (const std::string& bus : backend->device_bus_ids()) own_buses += (own_buses.empty() ? "" : " ") + bus;
+    const std::vector<std::string> labels = rank_labels(world.hostnames(), world.all_gather(own_buses));
+    watchdog.attach_heartbeat(heartbeat.get(), labels);
+    watchdog.set_identity("rank " + std::to_string(world.rank()) + " (host " +
+                          labels[static_cast<std::size_t>(world.rank())] + ")");
+  }
   collective_try(world, [&] {
     validate_for_ranks(o, backend->ranks());
     keep_supported(o, *backend, world, context.notes);

@@ -116,6 +116,16 @@ std::vector<RankHeartbeat> HeartbeatChannel::snapshot() const {
   return last_;
 }
 
+std::vector<std::string> rank_labels(const std::vector<std::string>& hosts, const std::vector<std::string>& bus_ids) {
+  std::vector<std::string> labels = hosts;
+  for (std::size_t r = 0; r < labels.size() && r < bus_ids.size(); ++r) {
+    if (bus_ids[r].empty()) continue;
+    labels[r] += bus_ids[r].find(' ') == std::string::npos ? ", GPU " : ", GPUs ";
+    labels[r] += bus_ids[r];
+  }
+  return labels;
+}
+
 std::string describe_stragglers(const std::vector<RankHeartbeat>& ranks, const std::vector<std::string>& hosts,
                                 std::uint64_t my_step, std::chrono::steady_clock::time_point now,
                                 std::chrono::nanoseconds silence) {

@@ -22,6 +22,11 @@ void Watchdog::attach_heartbeat(HeartbeatChannel* channel, std::vector<std::stri
   hosts_ = std::move(hosts);
 }
 
+void Watchdog::set_identity(std::string who) {
+  std::lock_guard lock(mutex_);
+  who_ = std::move(who);
+}
+
 std::chrono::nanoseconds Watchdog::silence_threshold() const {
   return std::max<std::chrono::nanoseconds>(3 * poll_, std::chrono::seconds(2));
 }

@@ -39,6 +39,8 @@ class Watchdog {
   // Heartbeats go out on every poll; on rank 0 (the collector) an expiry message also
   // says which ranks are silent or behind. `hosts` is indexed by rank.
   void attach_heartbeat(HeartbeatChannel* channel, std::vector<std::string> hosts);
+  // Renames this rank in messages once more is known (its GPUs, after the backend exists).
+  void set_identity(std::string who);
   // How long a rank may be silent before rank 0 calls it not responding.
   std::chrono::nanoseconds silence_threshold() const;
 
