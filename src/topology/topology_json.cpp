@@ -1,6 +1,8 @@
 #include "commbench/topology/topology_json.hpp"
 
+#include <concepts>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "commbench/core/error.hpp"
 #include "commbench/topology/pci_path.hpp"
@@ -51,141 +53,215 @@ Capability parse_capability(const std::string& text) {
   return text == "yes" ? Capability::yes : text == "no" ? Capability::no : Capability::unknown;
 }
 
+
+// Every field of the model is named once, here: writing and reading both walk these
+// lists, so the two can never disagree. `v(name, member)` is a stored field;
+// `v.derived(name, value)` is written for readers of the file and ignored when reading.
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, NumaNode>
+void fields(Self& n, Visit& v) {
+  v("os_index", n.os_index);
+  v.derived("cpus", [&] { return format_cpu_list(n.cpus); });
+  v("cpu_list", n.cpus);
+}
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, PciObject>
+void fields(Self& p, Visit& v) {
+  v("kind", p.kind);
+  v("parent", p.parent);
+  v("numa", p.numa);
+  v("bus_id", p.bus_id);
+  v("class", p.class_code);
+  v("vendor", p.vendor);
+  v("device", p.device_id);
+  v("subtype", p.subtype);
+  v("link_gbps", p.link_gbps);
+  v("link_generation", p.link_generation);
+  v("link_width", p.link_width);
+}
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, Gpu>
+void fields(Self& g, Visit& v) {
+  v("index", g.index);
+  v("pci", g.pci);
+  v("bus_id", g.bus_id);
+  v("model", g.model);
+  v("numa", g.numa);
+  v("cpu_list", g.cpus);
+  v("sm", g.sm);
+  v("nvlink_generation", g.nvlink_generation);
+  v("pcie_generation_current", g.pcie_generation_current);
+  v("pcie_generation_max", g.pcie_generation_max);
+  v("pcie_width_current", g.pcie_width_current);
+  v("pcie_width_max", g.pcie_width_max);
+  v("source", g.source);
+}
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, NvlinkGroup>
+void fields(Self& g, Visit& v) {
+  v("gpu", g.gpu);
+  v("remote_bus_id", g.remote_bus_id);
+  v("peer", g.peer);
+  v("links", g.links);
+  v("gbps_per_link", g.gbps_per_link);
+}
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, P2pStatus>
+void fields(Self& p, Visit& v) {
+  v("gpu_a", p.gpu_a);
+  v("gpu_b", p.gpu_b);
+  v("read", p.read);
+  v("write", p.write);
+  v("atomics", p.atomics);
+  v("nvlink", p.nvlink);
+}
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, NicPort>
+void fields(Self& p, Visit& v) {
+  v("port", p.port);
+  v("state_code", p.state_code);
+  v("state", p.state);
+  v("physical_state", p.physical_state);
+  v("link_layer", p.link_layer);
+  v("rate_gbit", p.rate_gbit);
+  v("lanes", p.lanes);
+  v("speed", p.speed);
+}
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, Nic>
+void fields(Self& n, Visit& v) {
+  v("name", n.name);
+  v("pci", n.pci);
+  v("bus_id", n.bus_id);
+  v("numa", n.numa);
+  v("cpu_list", n.cpus);
+  v("netdevs", n.netdevs);
+  v("ports", n.ports);
+  v("source", n.source);
+  v("rdma", n.rdma);
+}
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, NodeTopology>
+void fields(Self& node, Visit& v) {
+  v("hostname", node.hostname);
+  v("sources", node.sources);
+  v("unknowns", node.unknowns);
+  v("numa_nodes", node.numa_nodes);
+  v("pci", node.pci);
+  v("gpus", node.gpus);
+  v("nvlinks", node.nvlinks);
+  v("p2p", node.p2p);
+  v("nics", node.nics);
+  v.derived("matrix", [&] { return matrix_entries(node); });
+}
+
+struct Writer {
+  json out = json::object();
+
+  template <typename T>
+  void operator()(const char* name, const T& value) {
+    out[name] = encode(value);
+  }
+  template <typename Make>
+  void derived(const char* name, Make make) {
+    out[name] = make();
+  }
+
+  template <typename T>
+  static json encode(const T& value) {
+    if constexpr (std::is_same_v<T, PciKind>) {
+      return kind_name(value);
+    } else if constexpr (std::is_same_v<T, NvlinkPeer>) {
+      return peer_name(value);
+    } else if constexpr (std::is_same_v<T, Capability>) {
+      return capability_name(value);
+    } else if constexpr (requires(Writer& w) { fields(value, w); }) {
+      Writer nested;
+      fields(value, nested);
+      return nested.out;
+    } else if constexpr (requires { value.begin(); } && !std::is_same_v<T, std::string>) {
+      json array = json::array();
+      for (const auto& item : value) array.push_back(encode(item));
+      return array;
+    } else {
+      return value;
+    }
+  }
+};
+
+struct Reader {
+  const json* in = nullptr;
+
+  template <typename T>
+  void operator()(const char* name, T& value) {
+    decode(in->at(name), value);
+  }
+  template <typename Make>
+  void derived(const char*, Make) {}
+
+  template <typename T>
+  static void decode(const json& j, T& value) {
+    if constexpr (std::is_same_v<T, PciKind>) {
+      value = parse_kind(j.get<std::string>());
+    } else if constexpr (std::is_same_v<T, NvlinkPeer>) {
+      value = parse_peer(j.get<std::string>());
+    } else if constexpr (std::is_same_v<T, Capability>) {
+      value = parse_capability(j.get<std::string>());
+    } else if constexpr (requires(Reader& r) { fields(value, r); }) {
+      Reader nested{&j};
+      fields(value, nested);
+    } else if constexpr (requires { value.push_back(value.front()); } && !std::is_same_v<T, std::string>) {
+      value.clear();
+      for (const json& item : j) {
+        typename T::value_type element{};
+        decode(item, element);
+        value.push_back(std::move(element));
+      }
+    } else {
+      value = j.get<T>();
+    }
+  }
+};
+
+// Indexes into the PCI tree must point backwards (parents) or into it (devices): the
+// path code walks them without further checks.
+void check_pci_indexes(const NodeTopology& node, const std::string& where) {
+  const int size = static_cast<int>(node.pci.size());
+  for (int i = 0; i < size; ++i) {
+    const int parent = node.pci[static_cast<std::size_t>(i)].parent;
+    if (parent < -1 || parent >= i)
+      throw UsageError(where + ": PCI object " + std::to_string(i) + " has a parent that does not precede it");
+  }
+  const auto check = [&](int pci) {
+    if (pci < -1 || pci >= size) throw UsageError(where + ": PCI index out of range");
+  };
+  for (const Gpu& gpu : node.gpus) check(gpu.pci);
+  for (const Nic& nic : node.nics) check(nic.pci);
+}
+
 }  // namespace
 
 std::string topology_to_json_text(const NodeTopology& node) {
-  json out;
-  out["hostname"] = node.hostname;
-  out["sources"] = node.sources;
-  out["unknowns"] = node.unknowns;
-  out["numa_nodes"] = json::array();
-  for (const NumaNode& numa : node.numa_nodes) {
-    out["numa_nodes"].push_back({{"os_index", numa.os_index}, {"cpus", format_cpu_list(numa.cpus)}, {"cpu_list", numa.cpus}});
-  }
-  out["pci"] = json::array();
-  for (const PciObject& pci : node.pci) {
-    out["pci"].push_back({{"kind", kind_name(pci.kind)}, {"parent", pci.parent}, {"numa", pci.numa},
-                          {"bus_id", pci.bus_id}, {"class", pci.class_code}, {"vendor", pci.vendor},
-                          {"device", pci.device_id}, {"subtype", pci.subtype}, {"link_gbps", pci.link_gbps},
-                          {"link_generation", pci.link_generation}, {"link_width", pci.link_width}});
-  }
-  out["gpus"] = json::array();
-  for (const Gpu& gpu : node.gpus) {
-    out["gpus"].push_back({{"index", gpu.index}, {"pci", gpu.pci}, {"bus_id", gpu.bus_id}, {"model", gpu.model},
-                           {"numa", gpu.numa}, {"cpu_list", gpu.cpus}, {"sm", gpu.sm},
-                           {"nvlink_generation", gpu.nvlink_generation},
-                           {"pcie_generation_current", gpu.pcie_generation_current},
-                           {"pcie_generation_max", gpu.pcie_generation_max},
-                           {"pcie_width_current", gpu.pcie_width_current}, {"pcie_width_max", gpu.pcie_width_max},
-                           {"source", gpu.source}});
-  }
-  out["nvlinks"] = json::array();
-  for (const NvlinkGroup& g : node.nvlinks) {
-    out["nvlinks"].push_back({{"gpu", g.gpu}, {"remote_bus_id", g.remote_bus_id}, {"peer", peer_name(g.peer)},
-                              {"links", g.links}, {"gbps_per_link", g.gbps_per_link}});
-  }
-  out["p2p"] = json::array();
-  for (const P2pStatus& p : node.p2p) {
-    out["p2p"].push_back({{"gpu_a", p.gpu_a}, {"gpu_b", p.gpu_b}, {"read", capability_name(p.read)},
-                          {"write", capability_name(p.write)}, {"atomics", capability_name(p.atomics)},
-                          {"nvlink", capability_name(p.nvlink)}});
-  }
-  out["nics"] = json::array();
-  for (const Nic& nic : node.nics) {
-    json ports = json::array();
-    for (const NicPort& port : nic.ports) {
-      ports.push_back({{"port", port.port}, {"state_code", port.state_code}, {"state", port.state},
-                       {"physical_state", port.physical_state}, {"link_layer", port.link_layer},
-                       {"rate_gbit", port.rate_gbit}, {"lanes", port.lanes}, {"speed", port.speed}});
-    }
-    out["nics"].push_back({{"name", nic.name}, {"pci", nic.pci}, {"bus_id", nic.bus_id}, {"numa", nic.numa},
-                           {"cpu_list", nic.cpus}, {"netdevs", nic.netdevs}, {"ports", ports},
-                           {"source", nic.source}, {"rdma", nic.rdma}});
-  }
-  out["matrix"] = matrix_entries(node);
+  Writer writer;
+  fields(node, writer);
   // Names come from files and hosts the user controls; bytes that are not UTF-8 become
   // U+FFFD instead of making the document unwritable.
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return writer.out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 NodeTopology topology_from_json_text(const std::string& text, const std::string& where) {
   try {
     const json in = json::parse(text);
     NodeTopology node;
-    node.hostname = in.at("hostname").get<std::string>();
-    node.sources = in.at("sources").get<std::vector<std::string>>();
-    node.unknowns = in.at("unknowns").get<std::vector<std::string>>();
-    for (const json& n : in.at("numa_nodes")) node.numa_nodes.push_back({n.at("os_index"), n.at("cpu_list")});
-    for (const json& p : in.at("pci")) {
-      PciObject pci;
-      pci.kind = parse_kind(p.at("kind"));
-      pci.parent = p.at("parent");
-      pci.numa = p.at("numa");
-      pci.bus_id = p.at("bus_id");
-      pci.class_code = p.at("class");
-      pci.vendor = p.at("vendor");
-      pci.device_id = p.at("device");
-      pci.subtype = p.at("subtype");
-      pci.link_gbps = p.at("link_gbps");
-      pci.link_generation = p.at("link_generation");
-      pci.link_width = p.at("link_width");
-      if (pci.parent < -1 || pci.parent >= static_cast<int>(node.pci.size())) {
-        throw UsageError(where + ": PCI object " + std::to_string(node.pci.size()) + " has a parent that does not precede it");
-      }
-      node.pci.push_back(pci);
-    }
-    auto check_pci = [&](int pci) {
-      if (pci < -1 || pci >= static_cast<int>(node.pci.size())) throw UsageError(where + ": PCI index out of range");
-      return pci;
-    };
-    for (const json& g : in.at("gpus")) {
-      Gpu gpu;
-      gpu.index = g.at("index");
-      gpu.pci = check_pci(g.at("pci"));
-      gpu.bus_id = g.at("bus_id");
-      gpu.model = g.at("model");
-      gpu.numa = g.at("numa");
-      gpu.cpus = g.at("cpu_list").get<std::vector<int>>();
-      gpu.sm = g.at("sm");
-      gpu.nvlink_generation = g.at("nvlink_generation");
-      gpu.pcie_generation_current = g.at("pcie_generation_current");
-      gpu.pcie_generation_max = g.at("pcie_generation_max");
-      gpu.pcie_width_current = g.at("pcie_width_current");
-      gpu.pcie_width_max = g.at("pcie_width_max");
-      gpu.source = g.at("source");
-      node.gpus.push_back(gpu);
-    }
-    for (const json& g : in.at("nvlinks")) {
-      node.nvlinks.push_back({g.at("gpu"), g.at("remote_bus_id"), parse_peer(g.at("peer")), g.at("links"), g.at("gbps_per_link")});
-    }
-    for (const json& p : in.at("p2p")) {
-      node.p2p.push_back({p.at("gpu_a"), p.at("gpu_b"), parse_capability(p.at("read")), parse_capability(p.at("write")),
-                          parse_capability(p.at("atomics")), parse_capability(p.at("nvlink"))});
-    }
-    for (const json& n : in.at("nics")) {
-      Nic nic;
-      nic.name = n.at("name");
-      nic.pci = check_pci(n.at("pci"));
-      nic.bus_id = n.at("bus_id");
-      nic.numa = n.at("numa");
-      nic.cpus = n.at("cpu_list").get<std::vector<int>>();
-      nic.netdevs = n.at("netdevs").get<std::vector<std::string>>();
-      nic.source = n.at("source");
-      nic.rdma = n.at("rdma");
-      for (const json& p : n.at("ports")) {
-        NicPort port;
-        port.port = p.at("port");
-        port.state_code = p.at("state_code");
-        port.state = p.at("state");
-        port.physical_state = p.at("physical_state");
-        port.link_layer = p.at("link_layer");
-        port.rate_gbit = p.at("rate_gbit");
-        port.lanes = p.at("lanes");
-        port.speed = p.at("speed");
-        nic.ports.push_back(port);
-      }
-      node.nics.push_back(nic);
-    }
+    Reader::decode(in, node);
+    check_pci_indexes(node, where);
     return node;
   } catch (const json::exception& e) {
     throw UsageError(where + ": not a commbench topology model (" + e.what() + ")");

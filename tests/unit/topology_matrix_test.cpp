@@ -138,6 +138,37 @@ TEST(TopologyJson, P2pStatusSurvivesTheRoundTrip) {
   EXPECT_EQ(back.p2p[0].nvlink, Capability::yes);
 }
 
+// A model that arrives from another rank is checked before anything walks it: the path
+// code follows PCI indexes without bounds checks.
+TEST(TopologyJson, ModelsWithBadIndexesOrFieldsAreRefused) {
+  NodeTopology node;
+  node.hostname = "n";
+  node.pci.push_back(PciObject{});
+  node.pci.push_back(PciObject{});
+  node.pci[1].parent = 0;
+  node.gpus.push_back(Gpu{});
+  node.gpus[0].pci = 1;
+  const std::string good = topology_to_json_text(node);
+  EXPECT_EQ(topology_from_json_text(good, "rank 1").pci[1].parent, 0);
+
+  const auto error_of = [](const std::string& text) {
+    try {
+      topology_from_json_text(text, "rank 1");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  node.pci[1].parent = 1;  // itself: a cycle for any walk up the tree
+  EXPECT_EQ(error_of(topology_to_json_text(node)), "rank 1: PCI object 1 has a parent that does not precede it");
+  node.pci[1].parent = 0;
+  node.gpus[0].pci = 2;
+  EXPECT_EQ(error_of(topology_to_json_text(node)), "rank 1: PCI index out of range");
+  std::string missing = good;
+  missing.erase(missing.find("\"sm\":"), 7);  // "sm":0, gone
+  EXPECT_EQ(error_of(missing).rfind("rank 1: not a commbench topology model (", 0), 0u) << error_of(missing);
+}
+
 TEST(NodeProbe, DevicesKnownOnlyByBusIdAreAttachedToTheTree) {
   NodeTopology node;
   node.numa_nodes = {{0, {0, 1}}, {1, {2, 3}}};
