@@ -527,6 +527,30 @@ class BackendSelection(TempDirTest):
         self.assertEqual(err.strip(), "bench-collectives: error: CUDA_VISIBLE_DEVICES='0,one': 'one' is neither a "
                                       "device ordinal nor a GPU-/MIG- UUID")
 
+    def test_garbage_slurm_variables_do_not_derail_an_mpi_run(self):
+        # A job launched by mpirun inside an allocation inherits SLURM_* of the batch step;
+        # garbage there must neither crash nor change what the MPI backend measures, and
+        # the values are recorded as they were (JSON escapes the control character).
+        garbage = {"SLURM_PROCID": "x1", "SLURM_LOCALID": "first", "SLURM_NTASKS": "-4",
+                   "SLURM_JOB_NODELIST": "node[1-\x1b]", "SLURM_CPUS_ON_NODE": ""}
+        saved = {k: os.environ.get(k) for k in garbage}
+        os.environ.update(garbage)
+        try:
+            rc, out, err = run(2, "--backend", "mpi", "-b", "8", "-e", "8", "--op", "allreduce", "-n", "2",
+                               "--format", "json")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    del os.environ[k]
+                else:
+                    os.environ[k] = v
+        self.assertEqual(rc, 0, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["provenance"]["ranks"], 2)
+        self.assertEqual(doc["provenance"]["environment"]["SLURM_LOCALID"], "first")
+        self.assertEqual(doc["provenance"]["environment"]["SLURM_JOB_NODELIST"], "node[1-\x1b]")
+        self.assertEqual(len(doc["rows"]), 1)
+
     def test_version_names_the_backends(self):
         self.assertIn("mpi", built_backends())
 
