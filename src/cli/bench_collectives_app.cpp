@@ -237,7 +237,8 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   const ThresholdFiles threshold_files = read_threshold_files(o, world, watchdog);
   collective_try(world, [&] {
     thresholds.emplace(parse_threshold_check(o, threshold_files));
-    for (std::string& note : thresholds->check_plan(plan, backend->ranks())) context.notes.push_back(std::move(note));
+    for (std::string& note : thresholds->check_plan(plan, backend->ranks(), backend->name(), backend->group().node_count()))
+      context.notes.push_back(std::move(note));
   });
 
   Bootstrap& group = backend->group();
@@ -261,9 +262,13 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
 
   const bool reporting = world.rank() == 0;
   Reporters reporters;
-  collective_try(world, [&] {
-    if (reporting) reporters = open_reporters(o);
-  });
+  {
+    // Opening a FIFO with no reader blocks: the watchdog ends that too.
+    auto guard = watchdog.guard("opening the result files");
+    collective_try(world, [&] {
+      if (reporting) reporters = open_reporters(o);
+    });
+  }
 
   context.program = kProgram;
   context.version = commbench::version();
@@ -289,9 +294,12 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   context.started_at = utc_timestamp();
   context.settings = o.describe();
   context.environment = relevant_environment();
-  collective_try(world, [&] {
-    if (reporting) reporters.begin(context);
-  });
+  {
+    auto guard = watchdog.guard("writing the result headers");
+    collective_try(world, [&] {
+      if (reporting) reporters.begin(context);
+    });
+  }
 
   RunSummary summary;
   double busbw_sum = 0;
@@ -318,9 +326,12 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())
                       : failed     ? static_cast<int>(ExitCode::check_failed)
                                    : 0;
-  collective_try(world, [&] {
-    if (reporting) reporters.finish(summary);
-  });
+  {
+    auto guard = watchdog.guard("writing the results");
+    collective_try(world, [&] {
+      if (reporting) reporters.finish(summary);
+    });
+  }
   if (reporting) {
     for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
     print_threshold_failures(summary.threshold_failures);

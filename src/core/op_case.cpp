@@ -21,8 +21,14 @@ std::vector<Placement> parse_placements(std::string_view text, std::string_view 
 std::string describe(const OpCase& c) {
   std::string text = std::string(name_of(c.op)) + " " + format_size(c.shape.bytes) + " " +
                      std::string(name_of(c.dtype));
-  if (c.redop != ReduceOp::none) text += " " + std::string(name_of(c.redop));
-  if (c.root >= 0) text += " root " + std::to_string(c.root);
+  if (c.redop != ReduceOp::none) {
+    text += ' ';
+    text += name_of(c.redop);
+  }
+  if (c.root >= 0) {
+    text += " root ";
+    text += std::to_string(c.root);
+  }
   text += c.placement == Placement::in_place ? " in-place" : " out-of-place";
   return text;
 }
@@ -46,6 +52,7 @@ std::vector<OpCase> build_plan(const PlanRequest& request) {
             c.root = has_root(op) ? request.root : -1;
             c.placement = placement;
             c.shape = shape;
+            c.requested_bytes = size;
             plan.push_back(c);
           }
         }

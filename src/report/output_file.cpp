@@ -62,6 +62,34 @@ void write_all(std::FILE* out, const std::string& text, const std::string& path)
 
 namespace {
 
+// The process's umask, read without changing it: umask(2) can only be read by setting
+// it, and other threads (the watchdog, NCCL's) may create files meanwhile.
+mode_t current_umask() {
+  if (std::FILE* status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, status) != nullptr) found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    std::fclose(status);
+    if (found) return static_cast<mode_t>(mask);
+  }
+  return 022;
+}
+
+// Follows a chain of symlinks to the file the shell's '>' would write, which need not
+// exist yet (a dangling link creates its target). Stops after 40 links, as the kernel does.
+std::string final_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path target = path;
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+    const fs::path link = fs::read_symlink(target, ec);
+    if (ec) break;
+    target = link.is_absolute() ? link : target.parent_path() / link;
+  }
+  return target.string();
+}
+
 // The directory entry of a rename is only durable once the directory itself is synced;
 // failing that is not worth an error (the data is in place, only a crash could lose it).
 void sync_directory_of(const std::string& path) {
@@ -77,12 +105,7 @@ void sync_directory_of(const std::string& path) {
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {
   namespace fs = std::filesystem;
   // A symlink is followed, as the shell's '>' would: the link stays, its target changes.
-  std::string target = path;
-  std::error_code ec;
-  if (fs::is_symlink(path, ec)) {
-    const fs::path resolved = fs::weakly_canonical(path, ec);
-    if (!ec) target = resolved.string();
-  }
+  const std::string target = final_target(path);
   check_replaceable(target, flag);  // checked up front too; a device is never renamed over
   // A name of our own (mkstemp) beside the target: the rename stays within one file
   // system, and no file of the user's, not even an unrelated FILE.tmp, is overwritten.
@@ -90,18 +113,14 @@ void write_file_atomically(const std::string& path, const std::string& text, con
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0)
     throw BackendError(flag + " " + path + ": cannot create a temporary file beside it: " + std::strerror(errno));
-  // mkstemp makes the file private (0600); the result gets the mode fopen would give it.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  std::FILE* out = ::fdopen(fd, "w");
-  const auto fail = [&](const std::string& what) {
-    const std::string why = std::strerror(errno);
+  const auto fail = [&](const std::string& what, int error) {
     std::remove(temporary.c_str());
-    return BackendError(flag + " " + path + ": " + what + ": " + why);
+    return BackendError(flag + " " + path + ": " + what + ": " + std::strerror(error));
   };
+  // mkstemp makes the file private (0600); the result gets the mode fopen would give it.
+  std::FILE* out = ::fchmod(fd, 0666 & ~current_umask()) == 0 ? ::fdopen(fd, "w") : nullptr;
   if (out == nullptr) {
-    const BackendError error = fail("cannot write");
+    const BackendError error = fail("cannot write", errno);
     ::close(fd);
     throw error;
   }
@@ -115,11 +134,12 @@ void write_file_atomically(const std::string& path, const std::string& text, con
   // Synced before the rename, so a crash leaves the old file or the whole new one. A
   // failed close can lose buffered data: such a file must not be renamed into place.
   if (::fsync(::fileno(out)) != 0) {
+    const int error = errno;
     std::fclose(out);
-    throw fail("write failed");
+    throw fail("write failed", error);
   }
-  if (std::fclose(out) != 0) throw fail("write failed");
-  if (std::rename(temporary.c_str(), target.c_str()) != 0) throw fail("cannot rename into place");
+  if (std::fclose(out) != 0) throw fail("write failed", errno);
+  if (std::rename(temporary.c_str(), target.c_str()) != 0) throw fail("cannot rename into place", errno);
   sync_directory_of(target);
 }
 

@@ -277,19 +277,21 @@ bool is_pci_bus_id(std::string_view text) {
 // hwloc's bitmap text: comma-separated 32-bit words "0x0000ffff", most significant
 // first, an empty word for zero, and "0xf...f" first for an infinite set.
 bool is_hwloc_bitmap(std::string_view text) {
+  bool infinite = false;  // after "0xf...f," even the first word may be empty (zero)
   if (text.substr(0, 7) == "0xf...f") {
     text.remove_prefix(7);
     if (text.empty()) return true;
     if (text.front() != ',') return false;
     text.remove_prefix(1);
+    infinite = true;
   }
-  if (text.empty()) return false;
+  if (text.empty()) return infinite;
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string_view word = text.substr(start, comma - start);
-    const bool first = start == 0;
-    if (!(word.empty() && !first) &&
+    const bool may_be_empty = start != 0 || infinite;
+    if (!(word.empty() && may_be_empty) &&
         !(word.size() >= 3 && word.size() <= 10 && word.substr(0, 2) == "0x" && is_hex(word.substr(2))))
       return false;
     if (comma == text.size()) return true;

@@ -219,7 +219,9 @@ struct Reader {
       fields(value, nested);
     } else if constexpr (requires { value.push_back(value.front()); } && !std::is_same_v<T, std::string>) {
       value.clear();
-      for (const json& item : j) {
+      // get_ref throws unless it is an array: nlohmann would iterate null, a scalar or
+      // an object's values as if they were one.
+      for (const json& item : j.get_ref<const json::array_t&>()) {
         typename T::value_type element{};
         decode(item, element);
         value.push_back(std::move(element));

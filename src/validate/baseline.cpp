@@ -33,6 +33,8 @@ const BaselineRow* Baseline::find(const MeasurementKey& key) const {
 
 namespace {
 
+constexpr std::uint64_t kMaxRanks = 1u << 24;
+
 constexpr std::array<std::string_view, 10> kRequiredColumns{
     "op", "placement", "dtype", "redop", "root", "bytes", "ranks", "time_us", "algbw_gbps", "busbw_gbps"};
 
@@ -97,7 +99,6 @@ MeasurementKey read_key(const RowReader& row) {
   } else if (!row.field("redop").empty()) {
     row.bad("redop", std::string("empty (") + std::string(name_of(key.op)) + " does not reduce)");
   }
-  constexpr std::uint64_t kMaxRanks = 1u << 24;
   if (has_root(key.op)) {
     key.root = static_cast<int>(row.count("root", 0, kMaxRanks - 1));
   } else if (!row.field("root").empty()) {
@@ -123,8 +124,10 @@ Baseline parse_baseline(std::string_view text, const std::string& origin) {
   for (const CsvRecord& record : table.records) {
     const RowReader row(table, record, origin);
     const MeasurementKey key = read_key(row);
-    const BaselineRow values{row.measurement("time_us"), row.measurement("algbw_gbps"),
-                             row.measurement("busbw_gbps"), record.line};
+    BaselineRow values{row.measurement("time_us"), row.measurement("algbw_gbps"), row.measurement("busbw_gbps"),
+                       record.line, "", 0};
+    if (table.column("backend")) values.backend = row.field("backend");
+    if (table.column("nodes")) values.nodes = static_cast<int>(row.count("nodes", 1, kMaxRanks));
     const auto [it, inserted] = baseline.rows.emplace(key, values);
     if (!inserted)
       throw UsageError(origin + " line " + std::to_string(record.line) + ": the same measurement as line " +

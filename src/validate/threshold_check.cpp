@@ -72,9 +72,11 @@ ThresholdCheck::ThresholdCheck(std::vector<ThresholdRule> rules, std::optional<B
                      ": no threshold rule compares with it; add one, e.g. --threshold 'busbw>=0.9*baseline'");
 }
 
-std::vector<std::string> ThresholdCheck::check_plan(const std::vector<OpCase>& plan, int ranks) const {
+std::vector<std::string> ThresholdCheck::check_plan(const std::vector<OpCase>& plan, int ranks,
+                                                    const std::string& backend, int nodes) const {
   std::vector<std::string> notes;
   if (plan.empty()) return notes;
+  const BaselineRow* unlike = nullptr;  // a compared baseline row of another backend or node count
   for (const ThresholdRule& rule : rules_) {
     std::size_t selected = 0, in_baseline = 0;
     const OpCase* first_missing = nullptr;
@@ -82,8 +84,11 @@ std::vector<std::string> ThresholdCheck::check_plan(const std::vector<OpCase>& p
       if (!rule.selects(c)) continue;
       ++selected;
       if (rule.reference != Reference::baseline) continue;
-      if (baseline_->find(key_of(c, ranks)) != nullptr) {
+      if (const BaselineRow* base = baseline_->find(key_of(c, ranks))) {
         ++in_baseline;
+        const bool other_backend = !backend.empty() && !base->backend.empty() && base->backend != backend;
+        const bool other_nodes = nodes > 0 && base->nodes > 0 && base->nodes != nodes;
+        if (unlike == nullptr && (other_backend || other_nodes)) unlike = base;
       } else if (first_missing == nullptr) {
         first_missing = &c;
       }
@@ -91,6 +96,14 @@ std::vector<std::string> ThresholdCheck::check_plan(const std::vector<OpCase>& p
     if (selected == 0)
       throw UsageError(rule.origin + " " + single_quoted(rule.text) + ": selects none of this run's measurements (" +
                        plan_extent(plan) + ")");
+    // A rule that names collectives must find each of them: "allreduce,allgather:..."
+    // on a run without allgather would otherwise check half of what it says.
+    for (Collective op : rule.ops) {
+      const bool found = std::any_of(plan.begin(), plan.end(), [&](const OpCase& c) { return c.op == op && rule.selects(c); });
+      if (!found)
+        throw UsageError(rule.origin + " " + single_quoted(rule.text) + ": selects no " + std::string(name_of(op)) +
+                         " measurement of this run (" + plan_extent(plan) + ")");
+    }
     if (rule.reference != Reference::baseline) continue;
     if (in_baseline == 0) {
       std::vector<int> counts;
@@ -111,6 +124,10 @@ std::vector<std::string> ThresholdCheck::check_plan(const std::vector<OpCase>& p
                       std::to_string(selected) + " selected measurements have no row in " + baseline_->origin +
                       " and are not compared, e.g. " + describe(key_of(*first_missing, ranks)));
   }
+  if (unlike != nullptr)
+    notes.push_back(baseline_->origin + " line " + std::to_string(unlike->line) + " was measured with the " +
+                    unlike->backend + " backend on " + std::to_string(unlike->nodes) + " node(s); this run uses " +
+                    backend + " on " + std::to_string(nodes) + ": the comparison is not like with like");
   return notes;
 }
 

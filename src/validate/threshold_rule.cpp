@@ -44,12 +44,16 @@ std::string_view name_of(Reference reference) {
 
 bool ThresholdRule::selects(const OpCase& c) const {
   const bool op_selected = ops.empty() || std::find(ops.begin(), ops.end(), c.op) != ops.end();
-  return op_selected && c.shape.bytes >= min_bytes && c.shape.bytes <= max_bytes;
+  // The size the sweep asked for: chunked collectives round it to whole elements per
+  // rank (64 MiB is 67108800 bytes for float allgather on 24 ranks), and a rule written
+  // as @64M.. must still select that row.
+  const std::uint64_t size = c.requested_bytes != 0 ? c.requested_bytes : c.shape.bytes;
+  return op_selected && size >= min_bytes && size <= max_bytes;
 }
 
 std::string single_quoted(std::string_view text) {
   std::string out = "'";  // built by appending: GCC 12 misreads "'" + std::string as overlapping
-  out += excerpt(text);
+  out += one_line(excerpt(text));
   out += '\'';
   return out;
 }
@@ -82,6 +86,8 @@ class RuleParser {
   }
 
   ThresholdRule parse() {
+    for (char c : compact_)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) fail("a control character in the rule");
     if (compact_.empty()) fail("empty rule; " + std::string(kGrammar));
     std::string_view condition = compact_;
     const auto colon = condition.find(':');
@@ -111,7 +117,10 @@ class RuleParser {
   void selector(std::string_view text) {
     const auto at = text.find('@');
     const std::string_view ops = text.substr(0, at);
-    if (!ops.empty() && ops != "*") rule_.ops = nested([&] { return parse_collective_list(ops, "collective"); });
+    // "all" and "*" leave the list empty (every collective the run has), so that
+    // check_plan() does not demand a measurement of each of the seven.
+    if (!ops.empty() && ops != "*" && detail::lower_case(ops) != "all")
+      rule_.ops = nested([&] { return parse_collective_list(ops, "collective"); });
     if (at == std::string_view::npos) return;
     const std::string_view sizes = text.substr(at + 1);
     const auto dots = sizes.find("..");
@@ -214,6 +223,7 @@ class RuleParser {
     switch (rule_.metric) {
       case ThresholdMetric::busbw:
       case ThresholdMetric::algbw:
+        refuse_bits(text);
         strip_unit(text, "gb/s");
         rule_.value = number(text, false);
         break;
@@ -228,6 +238,15 @@ class RuleParser {
           fail("efficiency is a fraction (0.8) or a percentage (80%), not " + std::string(text));
         break;
     }
+  }
+
+  // NIC speeds are quoted in gigabits ("400 Gb/s"); busbw and algbw are gigabytes. A
+  // lower-case b taken for a B would make the rule 8 times too strict (or too lax).
+  void refuse_bits(std::string_view text) const {
+    for (std::string_view bits : {"Gb/s", "gb/s", "Gbit/s", "gbit/s", "Gbps", "gbps"})
+      if (text.size() > bits.size() && text.substr(text.size() - bits.size()) == bits)
+        fail(single_quoted(bits) + " is gigabits per second; " + std::string(name_of(rule_.metric)) +
+             " is in GB/s (gigabytes): divide by 8");
   }
 
   static void strip_unit(std::string_view& text, std::string_view unit) {

@@ -184,7 +184,8 @@ TEST(HwlocProbe, GarbledValuesAreRefusedWithTheirLine) {
     EXPECT_EQ(usage_error_of(file).substr(0, expected.size()), expected);
   }
   // What real exports contain passes: empty words, the infinite prefix, wide PCI domains.
-  for (const char* good : {"cpuset=\"0x00000001,,0x0\"", "cpuset=\"0xf...f\"", "cpuset=\"0xf...f,0x0000000f\""}) {
+  for (const char* good : {"cpuset=\"0x00000001,,0x0\"", "cpuset=\"0xf...f\"", "cpuset=\"0xf...f,0x0000000f\"",
+                           "cpuset=\"0xf...f,,0x0000000f\""}) {
     std::string text = original;
     const std::string from = "cpuset=\"0x0000000f\"";
     text.replace(text.find(from), from.size(), good);

@@ -246,6 +246,13 @@ TEST(OutputFile, ForceThroughASymlinkWritesItsTarget) {
   EXPECT_EQ(read_file(target), "new");
   EXPECT_TRUE(temporaries_in(dir.root()).empty());
   EXPECT_TRUE(temporaries_in(dir.root() / "links").empty());
+
+  // A dangling link: '>' creates the file it points to, and so does this.
+  const std::string dangling = dir.path("links/next.json");
+  fs::create_symlink("../new.json", dangling);
+  write_file_atomically(dangling, "created", "--json");
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  EXPECT_EQ(read_file(dir.path("new.json")), "created");
 }
 
 TEST(OutputFile, FailedWriteNamesFlagAndPathAndLeavesNothing) {

@@ -167,6 +167,10 @@ TEST(TopologyJson, ModelsWithBadIndexesOrFieldsAreRefused) {
   std::string missing = good;
   missing.erase(missing.find("\"sm\":"), 7);  // "sm":0, gone
   EXPECT_EQ(error_of(missing).rfind("rank 1: not a commbench topology model (", 0), 0u) << error_of(missing);
+  // A list that is not a list: nlohmann would iterate null or a scalar as if it were one.
+  std::string not_a_list = good;
+  not_a_list.replace(not_a_list.find("\"cpu_list\":[]"), 13, "\"cpu_list\":null");
+  EXPECT_EQ(error_of(not_a_list).rfind("rank 1: not a commbench topology model (", 0), 0u) << error_of(not_a_list);
 }
 
 TEST(NodeProbe, DevicesKnownOnlyByBusIdAreAttachedToTheTree) {

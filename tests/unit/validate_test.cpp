@@ -217,7 +217,9 @@ TEST(ThresholdRule, ParsesEveryForm) {
     EXPECT_DOUBLE_EQ(r.value, c.value);
     EXPECT_EQ(r.reference, c.reference);
   }
-  EXPECT_EQ(parse_threshold_rule("all:busbw>=1", "--threshold").ops.size(), all_collectives().size());
+  // "all" and "*" mean every collective the run has: an empty list, not all seven.
+  EXPECT_TRUE(parse_threshold_rule("all:busbw>=1", "--threshold").ops.empty());
+  EXPECT_TRUE(parse_threshold_rule("*@1M..:busbw>=1", "--threshold").ops.empty());
 }
 
 TEST(ThresholdRule, EveryMistakeIsOneLineNamingTheRule) {
@@ -250,7 +252,10 @@ TEST(ThresholdRule, EveryMistakeIsOneLineNamingTheRule) {
       {"@8K..1K:busbw>=1", "size range 8KiB..1KiB is empty"},
       {"@1X:busbw>=1", "size: '1X' has an unknown unit"},
       {"@0..:busbw>=1", "size: '0' is zero"},
-      {"busbw>=1\nfake line", "'1\\nfakeline' is not a number"},
+      {"busbw>=1\nfake line", "a control character in the rule"},
+      {"allreduce\v@1M:busbw>=1", "a control character in the rule"},
+      {"busbw>=400Gb/s", "'Gb/s' is gigabits per second; busbw is in GB/s (gigabytes): divide by 8"},
+      {"algbw>=50 gbps", "'gbps' is gigabits per second"},
   };
   for (const auto& [text, message] : cases) {
     if (message.empty()) {
@@ -407,6 +412,38 @@ TEST(ThresholdCheck, PlanCheckRefusesRulesThatCannotApply) {
   EXPECT_EQ(notes, (std::vector<std::string>{
                        "threshold 'allreduce:busbw>=baseline' (--threshold): 2 of 3 selected measurements have no row "
                        "in --baseline b.csv and are not compared, e.g. allreduce 2KiB float sum out-of-place on 4 ranks"}));
+}
+
+TEST(ThresholdCheck, SizesAreTheSweepsNotTheRoundedBytes) {
+  // float allgather on 24 ranks: 64 MiB rounds down to 699050 elements x 24 ranks x 4 B.
+  const auto plan = plan_of({Collective::allgather}, {32u << 20, 64u << 20}, 24);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[1].shape.bytes, 67108800u);
+  const ThresholdRule rule = parse_threshold_rule("allgather@64M..:busbw>=1", "--threshold");
+  EXPECT_FALSE(rule.selects(plan[0]));
+  EXPECT_TRUE(rule.selects(plan[1]));
+  EXPECT_TRUE(parse_threshold_rule("@64M:busbw>=1", "--threshold").selects(plan[1]));
+}
+
+TEST(ThresholdCheck, EveryNamedCollectiveMustBeInTheRun) {
+  const auto plan = plan_of({Collective::allreduce}, {1024, 2048}, 4);
+  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"allreduce,allgather:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
+            "--threshold 'allreduce,allgather:busbw>=1': selects no allgather measurement of this run (allreduce from "
+            "1KiB to 2KiB)");
+  EXPECT_NO_THROW(ThresholdCheck(rules_of({"all:busbw>=1", "allreduce@2K:busbw>=1"}), std::nullopt).check_plan(plan, 4));
+}
+
+TEST(ThresholdCheck, ABaselineFromAnotherBackendOrLayoutIsNoted) {
+  ResultRow like = row_of(Collective::allreduce, 1024, 4, 5.0);
+  like.backend = "nccl";
+  like.nodes = 2;
+  const Baseline base = parse_baseline(csv_of({like}), "--baseline b.csv");
+  const auto plan = plan_of({Collective::allreduce}, {1024}, 4);
+  const ThresholdCheck check(rules_of({"busbw>=baseline"}), base);
+  EXPECT_EQ(check.check_plan(plan, 4, "mpi", 1),
+            (std::vector<std::string>{"--baseline b.csv line 2 was measured with the nccl backend on 2 node(s); this run "
+                                      "uses mpi on 1: the comparison is not like with like"}));
+  EXPECT_TRUE(check.check_plan(plan, 4, "nccl", 2).empty());
 }
 
 TEST(ThresholdCheck, ModelCheckAsksForTheRightBound) {

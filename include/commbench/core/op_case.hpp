@@ -27,6 +27,9 @@ struct OpCase {
   int root = -1;                    // -1 unless has_root(op)
   Placement placement = Placement::out_of_place;
   BufferShape shape;
+  // The sweep's size this case was planned for (-b/-e/-f/-i), before rounding to whole
+  // elements per rank: what users name sizes by, e.g. in threshold rules.
+  std::uint64_t requested_bytes = 0;
 
   std::uint64_t send_bytes() const { return shape.send_elements * size_of(dtype); }
   std::uint64_t recv_bytes() const { return shape.recv_elements * size_of(dtype); }

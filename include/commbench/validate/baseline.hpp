@@ -37,6 +37,10 @@ struct BaselineRow {
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   std::size_t line = 0;  // in the baseline file, for messages
+  // Not part of the match (a baseline may come from another backend or layout on
+  // purpose) but noted when they differ from the run: "" / 0 when the file has no column.
+  std::string backend;
+  int nodes = 0;
 };
 
 struct Baseline {

@@ -31,7 +31,9 @@ class ThresholdCheck {
   // Before measuring (UsageError naming the rule): every rule selects at least one case
   // of `plan`; a baseline rule finds at least one of them in the baseline. Returns notes
   // for the run header, e.g. how many selected cases the baseline lacks.
-  std::vector<std::string> check_plan(const std::vector<OpCase>& plan, int ranks) const;
+  // The run's `backend` and `nodes` only feed a note when the baseline's differ.
+  std::vector<std::string> check_plan(const std::vector<OpCase>& plan, int ranks, const std::string& backend = "",
+                                      int nodes = 0) const;
   // Before measuring: a rule on theoretical, achievable or efficiency needs the model's
   // bound for every collective it selects.
   void check_model(const std::vector<OpCase>& plan, const MissingBound& missing) const;

@@ -3,7 +3,7 @@
 //
 //   RULE      := [SELECTOR ':'] METRIC COMPARE VALUE
 //   SELECTOR  := [OPS] ['@' SIZES]         OPS: allreduce,allgather,... | all | *
-//   SIZES     := SIZE | SIZE.. | ..SIZE | SIZE..SIZE    (the bytes column, K/M/G binary)
+//   SIZES     := SIZE | SIZE.. | ..SIZE | SIZE..SIZE    (the sweep's sizes, K/M/G binary)
 //   METRIC    := busbw | algbw | time | efficiency
 //   COMPARE   := >= | <= | > | <
 //   VALUE     := NUMBER [UNIT] | [FACTOR '*'] REFERENCE

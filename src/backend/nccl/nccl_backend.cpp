@@ -506,16 +506,23 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
   std::memcpy(&id, id_bytes.data(), sizeof id);
 
   // Grouped so that one process can create the communicators of all its GPUs (-g N).
-  collective_try(*group_, [&] {
-    check_nccl(ncclGroupStart(), "ncclGroupStart");
-    for (DeviceContext& d : s.devices) {
-      check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-      config.blocking = 1;
-      check_nccl(ncclCommInitRankConfig(&d.comm, s.nranks, id, d.rank, &config), "ncclCommInitRankConfig");
-    }
-    check_nccl(ncclGroupEnd(), "ncclCommInitRankConfig (group)");
-  });
+  try {
+    collective_try(*group_, [&] {
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (DeviceContext& d : s.devices) {
+        check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 1;
+        check_nccl(ncclCommInitRankConfig(&d.comm, s.nranks, id, d.rank, &config), "ncclCommInitRankConfig");
+      }
+      check_nccl(ncclGroupEnd(), "ncclCommInitRankConfig (group)");
+    });
+  } catch (...) {
+    // The communicators created here would be finalized by ~State, which waits for the
+    // peers whose creation failed: abort them instead, so every rank can report and exit.
+    s.abort_all();
+    throw;
+  }
 }
 
 NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, std::shared_ptr<State> state)
