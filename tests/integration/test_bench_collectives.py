@@ -715,6 +715,9 @@ class Thresholds(TempDirTest):
             (["--threshold", "gather:busbw>=1"], "--threshold 'gather:busbw>=1': collective: unknown value 'gather'"),
             (["--threshold", "time<=theoretical"], "theoretical is a busbw bound"),
             (["--threshold", ""], "--threshold '': empty rule"),
+            (["--threshold", "allreduce,alltoall:busbw>=1"],
+             "--threshold 'allreduce,alltoall:busbw>=1': selects no alltoall measurement of this run"),
+            (["--threshold", "busbw>=100Gb/s"], "'Gb/s' is gigabits per second; busbw is in GB/s (gigabytes)"),
             (["--baseline", "", "--threshold", "busbw>=baseline"], "--baseline: empty file name"),
             (["--thresholds", ""], "--thresholds: empty file name"),
         ]
