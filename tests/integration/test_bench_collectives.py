@@ -589,6 +589,13 @@ class BadInput(TempDirTest):
         self.assertEqual(rc, 3, err)
         self.assertIn("bench-collectives: error: --csv /dev/full: write failed: No space left on device", err)
 
+    def test_a_csv_fifo_nobody_reads_times_out(self):
+        fifo = self.path("rows.fifo")
+        os.mkfifo(fifo)
+        rc, out, err = run(2, "-b", "8", "-e", "8", "--csv", fifo, "--force", "-T", "2", timeout=60)
+        self.assertEqual(rc, 4, err)
+        self.assertIn("opening the result files did not complete within 2 s", err)
+
     def test_json_is_never_renamed_over_a_device(self):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--json", "/dev/null", "--force")
         self.assertEqual(rc, 2, err)
