@@ -17,7 +17,6 @@
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
-#include "commbench/core/launcher_env.hpp"
 #include "commbench/report/console_reporter.hpp"
 #include "commbench/report/csv_reporter.hpp"
 #include "commbench/report/json_reporter.hpp"
@@ -343,31 +342,19 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
 }  // namespace
 
 int run_bench_collectives(int argc, char** argv) {
-  const std::optional<int> launcher = launcher_rank([](const char* name) { return std::getenv(name); });
-  const bool prints_before_mpi = !launcher || *launcher == 0;
-  const std::string command_line = quoted_command_line(argc, argv);
-
   ParsedCommandLine parsed;
-  try {
+  const auto prepare = [&]() -> std::optional<std::string> {
     parsed = parse_collectives_command_line(argc, argv);
-    if (parsed.options) {
-      if (!parsed.options->csv_path.empty())
-        check_output_path(parsed.options->csv_path, "--csv", parsed.options->force, OutputKind::streamed);
-      if (!parsed.options->json_path.empty())
-        check_output_path(parsed.options->json_path, "--json", parsed.options->force, OutputKind::replaced);
+    if (!parsed.options) {
+      if (parsed.version_requested) return parsed.text_to_print + "\nbackends: " + available_backends();
+      return parsed.text_to_print;
     }
-  } catch (const UsageError& e) {
-    if (prints_before_mpi) print_error(e.what());
-    return static_cast<int>(ExitCode::usage);
-  }
-  if (!parsed.options) {
-    std::string text = parsed.text_to_print;
-    if (parsed.version_requested) text += "\nbackends: " + available_backends();
-    if (prints_before_mpi) std::printf("%s\n", text.c_str());
-    return 0;
-  }
-
-  return run_in_job_runtime(kProgram, argc, argv, true, [&](JobRuntime& runtime) {
+    const CollectivesOptions& o = *parsed.options;
+    if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv", o.force, OutputKind::streamed);
+    if (!o.json_path.empty()) check_output_path(o.json_path, "--json", o.force, OutputKind::replaced);
+    return std::nullopt;
+  };
+  return run_command(kProgram, argc, argv, true, prepare, [&](JobRuntime& runtime, const std::string& command_line) {
     return run_in_job(*parsed.options, command_line, runtime);
   });
 }

@@ -14,7 +14,6 @@
 #include "commbench/cli/topology_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
-#include "commbench/core/launcher_env.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance.hpp"
 #include "commbench/runner/watchdog.hpp"
@@ -28,7 +27,6 @@ namespace {
 
 constexpr const char* kProgram = "bench-topology";
 
-void print_error(const std::string& message) { print_command_error(kProgram, message); }
 
 std::string number(double value) {
   char text[32];
@@ -190,27 +188,20 @@ int report(const TopologyOptions& o, const std::string& command_line, JobRuntime
 }  // namespace
 
 int run_bench_topology(int argc, char** argv) {
-  const std::optional<int> launcher = launcher_rank([](const char* name) { return std::getenv(name); });
-  const bool prints_before_mpi = !launcher || *launcher == 0;
-  const std::string command_line = quoted_command_line(argc, argv);
   ParsedTopologyCommandLine parsed;
-  try {
+  const auto prepare = [&]() -> std::optional<std::string> {
     parsed = parse_topology_command_line(argc, argv);
-    if (parsed.options) {
-      if (!parsed.options->csv_path.empty()) check_output_path(parsed.options->csv_path, "--csv", parsed.options->force, OutputKind::replaced);
-      if (!parsed.options->json_path.empty()) check_output_path(parsed.options->json_path, "--json", parsed.options->force, OutputKind::replaced);
-      if (!parsed.options->csv_path.empty()) create_parent_directories(parsed.options->csv_path, "--csv");
-      if (!parsed.options->json_path.empty()) create_parent_directories(parsed.options->json_path, "--json");
-    }
-  } catch (const UsageError& e) {
-    if (prints_before_mpi) print_error(e.what());
-    return static_cast<int>(ExitCode::usage);
-  }
-  if (!parsed.options) {
-    if (prints_before_mpi) std::printf("%s\n", parsed.text_to_print.c_str());
-    return 0;
-  }
-  return run_in_job_runtime(kProgram, argc, argv, false, [&](JobRuntime& runtime) {
+    if (!parsed.options) return parsed.text_to_print;
+    const TopologyOptions& o = *parsed.options;
+    const std::pair<const std::string&, const char*> outputs[] = {{o.csv_path, "--csv"}, {o.json_path, "--json"}};
+    // Both checked before either directory is made: a refusal leaves nothing behind.
+    for (const auto& [path, flag] : outputs)
+      if (!path.empty()) check_output_path(path, flag, o.force, OutputKind::replaced);
+    for (const auto& [path, flag] : outputs)
+      if (!path.empty()) create_parent_directories(path, flag);
+    return std::nullopt;
+  };
+  return run_command(kProgram, argc, argv, false, prepare, [&](JobRuntime& runtime, const std::string& command_line) {
     return run_in_job(*parsed.options, command_line, runtime);
   });
 }

@@ -1,9 +1,12 @@
 #include "commbench/cli/job_command.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/launcher_env.hpp"
+#include "commbench/report/provenance.hpp"
 #include "commbench/runner/interruption.hpp"
 
 namespace commbench {
@@ -40,6 +43,27 @@ int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle
     runtime->abort_job(static_cast<int>(ExitCode::backend));
   }
   return static_cast<int>(ExitCode::backend);  // not reached: abort_job does not return
+}
+
+int run_command(const char* program, int argc, char** argv, bool handle_interruptions,
+                const std::function<std::optional<std::string>()>& prepare,
+                const std::function<int(JobRuntime&, const std::string& command_line)>& body) {
+  const std::optional<int> launcher = launcher_rank([](const char* name) { return std::getenv(name); });
+  const bool prints_before_mpi = !launcher || *launcher == 0;
+  const std::string command_line = quoted_command_line(argc, argv);
+  std::optional<std::string> text_instead;
+  try {
+    text_instead = prepare();
+  } catch (const UsageError& e) {
+    if (prints_before_mpi) print_command_error(program, e.what());
+    return static_cast<int>(ExitCode::usage);
+  }
+  if (text_instead) {
+    if (prints_before_mpi) std::printf("%s\n", text_instead->c_str());
+    return 0;
+  }
+  return run_in_job_runtime(program, argc, argv, handle_interruptions,
+                            [&](JobRuntime& runtime) { return body(runtime, command_line); });
 }
 
 }  // namespace commbench

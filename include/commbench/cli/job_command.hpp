@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "commbench/backend/job_runtime.hpp"
@@ -18,5 +19,14 @@ void print_command_error(const char* program, const std::string& message);
 // internal error that ends the job with exit 3.
 int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions,
                        const std::function<int(JobRuntime&)>& body);
+
+// The whole life of a command. `prepare` runs before MPI: it parses the flags and checks
+// what can be checked alone (output paths), keeping what it parsed, and returns text to
+// print instead of running (help, version) or nullopt to run. Its UsageError is printed
+// by the launcher's rank 0 only (every rank finds the same one) and returns 2. Then
+// `body` runs in the job runtime with the command line, shell-quoted for provenance.
+int run_command(const char* program, int argc, char** argv, bool handle_interruptions,
+                const std::function<std::optional<std::string>()>& prepare,
+                const std::function<int(JobRuntime&, const std::string& command_line)>& body);
 
 }  // namespace commbench
