@@ -16,6 +16,7 @@
 #include "commbench/topology/pci_path.hpp"
 #include "commbench/topology/topology_matrix.hpp"
 #include "temp_dir.hpp"
+#include "usage_error.hpp"
 
 namespace commbench {
 namespace {
@@ -40,12 +41,7 @@ std::string read_text(const std::string& path) {
 
 
 std::string usage_error_of(const std::string& path) {
-  try {
-    probe_hwloc(path);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return testing::usage_error_of([&] { probe_hwloc(path); });
 }
 
 const std::vector<std::string> kDgxGpuBusIds = {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",

@@ -15,6 +15,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/topology/nccl_topo_xml.hpp"
 #include "temp_dir.hpp"
+#include "usage_error.hpp"
 
 namespace commbench {
 namespace {
@@ -26,12 +27,7 @@ const std::string kFixtures = std::string(COMMBENCH_TOPOLOGY_FIXTURES) + "/nccl"
 NodeTopology from_text(const std::string& text) { return nccl_topo_from_xml(parse_xml(text, "x.xml"), "x.xml"); }
 
 std::string load_error(const std::string& text) {
-  try {
-    from_text(text);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return testing::usage_error_of([&] { from_text(text); });
 }
 
 // A minimal valid dump around `inner`, which starts on line 3 inside a <cpu>.

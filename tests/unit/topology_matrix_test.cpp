@@ -8,6 +8,7 @@
 #include "commbench/topology/pci_path.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/topology/topology_matrix.hpp"
+#include "usage_error.hpp"
 
 namespace commbench {
 namespace {
@@ -152,12 +153,7 @@ TEST(TopologyJson, ModelsWithBadIndexesOrFieldsAreRefused) {
   EXPECT_EQ(topology_from_json_text(good, "rank 1").pci[1].parent, 0);
 
   const auto error_of = [](const std::string& text) {
-    try {
-      topology_from_json_text(text, "rank 1");
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(accepted)");
+    return testing::usage_error_of([&] { topology_from_json_text(text, "rank 1"); });
   };
   node.pci[1].parent = 1;  // itself: a cycle for any walk up the tree
   EXPECT_EQ(error_of(topology_to_json_text(node)), "rank 1: PCI object 1 has a parent that does not precede it");

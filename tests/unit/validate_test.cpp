@@ -12,18 +12,13 @@
 #include "commbench/validate/threshold_check.hpp"
 #include "commbench/validate/threshold_rule.hpp"
 #include "temp_dir.hpp"
+#include "usage_error.hpp"
 
 namespace commbench {
 namespace {
 
-std::string error_of(const std::function<void()>& step) {
-  try {
-    step();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::usage_error_of;
+
 
 // ---- CSV -------------------------------------------------------------------------------
 
@@ -55,7 +50,7 @@ TEST(CsvTable, MalformedInputNamesFileAndLine) {
       {"a\rb\n", "f.csv line 1: a carriage return that does not end a line"},
       {std::string("a\nx\0y\n", 6), "f.csv line 2: a NUL byte (not a text file)"},
   };
-  for (const auto& [text, message] : cases) EXPECT_EQ(error_of([&] { parse_csv(text, "f.csv"); }), message) << text;
+  for (const auto& [text, message] : cases) EXPECT_EQ(usage_error_of([&] { parse_csv(text, "f.csv"); }), message) << text;
 }
 
 // ---- Baselines ---------------------------------------------------------------------------
@@ -158,18 +153,18 @@ TEST(Baseline, MalformedRowsNameLineAndColumn) {
        "b.csv line 3: the same measurement as line 2 (allreduce 1MiB float sum out-of-place on 4 ranks)"},
   };
   for (const auto& [text, message] : cases) {
-    const std::string error = error_of([&] { parse_baseline(text, "b.csv"); });
+    const std::string error = usage_error_of([&] { parse_baseline(text, "b.csv"); });
     EXPECT_EQ(error.substr(0, message.size()), message) << text;
   }
 }
 
 TEST(Baseline, FileErrorsNameTheFlag) {
   testing::TempDir dir;
-  EXPECT_EQ(error_of([&] { load_baseline(dir.path("none.csv")); }),
+  EXPECT_EQ(usage_error_of([&] { load_baseline(dir.path("none.csv")); }),
             "--baseline " + dir.path("none.csv") + ": cannot read (No such file or directory)");
-  EXPECT_EQ(error_of([&] { load_baseline(dir.root().string()); }),
+  EXPECT_EQ(usage_error_of([&] { load_baseline(dir.root().string()); }),
             "--baseline " + dir.root().string() + ": cannot read (is a directory)");
-  EXPECT_EQ(error_of([&] { load_baseline(dir.write("empty.csv", "")); }),
+  EXPECT_EQ(usage_error_of([&] { load_baseline(dir.write("empty.csv", "")); }),
             "--baseline " + dir.path("empty.csv") + ": empty file");
 }
 
@@ -262,7 +257,7 @@ TEST(ThresholdRule, EveryMistakeIsOneLineNamingTheRule) {
       EXPECT_DOUBLE_EQ(parse_threshold_rule(text, "--threshold").value, 1.0) << text;
       continue;
     }
-    const std::string error = error_of([&] { parse_threshold_rule(text, "--threshold"); });
+    const std::string error = usage_error_of([&] { parse_threshold_rule(text, "--threshold"); });
     const std::string prefix = "--threshold " + single_quoted(one_line(text)) + ": ";
     EXPECT_EQ(error.substr(0, prefix.size()), prefix) << text;
     EXPECT_NE(error.find(message), std::string::npos) << text << " -> " << error;
@@ -280,16 +275,16 @@ TEST(ThresholdRule, FilesHaveCommentsBlankLinesAndLineNumbers) {
   EXPECT_EQ(rules[1].metric, ThresholdMetric::time);
   EXPECT_EQ(rules[1].label(), "'  allreduce:time<=5' (--thresholds t line 4)");
 
-  EXPECT_EQ(error_of([] { parse_threshold_rules("busbw>=1\n\nxx>=1\n", "--thresholds t"); }).substr(0, 48),
+  EXPECT_EQ(usage_error_of([] { parse_threshold_rules("busbw>=1\n\nxx>=1\n", "--thresholds t"); }).substr(0, 48),
             "--thresholds t line 3 'xx>=1': unknown metric 'x");
-  EXPECT_EQ(error_of([] { parse_threshold_rules("# nothing\n\n", "--thresholds t"); }),
+  EXPECT_EQ(usage_error_of([] { parse_threshold_rules("# nothing\n\n", "--thresholds t"); }),
             "--thresholds t: no rules (only blank lines and comments)");
-  EXPECT_EQ(error_of([] { parse_threshold_rules(std::string("busbw>=1\0", 9), "--thresholds t"); }),
+  EXPECT_EQ(usage_error_of([] { parse_threshold_rules(std::string("busbw>=1\0", 9), "--thresholds t"); }),
             "--thresholds t line 1: a NUL byte (not a text file)");
   testing::TempDir dir;
   EXPECT_EQ(load_threshold_file(dir.write("t.txt", "busbw>=2\n")).front().origin,
             "--thresholds " + dir.path("t.txt") + " line 1");
-  EXPECT_EQ(error_of([&] { load_threshold_file(dir.path("missing")); }),
+  EXPECT_EQ(usage_error_of([&] { load_threshold_file(dir.path("missing")); }),
             "--thresholds " + dir.path("missing") + ": cannot read (No such file or directory)");
 }
 
@@ -380,9 +375,9 @@ TEST(ThresholdCheck, RowsNoRuleSelectsHaveNoVerdict) {
 
 TEST(ThresholdCheck, BaselineAndRulesMustMeet) {
   const Baseline base = baseline_with(measured_row(), 340.0, 90.0);
-  EXPECT_EQ(error_of([] { ThresholdCheck(rules_of({"busbw>=0.9*baseline"}), std::nullopt); }),
+  EXPECT_EQ(usage_error_of([] { ThresholdCheck(rules_of({"busbw>=0.9*baseline"}), std::nullopt); }),
             "--threshold 'busbw>=0.9*baseline': compares with the baseline, but no --baseline was given");
-  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"busbw>=1"}), base); }),
+  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"busbw>=1"}), base); }),
             "--baseline b.csv: no threshold rule compares with it; add one, e.g. --threshold 'busbw>=0.9*baseline'");
 }
 
@@ -394,15 +389,15 @@ std::vector<OpCase> plan_of(std::initializer_list<Collective> ops, std::initiali
 
 TEST(ThresholdCheck, PlanCheckRefusesRulesThatCannotApply) {
   const auto plan = plan_of({Collective::allreduce, Collective::broadcast}, {1024, 2048, 4096}, 4);
-  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"allreduce@1G..:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
+  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"allreduce@1G..:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
             "--threshold 'allreduce@1G..:busbw>=1': selects none of this run's measurements (allreduce,broadcast "
             "from 1KiB to 4KiB)");
-  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"alltoall:busbw>=1"}), std::nullopt).check_plan(plan, 4); }).substr(0, 60),
+  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"alltoall:busbw>=1"}), std::nullopt).check_plan(plan, 4); }).substr(0, 60),
             "--threshold 'alltoall:busbw>=1': selects none of this run's ");
 
   // The baseline was taken on 8 ranks: nothing to compare a 4-rank run with.
   const Baseline eight = baseline_with(row_of(Collective::allreduce, 1024, 8, 5.0), 5.0, 1.0);
-  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"busbw>=baseline"}), eight).check_plan(plan, 4); }),
+  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"busbw>=baseline"}), eight).check_plan(plan, 4); }),
             "--threshold 'busbw>=baseline': --baseline b.csv has none of the measurements it selects, e.g. "
             "allreduce 1KiB float sum out-of-place on 4 ranks (the baseline has rows for 8 ranks)");
 
@@ -427,7 +422,7 @@ TEST(ThresholdCheck, SizesAreTheSweepsNotTheRoundedBytes) {
 
 TEST(ThresholdCheck, EveryNamedCollectiveMustBeInTheRun) {
   const auto plan = plan_of({Collective::allreduce}, {1024, 2048}, 4);
-  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"allreduce,allgather:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
+  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"allreduce,allgather:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
             "--threshold 'allreduce,allgather:busbw>=1': selects no allgather measurement of this run (allreduce from "
             "1KiB to 2KiB)");
   EXPECT_NO_THROW(ThresholdCheck(rules_of({"all:busbw>=1", "allreduce@2K:busbw>=1"}), std::nullopt).check_plan(plan, 4));
@@ -459,7 +454,7 @@ TEST(ThresholdCheck, ModelCheckAsksForTheRightBound) {
                       .check_model(plan, missing));
   EXPECT_EQ(asked, (std::vector<std::pair<Collective, Reference>>{{Collective::allreduce, Reference::theoretical},
                                                                    {Collective::allreduce, Reference::achievable}}));
-  EXPECT_EQ(error_of([&] { ThresholdCheck(rules_of({"busbw>=0.5*theoretical"}), std::nullopt).check_model(plan, missing); }),
+  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"busbw>=0.5*theoretical"}), std::nullopt).check_model(plan, missing); }),
             "--threshold 'busbw>=0.5*theoretical': the bandwidth model has no theoretical busbw for broadcast here (no "
             "NIC found)");
 }
