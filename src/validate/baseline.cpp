@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "commbench/core/error.hpp"
-#include "commbench/core/input_file.hpp"
 #include "commbench/validate/csv_table.hpp"
 
 namespace commbench {
@@ -134,11 +133,6 @@ Baseline parse_baseline(std::string_view text, const std::string& origin) {
                        std::to_string(it->second.line) + " (" + describe(key) + ")");
   }
   return baseline;
-}
-
-Baseline load_baseline(const std::string& path) {
-  const std::string origin = "--baseline " + path;
-  return parse_baseline(read_input_file(path, origin), origin);
 }
 
 }  // namespace commbench

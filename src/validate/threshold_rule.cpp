@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "commbench/core/error.hpp"
-#include "commbench/core/input_file.hpp"
 #include "commbench/core/name_lookup.hpp"
 #include "commbench/core/size.hpp"
 
@@ -283,11 +282,6 @@ std::vector<ThresholdRule> parse_threshold_rules(std::string_view text, const st
   }
   if (rules.empty()) throw UsageError(origin + ": no rules (only blank lines and comments)");
   return rules;
-}
-
-std::vector<ThresholdRule> load_threshold_file(const std::string& path) {
-  const std::string origin = "--thresholds " + path;
-  return parse_threshold_rules(read_input_file(path, origin), origin);
 }
 
 }  // namespace commbench

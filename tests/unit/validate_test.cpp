@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/input_file.hpp"
 #include "commbench/report/csv_reporter.hpp"
 #include "commbench/validate/baseline.hpp"
 #include "commbench/validate/csv_table.hpp"
@@ -101,7 +102,7 @@ TEST(Baseline, ReadsTheCommittedHostRun) {
   // A real file written by an earlier schema (without achievable_busbw_gbps): baselines
   // are read by column name, so older runs still serve.
   const std::string path = std::string(COMMBENCH_SOURCE_DIR) + "/results/mpi-host-2core/default-sweep.csv";
-  const Baseline b = load_baseline(path);
+  const Baseline b = parse_baseline(read_input_file(path, "--baseline " + path), "--baseline " + path);
   std::ifstream in(path);
   std::string header, first;
   std::getline(in, header);
@@ -158,14 +159,21 @@ TEST(Baseline, MalformedRowsNameLineAndColumn) {
   }
 }
 
-TEST(Baseline, FileErrorsNameTheFlag) {
+// How bench-collectives reads --baseline and --thresholds (rank 0 reads, all parse).
+TEST(InputFile, ErrorsNameTheFlagAndFile) {
   testing::TempDir dir;
-  EXPECT_EQ(usage_error_of([&] { load_baseline(dir.path("none.csv")); }),
+  const auto label = [](const std::string& path) { return "--baseline " + path; };
+  EXPECT_EQ(usage_error_of([&] { read_input_file(dir.path("none.csv"), label(dir.path("none.csv"))); }),
             "--baseline " + dir.path("none.csv") + ": cannot read (No such file or directory)");
-  EXPECT_EQ(usage_error_of([&] { load_baseline(dir.root().string()); }),
+  EXPECT_EQ(usage_error_of([&] { read_input_file(dir.root().string(), label(dir.root().string())); }),
             "--baseline " + dir.root().string() + ": cannot read (is a directory)");
-  EXPECT_EQ(usage_error_of([&] { load_baseline(dir.write("empty.csv", "")); }),
-            "--baseline " + dir.path("empty.csv") + ": empty file");
+  const std::string empty = dir.write("empty.csv", "");
+  EXPECT_EQ(usage_error_of([&] { read_input_file(empty, label(empty)); }), "--baseline " + empty + ": empty file");
+  const std::string huge = dir.write("huge.csv", "");
+  std::filesystem::resize_file(huge, kMaxInputFileBytes + 1);  // sparse: nothing is written
+  EXPECT_EQ(usage_error_of([&] { read_input_file(huge, label(huge)); }), "--baseline " + huge + ": larger than 64 MiB");
+  const std::string rules = dir.write("t.txt", "busbw>=2\n");
+  EXPECT_EQ(read_input_file(rules, "--thresholds " + rules), "busbw>=2\n");
 }
 
 // ---- Rules -------------------------------------------------------------------------------
@@ -281,11 +289,6 @@ TEST(ThresholdRule, FilesHaveCommentsBlankLinesAndLineNumbers) {
             "--thresholds t: no rules (only blank lines and comments)");
   EXPECT_EQ(usage_error_of([] { parse_threshold_rules(std::string("busbw>=1\0", 9), "--thresholds t"); }),
             "--thresholds t line 1: a NUL byte (not a text file)");
-  testing::TempDir dir;
-  EXPECT_EQ(load_threshold_file(dir.write("t.txt", "busbw>=2\n")).front().origin,
-            "--thresholds " + dir.path("t.txt") + " line 1");
-  EXPECT_EQ(usage_error_of([&] { load_threshold_file(dir.path("missing")); }),
-            "--thresholds " + dir.path("missing") + ": cannot read (No such file or directory)");
 }
 
 // ---- Verdicts ----------------------------------------------------------------------------

@@ -55,6 +55,5 @@ struct Baseline {
 // that is not what commbench writes there, or a measurement that appears twice;
 // "ORIGIN: no measurements" for a header alone.
 Baseline parse_baseline(std::string_view text, const std::string& origin);
-Baseline load_baseline(const std::string& path);
 
 }  // namespace commbench

@@ -61,6 +61,5 @@ ThresholdRule parse_threshold_rule(std::string_view text, const std::string& ori
 // A file: one rule per line; blank lines and text after '#' ignored. `origin` is
 // "--thresholds PATH"; each rule's origin adds its line. A file without rules is an error.
 std::vector<ThresholdRule> parse_threshold_rules(std::string_view text, const std::string& origin);
-std::vector<ThresholdRule> load_threshold_file(const std::string& path);
 
 }  // namespace commbench
