@@ -231,12 +231,18 @@ class BadInput(TempDirTest):
             (["--json", self.path("dir") + "/"], "names a directory, not a file"),
             (["--json", ""], "--json: empty file name"),
             (["--bogus"], "--bogus"),
+            # Both files are renamed into place, which would replace a device.
+            (["--csv", "/dev/null", "--force"], "--csv /dev/null: not a regular file"),
+            (["--json", "/dev/null", "--force"], "--json /dev/null: not a regular file"),
+            # The CSV is refused before the JSON's directory is made.
+            (["--csv", "/dev/null", "--json", self.path("new/t.json"), "--force"], "--csv /dev/null: not a regular file"),
         ]
         if not HWLOC:
             cases = [c for c in cases if "--hwloc-xml" not in c[0]]
         for args, expected in cases:
             with self.subTest(args=args):
                 self.check(args, expected)
+        self.assertFalse(os.path.exists(self.path("new")))
 
     def test_existing_output_needs_force(self):
         out = self.write("exists.json", "{}")

@@ -61,6 +61,8 @@ TEST(BandwidthModel, DgxTwoAndFourNodes) {
     const TheoreticalBusbw a2a = theoretical_busbw(Collective::alltoall, node, layout);
     EXPECT_NEAR(*a2a.spec_gbps, 400.0 * (n - 1) / (k * (n - k)), 1e-9);
     EXPECT_NEAR(*a2a.spec_gbps, nodes == 2 ? 93.75 : 64.583333333, 1e-6);  // 400 x 15/64, 400 x 31/192
+    // Achievable: the NICs at 384 (x 0.96) bound it, not NVLink's 370.8 x (n-1)/(k-1).
+    EXPECT_NEAR(*a2a.achievable_gbps, nodes == 2 ? 90.0 : 62.0, 1e-9);  // 384 x 15/64, 384 x 31/192
     // Send/recv: one flow leaves through the last GPU's own NIC: 50 GB/s.
     const TheoreticalBusbw p2p = theoretical_busbw(Collective::sendrecv, node, layout);
     EXPECT_DOUBLE_EQ(*p2p.spec_gbps, 50.0);

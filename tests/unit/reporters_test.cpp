@@ -301,6 +301,11 @@ TEST(Csv, AFullDiskStopsTheRunNamingTheFile) {
   } catch (const BackendError& e) {
     EXPECT_STREQ(e.what(), "--csv /dev/full: write failed: No space left on device");
   }
+  // A row, not only the header: every line is checked.
+  FileHandle again(std::fopen("/dev/full", "w"));
+  ASSERT_TRUE(again);
+  CsvReporter rows(again.get(), "--csv /dev/full");
+  EXPECT_THROW(rows.add_row(sample_row()), BackendError);
   EXPECT_THROW(create_parent_directories("/proc/commbench/x.json", "--json"), UsageError);
 }
 

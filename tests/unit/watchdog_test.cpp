@@ -39,6 +39,19 @@ TEST(Watchdog, ExpiresNamingRankAndStep) {
             "within 0.05 s (-T/--timeout)");
 }
 
+TEST(Watchdog, ANewIdentityNamesTheRankFromThenOn) {
+  Recorder recorder;
+  Watchdog dog(0.05, "bench-collectives", "rank 2 (host node07)", recorder.action());
+  dog.set_identity("rank 2 (host node07, GPU 0000:1b:00.0)");
+  {
+    auto guard = dog.guard("timing");
+    std::this_thread::sleep_for(300ms);
+  }
+  ASSERT_EQ(recorder.calls.load(), 1);
+  EXPECT_EQ(recorder.message.rfind("bench-collectives: timeout: rank 2 (host node07, GPU 0000:1b:00.0): timing ", 0), 0u)
+      << recorder.message;
+}
+
 TEST(Watchdog, QuietWhenStepsFinishInTime) {
   Recorder recorder;
   Watchdog dog(0.2, "p", "rank 0", recorder.action());

@@ -50,8 +50,8 @@ struct Baseline {
   const BaselineRow* find(const MeasurementKey& key) const;
 };
 
-// Parses a commbench CSV (schema commbench.collectives/2 or later; columns are found by
-// name). UsageError "ORIGIN line N: ..." for a malformed file, a missing column, a value
+// Parses a commbench CSV of any schema version (columns are found by name; version 1
+// lacks only columns a baseline does not need). UsageError "ORIGIN line N: ..." for a malformed file, a missing column, a value
 // that is not what commbench writes there, or a measurement that appears twice;
 // "ORIGIN: no measurements" for a header alone.
 Baseline parse_baseline(std::string_view text, const std::string& origin);
