@@ -678,6 +678,20 @@ class Thresholds(TempDirTest):
         rows = list(csv.DictReader(io.StringIO(out)))
         self.assertEqual([r["threshold"] for r in rows], ["pass", "pass", "", ""])
 
+    def test_a_baseline_from_another_backend_is_noted(self):
+        base = self.baseline()
+        other = self.path("other.csv")
+        with open(base, newline="") as f:
+            rows = list(csv.reader(f))
+        for row in rows[1:]:
+            row[0] = "nccl"  # the backend column
+        with open(other, "w", newline="") as f:
+            csv.writer(f).writerows(rows)
+        rc, out, err = run(2, *self.SWEEP, "--baseline", other, "--threshold", "busbw>=0*baseline")
+        self.assertEqual(rc, 0, err)
+        self.assertIn(f"# note: --baseline {other} line 2 was measured with the nccl backend on 1 node(s); this run uses "
+                      "mpi on 1: the comparison is not like with like", out)
+
     def test_bad_rules_and_files_are_refused_before_any_file_is_written(self):
         base = self.baseline()
         wrong_ranks = self.path("four.csv")
