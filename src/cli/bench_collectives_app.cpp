@@ -1,10 +1,7 @@
 #include "commbench/cli/bench_collectives_app.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -12,16 +9,12 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
 #include "commbench/cli/job_command.hpp"
+#include "commbench/cli/job_session.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/collectives_options.hpp"
-#include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
-#include "commbench/report/console_reporter.hpp"
-#include "commbench/report/csv_reporter.hpp"
 #include "commbench/report/json_reporter.hpp"
-#include "commbench/report/output_file.hpp"
-#include "commbench/report/provenance.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
 #include "commbench/validate/threshold_check.hpp"
@@ -151,154 +144,53 @@ void print_threshold_failures(const std::vector<std::string>& failures) {
                 " more threshold failures (all are listed at the end of the table and in the JSON summary)");
 }
 
-struct Reporters {
-  std::vector<std::unique_ptr<Reporter>> all;
-  std::vector<FileHandle> files;
-
-  void begin(const RunContext& c) {
-    for (auto& r : all) r->begin(c);
-  }
-  void add_row(const ResultRow& row) {
-    for (auto& r : all) r->add_row(row);
-  }
-  void finish(const RunSummary& s) {
-    for (auto& r : all) r->finish(s);
-  }
-};
-
-Reporters open_reporters(const CollectivesOptions& o) {
-  Reporters reporters;
-  switch (o.stdout_format) {
-    case OutputFormat::table: reporters.all.push_back(std::make_unique<ConsoleReporter>(stdout)); break;
-    case OutputFormat::csv: reporters.all.push_back(std::make_unique<CsvReporter>(stdout)); break;
-    case OutputFormat::json: reporters.all.push_back(std::make_unique<JsonReporter>("", stdout)); break;
-  }
-  // JSON's checks come first: a refusal there must not leave an empty CSV behind.
-  if (!o.json_path.empty()) {
-    check_output_path(o.json_path, "--json", o.force, OutputKind::replaced);
-    create_parent_directories(o.json_path, "--json");
-  }
-  if (!o.csv_path.empty()) {
-    reporters.files.push_back(open_output_file(o.csv_path, "--csv", o.force));
-    reporters.all.push_back(std::make_unique<CsvReporter>(reporters.files.back().get(), "--csv " + o.csv_path));
-  }
-  if (!o.json_path.empty()) reporters.all.push_back(std::make_unique<JsonReporter>(o.json_path, nullptr));
-  return reporters;
-}
-
-int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime& runtime) {
-  const std::unique_ptr<Bootstrap> world_group = runtime.world();
-  Bootstrap& world = *world_group;
-  std::unique_ptr<Backend> backend;
+int run_in_job(CollectivesOptions options, const std::string& command_line, JobRuntime& runtime) {
+  JobSession session(runtime, SessionSettings{kProgram, command_line, options.timeout_seconds, kJsonSchema});
+  Bootstrap& world = session.world();
+  Watchdog& watchdog = session.watchdog();
+  Backend& backend = session.create_backend(BackendRequest{options.backend, options.gpus_per_process,
+                                                           options.register_buffers, options.cuda_graph_iterations,
+                                                           options.blocking});
+  std::vector<std::string> notes;
   std::vector<OpCase> plan;
-  RunContext context;
-
-  // The watchdog exists before the backend: creating NCCL communicators is itself a
-  // collective step that a missing rank would stall. On expiry it aborts the backend
-  // (NCCL communicators) before ending the process.
-  std::atomic<Backend*> live_backend{nullptr};
-  const std::unique_ptr<HeartbeatChannel> heartbeat =
-      o.timeout_seconds > 0 && world.size() > 1 ? HeartbeatChannel::open(world) : nullptr;
-  // Rank 0 names the stragglers; the others print their own line and wait a moment
-  // before exiting, so the launcher does not tear rank 0 down before it has spoken.
-  const auto linger = heartbeat && world.rank() != 0 ? std::chrono::milliseconds(3000) : std::chrono::milliseconds(0);
-  Watchdog watchdog(o.timeout_seconds, kProgram, "rank " + std::to_string(world.rank()) + " (host " +
-                                                     world.hostname() + ")",
-                    [&live_backend, linger](const std::string& message) {
-                      if (Backend* b = live_backend.load()) b->abort();
-                      Watchdog::print_and_exit(message, linger);
-                    });
-  watchdog.attach_heartbeat(heartbeat.get(), world.hostnames());
-  {
-    auto guard = watchdog.guard("creating the " + o.backend + " backend");
-    BackendRequest request{o.backend, o.gpus_per_process, o.register_buffers, o.cuda_graph_iterations, o.blocking};
-    collective_try(world, [&] { backend = make_backend(request, world); });
-  }
-  live_backend.store(backend.get());
-  {
-    // From here on a timeout names the GPUs of each rank too, not only its host.
-    auto guard = watchdog.guard("exchanging each rank's GPUs");
-    std::string own_buses;
-    for (const std::string& bus : backend->device_bus_ids()) own_buses += (own_buses.empty() ? "" : " ") + bus;
-    const std::vector<std::string> labels = rank_labels(world.hostnames(), world.all_gather(own_buses));
-    watchdog.attach_heartbeat(heartbeat.get(), labels);
-    watchdog.set_identity("rank " + std::to_string(world.rank()) + " (host " +
-                          labels[static_cast<std::size_t>(world.rank())] + ")");
-  }
-  collective_try(world, [&] {
-    validate_for_ranks(o, backend->ranks());
-    keep_supported(o, *backend, world, context.notes);
-    PlanRequest request{o.ops, o.dtypes, o.redops, o.placements, sweep_sizes(o.sweep), o.root, backend->ranks()};
-    plan = keep_supported_placements(build_plan(request), *backend, context.notes);
-    backend->validate_plan(plan);
+  session.step("planning the sweep", [&] {
+    validate_for_ranks(options, backend.ranks());
+    keep_supported(options, backend, world, notes);
+    PlanRequest request{options.ops, options.dtypes, options.redops, options.placements, sweep_sizes(options.sweep),
+                        options.root, backend.ranks()};
+    plan = keep_supported_placements(build_plan(request), backend, notes);
+    backend.validate_plan(plan);
   });
   std::optional<ThresholdCheck> thresholds;
-  const ThresholdFiles threshold_files = read_threshold_files(o, world, watchdog);
+  const ThresholdFiles threshold_files = read_threshold_files(options, world, watchdog);
   collective_try(world, [&] {
-    thresholds.emplace(parse_threshold_check(o, threshold_files));
-    for (std::string& note : thresholds->check_plan(plan, backend->ranks(), backend->name(), backend->group().node_count()))
-      context.notes.push_back(std::move(note));
+    thresholds.emplace(parse_threshold_check(options, threshold_files));
+    for (std::string& note : thresholds->check_plan(plan, backend.ranks(), backend.name(), backend.group().node_count()))
+      notes.push_back(std::move(note));
   });
 
-  Bootstrap& group = backend->group();
   RunnerSettings settings;
-  settings.stopping = o.stopping;
-  settings.warmup_iterations = o.warmup_iterations;
-  settings.check = o.check;
-  settings.target_batch_seconds = o.batch_seconds;
-  settings.corrupt_rank = o.debug_corrupt_rank;
-  Runner runner(*backend, settings, &watchdog);
+  settings.stopping = options.stopping;
+  settings.warmup_iterations = options.warmup_iterations;
+  settings.check = options.check;
+  settings.target_batch_seconds = options.batch_seconds;
+  settings.corrupt_rank = options.debug_corrupt_rank;
+  Runner runner(backend, settings, &watchdog);
   runner.prepare(plan);
 
   CollectiveBandwidths bandwidths;
   {
     auto guard = watchdog.guard("probing the topology for the bandwidth model");
-    bandwidths = model_collective_bandwidths(*backend, o.ops);
+    bandwidths = model_collective_bandwidths(backend, options.ops);
   }
-  for (std::string& note : bandwidth_notes(bandwidths)) context.notes.push_back(std::move(note));
+  for (std::string& note : bandwidth_notes(bandwidths)) notes.push_back(std::move(note));
   // A rule the model cannot evaluate is refused now, before any result file exists.
   collective_try(world, [&] { thresholds->check_model(plan, missing_bound_in(bandwidths)); });
 
-  const bool reporting = world.rank() == 0;
-  Reporters reporters;
-  {
-    // Opening a FIFO with no reader blocks: the watchdog ends that too.
-    auto guard = watchdog.guard("opening the result files");
-    collective_try(world, [&] {
-      if (reporting) reporters = open_reporters(o);
-    });
-  }
-
-  context.program = kProgram;
-  context.version = commbench::version();
-  context.commit = git_commit();
-  context.backend = backend->name();
-  context.backend_version = backend->library_version();
-  context.mpi_version = runtime.mpi_version();
-  context.ranks = backend->ranks();
-  context.nodes = group.node_count();
-  context.rank_hosts = group.hostnames();
-  std::string local_devices;
-  for (const std::string& d : backend->device_descriptions())
-    local_devices += (local_devices.empty() ? "" : "\n") + ("rank " + std::to_string(group.rank()) + ": " + d);
-  for (const std::string& lines : group.all_gather(local_devices)) {
-    std::size_t start = 0;
-    while (start < lines.size()) {
-      const std::size_t end = std::min(lines.find('\n', start), lines.size());
-      context.devices.push_back(lines.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  context.command_line = command_line;
-  context.started_at = utc_timestamp();
-  context.settings = o.describe();
-  context.environment = relevant_environment();
-  {
-    auto guard = watchdog.guard("writing the result headers");
-    collective_try(world, [&] {
-      if (reporting) reporters.begin(context);
-    });
-  }
+  session.open_outputs(options.outputs());
+  RunContext context = session.run_context(options.describe());
+  context.notes = std::move(notes);
+  session.begin_results(context);
 
   RunSummary summary;
   double busbw_sum = 0;
@@ -312,10 +204,10 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
       summary.rows += 1;
       summary.wrong_elements += row.wrong.value_or(0);
       busbw_sum += row.busbw_gbps;
-      if (reporting) reporters.add_row(row);
+      session.add_row(row);
     }
   } catch (const Interrupted& e) {
-    // Every rank agreed on it inside the runner, so all of them finish here together.
+    // Every rank agreed on it inside the measurement loop, so all of them finish here together.
     interruption = e;
     summary.complete = false;
   }
@@ -325,13 +217,8 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())
                       : failed     ? static_cast<int>(ExitCode::check_failed)
                                    : 0;
-  {
-    auto guard = watchdog.guard("writing the results");
-    collective_try(world, [&] {
-      if (reporting) reporters.finish(summary);
-    });
-  }
-  if (reporting) {
+  session.finish_results(summary);
+  if (session.reporting()) {
     for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
     print_threshold_failures(summary.threshold_failures);
     if (interruption) print_error(interruption->what());
@@ -349,9 +236,7 @@ int run_bench_collectives(int argc, char** argv) {
       if (parsed.version_requested) return parsed.text_to_print + "\nbackends: " + available_backends();
       return parsed.text_to_print;
     }
-    const CollectivesOptions& o = *parsed.options;
-    if (!o.csv_path.empty()) check_output_path(o.csv_path, "--csv", o.force, OutputKind::streamed);
-    if (!o.json_path.empty()) check_output_path(o.json_path, "--json", o.force, OutputKind::replaced);
+    check_output_paths(parsed.options->outputs());
     return std::nullopt;
   };
   return run_command(kProgram, argc, argv, true, prepare, [&](JobRuntime& runtime, const std::string& command_line) {

@@ -10,13 +10,13 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
 #include "commbench/cli/job_command.hpp"
+#include "commbench/cli/job_session.hpp"
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/cli/topology_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/report/output_file.hpp"
-#include "commbench/report/provenance.hpp"
-#include "commbench/runner/watchdog.hpp"
+#include "commbench/report/provenance_json.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/node_comparison.hpp"
 #include "commbench/topology/topology_json.hpp"
@@ -26,6 +26,8 @@ namespace commbench {
 namespace {
 
 constexpr const char* kProgram = "bench-topology";
+// 2: run details moved into the `provenance` object every command's JSON shares.
+constexpr const char* kTopologySchema = "commbench.topology/2";
 
 
 std::string number(double value) {
@@ -72,43 +74,39 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
   return text;
 }
 
-int report(const TopologyOptions& o, const std::string& command_line, JobRuntime& runtime, Bootstrap& world,
+int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world,
            const std::vector<std::string>& gathered, double probe_seconds);
 
 int run_in_job(const TopologyOptions& o, const std::string& command_line, JobRuntime& runtime) {
-  const std::unique_ptr<Bootstrap> world_group = runtime.world();
-  Bootstrap& world = *world_group;
-  Watchdog watchdog(o.timeout_seconds, kProgram, "rank " + std::to_string(world.rank()) + " (host " + world.hostname() + ")",
-                    [](const std::string& message) { Watchdog::print_and_exit(message, std::chrono::milliseconds(0)); });
+  JobSession session(runtime, SessionSettings{kProgram, command_line, o.timeout_seconds, kTopologySchema});
+  Bootstrap& world = session.world();
   const auto started = std::chrono::steady_clock::now();
 
   // One rank per node probes: the node is the same for all its ranks, and several hwloc
   // discoveries at once would only slow each other down.
   std::string own_model;
-  {
-    auto guard = watchdog.guard("probing this node");
-    collective_try(world, [&] {
-      if (world.local_rank() != 0) return;
-      NodeTopology node = probe_node(probe_options_for_this_build(o.hwloc_xml, o.sysfs_root, o.nccl_topo_xml));
-      if (o.hwloc_xml.empty() && o.nccl_topo_xml.empty()) node.hostname = world.hostname();
-      own_model = topology_to_json_text(node);
-    });
-  }
+  session.step("probing this node", [&] {
+    if (world.local_rank() != 0) return;
+    NodeTopology node = probe_node(probe_options_for_this_build(o.hwloc_xml, o.sysfs_root, o.nccl_topo_xml));
+    if (o.hwloc_xml.empty() && o.nccl_topo_xml.empty()) node.hostname = world.hostname();
+    own_model = topology_to_json_text(node);
+  });
   const double probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::vector<std::string> gathered;
   {
-    auto guard = watchdog.guard("gathering the nodes' models");
+    auto guard = session.watchdog().guard("gathering the nodes' models");
     gathered = world.all_gather(own_model);
   }
+  const RunContext context = session.run_context(o.describe());
   int exit_code = 0;
   collective_try(world, [&] {
-    if (world.rank() == 0) exit_code = report(o, command_line, runtime, world, gathered, probe_seconds);
+    if (session.reporting()) exit_code = report(o, context, world, gathered, probe_seconds);
   });
   return world.max(exit_code);
 }
 
 // Rank 0: prints the first node, the bandwidth table and every problem, writes the files.
-int report(const TopologyOptions& o, const std::string& command_line, JobRuntime& runtime, Bootstrap& world,
+int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world,
            const std::vector<std::string>& gathered, double probe_seconds) {
   std::vector<NodeTopology> nodes;
   for (std::size_t r = 0; r < gathered.size(); ++r) {
@@ -161,16 +159,8 @@ int report(const TopologyOptions& o, const std::string& command_line, JobRuntime
   }
   if (!o.json_path.empty()) {
     nlohmann::ordered_json doc;
-    doc["schema"] = "commbench.topology/1";
-    doc["program"] = kProgram;
-    doc["version"] = commbench::version();
-    doc["commit"] = git_commit();
-    doc["command_line"] = command_line;
-    doc["started_at"] = utc_timestamp();
-    doc["mpi"] = runtime.mpi_version();
-    doc["ranks"] = world.size();
-    doc["settings"] = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : o.describe()) doc["settings"][key] = value;
+    doc["schema"] = context.schema;
+    doc["provenance"] = provenance_json(context);
     doc["probe_seconds"] = probe_seconds;
     doc["nodes"] = nlohmann::ordered_json::array();
     for (const std::string& text : gathered) {

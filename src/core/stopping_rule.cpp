@@ -4,20 +4,39 @@
 
 namespace commbench {
 
-StopReason StoppingRule::evaluate(const TimingProgress& p) const {
-  if (criteria_.fixed_iterations > 0)
-    return p.iterations >= criteria_.fixed_iterations ? StopReason::fixed_count_reached : StopReason::keep_going;
-  if (p.samples < criteria_.min_samples) return StopReason::keep_going;
-  if (p.relative_noise <= criteria_.target_noise) return StopReason::noise_target_met;
-  if (p.elapsed_seconds >= criteria_.max_seconds) return StopReason::time_limit;
+std::string_view name_of(StopReason reason) {
+  switch (reason) {
+    case StopReason::keep_going: return "";
+    case StopReason::fixed_count: return "fixed_count";
+    case StopReason::noise_target: return "noise_target";
+    case StopReason::time_limit: return "time_limit";
+  }
+  return "";
+}
+
+std::uint64_t StoppingCriterion::next_batch(const TimingProgress&, std::uint64_t preferred) const {
+  return std::max<std::uint64_t>(preferred, 1);
+}
+
+StopReason FixedCountCriterion::evaluate(const TimingProgress& progress) const {
+  return progress.iterations >= iterations_ ? StopReason::fixed_count : StopReason::keep_going;
+}
+
+std::uint64_t FixedCountCriterion::next_batch(const TimingProgress& progress, std::uint64_t preferred) const {
+  const std::uint64_t left = iterations_ > progress.iterations ? iterations_ - progress.iterations : 0;
+  return std::min(std::max<std::uint64_t>(preferred, 1), left);
+}
+
+StopReason RelativeNoiseCriterion::evaluate(const TimingProgress& progress) const {
+  if (progress.samples < min_samples_) return StopReason::keep_going;
+  if (progress.relative_noise <= target_noise_) return StopReason::noise_target;
+  if (progress.elapsed_seconds >= max_seconds_) return StopReason::time_limit;
   return StopReason::keep_going;
 }
 
-std::uint64_t StoppingRule::next_batch(const TimingProgress& p, std::uint64_t preferred) const {
-  preferred = std::max<std::uint64_t>(preferred, 1);
-  if (criteria_.fixed_iterations == 0) return preferred;
-  const std::uint64_t left = criteria_.fixed_iterations > p.iterations ? criteria_.fixed_iterations - p.iterations : 0;
-  return std::min(preferred, left);
+std::unique_ptr<StoppingCriterion> make_stopping_criterion(const StoppingCriteria& criteria) {
+  if (criteria.fixed_iterations > 0) return std::make_unique<FixedCountCriterion>(criteria.fixed_iterations);
+  return std::make_unique<RelativeNoiseCriterion>(criteria.min_samples, criteria.target_noise, criteria.max_seconds);
 }
 
 }  // namespace commbench

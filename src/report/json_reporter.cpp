@@ -7,6 +7,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance_json.hpp"
 
 namespace commbench {
 namespace {
@@ -19,13 +20,6 @@ ordered_json to_json(const FieldValue& v) {
   if (std::holds_alternative<double>(v)) return std::get<double>(v);
   return nullptr;
 }
-
-ordered_json pairs_to_object(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  ordered_json object = ordered_json::object();
-  for (const auto& [key, value] : pairs) object[key] = value;
-  return object;
-}
-
 
 }  // namespace
 
@@ -44,24 +38,9 @@ JsonReporter::~JsonReporter() = default;
 
 void JsonReporter::begin(const RunContext& ctx) {
   ordered_json& doc = state_->document;
-  doc["schema"] = kJsonSchema;
+  doc["schema"] = ctx.schema.empty() ? kJsonSchema : ctx.schema;
   doc["complete"] = false;
-  ordered_json& p = doc["provenance"];
-  p["program"] = ctx.program;
-  p["version"] = ctx.version;
-  p["commit"] = ctx.commit;
-  p["command_line"] = ctx.command_line;
-  p["started_at"] = ctx.started_at;
-  p["backend"] = ctx.backend;
-  p["backend_version"] = ctx.backend_version;
-  p["mpi_version"] = ctx.mpi_version;
-  p["ranks"] = ctx.ranks;
-  p["nodes"] = ctx.nodes;
-  p["rank_hosts"] = ctx.rank_hosts;
-  p["devices"] = ctx.devices;
-  p["settings"] = pairs_to_object(ctx.settings);
-  p["environment"] = pairs_to_object(ctx.environment);
-  p["notes"] = ctx.notes;
+  doc["provenance"] = provenance_json(ctx);
   doc["rows"] = ordered_json::array();
 }
 

@@ -23,7 +23,7 @@ TIMEOUT_S = 240
 
 COLUMNS = ("backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,"
            "time_min_us,time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-           "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold").split(",")
+           "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason").split(",")
 ELEMENT_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4, "double": 8}
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 CHUNKED = {"allgather", "reducescatter", "alltoall"}
@@ -114,6 +114,7 @@ class CorrectnessSweep(TempDirTest):
             self.assertEqual(int(r["ranks"]), np)
             self.assertEqual(int(r["nodes"]), 1)
             self.assertEqual(int(r["iterations"]), 3)
+            self.assertEqual(r["stop_reason"], "fixed_count", where)  # -n 3
             self.assertEqual(r["theoretical_busbw_gbps"], "")
             self.assertEqual(r["achievable_busbw_gbps"], "")
             self.assertEqual(r["efficiency"], "")
@@ -167,6 +168,26 @@ class CorrectnessSweep(TempDirTest):
 
 
 class OutputsAndModes(TempDirTest):
+    def test_every_row_says_why_its_measurement_stopped(self):
+        csv_path = self.path("adaptive.csv")
+        # A noise target no real run meets within 0.05 s: every size stops on time.
+        rc, out, err = run(2, "--op", "allreduce", "-b", "8", "-e", "1K", "-f", "32", "--target-noise", "0.000001",
+                           "--max-time-per-size", "0.05", "--min-samples", "3", "--csv", csv_path)
+        self.assertEqual(rc, 0, err)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([r["bytes"] for r in rows], ["8", "256"])
+        self.assertEqual({r["stop_reason"] for r in rows}, {"time_limit"})
+        # A target every run meets (the relative standard error of a mean of positive
+        # samples is at most 100 %; it nears that only when two of 3 samples are near 0 beside the third): the sample floor, then the noise target.
+        rc, out, err = run(2, "--op", "allreduce", "-b", "8", "-e", "1K", "-f", "32", "--target-noise", "99.9",
+                           "--min-samples", "3", "--csv", csv_path, "--force")
+        self.assertEqual(rc, 0, err)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual({r["stop_reason"] for r in rows}, {"noise_target"})
+        self.assertEqual({r["samples"] for r in rows}, {"3"})
+
     def test_console_table_has_header_rows_and_summary(self):
         rc, out, err = run(2, "--op", "allreduce,broadcast", "-b", "1K", "-e", "4K", "-n", "5", "-c")
         self.assertEqual(rc, 0, err)
@@ -275,10 +296,12 @@ class Failures(TempDirTest):
     def test_timeout_exits_4_naming_rank_host_and_step(self):
         rc, out, err = run(2, "--op", "allreduce", "-b", "64M", "-e", "64M", "-n", "3", "-T", "0.001")
         self.assertEqual(rc, 4, err)
-        # The first guarded step that outlasts 1 ms ends the job: the topology probe for the
-        # bandwidth model, or (on a fast machine) the first timed allreduce batch.
+        # The first guarded step that outlasts 1 ms ends the job: allocating (and touching)
+        # the 64 MiB buffers, the topology probe for the bandwidth model, or (on a fast
+        # machine) the first timed allreduce batch.
         self.assertRegex(err, r"bench-collectives: timeout: rank [01] \(host [^)]+\): "
                               r"(allreduce 64MiB float sum out-of-place \([a-z -]+, \d+ iterations\)|"
+                              r"allocating the buffers|"
                               r"probing the topology for the bandwidth model) did not complete within 0\.001 s")
 
 
@@ -717,7 +740,7 @@ class Thresholds(TempDirTest):
             (["--baseline", header_only, "--threshold", "busbw>=baseline"],
              f"--baseline {header_only}: no measurements (only a header)"),
             (["--baseline", broken, "--threshold", "busbw>=baseline"],
-             f"--baseline {broken} line 2: has 2 fields, the header has 27"),
+             f"--baseline {broken} line 2: has 2 fields, the header has 28"),
             (["--baseline", wrong_ranks, "--threshold", "busbw>=baseline"],
              f"--baseline {wrong_ranks} has none of the measurements it selects, e.g. allreduce 1KiB float sum "
              "out-of-place on 2 ranks (the baseline has rows for 4 ranks)"),

@@ -64,8 +64,12 @@ class ThisMachine(TempDirTest):
         node = doc["nodes"][0]
         self.assertEqual("unknown: no NVIDIA GPU found" in out, not node["gpus"])
         self.assertEqual("unknown: no RDMA NIC found" in out, not any(n["rdma"] for n in node["nics"]))
-        self.assertEqual(doc["schema"], "commbench.topology/1")
-        self.assertEqual(doc["ranks"], 4)
+        self.assertEqual(doc["schema"], "commbench.topology/2")
+        self.assertEqual(doc["provenance"]["ranks"], 4)
+        self.assertEqual(doc["provenance"]["program"], "bench-topology")
+        self.assertIsNone(doc["provenance"]["backend"])  # no data plane
+        self.assertTrue(doc["provenance"]["mpi_version"].startswith("Open MPI"))
+        self.assertEqual(len(doc["provenance"]["rank_hosts"]), 4)
         self.assertEqual(len(doc["nodes"]), 1)
         self.assertEqual(doc["exit_code"], 0)
         self.assertLess(doc["probe_seconds"], 2.0)  # the bound for probing one node

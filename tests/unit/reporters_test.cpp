@@ -41,6 +41,7 @@ ResultRow sample_row() {
   r.algbw_gbps = 2.097152;
   r.busbw_gbps = 3.145728;
   r.wrong = 0;
+  r.stop_reason = StopReason::noise_target;
   return r;
 }
 
@@ -84,18 +85,35 @@ TEST(Csv, HeaderIsTheDocumentedColumnList) {
   EXPECT_EQ(csv_header(),
             "backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,time_min_us,"
             "time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold");
+            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason");
 }
 
 TEST(Csv, RowValuesEmptiesAndQuoting) {
   EXPECT_EQ(csv_line(row_fields(sample_row())),
             "mpi,allreduce,out,float,sum,,1048576,262144,4,1,100,10,500,450,475,490,700,0.01,2,\"node,07\","
-            "2.097152,3.145728,,,,0,");
+            "2.097152,3.145728,,,,0,,noise_target");
   ResultRow failed = sample_row();
   failed.threshold_passed = false;
-  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(',')), ",fail");
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",fail")), ",fail,noise_target");
   failed.threshold_passed = true;
-  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(',')), ",pass");
+  failed.stop_reason = StopReason::time_limit;
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",pass")), ",pass,time_limit");
+}
+
+TEST(Csv, ExtraFieldsFollowTheDeclaredColumnsInTheirOrder) {
+  const std::vector<std::string> extra{"group", "step"};
+  EXPECT_EQ(csv_header(extra).substr(csv_header().size()), ",group,step");
+  ResultRow row = sample_row();
+  row.extra = {ExtraField{"step", std::string("backward")}, ExtraField{"group", std::int64_t{3}}};
+  const std::string line = csv_line(fields_in_columns(row, extra));
+  EXPECT_EQ(line.substr(line.rfind(",noise_target")), ",noise_target,3,backward");
+  // A declared column the row lacks stays empty; an undeclared field is refused, since it
+  // would shift every later column.
+  row.extra = {ExtraField{"step", std::string("forward")}};
+  const std::string partial = csv_line(fields_in_columns(row, extra));
+  EXPECT_EQ(partial.substr(partial.rfind(",noise_target")), ",noise_target,,forward");
+  row.extra.push_back(ExtraField{"peer", std::int64_t{1}});
+  EXPECT_THROW(fields_in_columns(row, extra), BackendError);
 }
 
 TEST(Csv, ReporterWritesHeaderAndFlushesEachRow) {

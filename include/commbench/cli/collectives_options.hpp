@@ -14,11 +14,10 @@
 #include "commbench/core/reduce_op.hpp"
 #include "commbench/core/stopping_rule.hpp"
 #include "commbench/core/sweep.hpp"
+#include "commbench/report/reporter_set.hpp"
 #include "commbench/validate/threshold_rule.hpp"
 
 namespace commbench {
-
-enum class OutputFormat { table, csv, json };
 
 struct CollectivesOptions {
   std::vector<Collective> ops;
@@ -50,6 +49,8 @@ struct CollectivesOptions {
   std::string baseline_path;
   int debug_corrupt_rank = -1;
 
+  // The result outputs this run asks for (--csv, --json, --format, --force).
+  OutputRequest outputs() const { return OutputRequest{stdout_format, csv_path, json_path, force}; }
   // The effective values, for headers and provenance.
   std::vector<std::pair<std::string, std::string>> describe() const;
 };

@@ -12,8 +12,19 @@
 #include <vector>
 
 #include "commbench/core/op_case.hpp"
+#include "commbench/core/stopping_rule.hpp"
 
 namespace commbench {
+
+using FieldValue = std::variant<std::monostate, std::string, std::int64_t, double>;
+
+// A parameter or result a command adds to its rows without a new fixed struct (like
+// google/benchmark's counters): a pattern's step name, a matrix row's peer. The command
+// declares the names up front (RunContext::extra_columns) so the CSV header has them.
+struct ExtraField {
+  std::string name;
+  FieldValue value;
+};
 
 struct ResultRow {
   std::string backend;
@@ -41,15 +52,17 @@ struct ResultRow {
   std::optional<double> efficiency;              // busbw / theoretical_busbw (spec)
   std::optional<std::uint64_t> wrong;            // mismatching elements over all ranks; empty unless --check
   std::optional<bool> threshold_passed;          // whether every threshold rule that selects the row held
+  StopReason stop_reason = StopReason::keep_going;  // why its measurement stopped (agreed over ranks)
+  std::vector<ExtraField> extra;                    // the command's own fields, after the fixed columns
 };
-
-using FieldValue = std::variant<std::monostate, std::string, std::int64_t, double>;
 
 struct Field {
   std::string_view name;
   FieldValue value;
 };
 
+// The fixed columns, in order, then the row's extra fields in the row's order (their
+// names point into the row: keep it alive while the fields are used).
 std::span<const std::string_view> row_columns();
 std::vector<Field> row_fields(const ResultRow& row);
 

@@ -1,9 +1,12 @@
-// Tidy CSV: a header of row_columns() and one line per measurement, written and flushed
-// as each row is measured, so an interrupted run keeps every row it finished.
+// Tidy CSV: a header of row_columns() and the run's extra columns, and one line per
+// measurement, written and flushed as each row is measured, so an interrupted run keeps
+// every row it finished.
 #pragma once
 
 #include <cstdio>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "commbench/report/reporter.hpp"
 
@@ -14,7 +17,11 @@ namespace commbench {
 // A field quoted as RFC 4180 wants it when it holds a comma, quote or line break.
 std::string csv_escape(const std::string& text);
 std::string csv_line(const std::vector<Field>& fields);
-std::string csv_header();
+std::string csv_header(std::span<const std::string> extra_columns = {});
+// The row's fields in the header's order: the fixed columns, then each declared extra
+// column (empty where the row lacks it). A row field that was not declared is an
+// internal error (BackendError): it would shift every later column.
+std::vector<Field> fields_in_columns(const ResultRow& row, std::span<const std::string> extra_columns);
 
 // A failed write (a full disk) is a BackendError naming `label` ("--csv FILE"): the run
 // must not go on as if its rows were kept.
@@ -28,6 +35,7 @@ class CsvReporter final : public Reporter {
  private:
   std::FILE* out_;
   std::string label_;
+  std::vector<std::string> extra_columns_;
 };
 
 }  // namespace commbench

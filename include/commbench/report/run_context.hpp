@@ -9,6 +9,7 @@
 namespace commbench {
 
 struct RunContext {
+  std::string schema;   // "commbench.collectives/2": names the JSON document's layout
   std::string program;  // "bench-collectives"
   std::string version;
   std::string commit;
@@ -24,6 +25,8 @@ struct RunContext {
   std::vector<std::pair<std::string, std::string>> settings;     // effective flags
   std::vector<std::pair<std::string, std::string>> environment;  // NCCL_*, UCX_*, OMPI_*, SLURM_*, ...
   std::vector<std::string> notes;  // what was skipped or is unknown, and why
+  // Names of the command's own row fields (ResultRow::extra), in CSV column order.
+  std::vector<std::string> extra_columns;
 };
 
 struct RunSummary {

@@ -1,0 +1,78 @@
+// The one measurement loop: warm-up, batch sizing, timed batches until the stopping
+// criterion is satisfied on every rank, then the cross-rank combination. It runs any
+// Workload; every decision is collective, so ranks never diverge, and every step that
+// waits for other ranks runs under the watchdog.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "commbench/backend/bootstrap.hpp"
+#include "commbench/core/stopping_rule.hpp"
+#include "commbench/runner/watchdog.hpp"
+#include "commbench/runner/workload.hpp"
+
+namespace commbench {
+
+struct MeasurementSettings {
+  std::uint64_t warmup_iterations = 1;
+  bool check = false;
+  // Batches are sized to last about this long, so timer and agreement overhead stay
+  // small for small messages while large messages still get many samples. Short
+  // batches reach a given noise of the mean sooner where the noise comes in bursts
+  // (scheduling): 1 ms needed a quarter of the time of 5 ms (docs/performance.md).
+  double target_batch_seconds = 1e-3;
+};
+
+// What every rank agrees a measurement was. Times are seconds per iteration.
+struct Measurement {
+  std::uint64_t iterations = 0;  // timed iterations per rank
+  std::uint64_t samples = 0;     // timed batches per rank
+  double slowest_seconds = 0;    // max over ranks of each rank's mean
+  double fastest_seconds = 0;    // min over ranks of each rank's mean
+  double mean_seconds = 0;       // mean over ranks of each rank's mean
+  double p50_seconds = 0;        // max over ranks of the per-rank median batch sample
+  double p99_seconds = 0;        // max over ranks of the per-rank 99th percentile
+  // Max over ranks of the relative standard error of the per-rank mean; empty when a
+  // rank took a single sample.
+  std::optional<double> noise;
+  int slowest_rank = 0;
+  std::string slowest_host;
+  StopReason stop_reason = StopReason::keep_going;
+  std::optional<std::uint64_t> wrong;  // wrong elements over all ranks; empty unless checked
+  // "WORKLOAD: N wrong elements, first on rank R (host H)" when the check failed.
+  std::optional<std::string> check_failure;
+};
+
+class MeasurementLoop {
+ public:
+  // `watchdog` may be null (unit tests); the criterion must outlive the loop.
+  MeasurementLoop(Bootstrap& group, const StoppingCriterion& criterion, MeasurementSettings settings,
+                  Watchdog* watchdog = nullptr);
+
+  // prepare, optional check, warm-up, calibration, timed batches, combination, release.
+  // Throws Interrupted once every rank knows of SIGINT/SIGTERM.
+  Measurement measure(Workload& workload);
+
+ private:
+  std::uint64_t batch_for(double seconds_per_iteration) const;
+  std::uint64_t checked_wrong_elements(Workload& workload, std::optional<std::string>& failure);
+  double timed(Workload& workload, std::uint64_t iterations, const char* phase);
+  [[noreturn]] void throw_interrupted(const Workload& workload);
+  // Runs one agreement step between ranks (barrier, allreduce) under the watchdog: a
+  // rank that never arrives stalls these, not the operations.
+  template <typename Step>
+  auto agreed(const Workload& workload, const char* what, Step&& step) {
+    if (watchdog_ == nullptr) return step();
+    auto guard = watchdog_->guard(workload.describe() + " (" + what + ")");
+    return step();
+  }
+
+  Bootstrap& group_;
+  const StoppingCriterion& criterion_;
+  MeasurementSettings settings_;
+  Watchdog* watchdog_;
+};
+
+}  // namespace commbench

@@ -1,0 +1,130 @@
+#include "commbench/cli/job_session.hpp"
+
+#include <chrono>
+
+#include "commbench/backend/collective_try.hpp"
+#include "commbench/core/build_info.hpp"
+#include "commbench/report/provenance.hpp"
+
+namespace commbench {
+namespace {
+
+std::string rank_name(int rank, const std::string& label) {
+  return "rank " + std::to_string(rank) + " (host " + label + ")";
+}
+
+// "rank R: GPU ..." for every device of every rank, on every rank.
+std::vector<std::string> gathered_devices(Bootstrap& group, const Backend& backend) {
+  std::string local_devices;
+  for (const std::string& device : backend.device_descriptions())
+    local_devices += (local_devices.empty() ? "" : "\n") + ("rank " + std::to_string(group.rank()) + ": " + device);
+  std::vector<std::string> devices;
+  for (const std::string& lines : group.all_gather(local_devices)) {
+    std::size_t start = 0;
+    while (start < lines.size()) {
+      const std::size_t end = std::min(lines.find('\n', start), lines.size());
+      devices.push_back(lines.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return devices;
+}
+
+}  // namespace
+
+JobSession::JobSession(JobRuntime& runtime, SessionSettings settings)
+    : settings_(std::move(settings)), runtime_(runtime), world_(runtime.world()) {
+  // The watchdog exists before anything collective: creating NCCL communicators, the
+  // first allocation, even reading an input file are steps a missing rank would stall.
+  heartbeat_ = settings_.timeout_seconds > 0 && world_->size() > 1 ? HeartbeatChannel::open(*world_) : nullptr;
+  // Rank 0 names the stragglers; the others print their own line and wait a moment
+  // before exiting, so the launcher does not tear rank 0 down before it has spoken.
+  const auto linger =
+      heartbeat_ && world_->rank() != 0 ? std::chrono::milliseconds(3000) : std::chrono::milliseconds(0);
+  watchdog_ = std::make_unique<Watchdog>(settings_.timeout_seconds, settings_.program,
+                                         rank_name(world_->rank(), world_->hostname()),
+                                         [this, linger](const std::string& message) {
+                                           if (Backend* live = live_backend_.load()) live->abort();
+                                           Watchdog::print_and_exit(message, linger);
+                                         });
+  watchdog_->attach_heartbeat(heartbeat_.get(), world_->hostnames());
+}
+
+JobSession::~JobSession() {
+  // The watchdog's thread may call into the backend: stop it first.
+  watchdog_.reset();
+  live_backend_.store(nullptr);
+}
+
+void JobSession::step(const std::string& what, const std::function<void()>& body) {
+  auto guard = watchdog_->guard(what);
+  collective_try(*world_, body);
+}
+
+Backend& JobSession::create_backend(const BackendRequest& request) {
+  step("creating the " + request.name + " backend", [&] { backend_ = make_backend(request, *world_); });
+  live_backend_.store(backend_.get());
+  // From here on a timeout names the GPUs of each rank too, not only its host.
+  auto guard = watchdog_->guard("exchanging each rank's GPUs");
+  std::string own_buses;
+  for (const std::string& bus : backend_->device_bus_ids()) own_buses += (own_buses.empty() ? "" : " ") + bus;
+  const std::vector<std::string> labels = rank_labels(world_->hostnames(), world_->all_gather(own_buses));
+  watchdog_->attach_heartbeat(heartbeat_.get(), labels);
+  watchdog_->set_identity(rank_name(world_->rank(), labels[static_cast<std::size_t>(world_->rank())]));
+  return *backend_;
+}
+
+RunContext JobSession::run_context(std::vector<std::pair<std::string, std::string>> settings) {
+  RunContext context;
+  context.schema = settings_.schema;
+  context.program = settings_.program;
+  context.version = commbench::version();
+  context.commit = git_commit();
+  context.mpi_version = runtime_.mpi_version();
+  context.command_line = settings_.command_line;
+  context.started_at = utc_timestamp();
+  context.settings = std::move(settings);
+  context.environment = relevant_environment();
+  if (backend_ == nullptr) {
+    context.ranks = world_->size();
+    context.nodes = world_->node_count();
+    context.rank_hosts = world_->hostnames();
+    return context;
+  }
+  Bootstrap& group = backend_->group();
+  context.backend = backend_->name();
+  context.backend_version = backend_->library_version();
+  context.ranks = backend_->ranks();
+  context.nodes = group.node_count();
+  context.rank_hosts = group.hostnames();
+  auto guard = watchdog_->guard("gathering each rank's devices");
+  context.devices = gathered_devices(group, *backend_);
+  return context;
+}
+
+void JobSession::open_outputs(const OutputRequest& request) {
+  // Opening a FIFO with no reader blocks: the watchdog ends that too.
+  step("opening the result files", [&] {
+    if (reporting()) reporters_ = ReporterSet::open(request);
+  });
+}
+
+void JobSession::begin_results(const RunContext& context) {
+  step("writing the result headers", [&] {
+    if (reporting()) reporters_.begin(context);
+  });
+}
+
+void JobSession::add_row(const ResultRow& row) {
+  // Not guarded: only the reporting rank writes, and a guard would move its step count
+  // ahead of the other ranks', which the heartbeats compare.
+  if (reporting()) reporters_.add_row(row);
+}
+
+void JobSession::finish_results(const RunSummary& summary) {
+  step("writing the results", [&] {
+    if (reporting()) reporters_.finish(summary);
+  });
+}
+
+}  // namespace commbench

@@ -1,0 +1,47 @@
+#include "commbench/report/reporter_set.hpp"
+
+#include <cstdio>
+
+#include "commbench/report/console_reporter.hpp"
+#include "commbench/report/csv_reporter.hpp"
+#include "commbench/report/json_reporter.hpp"
+
+namespace commbench {
+
+void check_output_paths(const OutputRequest& request) {
+  if (!request.csv_path.empty()) check_output_path(request.csv_path, "--csv", request.force, OutputKind::streamed);
+  if (!request.json_path.empty()) check_output_path(request.json_path, "--json", request.force, OutputKind::replaced);
+}
+
+ReporterSet ReporterSet::open(const OutputRequest& request) {
+  ReporterSet set;
+  switch (request.stdout_format) {
+    case OutputFormat::table: set.reporters_.push_back(std::make_unique<ConsoleReporter>(stdout)); break;
+    case OutputFormat::csv: set.reporters_.push_back(std::make_unique<CsvReporter>(stdout)); break;
+    case OutputFormat::json: set.reporters_.push_back(std::make_unique<JsonReporter>("", stdout)); break;
+  }
+  if (!request.json_path.empty()) {
+    check_output_path(request.json_path, "--json", request.force, OutputKind::replaced);
+    create_parent_directories(request.json_path, "--json");
+  }
+  if (!request.csv_path.empty()) {
+    set.files_.push_back(open_output_file(request.csv_path, "--csv", request.force));
+    set.reporters_.push_back(std::make_unique<CsvReporter>(set.files_.back().get(), "--csv " + request.csv_path));
+  }
+  if (!request.json_path.empty()) set.reporters_.push_back(std::make_unique<JsonReporter>(request.json_path, nullptr));
+  return set;
+}
+
+void ReporterSet::begin(const RunContext& context) {
+  for (auto& reporter : reporters_) reporter->begin(context);
+}
+
+void ReporterSet::add_row(const ResultRow& row) {
+  for (auto& reporter : reporters_) reporter->add_row(row);
+}
+
+void ReporterSet::finish(const RunSummary& summary) {
+  for (auto& reporter : reporters_) reporter->finish(summary);
+}
+
+}  // namespace commbench

@@ -1,0 +1,180 @@
+#include "commbench/runner/measurement.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "commbench/core/statistics.hpp"
+#include "commbench/runner/interruption.hpp"
+
+namespace commbench {
+namespace {
+
+// Welford's running variance: the stopping criterion needs the relative standard error
+// of the mean after every batch without re-reading all samples.
+class RunningNoise {
+ public:
+  void add(double sample) {
+    ++count_;
+    const double delta = sample - mean_;
+    mean_ += delta / static_cast<double>(count_);
+    sum_of_squares_ += delta * (sample - mean_);
+  }
+  double relative_error() const {
+    if (count_ < 2) return 1.0;  // unknown: never "quiet" on one sample
+    if (mean_ <= 0) return 0.0;
+    return std::sqrt(sum_of_squares_ / static_cast<double>(count_ - 1) / static_cast<double>(count_)) / mean_;
+  }
+
+ private:
+  std::uint64_t count_ = 0;
+  double mean_ = 0;
+  double sum_of_squares_ = 0;
+};
+
+constexpr std::uint64_t kMaxBatch = 1u << 20;
+
+// One round trip of the stop agreement carries three answers as bits: "I want more
+// samples", "I was signalled", and why this rank would stop.
+constexpr int kWantsMore = 1;
+constexpr int kSignalled = 2;
+constexpr int kReasonShift = 2;
+
+int reason_bit(StopReason reason) {
+  return reason == StopReason::keep_going ? 0 : 1 << (kReasonShift + static_cast<int>(reason) - 1);
+}
+
+// Ranks may stop for different reasons (one quiet, another out of time): the row reports
+// the one that most qualifies its time, the highest in StopReason's order.
+StopReason agreed_reason(int bits) {
+  for (StopReason reason : {StopReason::time_limit, StopReason::noise_target, StopReason::fixed_count})
+    if ((bits & reason_bit(reason)) != 0) return reason;
+  return StopReason::keep_going;
+}
+
+// The step's guard, or none without a watchdog.
+std::optional<Watchdog::Guard> guard_of(Watchdog* watchdog, const std::string& step) {
+  if (watchdog == nullptr) return std::nullopt;
+  return watchdog->guard(step);
+}
+
+}  // namespace
+
+MeasurementLoop::MeasurementLoop(Bootstrap& group, const StoppingCriterion& criterion, MeasurementSettings settings,
+                                 Watchdog* watchdog)
+    : group_(group), criterion_(criterion), settings_(settings), watchdog_(watchdog) {}
+
+std::uint64_t MeasurementLoop::batch_for(double seconds_per_iteration) const {
+  return static_cast<std::uint64_t>(std::clamp(settings_.target_batch_seconds / std::max(seconds_per_iteration, 1e-9),
+                                               1.0, static_cast<double>(kMaxBatch)));
+}
+
+double MeasurementLoop::timed(Workload& workload, std::uint64_t iterations, const char* phase) {
+  const auto guard =
+      guard_of(watchdog_, workload.describe() + " (" + phase + ", " + std::to_string(iterations) + " iterations)");
+  return workload.time(iterations);
+}
+
+std::uint64_t MeasurementLoop::checked_wrong_elements(Workload& workload, std::optional<std::string>& failure) {
+  std::uint64_t local_wrong = 0;
+  {
+    const auto guard = guard_of(watchdog_, workload.describe() + " (check)");
+    local_wrong = workload.check();
+  }
+  std::uint64_t total_wrong = 0;
+  int first_bad_rank = -1;
+  agreed(workload, "check agreement", [&] {
+    total_wrong = group_.sum(local_wrong);
+    first_bad_rank = group_.first_rank_where(local_wrong > 0);
+  });
+  if (total_wrong > 0) {
+    failure = workload.describe() + ": " + std::to_string(total_wrong) + " wrong elements, first on rank " +
+              std::to_string(first_bad_rank) + " (host " +
+              group_.hostnames()[static_cast<std::size_t>(first_bad_rank)] + ")";
+  }
+  return total_wrong;
+}
+
+void MeasurementLoop::throw_interrupted(const Workload& workload) {
+  // Ranks may have seen different signals (or none, when only some were signalled): agree
+  // on one so every rank exits with the same code.
+  const int signal_number =
+      agreed(workload, "interruption agreement", [&] { return group_.max(pending_interruption()); });
+  throw Interrupted(signal_number);
+}
+
+Measurement MeasurementLoop::measure(Workload& workload) {
+  {
+    const auto guard = guard_of(watchdog_, workload.describe() + " (preparing)");
+    workload.prepare();
+  }
+  Measurement result;
+  if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);
+
+  if (settings_.warmup_iterations > 0) timed(workload, settings_.warmup_iterations, "warm-up");
+
+  // Size batches from one operation's time on the slowest rank; all ranks agree on it.
+  // The first timed batch re-sizes them once more, since a single cold operation often
+  // overstates the steady-state time.
+  agreed(workload, "barrier before calibration", [&] { group_.barrier(); });
+  const double one_op = timed(workload, 1, "calibration");
+  std::uint64_t preferred_batch = batch_for(agreed(workload, "calibration agreement", [&] { return group_.max(one_op); }));
+
+  std::vector<double> samples;
+  RunningNoise noise;
+  TimingProgress progress;
+  double busy_seconds = 0;
+  const auto started = std::chrono::steady_clock::now();
+  agreed(workload, "barrier before timing", [&] { group_.barrier(); });
+  for (;;) {
+    const std::uint64_t batch = criterion_.next_batch(progress, preferred_batch);
+    if (batch == 0) break;
+    const double seconds = timed(workload, batch, "timed batch");
+    const double per_iteration = seconds / static_cast<double>(batch);
+    samples.push_back(per_iteration);
+    noise.add(per_iteration);
+    busy_seconds += seconds;
+    progress.samples += 1;
+    progress.iterations += batch;
+    progress.relative_noise = noise.relative_error();
+    progress.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (progress.samples == 1 && criterion_.resizes_batches()) {
+      preferred_batch = batch_for(agreed(workload, "batch re-sizing", [&] { return group_.max(per_iteration); }));
+    }
+    const StopReason local_reason = criterion_.evaluate(progress);
+    const int local_bits = (local_reason == StopReason::keep_going ? kWantsMore : reason_bit(local_reason)) |
+                           (pending_interruption() != 0 ? kSignalled : 0);
+    const int bits = agreed(workload, "stop agreement", [&] { return group_.bitwise_or(local_bits); });
+    if ((bits & kSignalled) != 0) throw_interrupted(workload);
+    if ((bits & kWantsMore) == 0) {
+      result.stop_reason = agreed_reason(bits);
+      break;
+    }
+  }
+  // A fixed count can end without a final agreement (its last batch size is 0 only when
+  // no iteration is left, which every rank knows alike).
+  if (result.stop_reason == StopReason::keep_going) result.stop_reason = criterion_.evaluate(progress);
+
+  const SampleSummary local = summarize(samples);
+  const double local_mean = busy_seconds / static_cast<double>(std::max<std::uint64_t>(progress.iterations, 1));
+  agreed(workload, "combining results", [&] {
+    const RankValue slowest = group_.max_with_rank(local_mean);
+    result.iterations = progress.iterations;
+    result.samples = progress.samples;
+    result.slowest_seconds = slowest.value;
+    result.slowest_rank = slowest.rank;
+    result.slowest_host = group_.hostnames()[static_cast<std::size_t>(slowest.rank)];
+    result.fastest_seconds = group_.min(local_mean);
+    result.mean_seconds = group_.sum(local_mean) / static_cast<double>(group_.size());
+    result.p50_seconds = group_.max(local.p50);
+    result.p99_seconds = group_.max(local.p99);
+    const std::uint64_t fewest_samples = static_cast<std::uint64_t>(group_.min(static_cast<double>(local.count)));
+    const double worst_error = group_.max(local.relative_error);
+    if (fewest_samples >= 2) result.noise = worst_error;
+  });
+  workload.release();
+  return result;
+}
+
+}  // namespace commbench

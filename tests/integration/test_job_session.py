@@ -1,0 +1,95 @@
+"""The one job runtime as users see it: every command's JSON carries the same
+`provenance` object, and the example command (examples/bench_groups.cpp), built only on
+the seams, runs under mpirun with its own row fields. Real processes, real mpirun."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
+TOPOLOGY = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "build/bench/bench-topology")
+GROUPS = os.environ.get("COMMBENCH_BENCH_GROUPS", "build/examples/bench-groups")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
+
+PROVENANCE_KEYS = ["program", "version", "commit", "command_line", "started_at", "backend", "backend_version",
+                   "mpi_version", "ranks", "nodes", "rank_hosts", "devices", "settings", "environment", "notes"]
+
+
+def run(np, binary, *args):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), binary, *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-session-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+
+class Provenance(TempDirTest):
+    def test_every_command_writes_the_same_provenance_keys(self):
+        documents = {}
+        for name, binary, args in [("collectives", COLLECTIVES, ["--op", "allreduce", "-b", "8", "-e", "8", "-n", "2"]),
+                                   ("topology", TOPOLOGY, []),
+                                   ("groups", GROUPS, ["-k", "2", "-b", "8", "-n", "2"])]:
+            rc, out, err = run(2, binary, *args, "--json", self.path(name + ".json"))
+            self.assertEqual(rc, 0, err)
+            with open(self.path(name + ".json")) as f:
+                documents[name] = json.load(f)
+        for name, doc in documents.items():
+            provenance = doc["provenance"]
+            self.assertEqual(list(provenance.keys()), PROVENANCE_KEYS, name)
+            self.assertEqual(provenance["ranks"], 2, name)
+            self.assertEqual(len(provenance["rank_hosts"]), 2, name)
+            self.assertTrue(provenance["mpi_version"].startswith("Open MPI"), name)
+            self.assertIn(os.path.basename(provenance["command_line"].split()[0]),
+                          {"bench-collectives", "bench-topology", "bench-groups"}, name)
+            self.assertEqual(provenance["program"], "bench-" + name, name)
+            self.assertRegex(provenance["started_at"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", name)
+        self.assertEqual(documents["collectives"]["provenance"]["backend"], "mpi")
+        self.assertEqual(documents["groups"]["provenance"]["backend"], "mpi")
+        self.assertIsNone(documents["topology"]["provenance"]["backend"])
+        self.assertEqual(documents["topology"]["schema"], "commbench.topology/2")
+        self.assertEqual(documents["groups"]["schema"], "commbench.groups/1")
+
+
+class ExampleCommand(TempDirTest):
+    def test_groups_of_two_and_four_with_their_own_columns(self):
+        csv_path, json_path = self.path("groups.csv"), self.path("groups.json")
+        rc, out, err = run(4, GROUPS, "-k", "2,4", "-b", "64K", "-n", "5", "--csv", csv_path, "--json", json_path)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err.strip(), "")
+        with open(csv_path, newline="") as f:
+            reader = csv.DictReader(f)
+            self.assertEqual(reader.fieldnames[-3:], ["stop_reason", "group_size", "groups"])
+            rows = list(reader)
+        self.assertEqual([(r["group_size"], r["groups"], r["ranks"]) for r in rows], [("2", "2", "2"), ("4", "1", "4")])
+        for r in rows:
+            self.assertEqual((r["op"], r["bytes"], r["iterations"], r["stop_reason"]),
+                             ("allreduce", "65536", "5", "fixed_count"))
+            self.assertGreater(float(r["time_us"]), 0)
+        with open(json_path) as f:
+            doc = json.load(f)
+        self.assertEqual([(r["group_size"], r["groups"]) for r in doc["rows"]], [(2, 2), (4, 1)])
+        self.assertTrue(doc["complete"])
+        self.assertIn("allreduce", out)  # the console table
+
+    def test_a_group_size_that_does_not_divide_the_ranks_is_one_error(self):
+        rc, out, err = run(4, GROUPS, "-k", "3", "--json", self.path("never.json"))
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.strip().splitlines(), ["bench-groups: error: -k/--group-size: 3 does not divide the 4 ranks"])
+        self.assertFalse(os.path.exists(self.path("never.json")))
+
+
+if __name__ == "__main__":
+    unittest.main()

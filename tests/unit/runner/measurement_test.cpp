@@ -1,0 +1,156 @@
+#include "commbench/runner/measurement.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "commbench/backend/local_bootstrap.hpp"
+#include "commbench/runner/interruption.hpp"
+
+namespace commbench {
+namespace {
+
+// A workload whose iterations take scripted times and which records what the loop asked.
+class ScriptedWorkload final : public Workload {
+ public:
+  explicit ScriptedWorkload(std::function<double(std::size_t batch_index)> seconds_per_iteration)
+      : seconds_per_iteration_(std::move(seconds_per_iteration)) {}
+  std::string describe() const override { return "scripted step"; }
+  void prepare() override { events.push_back("prepare"); }
+  std::uint64_t check() override {
+    events.push_back("check");
+    return wrong;
+  }
+  double time(std::uint64_t iterations) override {
+    events.push_back("time " + std::to_string(iterations));
+    batches.push_back(iterations);
+    if (on_time) on_time();
+    return static_cast<double>(iterations) * seconds_per_iteration_(batches.size() - 1);
+  }
+  void release() override { events.push_back("release"); }
+
+  std::vector<std::string> events;
+  std::vector<std::uint64_t> batches;
+  std::uint64_t wrong = 0;
+  std::function<void()> on_time;
+
+ private:
+  std::function<double(std::size_t)> seconds_per_iteration_;
+};
+
+MeasurementSettings settings(double target_batch_seconds = 1e-3, bool check = false) {
+  MeasurementSettings result;
+  result.warmup_iterations = 2;
+  result.check = check;
+  result.target_batch_seconds = target_batch_seconds;
+  return result;
+}
+
+TEST(MeasurementLoop, FixedCountRunsExactlyThatManyIterationsInCalibratedBatches) {
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(25);
+  MeasurementLoop loop(group, criterion, settings());
+  ScriptedWorkload workload([](std::size_t) { return 1e-4; });  // 10 per 1 ms batch
+  const Measurement m = loop.measure(workload);
+  // warm-up 2, calibration 1, then batches of 10 capped to what is left: 10, 10, 5.
+  EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{2, 1, 10, 10, 5}));
+  EXPECT_EQ(m.iterations, 25u);
+  EXPECT_EQ(m.samples, 3u);
+  EXPECT_EQ(m.stop_reason, StopReason::fixed_count);
+  EXPECT_DOUBLE_EQ(m.slowest_seconds, 1e-4);
+  EXPECT_FALSE(m.wrong.has_value());  // not checked
+  EXPECT_EQ(workload.events.front(), "prepare");
+  EXPECT_EQ(workload.events.back(), "release");
+}
+
+TEST(MeasurementLoop, FirstBatchResizesFromSteadyStateNotTheColdCalibration) {
+  LocalBootstrap group;
+  const RelativeNoiseCriterion criterion(3, 0.5, 10.0);
+  MeasurementLoop loop(group, criterion, settings());
+  // The single calibration operation is cold (1 ms); steady state is 10 us.
+  ScriptedWorkload workload([](std::size_t batch) { return batch <= 1 ? 1e-3 : 1e-5; });
+  const Measurement m = loop.measure(workload);
+  ASSERT_GE(workload.batches.size(), 5u);
+  EXPECT_EQ(workload.batches[2], 1u);    // sized from the cold 1 ms calibration
+  EXPECT_EQ(workload.batches[3], 100u);  // re-sized from the first batch: 1 ms / 10 us
+  EXPECT_EQ(m.stop_reason, StopReason::noise_target);
+  EXPECT_EQ(m.samples, 3u);
+}
+
+TEST(MeasurementLoop, QuietTimesStopOnTheNoiseTargetAtTheSampleFloor) {
+  LocalBootstrap group;
+  const RelativeNoiseCriterion criterion(10, 0.01, 100.0);
+  MeasurementLoop loop(group, criterion, settings());
+  ScriptedWorkload workload([](std::size_t) { return 2e-4; });
+  const Measurement m = loop.measure(workload);
+  EXPECT_EQ(m.stop_reason, StopReason::noise_target);
+  EXPECT_EQ(m.samples, 10u);
+  ASSERT_TRUE(m.noise.has_value());
+  EXPECT_LT(*m.noise, 1e-12);
+  EXPECT_DOUBLE_EQ(m.p50_seconds, 2e-4);
+}
+
+TEST(MeasurementLoop, NoisyTimesStopOnTheTimeLimit) {
+  LocalBootstrap group;
+  const RelativeNoiseCriterion criterion(4, 1e-9, 0.0);  // never quiet enough, out of time at once
+  MeasurementLoop loop(group, criterion, settings());
+  ScriptedWorkload workload([](std::size_t batch) { return batch % 2 == 0 ? 1e-4 : 3e-4; });
+  const Measurement m = loop.measure(workload);
+  EXPECT_EQ(m.stop_reason, StopReason::time_limit);
+  EXPECT_EQ(m.samples, 4u);
+  ASSERT_TRUE(m.noise.has_value());
+  EXPECT_GT(*m.noise, 0.1);
+}
+
+TEST(MeasurementLoop, CheckRunsBeforeWarmUpAndNamesTheFirstWrongRank) {
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(1);
+  MeasurementLoop loop(group, criterion, settings(1e-3, true));
+  ScriptedWorkload workload([](std::size_t) { return 1e-3; });
+  workload.wrong = 7;
+  const Measurement m = loop.measure(workload);
+  ASSERT_GE(workload.events.size(), 3u);
+  EXPECT_EQ(workload.events[0], "prepare");
+  EXPECT_EQ(workload.events[1], "check");
+  EXPECT_EQ(workload.events[2], "time 2");  // the warm-up
+  EXPECT_EQ(m.wrong, 7u);
+  ASSERT_TRUE(m.check_failure.has_value());
+  EXPECT_EQ(*m.check_failure, "scripted step: 7 wrong elements, first on rank 0 (host " + group.hostname() + ")");
+}
+
+TEST(MeasurementLoop, ACleanCheckIsRecordedAsZeroWrong) {
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(1);
+  MeasurementLoop loop(group, criterion, settings(1e-3, true));
+  ScriptedWorkload workload([](std::size_t) { return 1e-3; });
+  const Measurement m = loop.measure(workload);
+  EXPECT_EQ(m.wrong, 0u);
+  EXPECT_FALSE(m.check_failure.has_value());
+}
+
+TEST(MeasurementLoop, ASignalEndsTheMeasurementWithTheAgreedSignal) {
+  ASSERT_TRUE(install_interruption_handlers());
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(1000);
+  MeasurementLoop loop(group, criterion, settings());
+  ScriptedWorkload workload([](std::size_t) { return 1e-4; });
+  workload.on_time = [&] {
+    if (workload.batches.size() == 4) std::raise(SIGTERM);
+  };
+  try {
+    loop.measure(workload);
+    clear_interruption();
+    FAIL() << "no Interrupted";
+  } catch (const Interrupted& e) {
+    clear_interruption();
+    EXPECT_EQ(e.signal_number(), SIGTERM);
+    EXPECT_EQ(static_cast<int>(e.exit_code()), 128 + SIGTERM);
+  }
+  EXPECT_EQ(workload.batches.size(), 4u);  // stopped at the agreement after the batch that saw it
+}
+
+}  // namespace
+}  // namespace commbench
