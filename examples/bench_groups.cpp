@@ -108,8 +108,10 @@ int main(int argc, char** argv) {
     options = parse_options(argc, argv, text_instead);
     return text_instead;
   };
-  return run_command(kProgram, argc, argv, true, prepare, [&](JobRuntime& runtime, const std::string& command_line) {
-    JobSession session(runtime, SessionSettings{kProgram, command_line, options.timeout_seconds, "commbench.groups/1"});
-    return run_groups(options, session);
-  });
+  return run_command(
+      kProgram, argc, argv, true, prepare, [&] { return options.timeout_seconds; },
+      [&](JobStart& start) {
+        JobSession session(start, "commbench.groups/1");
+        return run_groups(options, session);
+      });
 }

@@ -144,8 +144,8 @@ void print_threshold_failures(const std::vector<std::string>& failures) {
                 " more threshold failures (all are listed at the end of the table and in the JSON summary)");
 }
 
-int run_in_job(CollectivesOptions options, const std::string& command_line, JobRuntime& runtime) {
-  JobSession session(runtime, SessionSettings{kProgram, command_line, options.timeout_seconds, kJsonSchema});
+int run_in_job(CollectivesOptions options, JobStart& start) {
+  JobSession session(start, kJsonSchema);
   Bootstrap& world = session.world();
   Watchdog& watchdog = session.watchdog();
   Backend& backend = session.create_backend(BackendRequest{options.backend, options.gpus_per_process,
@@ -239,9 +239,9 @@ int run_bench_collectives(int argc, char** argv) {
     check_output_paths(parsed.options->outputs());
     return std::nullopt;
   };
-  return run_command(kProgram, argc, argv, true, prepare, [&](JobRuntime& runtime, const std::string& command_line) {
-    return run_in_job(*parsed.options, command_line, runtime);
-  });
+  return run_command(
+      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
+      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
 }
 
 }  // namespace commbench

@@ -77,8 +77,8 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
 int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world,
            const std::vector<std::string>& gathered, double probe_seconds);
 
-int run_in_job(const TopologyOptions& o, const std::string& command_line, JobRuntime& runtime) {
-  JobSession session(runtime, SessionSettings{kProgram, command_line, o.timeout_seconds, kTopologySchema});
+int run_in_job(const TopologyOptions& o, JobStart& start) {
+  JobSession session(start, kTopologySchema);
   Bootstrap& world = session.world();
   const auto started = std::chrono::steady_clock::now();
 
@@ -191,9 +191,9 @@ int run_bench_topology(int argc, char** argv) {
       if (!path.empty()) create_parent_directories(path, flag);
     return std::nullopt;
   };
-  return run_command(kProgram, argc, argv, false, prepare, [&](JobRuntime& runtime, const std::string& command_line) {
-    return run_in_job(*parsed.options, command_line, runtime);
-  });
+  return run_command(
+      kProgram, argc, argv, false, prepare, [&] { return parsed.options->timeout_seconds; },
+      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
 }
 
 }  // namespace commbench

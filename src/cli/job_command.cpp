@@ -10,6 +10,29 @@
 #include "commbench/runner/interruption.hpp"
 
 namespace commbench {
+namespace {
+
+// Runs the command's body and turns what it throws into an exit code. An internal error
+// (or a backend error the other ranks do not know of) ends the whole job instead.
+int exit_code_of(const char* program, JobRuntime& runtime, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const ReportedByAnotherRank& e) {
+    return static_cast<int>(e.exit_code());
+  } catch (const Error& e) {
+    print_command_error(program, e.what());
+    // A backend error the other ranks do not know of may leave them waiting in a
+    // collective for this rank: the job is ended. One they agreed on ends cleanly.
+    if (e.exit_code() == ExitCode::backend && !e.agreed()) runtime.abort_job(static_cast<int>(ExitCode::backend));
+    return static_cast<int>(e.exit_code());
+  } catch (const std::exception& e) {
+    print_command_error(program, std::string("internal error: ") + e.what());
+    runtime.abort_job(static_cast<int>(ExitCode::backend));
+  }
+  return static_cast<int>(ExitCode::backend);  // not reached: abort_job does not return
+}
+
+}  // namespace
 
 void print_command_error(const char* program, const std::string& message) {
   std::fflush(stdout);
@@ -18,9 +41,13 @@ void print_command_error(const char* program, const std::string& message) {
 }
 
 int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions,
-                       const std::function<int(JobRuntime&)>& body) {
+                       double timeout_seconds, const std::string& command_line,
+                       const std::function<int(JobStart&)>& body) {
+  JobWatch watch(program, timeout_seconds);
   std::unique_ptr<JobRuntime> runtime;
   try {
+    // MPI_Init waits for every rank of the job: a rank that never starts stalls it.
+    auto guard = watch.watchdog().guard("starting MPI");
     runtime = start_job_runtime(&argc, &argv);
     // After MPI_Init: some MPI libraries install their own handlers there.
     if (handle_interruptions) install_interruption_handlers();
@@ -28,26 +55,17 @@ int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle
     print_command_error(program, e.what());
     return static_cast<int>(ExitCode::backend);
   }
-  try {
-    return body(*runtime);
-  } catch (const ReportedByAnotherRank& e) {
-    return static_cast<int>(e.exit_code());
-  } catch (const Error& e) {
-    print_command_error(program, e.what());
-    // A backend error the other ranks do not know of may leave them waiting in a
-    // collective for this rank: the job is ended. One they agreed on ends cleanly.
-    if (e.exit_code() == ExitCode::backend && !e.agreed()) runtime->abort_job(static_cast<int>(ExitCode::backend));
-    return static_cast<int>(e.exit_code());
-  } catch (const std::exception& e) {
-    print_command_error(program, std::string("internal error: ") + e.what());
-    runtime->abort_job(static_cast<int>(ExitCode::backend));
-  }
-  return static_cast<int>(ExitCode::backend);  // not reached: abort_job does not return
+  JobStart start{program, command_line, *runtime, watch};
+  const int exit_code = exit_code_of(program, *runtime, [&] { return body(start); });
+  // MPI_Finalize waits for every rank too.
+  auto guard = watch.watchdog().guard("finalizing MPI");
+  runtime.reset();
+  return exit_code;
 }
 
 int run_command(const char* program, int argc, char** argv, bool handle_interruptions,
                 const std::function<std::optional<std::string>()>& prepare,
-                const std::function<int(JobRuntime&, const std::string& command_line)>& body) {
+                const std::function<double()>& timeout_seconds, const std::function<int(JobStart&)>& body) {
   const std::optional<int> launcher = launcher_rank([](const char* name) { return std::getenv(name); });
   const bool prints_before_mpi = !launcher || *launcher == 0;
   const std::string command_line = quoted_command_line(argc, argv);
@@ -62,8 +80,7 @@ int run_command(const char* program, int argc, char** argv, bool handle_interrup
     if (prints_before_mpi) std::printf("%s\n", text_instead->c_str());
     return 0;
   }
-  return run_in_job_runtime(program, argc, argv, handle_interruptions,
-                            [&](JobRuntime& runtime) { return body(runtime, command_line); });
+  return run_in_job_runtime(program, argc, argv, handle_interruptions, timeout_seconds(), command_line, body);
 }
 
 }  // namespace commbench

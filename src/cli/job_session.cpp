@@ -32,56 +32,59 @@ std::vector<std::string> gathered_devices(Bootstrap& group, const Backend& backe
 
 }  // namespace
 
-JobSession::JobSession(JobRuntime& runtime, SessionSettings settings)
-    : settings_(std::move(settings)), runtime_(runtime), world_(runtime.world()) {
-  // The watchdog exists before anything collective: creating NCCL communicators, the
-  // first allocation, even reading an input file are steps a missing rank would stall.
-  heartbeat_ = settings_.timeout_seconds > 0 && world_->size() > 1 ? HeartbeatChannel::open(*world_) : nullptr;
-  // Rank 0 names the stragglers; the others print their own line and wait a moment
-  // before exiting, so the launcher does not tear rank 0 down before it has spoken.
-  const auto linger =
-      heartbeat_ && world_->rank() != 0 ? std::chrono::milliseconds(3000) : std::chrono::milliseconds(0);
-  watchdog_ = std::make_unique<Watchdog>(settings_.timeout_seconds, settings_.program,
-                                         rank_name(world_->rank(), world_->hostname()),
-                                         [this, linger](const std::string& message) {
-                                           if (Backend* live = live_backend_.load()) live->abort();
-                                           Watchdog::print_and_exit(message, linger);
-                                         });
-  watchdog_->attach_heartbeat(heartbeat_.get(), world_->hostnames());
+JobSession::JobSession(JobStart& start, std::string schema) : start_(start), schema_(std::move(schema)) {
+  Watchdog& watchdog = start_.watch.watchdog();
+  {
+    // Every rank's host name is exchanged here: a rank that never arrives stalls it.
+    auto guard = watchdog.guard("joining the job's ranks");
+    world_ = start_.runtime.world();
+  }
+  watchdog.set_identity(rank_name(world_->rank(), world_->hostname()));
+  if (start_.watch.timeout_seconds() > 0 && world_->size() > 1) {
+    std::unique_ptr<HeartbeatChannel> heartbeat;
+    {
+      auto guard = watchdog.guard("opening the heartbeat channel");
+      heartbeat = HeartbeatChannel::open(*world_);
+    }
+    // Rank 0 names the stragglers; the others print their own line and wait a moment
+    // before exiting, so the launcher does not tear rank 0 down before it has spoken.
+    if (heartbeat && world_->rank() != 0) start_.watch.set_linger(std::chrono::milliseconds(3000));
+    start_.watch.adopt_heartbeat(std::move(heartbeat), world_->hostnames());
+  }
 }
 
 JobSession::~JobSession() {
-  // The watchdog's thread may call into the backend: stop it first.
-  watchdog_.reset();
-  live_backend_.store(nullptr);
+  // The job's watchdog outlives the session (it guards MPI_Finalize): it must forget the
+  // backend before the backend goes.
+  start_.watch.set_backend(nullptr);
 }
 
 void JobSession::step(const std::string& what, const std::function<void()>& body) {
-  auto guard = watchdog_->guard(what);
+  auto guard = watchdog().guard(what);
   collective_try(*world_, body);
 }
 
 Backend& JobSession::create_backend(const BackendRequest& request) {
   step("creating the " + request.name + " backend", [&] { backend_ = make_backend(request, *world_); });
-  live_backend_.store(backend_.get());
+  start_.watch.set_backend(backend_.get());
   // From here on a timeout names the GPUs of each rank too, not only its host.
-  auto guard = watchdog_->guard("exchanging each rank's GPUs");
+  auto guard = watchdog().guard("exchanging each rank's GPUs");
   std::string own_buses;
   for (const std::string& bus : backend_->device_bus_ids()) own_buses += (own_buses.empty() ? "" : " ") + bus;
   const std::vector<std::string> labels = rank_labels(world_->hostnames(), world_->all_gather(own_buses));
-  watchdog_->attach_heartbeat(heartbeat_.get(), labels);
-  watchdog_->set_identity(rank_name(world_->rank(), labels[static_cast<std::size_t>(world_->rank())]));
+  start_.watch.relabel_ranks(labels);
+  watchdog().set_identity(rank_name(world_->rank(), labels[static_cast<std::size_t>(world_->rank())]));
   return *backend_;
 }
 
 RunContext JobSession::run_context(std::vector<std::pair<std::string, std::string>> settings) {
   RunContext context;
-  context.schema = settings_.schema;
-  context.program = settings_.program;
+  context.schema = schema_;
+  context.program = start_.program;
   context.version = commbench::version();
   context.commit = git_commit();
-  context.mpi_version = runtime_.mpi_version();
-  context.command_line = settings_.command_line;
+  context.mpi_version = start_.runtime.mpi_version();
+  context.command_line = start_.command_line;
   context.started_at = utc_timestamp();
   context.settings = std::move(settings);
   context.environment = relevant_environment();
@@ -97,7 +100,7 @@ RunContext JobSession::run_context(std::vector<std::pair<std::string, std::strin
   context.ranks = backend_->ranks();
   context.nodes = group.node_count();
   context.rank_hosts = group.hostnames();
-  auto guard = watchdog_->guard("gathering each rank's devices");
+  auto guard = watchdog().guard("gathering each rank's devices");
   context.devices = gathered_devices(group, *backend_);
   return context;
 }

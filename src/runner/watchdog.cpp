@@ -67,12 +67,18 @@ Watchdog::~Watchdog() {
 // ranks than cores a wake-up per step costs context switches inside the measurement.
 // The thread polls instead, so a step expires within timeout + poll interval.
 Watchdog::Guard Watchdog::guard(const std::string& step) {
-  if (!enabled()) return Guard(nullptr);
-  std::lock_guard lock(mutex_);
-  armed_ = true;
-  step_ = step;
-  ++sequence_;
-  deadline_ = std::chrono::steady_clock::now() + timeout_;
+  if (!enabled()) {
+    stall_hook_.at_step(own_rank_, step);
+    return Guard(nullptr);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    armed_ = true;
+    step_ = step;
+    ++sequence_;
+    deadline_ = std::chrono::steady_clock::now() + timeout_;
+  }
+  stall_hook_.at_step(own_rank_, step);
   return Guard(this);
 }
 

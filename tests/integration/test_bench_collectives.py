@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import stat
@@ -296,13 +297,15 @@ class Failures(TempDirTest):
     def test_timeout_exits_4_naming_rank_host_and_step(self):
         rc, out, err = run(2, "--op", "allreduce", "-b", "64M", "-e", "64M", "-n", "3", "-T", "0.001")
         self.assertEqual(rc, 4, err)
-        # The first guarded step that outlasts 1 ms ends the job: allocating (and touching)
-        # the 64 MiB buffers, the topology probe for the bandwidth model, or (on a fast
-        # machine) the first timed allreduce batch.
+        # The first guarded step that outlasts 1 ms ends the job; with the watchdog armed
+        # from before MPI starts, that is usually starting MPI itself (StallInEveryPhase
+        # covers each phase by name).
         self.assertRegex(err, r"bench-collectives: timeout: rank [01] \(host [^)]+\): "
-                              r"(allreduce 64MiB float sum out-of-place \([a-z -]+, \d+ iterations\)|"
-                              r"allocating the buffers|"
-                              r"probing the topology for the bandwidth model) did not complete within 0\.001 s")
+                              r"(starting MPI|joining the job's ranks|opening the heartbeat channel|"
+                              r"creating the auto backend|allocating the buffers|"
+                              r"probing the topology for the bandwidth model|"
+                              r"allreduce 64MiB float sum out-of-place \([a-z -]+, \d+ iterations\)) "
+                              r"did not complete within 0\.001 s")
 
 
 # (arguments, text the single error line must contain). Each must exit 2, print one line,
@@ -495,6 +498,65 @@ class FaultInjection(TempDirTest):
         err = self.finish(proc, pids, time.time())
         self.assertNotEqual(proc.returncode, 0, err)
         self.assertRegex(err, r"process rank 2 .* exited on signal 9")
+
+
+class StallInEveryPhase(TempDirTest):
+    """Issue 13: a rank that stalls in any phase, from starting MPI to finalizing it, ends
+    the job within timeout + 10 s with exit 4 and a line naming the phase; once the
+    heartbeat channel is open, rank 0 also names the stalled rank. COMMBENCH_DEBUG_STALL
+    makes rank 1 stop itself (SIGSTOP) at the first guarded step whose name contains the
+    given text, so every phase the hook can reach is one the watchdog covers."""
+
+    TIMEOUT_S = 2
+    # (text of the guarded step, whether rank 0 can name the stalled rank by then)
+    PHASES = [("starting MPI", False), ("joining the job's ranks", False), ("opening the heartbeat channel", False),
+              ("creating the auto backend", True), ("exchanging each rank's GPUs", True), ("planning the sweep", True),
+              ("allocating the buffers", True), ("probing the topology for the bandwidth model", True),
+              ("opening the result files", True), ("gathering each rank's devices", True),
+              ("writing the result headers", True), ("(check)", True), ("(warm-up", True), ("(calibration", True),
+              ("(timed batch", True), ("(stop agreement)", True), ("(combining results)", True),
+              ("writing the results", True), ("finalizing MPI", True)]
+    # Before the heartbeat channel exists no rank can know which peer is missing: each
+    # waiting rank names itself and the phase (docs/methodology.md, "Timeouts").
+
+    def stall(self, phase):
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   COMMBENCH_DEBUG_STALL="1:" + phase)
+        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "3", BIN, "--op", "allreduce", "-b", "8", "-e", "1K",
+               "-n", "3", "-c", "-T", str(self.TIMEOUT_S), "--json", self.path("out.json"), "--force"]
+        started = time.time()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        ranks = []
+        while not ranks and proc.poll() is None and time.time() - started < 10:
+            time.sleep(0.05)
+            ranks = children_of(proc.pid)
+        out, err = proc.communicate(timeout=self.TIMEOUT_S + 60)
+        elapsed = time.time() - started
+        deadline = time.time() + 10
+        while any(alive(pid) for pid in ranks) and time.time() < deadline:
+            time.sleep(0.1)
+        return proc.returncode, err, elapsed, ranks
+
+    def test_a_rank_stalled_in_any_phase_is_reported_with_exit_4(self):
+        for phase, names_the_rank in self.PHASES:
+            with self.subTest(phase=phase):
+                rc, err, elapsed, ranks = self.stall(phase)
+                self.assertIn("rank 1 stops itself at", err)  # the hook fired in this phase
+                self.assertEqual(rc, 4, err)
+                self.assertLessEqual(elapsed, self.TIMEOUT_S + 10, err)
+                self.assertTrue(ranks, "no rank process seen")
+                self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
+                waiting = [line for line in err.splitlines() if re.match(
+                    r"bench-collectives: timeout: rank [02] \(host [^)]+\): .*" + re.escape(phase) +
+                    r".* did not complete within 2 s \(-T/--timeout\)", line)]
+                self.assertTrue(waiting, err)
+                if names_the_rank:
+                    self.assertRegex(err, r"bench-collectives: timeout: rank 0 \(host [^)]+\): .*not responding: "
+                                          r"rank 1 \(host [^)]+\) (silent for|never reported)")
+                    self.assertNotRegex(err, r"not responding: .*rank [02] \(")
+                if os.path.exists(self.path("out.json")):  # never half a document
+                    with open(self.path("out.json")) as f:
+                        self.assertTrue(json.load(f)["complete"])
 
 
 def built_backends():

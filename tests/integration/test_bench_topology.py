@@ -8,6 +8,7 @@ import csv
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -51,6 +52,20 @@ class TempDirTest(unittest.TestCase):
 
 
 class ThisMachine(TempDirTest):
+    @unittest.skipUnless(MPIEXEC, "built without MPI")
+    def test_a_rank_stalled_while_probing_or_gathering_is_named(self):
+        for phase in ("probing this node", "gathering the nodes' models"):
+            with self.subTest(phase=phase):
+                env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                           COMMBENCH_DEBUG_STALL="1:" + phase)
+                started = time.monotonic()
+                p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "3", BIN, "-T", "2"],
+                                   capture_output=True, text=True, timeout=60, env=env)
+                self.assertEqual(p.returncode, 4, p.stderr)
+                self.assertLess(time.monotonic() - started, 2 + 10)
+                self.assertRegex(p.stderr, r"bench-topology: timeout: rank 0 \(host [^)]+\): " + re.escape(phase) +
+                                 r" did not complete within 2 s \(-T/--timeout\); not responding: rank 1 ")
+
     @unittest.skipUnless(MPIEXEC, "built without MPI")
     def test_four_ranks_without_gpu_or_hca_succeed_and_say_so(self):
         start = time.monotonic()

@@ -1,11 +1,11 @@
 // The one job runtime every command runs in, so a new command is a main, an options struct
-// and a workload (docs/architecture.md, "How to add a command"). It owns, in this order:
-// the world group, the heartbeat channel and the watchdog (before anything collective, so
-// a rank that stalls in set-up is named, not waited for), the backend (aborted by the
-// watchdog on expiry), the run's provenance, and the reporter set on the reporting rank.
+// and a workload (docs/architecture.md, "How to add a command"). Inside the job that
+// run_command() started (under the job's watchdog since before MPI), it owns, in this
+// order: the world group, the heartbeat channel (so a timeout on rank 0 names the ranks
+// that went silent), the backend (aborted by the watchdog on expiry), the run's
+// provenance, and the reporter set on the reporting rank.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,29 +15,24 @@
 #include "commbench/backend/backend.hpp"
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/job_runtime.hpp"
+#include "commbench/cli/job_command.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/report/run_context.hpp"
-#include "commbench/runner/heartbeat.hpp"
 #include "commbench/runner/watchdog.hpp"
 
 namespace commbench {
 
-struct SessionSettings {
-  std::string program;       // "bench-collectives": error prefixes and provenance
-  std::string command_line;  // shell-quoted, for provenance
-  double timeout_seconds = 300;
-  std::string schema;  // the JSON document's schema name
-};
-
 class JobSession {
  public:
-  JobSession(JobRuntime& runtime, SessionSettings settings);
+  // Collective: joins the job's ranks and opens the heartbeat channel, both guarded.
+  // `schema` names the layout of the command's JSON ("commbench.collectives/2").
+  JobSession(JobStart& start, std::string schema);
   ~JobSession();
   JobSession(const JobSession&) = delete;
   JobSession& operator=(const JobSession&) = delete;
 
   Bootstrap& world() { return *world_; }
-  Watchdog& watchdog() { return *watchdog_; }
+  Watchdog& watchdog() { return start_.watch.watchdog(); }
   // Rank 0 prints and writes the results.
   bool reporting() const { return world_->rank() == 0; }
 
@@ -63,12 +58,9 @@ class JobSession {
   void finish_results(const RunSummary& summary);
 
  private:
-  SessionSettings settings_;
-  JobRuntime& runtime_;
+  JobStart& start_;
+  std::string schema_;
   std::unique_ptr<Bootstrap> world_;
-  std::unique_ptr<HeartbeatChannel> heartbeat_;
-  std::atomic<Backend*> live_backend_{nullptr};
-  std::unique_ptr<Watchdog> watchdog_;
   std::unique_ptr<Backend> backend_;
   ReporterSet reporters_;
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commbench/runner/heartbeat.hpp"
+#include "commbench/runner/stall_hook.hpp"
 
 namespace commbench {
 
@@ -79,6 +80,8 @@ class Watchdog {
   std::chrono::nanoseconds poll_{};
   HeartbeatChannel* heartbeat_ = nullptr;
   std::vector<std::string> hosts_;
+  StallHook stall_hook_ = StallHook::from_environment();
+  int own_rank_ = launcher_rank_or_zero();
   std::thread thread_;
 };
 

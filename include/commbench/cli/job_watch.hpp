@@ -1,0 +1,48 @@
+// The watchdog of a whole job, from before MPI starts until after it ends: starting MPI,
+// joining the ranks, creating communicators, every measurement and agreement, writing the
+// results and finalizing MPI all run under it, so a rank that stalls anywhere ends the
+// job with exit 4 and a line naming the step instead of a silent hang. The job session
+// tells it more as it learns more: the backend to abort, the heartbeat channel, each
+// rank's GPUs.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commbench/backend/backend.hpp"
+#include "commbench/runner/watchdog.hpp"
+
+namespace commbench {
+
+class JobWatch {
+ public:
+  // Names this rank by its launcher rank and host until the job's ranks are known.
+  JobWatch(const std::string& program, double timeout_seconds);
+  JobWatch(const JobWatch&) = delete;
+  JobWatch& operator=(const JobWatch&) = delete;
+
+  Watchdog& watchdog() { return watchdog_; }
+  double timeout_seconds() const { return timeout_seconds_; }
+  // Aborted (NCCL communicators) before the process ends on a timeout; null for none.
+  void set_backend(Backend* backend) { backend_.store(backend); }
+  // How long a rank waits after its own timeout line before exiting, so the launcher
+  // does not tear rank 0 down before rank 0 has named the stragglers.
+  void set_linger(std::chrono::milliseconds linger) { linger_ms_.store(linger.count()); }
+  // Keeps the job's heartbeat channel until after MPI_Finalize (it needs no MPI), so a
+  // rank that stalls while finalizing is named too. `labels` names each rank.
+  void adopt_heartbeat(std::unique_ptr<HeartbeatChannel> channel, std::vector<std::string> labels);
+  // Renames the ranks in rank 0's account of stragglers (with their GPUs, say).
+  void relabel_ranks(std::vector<std::string> labels);
+
+ private:
+  double timeout_seconds_;
+  std::atomic<Backend*> backend_{nullptr};
+  std::atomic<long long> linger_ms_{0};
+  std::unique_ptr<HeartbeatChannel> heartbeat_;
+  Watchdog watchdog_;  // last: its thread reads the members above
+};
+
+}  // namespace commbench

@@ -1,0 +1,37 @@
+#include "commbench/cli/job_watch.hpp"
+
+#include <unistd.h>
+
+#include "commbench/runner/stall_hook.hpp"
+
+namespace commbench {
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+}  // namespace
+
+JobWatch::JobWatch(const std::string& program, double timeout_seconds)
+    : timeout_seconds_(timeout_seconds),
+      watchdog_(timeout_seconds, program,
+                "rank " + std::to_string(launcher_rank_or_zero()) + " (host " + this_host() + ")",
+                [this](const std::string& message) {
+                  if (Backend* live = backend_.load()) live->abort();
+                  Watchdog::print_and_exit(message, std::chrono::milliseconds(linger_ms_.load()));
+                }) {}
+
+void JobWatch::adopt_heartbeat(std::unique_ptr<HeartbeatChannel> channel, std::vector<std::string> labels) {
+  watchdog_.attach_heartbeat(nullptr, {});  // before the old channel goes
+  heartbeat_ = std::move(channel);
+  watchdog_.attach_heartbeat(heartbeat_.get(), std::move(labels));
+}
+
+void JobWatch::relabel_ranks(std::vector<std::string> labels) {
+  watchdog_.attach_heartbeat(heartbeat_.get(), std::move(labels));
+}
+
+}  // namespace commbench
