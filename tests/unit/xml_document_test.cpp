@@ -190,6 +190,20 @@ TEST(XmlDocument, RejectsMalformedDocumentsNamingFileAndLine) {
       {"<a x=", "t.xml:1: unexpected end of file in the start tag of <a>"},
       {"<a></a", "t.xml:1: unexpected end of file in the end tag </a>"},
       {"<", "t.xml:1: unexpected end of file where element name was expected"},
+      // Where pugixml, which parses the document, is more lenient or says less: refused on
+      // top of it, and open elements named although its partial tree does not say which.
+      {"<a><b></b>", "t.xml:1: unexpected end of file inside <a> (opened at line 1)"},
+      {"<a>\n<b>\n<c/>\n</a>", "t.xml:4: </a> closes <b> opened at line 2"},
+      {"<a/>\n<!-- c -->\n<b/>", "t.xml:3: second root element <b> after the root <a> ended at line 1"},
+      {"<a><!-- a ---></a>", "t.xml:1: '--' inside a comment (opened at line 1)"},
+      {"<a>\n<!--\n--\n--></a>", "t.xml:3: '--' inside a comment (opened at line 2)"},
+      {"<a><?xml version=\"1.0\"?></a>", "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
+      {"<?XML version=\"1.0\"?><a/>", "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
+      {"<?xml version=1.0?><a/>", "t.xml:1: malformed <?xml ...?> declaration (expected version=\"1.0\" and name=\"value\" pairs)"},
+      {"<!DOCTYPEa><a/>", "t.xml:1: expected whitespace after <!DOCTYPE"},
+      {"<a/>\n<!DOCTYPE a>", "t.xml:2: <!DOCTYPE> after the start of the root element"},
+      {"<a>\n\n<b x=\"1\n&bogus;\"/></a>", "t.xml:4: unknown entity &bogus;"},
+      {"<a>\r\n\r\n&bogus;</a>", "t.xml:3: unknown entity &bogus;"},
   };
   for (const Malformed& c : cases) {
     SCOPED_TRACE(c.text.substr(0, 80));
