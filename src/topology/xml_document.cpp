@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <unordered_set>
 
 #include "commbench/core/error.hpp"
@@ -35,6 +36,9 @@ constexpr std::size_t kLinearDuplicateScan = 16;
 constexpr unsigned kParseOptions = pugi::parse_fragment | pugi::parse_cdata | pugi::parse_eol | pugi::parse_ws_pcdata |
                                    pugi::parse_comments | pugi::parse_pi | pugi::parse_declaration |
                                    pugi::parse_doctype;
+
+constexpr const char* kMalformedDeclaration =
+    "malformed <?xml ...?> declaration (expected version=\"1.0\" and name=\"value\" pairs)";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -88,7 +92,14 @@ bool is_xml_char(std::uint32_t code) {
          (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
 }
 
-// The element whose start tag pugixml was reading when it failed: the last node it added.
+// The node pugixml was reading when it stopped: the last one it added.
+pugi::xml_node last_added_node(const pugi::xml_document& document) {
+  pugi::xml_node last;
+  for (pugi::xml_node node = document.last_child(); node; node = node.last_child()) last = node;
+  return last;
+}
+
+// The element whose start tag pugixml was reading when it stopped, or the one it was in.
 pugi::xml_node last_added_element(const pugi::xml_document& document) {
   pugi::xml_node element;
   for (pugi::xml_node node = document.last_child(); node; node = node.last_child())
@@ -116,8 +127,16 @@ class Reader {
     const pugi::xml_parse_result result =
         document_.load_buffer_inplace(buffer_.data(), buffer_.size(), kParseOptions, pugi::encoding_utf8);
     check_depth();
+    // After top-level whitespace, pugixml takes a '<' that ends the input for nothing.
+    if (result && !text_.empty() && text_.back() == '<')
+      fail(text_.size(), "unexpected end of file where element name was expected");
+    // pugixml stops at the first syntax error, and everything it built is earlier in the
+    // text: a rule broken there is reported first, as the error a reader going front to
+    // back meets first.
+    std::optional<XmlElement> root = read_top_level();
     if (!result) fail_syntax(result);
-    return convert(check_top_level());
+    if (!root) fail(text_.size(), "no root element");
+    return std::move(*root);
   }
 
  private:
@@ -177,6 +196,13 @@ class Reader {
     const char before = offset > 0 ? text_[offset - 1] : '\0';
     const pugi::xml_node element = last_added_element(document_);
     const std::string tag = element ? tag_of(element.name()) : std::string("an element");
+    // pugixml reads the declaration's pseudo-attributes as it reads a start tag's.
+    const bool in_declaration = last_added_node(document_).type() == pugi::node_declaration;
+    if (in_declaration &&
+        (result.status == pugi::status_bad_start_element || result.status == pugi::status_bad_attribute)) {
+      if (ends_before("?>")) at_end("inside the <?xml ...?> declaration" + opened_at("<?"));
+      fail(offset, kMalformedDeclaration);
+    }
     switch (result.status) {
       case pugi::status_unrecognized_tag:
         if (ends_before(">")) at_end("where element name was expected");
@@ -207,11 +233,10 @@ class Reader {
         if (before == '/') fail(offset, "expected '>' after '/' in the start tag of " + tag);
         fail(offset, "unexpected " + describe_char(found) + " in the start tag of " + tag);
       case pugi::status_bad_attribute:
-        // pugixml reads the declaration's pseudo-attributes like an element's.
-        if (!element) fail(offset, "malformed <?xml ...?> declaration (expected version=\"1.0\" and name=\"value\" pairs)");
         fail_attribute(offset, element, tag);
       case pugi::status_bad_end_element: {
-        const std::size_t name = std::min(text_.rfind("</", offset), offset) + 2;
+        const std::size_t opening = text_.rfind("</", offset);
+        const std::size_t name = opening == std::string_view::npos ? offset : opening + 2;
         const std::string end_tag = "</" + shown(text_.substr(name, name_length(name))) + ">";
         if (ends_before(">")) at_end("in the end tag " + end_tag);
         fail(offset, "unexpected " + describe_char(found) + " in the end tag " + end_tag);
@@ -258,6 +283,8 @@ class Reader {
     reparsed.load_buffer(prefix.data(), prefix.size(), kParseOptions, pugi::encoding_utf8);
     const pugi::xml_node appended = last_added_element(reparsed);
     const pugi::xml_node open = appended ? appended.parent() : pugi::xml_node();
+    // A '>' where "?>" belongs makes pugixml read on inside the declaration.
+    if (open.type() == pugi::node_declaration) fail(offset_of(open), kMalformedDeclaration);
     if (open.type() != pugi::node_element) {
       if (at_end) fail(text_.size(), "unexpected end of file inside an element");
       fail(offset, "</" + shown(name) + "> has no matching start tag");
@@ -302,9 +329,10 @@ class Reader {
     fail_line(line_in(start, value, dashes), "'--' inside a comment (opened at line " + std::to_string(line_at(start)) + ")");
   }
 
-  // What pugixml accepts but XML does not allow before the root element or after it.
-  // Returns the root element.
-  pugi::xml_node check_top_level() const {
+  // Converts the root element, refusing what pugixml accepts but XML does not allow before
+  // the root element or after it. Empty when there is no element at all.
+  std::optional<XmlElement> read_top_level() const {
+    std::optional<XmlElement> converted;
     pugi::xml_node root;
     bool seen_doctype = false;
     const std::size_t declaration_offset = text_.substr(0, 3) == "\xef\xbb\xbf" ? 5 : 2;
@@ -316,6 +344,7 @@ class Reader {
             fail(offset, "second root element " + tag_of(node.name()) + " after the root " + tag_of(root.name()) +
                              " ended at line " + std::to_string(line_at(end_of(root))));
           root = node;
+          converted = convert(node);
           break;
         case pugi::node_pcdata: {
           const std::string_view value = node.value();
@@ -345,8 +374,7 @@ class Reader {
           break;
       }
     }
-    if (!root) fail(text_.size(), "no root element");
-    return root;
+    return converted;
   }
 
   // The last character of a top-level node that has a next sibling. Whitespace is a node
@@ -358,25 +386,42 @@ class Reader {
     return (next.type() == pugi::node_pcdata ? at : text_.rfind('<', at)) - 1;
   }
 
-  // pugixml finds where a DOCTYPE ends (quotes, comments and the internal subset
-  // included) but accepts a missing space after the keyword and a ']' with no '['.
+  // pugixml finds where a DOCTYPE ends by rules of its own, more lenient than XML's and
+  // than the old reader's, which this holds the DOCTYPE to: whitespace after the keyword;
+  // brackets balanced outside quoted literals, and in the internal subset outside
+  // comments (with no '--' in them) and processing instructions; no '>' outside it.
   void check_doctype(const pugi::xml_node& doctype) const {
     const std::size_t offset = offset_of(doctype);
     if (offset == 0 || !is_space(text_[offset - 1])) fail(offset, "expected whitespace after <!DOCTYPE");
     const std::string_view value = doctype.value();
-    char quote = 0;
+    const auto fail_at = [&](std::size_t index, const std::string& what) {
+      fail_line(line_in(offset, value, index), what);
+    };
+    int brackets = 0;
     for (std::size_t i = 0; i < value.size(); ++i) {
       const char c = value[i];
-      if (quote != 0) {
-        if (c == quote) quote = 0;
+      if (brackets > 0 && value.substr(i, 4) == "<!--") {
+        const std::size_t dashes = value.find("--", i + 4);
+        if (dashes == std::string_view::npos || value.substr(dashes, 3) != "-->")
+          fail_at(dashes == std::string_view::npos ? i : dashes,
+                  "'--' inside a comment (opened at line " + std::to_string(line_in(offset, value, i)) + ")");
+        i = dashes + 2;
+      } else if (brackets > 0 && value.substr(i, 2) == "<?") {
+        const std::size_t end = value.find("?>", i + 2);
+        if (end == std::string_view::npos) fail_at(i, "unterminated processing instruction in <!DOCTYPE>");
+        i = end + 1;
       } else if (c == '"' || c == '\'') {
-        quote = c;
+        const std::size_t end = value.find(c, i + 1);
+        if (end == std::string_view::npos) fail_at(i, "unterminated quoted literal in <!DOCTYPE>");
+        i = end;
       } else if (c == '[') {
-        return;  // the internal subset: its end is what pugixml matched
-      } else if (c == ']') {
-        fail_line(line_in(offset, value, i), "unexpected ']' in <!DOCTYPE>");
+        ++brackets;
+      } else if (c == ']' || (c == '>' && brackets == 0)) {
+        if (brackets == 0) fail_at(i, std::string("unexpected '") + c + "' in <!DOCTYPE>");
+        --brackets;
       }
     }
+    if (brackets > 0) fail_at(value.size(), "'[' without its ']' in <!DOCTYPE>");
   }
 
   // Recursive: check_depth() has bounded the nesting.
