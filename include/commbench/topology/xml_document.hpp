@@ -1,7 +1,10 @@
 // A small, strict, non-validating XML reader for the topology files commbench loads
-// (NCCL's topology dump, hwloc's export). Written from scratch so the topology library
-// needs no XML dependency and so every malformed input ends in one UsageError that names
-// the file and line, whatever a user or a fuzzer feeds it.
+// (NCCL's topology dump, hwloc's export). pugixml (Debian's libpugixml-dev) parses the
+// document; on top of it this reader refuses what pugixml lets through (unknown entities,
+// invalid character references, duplicate attributes, text or a second element outside
+// the root, a misplaced DOCTYPE or <?xml ...?> declaration, '--' in comments, nesting past
+// 256), so every malformed input ends in one UsageError that names the file and line,
+// whatever a user or a fuzzer feeds it.
 //
 // Deliberately not supported: DTD processing (a DOCTYPE, internal subset included, is
 // skipped, so entities it declares are unknown and rejected rather than expanded; no
