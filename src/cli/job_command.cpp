@@ -6,6 +6,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/launcher_env.hpp"
+#include "commbench/core/steady_allocator.hpp"
 #include "commbench/report/provenance.hpp"
 #include "commbench/runner/interruption.hpp"
 
@@ -43,6 +44,8 @@ void print_command_error(const char* program, const std::string& message) {
 int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions,
                        double timeout_seconds, const std::string& command_line,
                        const std::function<int(JobStart&)>& body) {
+  // Before MPI starts, so the library's own allocations follow it too.
+  const std::string allocator = configure_allocator_from_environment();
   JobWatch watch(program, timeout_seconds);
   std::unique_ptr<JobRuntime> runtime;
   try {
@@ -55,7 +58,7 @@ int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle
     print_command_error(program, e.what());
     return static_cast<int>(ExitCode::backend);
   }
-  JobStart start{program, command_line, *runtime, watch};
+  JobStart start{program, command_line, allocator, *runtime, watch};
   const int exit_code = exit_code_of(program, *runtime, [&] { return body(start); });
   // MPI_Finalize waits for every rank too.
   auto guard = watch.watchdog().guard("finalizing MPI");

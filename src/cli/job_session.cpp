@@ -87,6 +87,7 @@ RunContext JobSession::run_context(std::vector<std::pair<std::string, std::strin
   context.command_line = start_.command_line;
   context.started_at = utc_timestamp();
   context.settings = std::move(settings);
+  context.settings.emplace_back("malloc", start_.allocator);
   context.environment = relevant_environment();
   if (backend_ == nullptr) {
     context.ranks = world_->size();

@@ -20,6 +20,7 @@ void print_command_error(const char* program, const std::string& message);
 struct JobStart {
   std::string program;
   std::string command_line;
+  std::string allocator;  // configure_allocator_from_environment(): "steady" or "default"
   JobRuntime& runtime;
   JobWatch& watch;
 };
