@@ -48,3 +48,27 @@ commbench_build() {
         "${COMMBENCH_CMAKE_ARGS[@]}" >/dev/null
   cmake --build "$COMMBENCH_BUILD" -j "$jobs" "$@"
 }
+
+# GPUs on this node, as `nvidia-smi -L` lists them (0 without a driver). The one place the
+# scripts read the device count: tests put a stand-in nvidia-smi first on PATH.
+commbench_gpu_count() {
+  command -v nvidia-smi >/dev/null 2>&1 || { echo 0; return 0; }
+  local listing
+  listing="$(nvidia-smi -L 2>/dev/null)" || { echo 0; return 0; }
+  printf '%s\n' "$listing" | awk '/^GPU / { n++ } END { print n + 0 }'
+}
+
+# Ranks of the main job: COMMBENCH_NP when set; else one per GPU on GPU machines (NCCL
+# cannot put two ranks on one GPU); else 4 host ranks.
+commbench_default_ranks() {
+  if [ -n "${COMMBENCH_NP:-}" ]; then
+    case "$COMMBENCH_NP" in
+      ''|*[!0-9]*|0) commbench_log "COMMBENCH_NP='$COMMBENCH_NP' is not a positive whole number"; return 2 ;;
+    esac
+    echo "$COMMBENCH_NP"
+    return 0
+  fi
+  local gpus
+  gpus="$(commbench_gpu_count)"
+  if [ "$gpus" -gt 0 ]; then echo "$gpus"; else echo 4; fi
+}

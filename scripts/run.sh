@@ -4,7 +4,8 @@
 #   scripts/run.sh                  default sweep (8 B - 64 MiB, allreduce, allgather,
 #                                   reducescatter, broadcast) with --check
 #   scripts/run.sh -e 1M --op all   extra flags go to bench-collectives
-# Environment: COMMBENCH_NP (ranks, default 4), COMMBENCH_RESULTS (default results/local).
+# Environment: COMMBENCH_NP (ranks; default one per GPU, or 4 on a machine without GPUs),
+# COMMBENCH_RESULTS (default results/local).
 # Writes the tables to stdout and CSV + JSON of both under results/local/.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -14,7 +15,7 @@ commbench_install_packages
 commbench_build --target bench-collectives bench-topology
 commbench_mpi_environment
 
-np="${COMMBENCH_NP:-4}"
+np="$(commbench_default_ranks)"
 results="${COMMBENCH_RESULTS:-$COMMBENCH_ROOT/results/local}"
 mkdir -p "$results"
 

@@ -189,7 +189,7 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
 
   session.open_outputs(options.outputs());
   RunContext context = session.run_context(options.describe());
-  context.notes = std::move(notes);
+  for (std::string& note : notes) context.notes.push_back(std::move(note));
   session.begin_results(context);
 
   RunSummary summary;

@@ -65,7 +65,7 @@ void JobSession::step(const std::string& what, const std::function<void()>& body
 }
 
 Backend& JobSession::create_backend(const BackendRequest& request) {
-  step("creating the " + request.name + " backend", [&] { backend_ = make_backend(request, *world_); });
+  step("creating the " + request.name + " backend", [&] { backend_ = make_backend(request, *world_, &backend_note_); });
   start_.watch.set_backend(backend_.get());
   // From here on a timeout names the GPUs of each rank too, not only its host.
   auto guard = watchdog().guard("exchanging each rank's GPUs");
@@ -96,6 +96,7 @@ RunContext JobSession::run_context(std::vector<std::pair<std::string, std::strin
     return context;
   }
   Bootstrap& group = backend_->group();
+  if (!backend_note_.empty()) context.notes.push_back(backend_note_);
   context.backend = backend_->name();
   context.backend_version = backend_->library_version();
   context.ranks = backend_->ranks();

@@ -25,6 +25,8 @@ std::string available_backends();
 // the choice is agreed over `world` so all ranks take the same one. Collective.
 // Throws UsageError for a backend this build lacks or NCCL-only flags with mpi, and
 // BackendError ("no CUDA device") for nccl on a host without one.
-std::unique_ptr<Backend> make_backend(const BackendRequest& request, Bootstrap& world);
+// `note`, when given, receives why `auto` ran the host backend on a machine with GPUs
+// (auto_backend.hpp), or stays empty.
+std::unique_ptr<Backend> make_backend(const BackendRequest& request, Bootstrap& world, std::string* note = nullptr);
 
 }  // namespace commbench

@@ -62,6 +62,7 @@ class JobSession {
   std::string schema_;
   std::unique_ptr<Bootstrap> world_;
   std::unique_ptr<Backend> backend_;
+  std::string backend_note_;  // why --backend auto chose what it chose, when that needs saying
   ReporterSet reporters_;
 };
 
