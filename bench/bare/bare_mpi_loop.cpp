@@ -1,0 +1,64 @@
+// bare-mpi-loop: the reference bench-collectives is compared with end to end
+// (bench/compare_with_bare_loop.py). It times one MPI collective the plainest way: a
+// warm-up, a barrier, N calls back to back between two MPI_Wtime readings, and prints
+// the slowest rank's mean time per call in microseconds, the figure bench-collectives
+// prints as time_us. Sizes mean what they mean in bench-collectives (float elements):
+// the whole buffer for allreduce and broadcast, the gathered buffer for allgather, the
+// input buffer for reducescatter.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int usage() {
+  std::fprintf(stderr, "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (argc != 4) {
+    MPI_Finalize();
+    return usage();
+  }
+  const std::string op = argv[1];
+  const long bytes = std::atol(argv[2]);
+  const long iterations = std::atol(argv[3]);
+  const bool chunked = op == "allgather" || op == "reducescatter";
+  const int count = static_cast<int>(std::max(1L, bytes / 4 / (chunked ? ranks : 1)));  // per rank (per chunk)
+  std::vector<float> send(static_cast<std::size_t>(count) * (op == "reducescatter" ? ranks : 1), 1.0f);
+  std::vector<float> recv(static_cast<std::size_t>(count) * (op == "allgather" ? ranks : 1), 0.0f);
+  auto call = [&] {
+    if (op == "allreduce") return MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (op == "allgather")
+      return MPI_Allgather(send.data(), count, MPI_FLOAT, recv.data(), count, MPI_FLOAT, MPI_COMM_WORLD);
+    if (op == "reducescatter")
+      return MPI_Reduce_scatter_block(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (op == "broadcast") return MPI_Bcast(send.data(), count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    return MPI_ERR_OP;
+  };
+  if (iterations < 1 || bytes < 1 || call() != MPI_SUCCESS) {
+    MPI_Finalize();
+    return usage();
+  }
+  for (int warm = 0; warm < 10; ++warm) call();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double started = MPI_Wtime();
+  for (long i = 0; i < iterations; ++i) call();
+  const double mean = (MPI_Wtime() - started) / static_cast<double>(iterations);
+  double slowest = 0;
+  MPI_Reduce(&mean, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("%s %ld B: %.4f us\n", op.c_str(), bytes, slowest * 1e6);
+  MPI_Finalize();
+  return 0;
+}
