@@ -753,6 +753,7 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
       d.device = parent.device;
       d.compute_major = parent.compute_major;
       d.description = parent.description;
+      d.bus_id = parent.bus_id;  // the sub-communicator's GPUs are the parent's
       create_device_objects(d);
       sub->devices.push_back(d);
     }
