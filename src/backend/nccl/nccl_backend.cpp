@@ -213,35 +213,38 @@ struct NcclBackend::State {
     }
   }
 
-  // Waits for `events` while polling NCCL for asynchronous errors: a peer that died or a
-  // network failure surfaces here instead of as a silent hang.
-  void wait_for(const std::vector<cudaEvent_t>& events, const char* what) {
-    for (;;) {
-      bool done = true;
-      for (std::size_t i = 0; i < devices.size(); ++i) {
-        cudaSetDevice(devices[i].device);
-        const cudaError_t state = cudaEventQuery(events[i]);
-        if (state == cudaErrorNotReady) {
-          done = false;
-        } else if (state != cudaSuccess) {
-          const std::string message = where(devices[i]) + ": CUDA error while " + what + ": " + cudaGetErrorString(state);
-          abort_all();
-          throw BackendError(message);
-        }
+  // Whether every one of `events` (one per device) has completed, polling NCCL for
+  // asynchronous errors while any has not: a peer that died or a network failure
+  // surfaces here (communicators aborted, BackendError) instead of as a silent hang.
+  bool poll(const std::vector<cudaEvent_t>& events, const char* what) {
+    bool done = true;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      cudaSetDevice(devices[i].device);
+      const cudaError_t state = cudaEventQuery(events[i]);
+      if (state == cudaErrorNotReady) {
+        done = false;
+      } else if (state != cudaSuccess) {
+        const std::string message = where(devices[i]) + ": CUDA error while " + what + ": " + cudaGetErrorString(state);
+        abort_all();
+        throw BackendError(message);
       }
-      if (done) return;
-      for (DeviceContext& d : devices) {
-        ncclResult_t async = ncclSuccess;
-        if (d.comm != nullptr && ncclCommGetAsyncError(d.comm, &async) == ncclSuccess && async != ncclSuccess &&
-            async != ncclInProgress) {
-          const std::string message = where(d) + ": NCCL error while " + what + ": " + ncclGetErrorString(async) +
-                                      " (" + ncclGetLastError(d.comm) + ")";
-          abort_all();
-          throw BackendError(message);
-        }
-      }
-      std::this_thread::yield();
     }
+    if (done) return true;
+    for (DeviceContext& d : devices) {
+      ncclResult_t async = ncclSuccess;
+      if (d.comm != nullptr && ncclCommGetAsyncError(d.comm, &async) == ncclSuccess && async != ncclSuccess &&
+          async != ncclInProgress) {
+        const std::string message = where(d) + ": NCCL error while " + what + ": " + ncclGetErrorString(async) +
+                                    " (" + ncclGetLastError(d.comm) + ")";
+        abort_all();
+        throw BackendError(message);
+      }
+    }
+    return false;
+  }
+
+  void wait_for(const std::vector<cudaEvent_t>& events, const char* what) {
+    while (!poll(events, what)) std::this_thread::yield();
   }
 
   void synchronize(const char* what) {
@@ -428,13 +431,9 @@ class NcclPending final : public PendingOperation {
       cudaEventDestroy(events_[i]);
     }
   }
-  bool test() override {
-    for (std::size_t i = 0; i < events_.size(); ++i) {
-      cudaSetDevice(state_->devices[i].device);
-      if (cudaEventQuery(events_[i]) == cudaErrorNotReady) return false;
-    }
-    return true;
-  }
+  // A caller polling test() (overlapping compute with the operation) would never call
+  // wait(): the asynchronous-error check must happen here too, or a dead peer hangs it.
+  bool test() override { return state_->poll(events_, "testing a started operation"); }
   void wait() override { state_->wait_for(events_, "waiting for a started operation"); }
 
  private:
