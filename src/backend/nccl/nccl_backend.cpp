@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "check_kernels.hpp"
+#include "nccl_state_access.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/device_selection.hpp"
 #include "commbench/core/error.hpp"
@@ -728,15 +729,9 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
 
 std::unique_ptr<PendingOperation> NcclBackend::start(const OpCase& c, Buffers& buffers) {
   enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
-  std::vector<cudaEvent_t> events;
-  for (DeviceContext& d : state_->devices) {
-    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-    cudaEvent_t done = nullptr;
-    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventRecord(done, d.stream), "cudaEventRecord");
-    events.push_back(done);
-  }
-  return std::make_unique<NcclPending>(state_, std::move(events));
+  std::vector<cudaStream_t> streams;
+  for (const DeviceContext& d : state_->devices) streams.push_back(d.stream);
+  return pending_on(state_, streams);
 }
 
 std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
@@ -772,5 +767,46 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
 }
 
 void NcclBackend::abort() noexcept { state_->abort_all(); }
+
+// ---- The door for the extensions (nccl_state_access.hpp) ----
+
+std::vector<DeviceHandle> device_handles(const NcclBackend::State& state) {
+  std::vector<DeviceHandle> handles;
+  for (const DeviceContext& d : state.devices) handles.push_back({d.device, d.rank, d.comm, d.stream});
+  return handles;
+}
+
+int communicator_ranks(const NcclBackend::State& state) { return state.nranks; }
+const std::string& process_name(const NcclBackend::State& state) { return state.who; }
+
+bool poll_events(NcclBackend::State& state, const std::vector<cudaEvent_t>& events, const char* what) {
+  return state.poll(events, what);
+}
+
+void wait_for_events(NcclBackend::State& state, const std::vector<cudaEvent_t>& events, const char* what) {
+  state.wait_for(events, what);
+}
+
+std::unique_ptr<PendingOperation> pending_on(std::shared_ptr<NcclBackend::State> state,
+                                             const std::vector<cudaStream_t>& streams) {
+  std::vector<cudaEvent_t> events;
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    check_cuda(cudaSetDevice(state->devices[i].device), "cudaSetDevice");
+    cudaEvent_t done = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+    check_cuda(cudaEventRecord(done, streams[i]), "cudaEventRecord");
+    events.push_back(done);
+  }
+  return std::make_unique<NcclPending>(std::move(state), std::move(events));
+}
+
+void enqueue_on(const OpCase& c, Buffers& buffers, NcclBackend::State& state, const std::vector<cudaStream_t>& streams) {
+  std::vector<DeviceContext> devices = state.devices;  // handles only: the copies own nothing
+  for (std::size_t i = 0; i < devices.size(); ++i) devices[i].stream = streams[i];
+  enqueue_all(c, device_buffers(buffers), devices, state.nranks);
+}
+
+void check_cuda_call(cudaError_t code, const std::string& what) { check_cuda(code, what); }
+void check_nccl_call(ncclResult_t code, const std::string& what, ncclComm_t comm) { check_nccl(code, what, comm); }
 
 }  // namespace commbench::nccl

@@ -1,0 +1,14 @@
+#include "commbench/backend/backend.hpp"
+
+#include "commbench/backend/peer_exchange.hpp"
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+
+// Defaults, so a backend (or a test's fake) that needs none of the extensions still builds.
+std::unique_ptr<PeerExchange> Backend::peer_exchange(const PeerRound&, std::uint64_t) {
+  throw BackendError("the " + name() + " backend has no peer-addressed send/recv");
+}
+
+
+}  // namespace commbench
