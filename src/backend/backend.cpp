@@ -1,6 +1,7 @@
 #include "commbench/backend/backend.hpp"
 
 #include "commbench/backend/peer_exchange.hpp"
+#include "commbench/backend/stream_set.hpp"
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -10,5 +11,6 @@ std::unique_ptr<PeerExchange> Backend::peer_exchange(const PeerRound&, std::uint
   throw BackendError("the " + name() + " backend has no peer-addressed send/recv");
 }
 
+std::unique_ptr<StreamSet> Backend::streams() { throw BackendError("the " + name() + " backend has no streams"); }
 
 }  // namespace commbench

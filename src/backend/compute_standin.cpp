@@ -52,13 +52,16 @@ ComputeCalibration ComputeStandIn::calibrate(std::span<const double> durations, 
   double smallest_excess = std::numeric_limits<double>::infinity();
   for (const double requested : durations) {
     const Spread raw = measure_repeatedly(requested, repeats);
-    calibration.points.push_back(CalibrationPoint{requested, raw.median, 0});
+    calibration.points.push_back(CalibrationPoint{requested, raw.median, 0, 0});
     smallest_excess = std::min(smallest_excess, raw.fastest - requested);
   }
   offset_seconds_ = std::max(0.0, smallest_excess);
   calibration.offset_seconds = offset_seconds_;
-  for (CalibrationPoint& point : calibration.points)
-    point.corrected_seconds = measure_repeatedly(corrected_request(point.requested_seconds), repeats).median;
+  for (CalibrationPoint& point : calibration.points) {
+    const Spread corrected = measure_repeatedly(corrected_request(point.requested_seconds), repeats);
+    point.corrected_seconds = corrected.median;
+    point.corrected_fastest_seconds = corrected.fastest;
+  }
   return calibration;
 }
 

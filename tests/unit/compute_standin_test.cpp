@@ -47,13 +47,15 @@ TEST(ComputeStandIn, DisturbancesDoNotEnterTheOffset) {
   const double durations[] = {0.01, 0.05};
   const ComputeCalibration calibration = stand_in.calibrate(durations, 5);
   EXPECT_NEAR(calibration.offset_seconds, 0.003, 1e-12);
-  for (const CalibrationPoint& point : calibration.points)
+  for (const CalibrationPoint& point : calibration.points) {
     EXPECT_NEAR(point.corrected_seconds, point.requested_seconds, 1e-12) << "the median run is undisturbed";
+    EXPECT_NEAR(point.corrected_fastest_seconds, point.requested_seconds, 1e-12);
+  }
 }
 
 TEST(ComputeStandIn, WorstErrorsAreOverPoints) {
   ComputeCalibration calibration;
-  calibration.points = {{0.01, 0, 0.011}, {0.1, 0, 0.098}};
+  calibration.points = {{0.01, 0, 0.011, 0.0105}, {0.1, 0, 0.098, 0.098}};
   EXPECT_NEAR(calibration.worst_absolute_error_seconds(), 0.002, 1e-12);
   EXPECT_NEAR(calibration.worst_relative_error(), 0.1, 1e-9);
 }

@@ -17,6 +17,7 @@ namespace commbench {
 
 class PeerExchange;
 class PeerRound;
+class StreamSet;
 
 // Send and receive buffers owned by a backend (host or device memory).
 class Buffers {
@@ -96,6 +97,9 @@ class Backend {
   // with their buffers. Collective over group(): every rank calls it, idle ones too.
   // Throws UsageError when the memory cannot be had; BackendError where unimplemented.
   virtual std::unique_ptr<PeerExchange> peer_exchange(const PeerRound& round, std::uint64_t message_bytes);
+  // Named streams, events and the calibrated compute stand-in (stream_set.hpp), for
+  // overlapping communication with compute. BackendError where unimplemented.
+  virtual std::unique_ptr<StreamSet> streams();
 };
 
 }  // namespace commbench

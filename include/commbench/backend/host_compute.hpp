@@ -5,10 +5,11 @@
 //
 // Each task's end is fixed when it is started: the requested duration after the later of
 // now and the previous task's end (tasks run one after another, like kernels on one
-// stream). The compute thread spins until that end in the idle scheduling class: on
-// a node with fewer cores than ranks x 2 it never holds a core the MPI thread wants, which
-// would slow communication for a reason a GPU's compute does not have, and losing the
-// core does not stretch the task, whose end is wall-clock time.
+// stream). The compute thread spins until that end in the idle scheduling class, offering
+// the core back every 50 us: on a node with fewer cores than ranks x 2 it never holds a
+// core the MPI thread wants, which would slow communication for a reason a GPU's compute
+// does not have, and losing the core does not stretch the task, whose end is wall-clock
+// time. With a core of its own it simply keeps that core busy.
 #pragma once
 
 #include <chrono>
