@@ -39,9 +39,10 @@ void lower_this_threads_priority() {
 // and under EEVDF a yield can hand the core to this thread for a whole slice (even in the
 // idle class), stalling communication on every rank. Where the thread has a core of its
 // own, the yield returns at once.
-void spin_until(Clock::time_point end) {
+void spin_until(Clock::time_point end, const std::atomic<bool>& stopping) {
   constexpr auto kBurst = std::chrono::microseconds(50);
-  for (Clock::time_point now = Clock::now(); now < end; now = Clock::now()) {
+  for (Clock::time_point now = Clock::now(); now < end && !stopping.load(std::memory_order_relaxed);
+       now = Clock::now()) {
     const Clock::time_point burst_end = std::min(end, now + kBurst);
     while (Clock::now() < burst_end) {
     }
@@ -90,11 +91,11 @@ void HostComputeStandIn::work() {
   std::unique_lock lock(mutex_);
   for (;;) {
     queued_.wait(lock, [this] { return stopping_ || !ends_.empty(); });
-    if (ends_.empty()) return;  // stopping, and nothing left to run
+    if (stopping_) return;
     const Clock::time_point end = ends_.front();
     ends_.pop_front();
     lock.unlock();
-    spin_until(end);
+    spin_until(end, stopping_);
     lock.lock();
   }
 }

@@ -12,6 +12,7 @@
 // time. With a core of its own it simply keeps that core busy.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -26,8 +27,9 @@ namespace commbench {
 
 class HostComputeStandIn final : public ComputeStandIn {
  public:
-  HostComputeStandIn();            // starts the compute thread
-  ~HostComputeStandIn() override;  // lets queued tasks finish, then joins it
+  HostComputeStandIn();  // starts the compute thread
+  // Stops the thread at once: a task's pending completes by the clock, not by the thread.
+  ~HostComputeStandIn() override;
 
   std::string occupies() const override;
   double measure_uncorrected(double seconds) override;
@@ -44,7 +46,7 @@ class HostComputeStandIn final : public ComputeStandIn {
   std::condition_variable queued_;
   std::deque<Clock::time_point> ends_;  // of the tasks the compute thread has yet to spin through
   Clock::time_point last_end_{};
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};  // read by the spinning thread without the lock
   std::thread thread_;  // last: starts once the members it uses exist
 };
 

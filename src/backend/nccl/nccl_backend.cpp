@@ -776,9 +776,6 @@ std::vector<DeviceHandle> device_handles(const NcclBackend::State& state) {
   return handles;
 }
 
-int communicator_ranks(const NcclBackend::State& state) { return state.nranks; }
-const std::string& process_name(const NcclBackend::State& state) { return state.who; }
-
 bool poll_events(NcclBackend::State& state, const std::vector<cudaEvent_t>& events, const char* what) {
   return state.poll(events, what);
 }

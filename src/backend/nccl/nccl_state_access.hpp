@@ -22,9 +22,6 @@ struct DeviceHandle {
 };
 
 std::vector<DeviceHandle> device_handles(const NcclBackend::State& state);
-int communicator_ranks(const NcclBackend::State& state);
-// "rank 0 (host gpu01)": who this process is, for messages.
-const std::string& process_name(const NcclBackend::State& state);
 
 // Whether every event (one per device) completed, checking NCCL's asynchronous errors
 // meanwhile; an error aborts the communicators and throws BackendError naming it.
