@@ -2,11 +2,14 @@
 # Proving the NCCL backend on a lent GPU machine (one GPU, no MPI, no package registry):
 #
 #   here:   scripts/gpu-session.sh stage
-#           builds bench-collectives without MPI (one process drives the GPUs) into .gpu/,
-#           which git ignores; the device tool carries it (carry: [".gpu"]).
+#           builds bench-collectives and the backend-extensions test without MPI (one
+#           process drives the GPUs) into .gpu/, which git ignores; the device tool carries
+#           it (carry: [".gpu"]).
 #   there:  scripts/gpu-session.sh run "$OUT"
-#           runs the gpu-labelled tests and the full sweep (8 B - 8 GiB, every collective,
-#           --check) and writes the program's own CSV/JSON/table and logs to the folder.
+#           runs the gpu-labelled tests, the backend-extensions test (spin-kernel
+#           calibration, streams and events, overlap, peer send/recv: gpu-extensions.log)
+#           and the full sweep (8 B - 8 GiB, every collective, --check) and writes the
+#           program's own CSV/JSON/table and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
 set -euo pipefail
@@ -18,11 +21,12 @@ case "${1:-}" in
     source "$root/scripts/lib.sh"
     commbench_install_packages
     COMMBENCH_BUILD="$root/build-gpu-stage"
-    COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=OFF
+    # Tests on only for the extensions test's target; nothing else of them is built.
+    COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=ON
                           -DCOMMBENCH_BUILD_MICROBENCH=OFF)
-    commbench_build --target bench-collectives
+    commbench_build --target bench-collectives commbench-gpu-extensions-test
     mkdir -p "$stage"
-    cp "$COMMBENCH_BUILD/bench/bench-collectives" "$stage/"
+    cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
     "$stage/bench-collectives" --version
     echo "staged $stage/bench-collectives; carry .gpu (and run from the repository root)"
     ;;
@@ -43,6 +47,10 @@ case "${1:-}" in
     COMMBENCH_BENCH_COLLECTIVES="$bin" PYTHONUNBUFFERED=1 \
       python3 "$root/tests/gpu/test_gpu_collectives.py" > "$out/gpu-tests.log" 2>&1 || status=$?
     echo "gpu tests: exit $status (log: gpu-tests.log)"
+    extensions=0
+    "$stage/commbench-gpu-extensions-test" > "$out/gpu-extensions.log" 2>&1 || extensions=$?
+    echo "backend extensions: exit $extensions (log: gpu-extensions.log)"; grep -E "^(FAIL|worst)" "$out/gpu-extensions.log" || true
+    [ "$extensions" -eq 0 ] || status=$extensions
     "$bin" --backend nccl --op all -b 8 -e 8G -c 1 --csv "$out/sweep.csv" --json "$out/sweep.json" --force \
       > "$out/sweep.txt" 2> "$out/sweep.err" || status=$?
     echo "sweep: exit $status"; tail -5 "$out/sweep.txt"

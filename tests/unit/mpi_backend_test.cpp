@@ -11,13 +11,10 @@
 #include "commbench/backend/mpi/mpi_environment.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/runner/runner.hpp"
+#include "mpi_test_support.hpp"
 
 namespace commbench {
 namespace {
-
-std::unique_ptr<mpi::MpiBackend> world_backend() {
-  return std::make_unique<mpi::MpiBackend>(std::make_unique<mpi::MpiBootstrap>(MPI_COMM_WORLD));
-}
 
 int world_size() {
   int n = 0;

@@ -15,6 +15,10 @@
 
 namespace commbench {
 
+class PeerExchange;
+class PeerRound;
+class StreamSet;
+
 // Send and receive buffers owned by a backend (host or device memory).
 class Buffers {
  public:
@@ -87,6 +91,15 @@ class Backend {
   // Called from the watchdog thread just before the process ends on a timeout: release
   // what would otherwise outlive the process (NCCL communicators). Must not throw.
   virtual void abort() noexcept {}
+
+  // ---- Extensions for bench-patterns and bench-p2p; each concept has its own header ----
+  // Point-to-point transfers of `message_bytes` each along `round` (peer_exchange.hpp),
+  // with their buffers. Collective over group(): every rank calls it, idle ones too.
+  // Throws UsageError when the memory cannot be had; BackendError where unimplemented.
+  virtual std::unique_ptr<PeerExchange> peer_exchange(const PeerRound& round, std::uint64_t message_bytes);
+  // Named streams, events and the calibrated compute stand-in (stream_set.hpp), for
+  // overlapping communication with compute. BackendError where unimplemented.
+  virtual std::unique_ptr<StreamSet> streams();
 };
 
 }  // namespace commbench

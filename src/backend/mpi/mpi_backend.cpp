@@ -8,6 +8,7 @@
 
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/mpi/mpi_environment.hpp"
+#include "commbench/backend/mpi/mpi_pending.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/host_buffer_check.hpp"
 #include "commbench/core/host_memory.hpp"
@@ -115,23 +116,6 @@ Region output_region(const OpCase& c, HostBuffers& b, int rank) {
     return {b.send(), 0, c.shape.recv_elements};
   return {b.recv(), 0, c.shape.recv_elements};
 }
-
-class MpiPending final : public PendingOperation {
- public:
-  explicit MpiPending(std::vector<MPI_Request> requests) : requests_(std::move(requests)) {}
-  bool test() override {
-    int done = 0;
-    check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
-              "MPI_Testall");
-    return done != 0;
-  }
-  void wait() override {
-    check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  }
-
- private:
-  std::vector<MPI_Request> requests_;
-};
 
 }  // namespace
 

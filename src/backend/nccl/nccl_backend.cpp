@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "check_kernels.hpp"
+#include "nccl_state_access.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/device_selection.hpp"
 #include "commbench/core/error.hpp"
@@ -213,35 +214,38 @@ struct NcclBackend::State {
     }
   }
 
-  // Waits for `events` while polling NCCL for asynchronous errors: a peer that died or a
-  // network failure surfaces here instead of as a silent hang.
-  void wait_for(const std::vector<cudaEvent_t>& events, const char* what) {
-    for (;;) {
-      bool done = true;
-      for (std::size_t i = 0; i < devices.size(); ++i) {
-        cudaSetDevice(devices[i].device);
-        const cudaError_t state = cudaEventQuery(events[i]);
-        if (state == cudaErrorNotReady) {
-          done = false;
-        } else if (state != cudaSuccess) {
-          const std::string message = where(devices[i]) + ": CUDA error while " + what + ": " + cudaGetErrorString(state);
-          abort_all();
-          throw BackendError(message);
-        }
+  // Whether every one of `events` (one per device) has completed, polling NCCL for
+  // asynchronous errors while any has not: a peer that died or a network failure
+  // surfaces here (communicators aborted, BackendError) instead of as a silent hang.
+  bool poll(const std::vector<cudaEvent_t>& events, const char* what) {
+    bool done = true;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      cudaSetDevice(devices[i].device);
+      const cudaError_t state = cudaEventQuery(events[i]);
+      if (state == cudaErrorNotReady) {
+        done = false;
+      } else if (state != cudaSuccess) {
+        const std::string message = where(devices[i]) + ": CUDA error while " + what + ": " + cudaGetErrorString(state);
+        abort_all();
+        throw BackendError(message);
       }
-      if (done) return;
-      for (DeviceContext& d : devices) {
-        ncclResult_t async = ncclSuccess;
-        if (d.comm != nullptr && ncclCommGetAsyncError(d.comm, &async) == ncclSuccess && async != ncclSuccess &&
-            async != ncclInProgress) {
-          const std::string message = where(d) + ": NCCL error while " + what + ": " + ncclGetErrorString(async) +
-                                      " (" + ncclGetLastError(d.comm) + ")";
-          abort_all();
-          throw BackendError(message);
-        }
-      }
-      std::this_thread::yield();
     }
+    if (done) return true;
+    for (DeviceContext& d : devices) {
+      ncclResult_t async = ncclSuccess;
+      if (d.comm != nullptr && ncclCommGetAsyncError(d.comm, &async) == ncclSuccess && async != ncclSuccess &&
+          async != ncclInProgress) {
+        const std::string message = where(d) + ": NCCL error while " + what + ": " + ncclGetErrorString(async) +
+                                    " (" + ncclGetLastError(d.comm) + ")";
+        abort_all();
+        throw BackendError(message);
+      }
+    }
+    return false;
+  }
+
+  void wait_for(const std::vector<cudaEvent_t>& events, const char* what) {
+    while (!poll(events, what)) std::this_thread::yield();
   }
 
   void synchronize(const char* what) {
@@ -428,13 +432,9 @@ class NcclPending final : public PendingOperation {
       cudaEventDestroy(events_[i]);
     }
   }
-  bool test() override {
-    for (std::size_t i = 0; i < events_.size(); ++i) {
-      cudaSetDevice(state_->devices[i].device);
-      if (cudaEventQuery(events_[i]) == cudaErrorNotReady) return false;
-    }
-    return true;
-  }
+  // A caller polling test() (overlapping compute with the operation) would never call
+  // wait(): the asynchronous-error check must happen here too, or a dead peer hangs it.
+  bool test() override { return state_->poll(events_, "testing a started operation"); }
   void wait() override { state_->wait_for(events_, "waiting for a started operation"); }
 
  private:
@@ -729,15 +729,9 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
 
 std::unique_ptr<PendingOperation> NcclBackend::start(const OpCase& c, Buffers& buffers) {
   enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
-  std::vector<cudaEvent_t> events;
-  for (DeviceContext& d : state_->devices) {
-    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-    cudaEvent_t done = nullptr;
-    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventRecord(done, d.stream), "cudaEventRecord");
-    events.push_back(done);
-  }
-  return std::make_unique<NcclPending>(state_, std::move(events));
+  std::vector<cudaStream_t> streams;
+  for (const DeviceContext& d : state_->devices) streams.push_back(d.stream);
+  return pending_on(state_, streams);
 }
 
 std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
@@ -753,6 +747,7 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
       d.device = parent.device;
       d.compute_major = parent.compute_major;
       d.description = parent.description;
+      d.bus_id = parent.bus_id;  // the sub-communicator's GPUs are the parent's
       create_device_objects(d);
       sub->devices.push_back(d);
     }
@@ -772,5 +767,43 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
 }
 
 void NcclBackend::abort() noexcept { state_->abort_all(); }
+
+// ---- The door for the extensions (nccl_state_access.hpp) ----
+
+std::vector<DeviceHandle> device_handles(const NcclBackend::State& state) {
+  std::vector<DeviceHandle> handles;
+  for (const DeviceContext& d : state.devices) handles.push_back({d.device, d.rank, d.comm, d.stream});
+  return handles;
+}
+
+bool poll_events(NcclBackend::State& state, const std::vector<cudaEvent_t>& events, const char* what) {
+  return state.poll(events, what);
+}
+
+void wait_for_events(NcclBackend::State& state, const std::vector<cudaEvent_t>& events, const char* what) {
+  state.wait_for(events, what);
+}
+
+std::unique_ptr<PendingOperation> pending_on(std::shared_ptr<NcclBackend::State> state,
+                                             const std::vector<cudaStream_t>& streams) {
+  std::vector<cudaEvent_t> events;
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    check_cuda(cudaSetDevice(state->devices[i].device), "cudaSetDevice");
+    cudaEvent_t done = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+    check_cuda(cudaEventRecord(done, streams[i]), "cudaEventRecord");
+    events.push_back(done);
+  }
+  return std::make_unique<NcclPending>(std::move(state), std::move(events));
+}
+
+void enqueue_on(const OpCase& c, Buffers& buffers, NcclBackend::State& state, const std::vector<cudaStream_t>& streams) {
+  std::vector<DeviceContext> devices = state.devices;  // handles only: the copies own nothing
+  for (std::size_t i = 0; i < devices.size(); ++i) devices[i].stream = streams[i];
+  enqueue_all(c, device_buffers(buffers), devices, state.nranks);
+}
+
+void check_cuda_call(cudaError_t code, const std::string& what) { check_cuda(code, what); }
+void check_nccl_call(ncclResult_t code, const std::string& what, ncclComm_t comm) { check_nccl(code, what, comm); }
 
 }  // namespace commbench::nccl

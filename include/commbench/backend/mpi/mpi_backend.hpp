@@ -31,6 +31,9 @@ class MpiBackend final : public Backend {
   double time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) override;
   std::unique_ptr<PendingOperation> start(const OpCase& c, Buffers& buffers) override;
   std::unique_ptr<Backend> split(int color, int key) override;
+  // Extensions (mpi_peer_exchange.cpp, mpi_streams.cpp).
+  std::unique_ptr<PeerExchange> peer_exchange(const PeerRound& round, std::uint64_t message_bytes) override;
+  std::unique_ptr<StreamSet> streams() override;
 
  private:
   void run_once(const OpCase& c, Buffers& buffers);

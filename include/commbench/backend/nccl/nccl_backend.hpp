@@ -58,6 +58,9 @@ class NcclBackend final : public Backend {
   std::unique_ptr<PendingOperation> start(const OpCase& c, Buffers& buffers) override;
   std::unique_ptr<Backend> split(int color, int key) override;
   void abort() noexcept override;
+  // Extensions (nccl_peer_exchange.cpp, nccl_streams.cpp).
+  std::unique_ptr<PeerExchange> peer_exchange(const PeerRound& round, std::uint64_t message_bytes) override;
+  std::unique_ptr<StreamSet> streams() override;
 
   struct State;
 

@@ -1,0 +1,16 @@
+#include "commbench/backend/backend.hpp"
+
+#include "commbench/backend/peer_exchange.hpp"
+#include "commbench/backend/stream_set.hpp"
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+
+// Defaults, so a backend (or a test's fake) that needs none of the extensions still builds.
+std::unique_ptr<PeerExchange> Backend::peer_exchange(const PeerRound&, std::uint64_t) {
+  throw BackendError("the " + name() + " backend has no peer-addressed send/recv");
+}
+
+std::unique_ptr<StreamSet> Backend::streams() { throw BackendError("the " + name() + " backend has no streams"); }
+
+}  // namespace commbench
