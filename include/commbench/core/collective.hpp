@@ -2,6 +2,8 @@
 // into algorithm and bus bandwidth.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -9,8 +11,20 @@
 
 namespace commbench {
 
+// Per-collective facts live in collective_descriptor.hpp; these functions read them.
 enum class Collective { allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv };
+inline constexpr std::size_t kCollectiveCount = 7;
 
+// Whether `table` (entries with an `op` member) lists every collective once, in the order
+// of the enum, so that it can be indexed by it: per-collective tables assert this.
+template <typename Entry, std::size_t N>
+constexpr bool lists_every_collective_in_order(const std::array<Entry, N>& table) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (static_cast<std::size_t>(table[i].op) != i) return false;
+  return N == kCollectiveCount;
+}
+
+// The collectives of --op all.
 std::span<const Collective> all_collectives();
 std::string_view name_of(Collective op);
 Collective parse_collective(std::string_view text, std::string_view flag);

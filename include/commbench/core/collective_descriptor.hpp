@@ -1,0 +1,67 @@
+// Everything commbench knows about one collective, in one place: how a size maps onto its
+// buffers, its busbw factor, where it reads and writes when it runs in place, whether it
+// reduces or has a root, what --check expects of it and which traffic pattern the
+// bandwidth model assumes. Backends keep only their own calls, one entry per collective.
+// (nccl-tests spreads the same knowledge over a struct of function pointers per test.)
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "commbench/core/check_rule.hpp"
+#include "commbench/core/collective.hpp"
+
+namespace commbench {
+
+// How many count-sized chunks a buffer of one rank holds.
+enum class Chunks {
+  one,       // count elements
+  per_rank,  // count x ranks elements
+};
+
+// busbw = algbw x factor (nccl-tests convention, n = ranks).
+enum class BusFactor {
+  twice_ring,  // 2(n-1)/n: a ring reduce-scatter then a ring all-gather
+  ring,        // (n-1)/n: every rank's data crosses the bus once, except its own share
+  one,         // 1: the whole size crosses one link
+};
+
+// Where one rank's input (before) or output (after) lives when the collective runs in place,
+// in nccl-tests' conventions (a backend whose library differs says so in its call table).
+enum class InPlaceRegion {
+  none,                     // no in-place form: the send and receive buffers differ in size or meaning
+  whole_receive_buffer,     // the whole receive buffer
+  own_chunk_of_receive,     // chunk `rank` of the receive buffer (count elements)
+};
+
+// The links the bandwidth model bounds busbw by (topology/bandwidth_model.cpp).
+enum class BusTraffic {
+  ring,            // every rank sends and receives at the bus rate over a ring
+  all_pairs,       // every rank sends to every other: node-local and cross-node shares
+  neighbour_pair,  // one flow between neighbouring ranks
+};
+
+struct CollectiveDescriptor {
+  Collective op;
+  std::string_view name;   // the op column and --op
+  std::string_view alias;  // the nccl-tests / PyTorch spelling --op also accepts; empty if none
+  bool in_op_all;          // part of --op all
+  Chunks send_chunks;
+  Chunks receive_chunks;
+  BusFactor bus_factor;
+  bool reduces;            // takes -o/--redop
+  bool rooted;             // takes -r/--root
+  InPlaceRegion in_place_input;
+  InPlaceRegion in_place_output;
+  CheckRule check_rule;
+  BusTraffic traffic;
+
+  // Chunks in the size column: the larger buffer of one rank (nccl-tests' "size").
+  bool chunked() const { return send_chunks != Chunks::one || receive_chunks != Chunks::one; }
+  double bus_bandwidth_factor(int ranks) const;
+};
+
+const CollectiveDescriptor& descriptor_of(Collective op);
+std::span<const CollectiveDescriptor> collective_descriptors();
+
+}  // namespace commbench
