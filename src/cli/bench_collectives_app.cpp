@@ -228,7 +228,8 @@ int run_in_job(CollectivesOptions o, const std::string& command_line, JobRuntime
   collective_try(world, [&] {
     validate_for_ranks(o, backend->ranks());
     keep_supported(o, *backend, world, context.notes);
-    PlanRequest request{o.ops, o.dtypes, o.redops, o.placements, sweep_sizes(o.sweep), o.root, backend->ranks()};
+    PlanRequest request{o.ops, o.dtypes, o.redops, o.placements, sweep_sizes(o.sweep), o.root, backend->ranks(),
+                        o.alltoallv_distribution};
     plan = keep_supported_placements(build_plan(request), *backend, context.notes);
     backend->validate_plan(plan);
   });

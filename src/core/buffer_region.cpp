@@ -18,7 +18,9 @@ BufferRegion input_region(const OpCase& c, int rank) {
   return in_place_region(descriptor_of(c.op).in_place_input, c, rank, c.shape.send_elements);
 }
 
-BufferRegion output_region(const OpCase& c, int rank) {
+BufferRegion output_region(const OpCase& c, int rank, int ranks) {
+  if (descriptor_of(c.op).split_per_peer())
+    return {BufferSide::receive, 0, peer_counts(c.distribution, c.shape.send_elements, ranks, rank).received()};
   if (c.placement == Placement::out_of_place) return {BufferSide::receive, 0, c.shape.recv_elements};
   return in_place_region(descriptor_of(c.op).in_place_output, c, rank, c.shape.recv_elements);
 }

@@ -62,7 +62,8 @@ bool has_root(Collective op) { return descriptor_of(op).rooted; }
 
 double bus_bandwidth_factor(Collective op, int ranks) { return descriptor_of(op).bus_bandwidth_factor(ranks); }
 
-BufferShape shape_for(Collective op, std::uint64_t requested_bytes, std::size_t element_size, int ranks) {
+BufferShape shape_for(Collective op, std::uint64_t requested_bytes, std::size_t element_size, int ranks,
+                      const PeerDistribution& distribution) {
   const CollectiveDescriptor& d = descriptor_of(op);
   const std::uint64_t n = static_cast<std::uint64_t>(ranks);
   const std::uint64_t chunks = d.chunked() ? n : 1;
@@ -72,6 +73,7 @@ BufferShape shape_for(Collective op, std::uint64_t requested_bytes, std::size_t 
   shape.bytes = count * chunks * element_size;
   shape.send_elements = elements_in(d.send_chunks, count, n);
   shape.recv_elements = elements_in(d.receive_chunks, count, n);
+  if (d.split_per_peer()) shape.recv_elements = most_received(distribution, shape.send_elements, ranks);
   return shape;
 }
 

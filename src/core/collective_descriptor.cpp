@@ -30,6 +30,11 @@ constexpr std::array kDescriptors{
     CollectiveDescriptor{Collective::sendrecv, "sendrecv", "send_recv", true, one, one, BusFactor::one, false, false,
                          whole_receive_buffer, whole_receive_buffer, CheckRule::from_previous_rank,
                          BusTraffic::neighbour_pair},
+    // Not in --op all: nccl-tests has no alltoallv, and its rows depend on a distribution.
+    CollectiveDescriptor{Collective::alltoallv, "alltoallv", "all_to_all_v", false, per_rank, by_peer_split,
+                         BusFactor::ring, false, false, none, none, CheckRule::from_one_source,
+                         BusTraffic::all_pairs,
+                         "a rank receives a different amount than it sends, so one buffer cannot serve as both"},
 };
 
 static_assert(lists_every_collective_in_order(kDescriptors), "kDescriptors: one entry per collective, in enum order");
@@ -49,5 +54,11 @@ double CollectiveDescriptor::bus_bandwidth_factor(int ranks) const {
 const CollectiveDescriptor& descriptor_of(Collective op) { return kDescriptors.at(static_cast<std::size_t>(op)); }
 
 std::span<const CollectiveDescriptor> collective_descriptors() { return kDescriptors; }
+
+std::optional<std::string> missing_in_place_form(Collective op) {
+  const CollectiveDescriptor& d = descriptor_of(op);
+  if (d.no_in_place_reason.empty()) return std::nullopt;
+  return "in-place " + std::string(d.name) + ": " + std::string(d.no_in_place_reason);
+}
 
 }  // namespace commbench

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "commbench/core/buffer_region.hpp"
 #include "commbench/core/check_pattern.hpp"
@@ -27,6 +28,8 @@ struct Expected {
   BufferRegion in_place_input;  // of rank 2
   BufferRegion in_place_output;
   BusTraffic traffic;
+  bool in_op_all = true;
+  bool has_in_place = true;
 };
 
 constexpr std::uint64_t kMiB = 1 << 20;
@@ -48,6 +51,9 @@ const Expected kExpected[] = {
      {kRecv, 0, 262144}, BusTraffic::all_pairs},
     {Collective::sendrecv, "sendrecv", 262144, 262144, 262144, 1.0, false, false, {kRecv, 0, 262144},
      {kRecv, 0, 262144}, BusTraffic::neighbour_pair},
+    // Uniform here (the default), so exactly alltoall's shape.
+    {Collective::alltoallv, "alltoallv", 65536, 262144, 262144, 0.75, false, false, {}, {}, BusTraffic::all_pairs,
+     false, false},
 };
 
 OpCase case_of(Collective op, Placement placement) {
@@ -88,13 +94,18 @@ TEST(CollectiveDescriptor, EveryEntryAsExpected) {
     EXPECT_EQ(d.reduces, want.reduces) << want.name;
     EXPECT_EQ(d.rooted, want.rooted) << want.name;
     EXPECT_EQ(d.traffic, want.traffic) << want.name;
+    EXPECT_EQ(d.in_op_all, want.in_op_all) << want.name;
 
     const OpCase out = case_of(want.op, Placement::out_of_place);
     expect_region(input_region(out, 2), {kSend, 0, want.send_elements}, want.name + " out-of-place input");
-    expect_region(output_region(out, 2), {kRecv, 0, want.recv_elements}, want.name + " out-of-place output");
+    expect_region(output_region(out, 2, 4), {kRecv, 0, want.recv_elements}, want.name + " out-of-place output");
+    EXPECT_EQ(!missing_in_place_form(want.op).has_value(), want.has_in_place) << want.name;
+    EXPECT_EQ(d.in_place_input != InPlaceRegion::none, want.has_in_place) << want.name;
+    EXPECT_EQ(d.in_place_output != InPlaceRegion::none, want.has_in_place) << want.name;
+    if (!want.has_in_place) continue;
     const OpCase in = case_of(want.op, Placement::in_place);
     expect_region(input_region(in, 2), want.in_place_input, want.name + " in-place input");
-    expect_region(output_region(in, 2), want.in_place_output, want.name + " in-place output");
+    expect_region(output_region(in, 2, 4), want.in_place_output, want.name + " in-place output");
   }
 }
 
@@ -105,6 +116,7 @@ TEST(CollectiveDescriptor, BusFactorsFollowNcclTests) {
     EXPECT_DOUBLE_EQ(descriptor_of(Collective::allgather).bus_bandwidth_factor(n), ring);
     EXPECT_DOUBLE_EQ(descriptor_of(Collective::reducescatter).bus_bandwidth_factor(n), ring);
     EXPECT_DOUBLE_EQ(descriptor_of(Collective::alltoall).bus_bandwidth_factor(n), ring);
+    EXPECT_DOUBLE_EQ(descriptor_of(Collective::alltoallv).bus_bandwidth_factor(n), ring);
     EXPECT_DOUBLE_EQ(descriptor_of(Collective::broadcast).bus_bandwidth_factor(n), 1.0);
     EXPECT_DOUBLE_EQ(descriptor_of(Collective::reduce).bus_bandwidth_factor(n), 1.0);
     EXPECT_DOUBLE_EQ(descriptor_of(Collective::sendrecv).bus_bandwidth_factor(n), 1.0);
@@ -136,6 +148,36 @@ TEST(CollectiveDescriptor, ExpectedValuesByHand) {
   EXPECT_EQ(expected(Collective::alltoall, 4), (131 + 49) % 127);
   // sendrecv receives rank 1's input.
   EXPECT_EQ(expected(Collective::sendrecv, 0), 131 % 127);
+}
+
+// alltoallv, hot:0.5 over 4 ranks, 16 elements per rank: every rank sends 8, 3, 2, 3
+// elements to ranks 0..3 (cumulative boundaries 8, 10.67, 13.33, 16 rounded), so rank 2
+// receives two elements from each source, taken at offset 8 + 3 = 11 of its input.
+TEST(CollectiveDescriptor, AlltoallvPiecesAndValuesByHand) {
+  OpCase c;
+  c.op = Collective::alltoallv;
+  c.distribution = {PeerDistribution::Kind::hot, 0.5};
+  c.shape = shape_for(Collective::alltoallv, 64, 4, 4, c.distribution);
+  EXPECT_EQ(c.shape.count, 4u);
+  EXPECT_EQ(c.shape.send_elements, 16u);
+  EXPECT_EQ(c.shape.recv_elements, 32u);  // rank 0 receives 8 from each of 4 ranks
+  EXPECT_EQ(c.shape.bytes, 64u);
+  expect_region(output_region(c, 2, 4), {kRecv, 0, 8}, "rank 2's output");
+  expect_region(output_region(c, 0, 4), {kRecv, 0, 32}, "rank 0's output");
+  expect_region(input_region(c, 2), {kSend, 0, 16}, "rank 2's input");
+
+  const std::vector<CheckedPiece> pieces = checked_pieces(c, 2, 4, 8);
+  ASSERT_EQ(pieces.size(), 4u);
+  for (int source = 0; source < 4; ++source) {
+    const CheckedPiece& piece = pieces[static_cast<std::size_t>(source)];
+    EXPECT_EQ(piece.first_element, 2u * static_cast<std::uint64_t>(source));
+    EXPECT_EQ(piece.elements, 2u);
+    EXPECT_EQ(piece.first_index, 11u);
+    EXPECT_EQ(piece.spec.source, source);
+    EXPECT_EQ(piece.spec.rule, CheckRule::from_one_source);
+  }
+  // Output element 5 = piece 2, element 1: rank 2's input element 12, (131*2 + 7*12) % 127.
+  EXPECT_EQ(expected_output<std::int64_t>(pieces[2].spec, pieces[2].first_index + 1), 92);
 }
 
 TEST(CollectiveDescriptor, OnlyTheRootsReduceOutputIsChecked) {

@@ -20,7 +20,8 @@ struct BufferRegion {
 
 // In-place cases read their input from the receive buffer.
 BufferRegion input_region(const OpCase& c, int rank);
-// nccl-tests' conventions: in-place reducescatter writes chunk `rank` of the receive buffer.
-BufferRegion output_region(const OpCase& c, int rank);
+// nccl-tests' conventions: in-place reducescatter writes chunk `rank` of the receive buffer;
+// alltoallv fills what `rank` receives of the receive buffer.
+BufferRegion output_region(const OpCase& c, int rank, int ranks);
 
 }  // namespace commbench

@@ -30,6 +30,8 @@ struct CheckSpec {
   // 8-bit floats hold few integers exactly (e5m2: up to 8): use 0/1 for reductions and
   // 0..7 for data movement so every value and every partial sum stays exact.
   bool narrow = false;
+  // from_one_source: the rank whose input the checked piece of the output holds.
+  int source = 0;
 };
 
 COMMBENCH_HOST_DEVICE inline bool reduces_values(CheckRule rule) {
@@ -105,6 +107,7 @@ COMMBENCH_HOST_DEVICE T expected_output(const CheckSpec& s, std::uint64_t index)
     }
     case CheckRule::from_previous_rank:
       return static_cast<T>(input_value(s, static_cast<int>((static_cast<std::uint64_t>(s.rank) + n - 1) % n), index));
+    case CheckRule::from_one_source: return static_cast<T>(input_value(s, s.source, index));
   }
   return T{};
 }

@@ -14,6 +14,7 @@ enum class CheckRule {
   copied_from_root,    // broadcast: the root's input
   exchanged_chunks,    // alltoall: chunk s is chunk r of rank s's input
   from_previous_rank,  // sendrecv: the input of rank r-1 (a ring)
+  from_one_source,     // one received piece of alltoallv: CheckSpec::source's input, from the piece's first index
 };
 
 }  // namespace commbench

@@ -5,7 +5,9 @@
 // (nccl-tests spreads the same knowledge over a struct of function pointers per test.)
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "commbench/core/check_rule.hpp"
@@ -15,8 +17,9 @@ namespace commbench {
 
 // How many count-sized chunks a buffer of one rank holds.
 enum class Chunks {
-  one,       // count elements
-  per_rank,  // count x ranks elements
+  one,            // count elements
+  per_rank,       // count x ranks elements
+  by_peer_split,  // what the peers send this rank under the --alltoallv-distribution
 };
 
 // busbw = algbw x factor (nccl-tests convention, n = ranks).
@@ -55,13 +58,18 @@ struct CollectiveDescriptor {
   InPlaceRegion in_place_output;
   CheckRule check_rule;
   BusTraffic traffic;
+  std::string_view no_in_place_reason = {};  // why there is no in-place form (in_place_* == none)
 
   // Chunks in the size column: the larger buffer of one rank (nccl-tests' "size").
   bool chunked() const { return send_chunks != Chunks::one || receive_chunks != Chunks::one; }
+  // Whether the counts differ per peer (alltoallv): backends then take them from peer_counts().
+  bool split_per_peer() const { return receive_chunks == Chunks::by_peer_split; }
   double bus_bandwidth_factor(int ranks) const;
 };
 
 const CollectiveDescriptor& descriptor_of(Collective op);
+// "in-place alltoallv: ..." for a collective without an in-place form, for every backend.
+std::optional<std::string> missing_in_place_form(Collective op);
 std::span<const CollectiveDescriptor> collective_descriptors();
 
 }  // namespace commbench

@@ -10,6 +10,7 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/mpi/mpi_environment.hpp"
 #include "commbench/core/buffer_region.hpp"
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/host_buffer_check.hpp"
 #include "commbench/core/host_memory.hpp"
@@ -102,6 +103,8 @@ struct CallArguments {
   int root;
   void* send;
   void* recv;
+  // alltoallv: MPI_Alltoallv's counts and displacements (elements); empty otherwise.
+  std::vector<int> send_counts, send_offsets, recv_counts, recv_offsets;
 };
 
 void* in_place_or(const CallArguments& a, void* buffer) { return a.in_place ? MPI_IN_PLACE : buffer; }
@@ -124,22 +127,22 @@ struct MpiCall {
   Collective op;
   void (*run)(const CallArguments&);
   void (*start)(const CallArguments&, std::vector<MPI_Request>&);
-  BufferRegion (*output)(const OpCase&, int rank);
+  BufferRegion (*output)(const OpCase&, int rank, int ranks);
 };
 
-BufferRegion standard_output(const OpCase& c, int rank) { return output_region(c, rank); }
+BufferRegion standard_output(const OpCase& c, int rank, int ranks) { return output_region(c, rank, ranks); }
 
 // MPI_Bcast has one buffer per rank: out of place the root sends from (and so keeps its
 // result in) its send buffer.
-BufferRegion broadcast_output(const OpCase& c, int rank) {
+BufferRegion broadcast_output(const OpCase& c, int rank, int ranks) {
   if (c.placement == Placement::out_of_place && rank == c.root) return {BufferSide::send, 0, c.shape.recv_elements};
-  return output_region(c, rank);
+  return output_region(c, rank, ranks);
 }
 
 // In place, MPI_Reduce_scatter_block leaves the result at the start of the receive buffer.
-BufferRegion reducescatter_output(const OpCase& c, int rank) {
+BufferRegion reducescatter_output(const OpCase& c, int rank, int ranks) {
   if (c.placement == Placement::in_place) return {BufferSide::receive, 0, c.shape.recv_elements};
-  return output_region(c, rank);
+  return output_region(c, rank, ranks);
 }
 
 MPI_Request& one_request(std::vector<MPI_Request>& requests) {
@@ -242,6 +245,19 @@ constexpr std::array kMpiCalls{
               check_mpi(MPI_Isend(a.send, a.count, a.type, next_rank(a), kSendRecvTag, a.comm, &r[1]), "MPI_Isend");
             },
             standard_output},
+    // In place never reaches here: the descriptor has no in-place form (missing_in_place_form).
+    MpiCall{Collective::alltoallv,
+            [](const CallArguments& a) {
+              check_mpi(MPI_Alltoallv(a.send, a.send_counts.data(), a.send_offsets.data(), a.type, a.recv,
+                                      a.recv_counts.data(), a.recv_offsets.data(), a.type, a.comm),
+                        "MPI_Alltoallv");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              check_mpi(MPI_Ialltoallv(a.send, a.send_counts.data(), a.send_offsets.data(), a.type, a.recv,
+                                       a.recv_counts.data(), a.recv_offsets.data(), a.type, a.comm, &one_request(r)),
+                        "MPI_Ialltoallv");
+            },
+            standard_output},
 };
 
 static_assert(lists_every_collective_in_order(kMpiCalls), "kMpiCalls: one entry per collective, in enum order");
@@ -253,15 +269,32 @@ std::byte* data_of(HostBuffers& b, const BufferRegion& region, DataType dtype) {
   return base + region.first_element * size_of(dtype);
 }
 
+std::vector<int> as_counts(const std::vector<std::uint64_t>& elements) {
+  std::vector<int> counts;
+  counts.reserve(elements.size());
+  for (const std::uint64_t e : elements) counts.push_back(as_count(e));
+  return counts;
+}
+
+// Built once per batch, outside the timed loop (alltoallv's arrays are O(ranks)).
 CallArguments arguments_for(const OpCase& c, Buffers& buffers, const MpiBootstrap& group) {
   HostBuffers& b = host(buffers);
-  return CallArguments{group.comm(), mpi_type(c.dtype), mpi_op(c.redop), c.placement == Placement::in_place,
-                       as_count(c.shape.count), group.rank(), group.size(), c.root, b.send(), b.recv()};
+  CallArguments args{group.comm(), mpi_type(c.dtype), mpi_op(c.redop), c.placement == Placement::in_place,
+                     as_count(c.shape.count), group.rank(), group.size(), c.root, b.send(), b.recv(), {}, {}, {}, {}};
+  if (descriptor_of(c.op).split_per_peer()) {
+    const PeerCounts peers = peer_counts(c.distribution, c.shape.send_elements, group.size(), group.rank());
+    args.send_counts = as_counts(peers.send_counts);
+    args.send_offsets = as_counts(peers.send_offsets);
+    args.recv_counts = as_counts(peers.recv_counts);
+    args.recv_offsets = as_counts(peers.recv_offsets);
+  }
+  return args;
 }
 
 class MpiPending final : public PendingOperation {
  public:
-  explicit MpiPending(std::vector<MPI_Request> requests) : requests_(std::move(requests)) {}
+  MpiPending(std::vector<MPI_Request> requests, std::unique_ptr<const CallArguments> arguments)
+      : requests_(std::move(requests)), arguments_(std::move(arguments)) {}
   bool test() override {
     int done = 0;
     check_mpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
@@ -274,6 +307,8 @@ class MpiPending final : public PendingOperation {
 
  private:
   std::vector<MPI_Request> requests_;
+  // MPI reads a non-blocking alltoallv's count arrays until it completes: they live here.
+  std::unique_ptr<const CallArguments> arguments_;
 };
 
 }  // namespace
@@ -292,8 +327,14 @@ std::optional<std::string> MpiBackend::unsupported_reason(Collective op, DataTyp
 }
 
 void MpiBackend::validate_plan(std::span<const OpCase> plan) const {
-  for (const OpCase& c : plan) as_count(c.shape.count);
+  for (const OpCase& c : plan) {
+    as_count(c.shape.count);
+    // MPI_Alltoallv's displacements are ints too: the whole buffers must be addressable.
+    if (descriptor_of(c.op).split_per_peer()) as_count(std::max(c.shape.send_elements, c.shape.recv_elements));
+  }
 }
+
+std::optional<std::string> MpiBackend::unsupported_in_place(Collective op) const { return missing_in_place_form(op); }
 
 std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<Buffers> buffers;
@@ -327,14 +368,19 @@ void MpiBackend::fill_inputs(const OpCase& c, Buffers& buffers) {
 }
 
 std::uint64_t MpiBackend::count_wrong(const OpCase& c, Buffers& buffers) {
-  const BufferRegion out = mpi_call(c.op).output(c, group_->rank());
-  return count_host_mismatches(c.dtype, data_of(host(buffers), out, c.dtype), out.elements,
-                               check_spec_for(c, group_->rank(), group_->size()));
+  const BufferRegion out = mpi_call(c.op).output(c, group_->rank(), group_->size());
+  const std::byte* data = data_of(host(buffers), out, c.dtype);
+  std::uint64_t wrong = 0;
+  for (const CheckedPiece& piece : checked_pieces(c, group_->rank(), group_->size(), out.elements))
+    wrong += count_host_mismatches(c.dtype, data + piece.first_element * size_of(c.dtype), piece.elements, piece.spec,
+                                   piece.first_index);
+  return wrong;
 }
 
 void MpiBackend::corrupt_output(const OpCase& c, Buffers& buffers) {
   if (!output_is_defined(check_spec_for(c, group_->rank(), group_->size()))) return;  // nothing there is checked
-  const BufferRegion out = mpi_call(c.op).output(c, group_->rank());
+  const BufferRegion out = mpi_call(c.op).output(c, group_->rank(), group_->size());
+  if (out.elements == 0) return;  // alltoallv: nothing was sent to this rank
   corrupt_host_element(c.dtype, data_of(host(buffers), out, c.dtype), 0);
 }
 
@@ -349,9 +395,10 @@ double MpiBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t i
 }
 
 std::unique_ptr<PendingOperation> MpiBackend::start(const OpCase& c, Buffers& buffers) {
+  auto arguments = std::make_unique<const CallArguments>(arguments_for(c, buffers, *group_));
   std::vector<MPI_Request> requests;
-  mpi_call(c.op).start(arguments_for(c, buffers, *group_), requests);
-  return std::make_unique<MpiPending>(std::move(requests));
+  mpi_call(c.op).start(*arguments, requests);
+  return std::make_unique<MpiPending>(std::move(requests), std::move(arguments));
 }
 
 std::unique_ptr<Backend> MpiBackend::split(int color, int key) {

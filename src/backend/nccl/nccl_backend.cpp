@@ -16,6 +16,7 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/device_selection.hpp"
 #include "commbench/core/buffer_region.hpp"
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/output_check.hpp"
 #include "commbench/core/pci_bus_id.hpp"
@@ -247,6 +248,28 @@ struct NcclBackend::State {
     }
   }
 
+  // alltoallv's counts for each device's rank, kept for the last case so that timed loops
+  // do not rebuild them (O(ranks)) every iteration.
+  struct PeerCountsCache {
+    PeerDistribution distribution;
+    std::uint64_t elements_per_rank = 0;
+    std::vector<PeerCounts> per_device;
+  };
+  PeerCountsCache peer_counts_cache;
+
+  const PeerCounts& peer_counts_for(const OpCase& c, std::size_t device_index) {
+    PeerCountsCache& cache = peer_counts_cache;
+    if (cache.per_device.empty() || cache.distribution != c.distribution ||
+        cache.elements_per_rank != c.shape.send_elements) {
+      cache.per_device.clear();
+      for (const DeviceContext& d : devices)
+        cache.per_device.push_back(peer_counts(c.distribution, c.shape.send_elements, nranks, d.rank));
+      cache.distribution = c.distribution;
+      cache.elements_per_rank = c.shape.send_elements;
+    }
+    return cache.per_device[device_index];
+  }
+
   void synchronize(const char* what) {
     std::vector<cudaEvent_t> events;
     for (DeviceContext& d : devices) {
@@ -334,16 +357,18 @@ struct CallArguments {
   ncclDataType_t type;
   ncclRedOp_t redop;
   std::size_t count;
-  std::uint64_t chunk_bytes;
+  std::uint64_t element_bytes;
   bool in_place;
   int root;
   int ranks;
   std::byte* send;
   std::byte* recv;
+  const PeerCounts* peers;  // alltoallv only
 
   // NCCL's in-place convention: the input is read from the receive buffer.
   std::byte* input() const { return in_place ? recv : send; }
-  std::byte* own_chunk_of_recv() const { return recv + static_cast<std::uint64_t>(device.rank) * chunk_bytes; }
+  std::uint64_t chunk_bytes() const { return count * element_bytes; }
+  std::byte* own_chunk_of_recv() const { return recv + static_cast<std::uint64_t>(device.rank) * chunk_bytes(); }
 };
 
 // One point-to-point transfer of an exchange: a buffer, its element count and the peer.
@@ -353,11 +378,17 @@ struct Transfer {
   int peer;
 };
 
-// Enqueues one send and one receive (inside the caller's group).
-void send_and_receive(const CallArguments& a, const Transfer& to, const Transfer& from) {
+// Enqueue one send or one receive (inside the caller's group).
+void send_to(const CallArguments& a, const Transfer& to) {
   check_nccl(ncclSend(to.data, to.count, a.type, to.peer, a.device.comm, a.device.stream), "ncclSend", a.device.comm);
+}
+void receive_from(const CallArguments& a, const Transfer& from) {
   check_nccl(ncclRecv(from.data, from.count, a.type, from.peer, a.device.comm, a.device.stream), "ncclRecv",
              a.device.comm);
+}
+void send_and_receive(const CallArguments& a, const Transfer& to, const Transfer& from) {
+  send_to(a, to);
+  receive_from(a, from);
 }
 
 // One collective's NCCL call. Point-to-point exchanges need a group around all their
@@ -404,7 +435,7 @@ constexpr std::array kNcclCalls{
     NcclCall{Collective::alltoall, true, "in-place alltoall: NCCL needs separate send and receive buffers",
              [](const CallArguments& a) {
                for (int peer = 0; peer < a.ranks; ++peer) {
-                 const std::uint64_t offset = static_cast<std::uint64_t>(peer) * a.chunk_bytes;
+                 const std::uint64_t offset = static_cast<std::uint64_t>(peer) * a.chunk_bytes();
                  send_and_receive(a, {a.send + offset, a.count, peer}, {a.recv + offset, a.count, peer});
                }
              }},
@@ -414,22 +445,39 @@ constexpr std::array kNcclCalls{
                const int previous = (a.device.rank + a.ranks - 1) % a.ranks;
                send_and_receive(a, {a.send, a.count, next}, {a.recv, a.count, previous});
              }},
+    // NCCL has no alltoallv: one send and one receive per peer in a group, skipping empty
+    // pieces as PyTorch's all_to_all_single does (both sides know the counts, so they skip
+    // the same pairs). The in-place refusal comes from the descriptor.
+    NcclCall{Collective::alltoallv, true, "",
+             [](const CallArguments& a) {
+               const PeerCounts& peers = *a.peers;
+               for (int peer = 0; peer < a.ranks; ++peer) {
+                 const auto p = static_cast<std::size_t>(peer);
+                 if (peers.send_counts[p] > 0)
+                   send_to(a, {a.send + peers.send_offsets[p] * a.element_bytes, peers.send_counts[p], peer});
+                 if (peers.recv_counts[p] > 0)
+                   receive_from(a, {a.recv + peers.recv_offsets[p] * a.element_bytes, peers.recv_counts[p], peer});
+               }
+             }},
 };
 
 static_assert(lists_every_collective_in_order(kNcclCalls), "kNcclCalls: one entry per collective, in enum order");
 
 const NcclCall& nccl_call(Collective op) { return kNcclCalls[static_cast<std::size_t>(op)]; }
 
-void enqueue_all(const OpCase& c, NcclBuffers& buffers, std::vector<DeviceContext>& devices, int nranks) {
+void enqueue_all(const OpCase& c, NcclBuffers& buffers, NcclBackend::State& state) {
+  std::vector<DeviceContext>& devices = state.devices;
   const NcclCall& call = nccl_call(c.op);
+  const bool split_per_peer = descriptor_of(c.op).split_per_peer();
   const bool grouped = call.grouped || devices.size() > 1;
   if (grouped) check_nccl(ncclGroupStart(), "ncclGroupStart");
   for (std::size_t i = 0; i < devices.size(); ++i) {
     if (devices.size() > 1) check_cuda(cudaSetDevice(devices[i].device), "cudaSetDevice");
     const DeviceBuffers& b = buffers.per_device[i];
     call.enqueue(CallArguments{devices[i], nccl_type(c.dtype), nccl_op(c.redop), c.shape.count,
-                               c.shape.count * size_of(c.dtype), c.placement == Placement::in_place, c.root, nranks,
-                               b.send, b.recv});
+                               size_of(c.dtype), c.placement == Placement::in_place, c.root,
+                               state.nranks, b.send, b.recv,
+                               split_per_peer ? &state.peer_counts_for(c, i) : nullptr});
   }
   if (grouped) check_nccl(ncclGroupEnd(), "ncclGroupEnd");
 }
@@ -437,7 +485,8 @@ void enqueue_all(const OpCase& c, NcclBuffers& buffers, std::vector<DeviceContex
 std::string graph_key(const OpCase& c, const Buffers& b) {
   return std::to_string(static_cast<int>(c.op)) + "/" + std::to_string(static_cast<int>(c.dtype)) + "/" +
          std::to_string(static_cast<int>(c.redop)) + "/" + std::to_string(c.root) + "/" +
-         std::to_string(static_cast<int>(c.placement)) + "/" + std::to_string(c.shape.count) + "@" +
+         std::to_string(static_cast<int>(c.placement)) + "/" + std::to_string(c.shape.count) + "/" +
+         to_string(c.distribution) + "@" +
          std::to_string(reinterpret_cast<std::uintptr_t>(&b));
 }
 
@@ -596,7 +645,7 @@ std::optional<std::string> NcclBackend::unsupported_reason(Collective, DataType 
 
 std::optional<std::string> NcclBackend::unsupported_in_place(Collective op) const {
   if (!nccl_call(op).no_in_place.empty()) return std::string(nccl_call(op).no_in_place);
-  return std::nullopt;
+  return missing_in_place_form(op);
 }
 
 void NcclBackend::validate_plan(std::span<const OpCase>) const {}
@@ -653,9 +702,11 @@ std::uint64_t NcclBackend::count_wrong(const OpCase& c, Buffers& buffers) {
     const CheckSpec spec = check_spec_for(c, d.rank, state_->nranks);
     check_cuda(cudaMemsetAsync(d.counter, 0, sizeof(unsigned long long), d.stream), "cudaMemsetAsync");
     if (output_is_defined(spec)) {
-      const BufferRegion out = output_region(c, d.rank);
-      launch_count_mismatches(c.dtype, data_of(b.per_device[i], out, c.dtype), out.elements, spec, 0, d.counter,
-                              d.stream);
+      const BufferRegion out = output_region(c, d.rank, state_->nranks);
+      std::byte* data = data_of(b.per_device[i], out, c.dtype);
+      for (const CheckedPiece& piece : checked_pieces(c, d.rank, state_->nranks, out.elements))
+        launch_count_mismatches(c.dtype, data + piece.first_element * size_of(c.dtype), piece.elements, piece.spec,
+                                piece.first_index, d.counter, d.stream);
       check_cuda(cudaGetLastError(), "check kernel launch");
     }
     check_cuda(cudaMemcpyAsync(&counts[i], d.counter, sizeof(unsigned long long), cudaMemcpyDeviceToHost, d.stream),
@@ -672,12 +723,14 @@ void NcclBackend::corrupt_output(const OpCase& c, Buffers& buffers) {
   const DeviceContext& d = state_->devices.front();
   if (!output_is_defined(check_spec_for(c, d.rank, state_->nranks))) return;
   check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-  launch_corrupt(c.dtype, data_of(b.per_device.front(), output_region(c, d.rank), c.dtype), 0, d.stream);
+  const BufferRegion out = output_region(c, d.rank, state_->nranks);
+  if (out.elements == 0) return;  // alltoallv: nothing was sent to this rank
+  launch_corrupt(c.dtype, data_of(b.per_device.front(), out, c.dtype), 0, d.stream);
   state_->synchronize("corrupting an element");
 }
 
 void NcclBackend::run_single(const OpCase& c, Buffers& buffers) {
-  enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
+  enqueue_all(c, device_buffers(buffers), *state_);
   state_->synchronize(describe(c).c_str());
 }
 
@@ -695,7 +748,7 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
       check_cuda(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
     }
     try {
-      for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s.devices, s.nranks);
+      for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s);
     } catch (...) {
       for (DeviceContext& d : s.devices) {  // leave no stream capturing
         cudaSetDevice(d.device);
@@ -729,7 +782,7 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
     executed = launches * per_graph;
   } else {
     for (std::uint64_t i = 0; i < iterations; ++i) {
-      enqueue_all(c, b, s.devices, s.nranks);
+      enqueue_all(c, b, s);
       if (s.options.blocking) s.synchronize("waiting for one operation (--blocking)");
     }
   }
@@ -751,7 +804,7 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
 }
 
 std::unique_ptr<PendingOperation> NcclBackend::start(const OpCase& c, Buffers& buffers) {
-  enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
+  enqueue_all(c, device_buffers(buffers), *state_);
   std::vector<cudaEvent_t> events;
   for (DeviceContext& d : state_->devices) {
     check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
