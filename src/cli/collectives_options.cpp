@@ -7,6 +7,7 @@
 
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/build_info.hpp"
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/name_lookup.hpp"
 #include "commbench/core/size.hpp"
@@ -27,6 +28,11 @@ std::string names_of(const std::vector<T>& values) {
   return text;
 }
 
+// Whether any of `ops` splits per peer (alltoallv), so --alltoallv-distribution applies.
+bool any_split_per_peer(const std::vector<Collective>& ops) {
+  return std::any_of(ops.begin(), ops.end(), [](Collective op) { return descriptor_of(op).split_per_peer(); });
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
@@ -35,7 +41,7 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   s.emplace_back("dtypes", names_of(dtypes));
   s.emplace_back("redops", names_of(redops));
   s.emplace_back("placement", names_of(placements));
-  if (std::find(ops.begin(), ops.end(), Collective::alltoallv) != ops.end())
+  if (any_split_per_peer(ops))
     s.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
   s.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
   s.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
@@ -165,8 +171,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
 
   o.ops = parse_collective_list(ops, "--op");
   o.alltoallv_distribution = parse_peer_distribution(distribution, "--alltoallv-distribution");
-  if (app.count("--alltoallv-distribution") > 0 &&
-      std::find(o.ops.begin(), o.ops.end(), Collective::alltoallv) == o.ops.end())
+  if (app.count("--alltoallv-distribution") > 0 && !any_split_per_peer(o.ops))
     throw UsageError("--alltoallv-distribution: applies to alltoallv only, which --op does not name");
   o.sweep.min_bytes = parse_size(min_bytes, "-b/--min-bytes");
   o.sweep.max_bytes = parse_size(max_bytes, "-e/--max-bytes");

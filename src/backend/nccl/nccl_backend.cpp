@@ -395,60 +395,64 @@ void send_and_receive(const CallArguments& a, const Transfer& to, const Transfer
 // sends and receives; `no_in_place` says why NCCL has no in-place form, if it has none.
 struct NcclCall {
   Collective op;
-  bool grouped;
-  std::string_view no_in_place;
   void (*enqueue)(const CallArguments&);
+  bool grouped = false;
+  std::string_view no_in_place = {};
 };
 
 constexpr std::array kNcclCalls{
-    NcclCall{Collective::allreduce, false, "",
+    NcclCall{.op = Collective::allreduce, .enqueue =
              [](const CallArguments& a) {
                check_nccl(ncclAllReduce(a.input(), a.recv, a.count, a.type, a.redop, a.device.comm,
                                         a.device.stream),
                           "ncclAllReduce", a.device.comm);
              }},
-    NcclCall{Collective::allgather, false, "",
+    NcclCall{.op = Collective::allgather, .enqueue =
              [](const CallArguments& a) {
                check_nccl(ncclAllGather(a.in_place ? a.own_chunk_of_recv() : a.send, a.recv, a.count, a.type,
                                         a.device.comm, a.device.stream),
                           "ncclAllGather", a.device.comm);
              }},
-    NcclCall{Collective::reducescatter, false, "",
+    NcclCall{.op = Collective::reducescatter, .enqueue =
              [](const CallArguments& a) {
                check_nccl(ncclReduceScatter(a.input(), a.in_place ? a.own_chunk_of_recv() : a.recv,
                                             a.count, a.type, a.redop, a.device.comm, a.device.stream),
                           "ncclReduceScatter", a.device.comm);
              }},
-    NcclCall{Collective::broadcast, false, "",
+    NcclCall{.op = Collective::broadcast, .enqueue =
              [](const CallArguments& a) {
                check_nccl(ncclBroadcast(a.input(), a.recv, a.count, a.type, a.root, a.device.comm,
                                         a.device.stream),
                           "ncclBroadcast", a.device.comm);
              }},
-    NcclCall{Collective::reduce, false, "",
+    NcclCall{.op = Collective::reduce, .enqueue =
              [](const CallArguments& a) {
                check_nccl(ncclReduce(a.input(), a.recv, a.count, a.type, a.redop, a.root,
                                      a.device.comm, a.device.stream),
                           "ncclReduce", a.device.comm);
              }},
     // Grouped point-to-point works on every NCCL with send/recv (2.7+), like nccl-tests.
-    NcclCall{Collective::alltoall, true, "in-place alltoall: NCCL needs separate send and receive buffers",
+    NcclCall{.op = Collective::alltoall, .enqueue =
              [](const CallArguments& a) {
                for (int peer = 0; peer < a.ranks; ++peer) {
                  const std::uint64_t offset = static_cast<std::uint64_t>(peer) * a.chunk_bytes();
                  send_and_receive(a, {a.send + offset, a.count, peer}, {a.recv + offset, a.count, peer});
                }
-             }},
-    NcclCall{Collective::sendrecv, true, "in-place sendrecv: the send and receive would overlap in one buffer",
+             },
+             .grouped = true,
+             .no_in_place = "in-place alltoall: NCCL needs separate send and receive buffers"},
+    NcclCall{.op = Collective::sendrecv, .enqueue =
              [](const CallArguments& a) {
                const int next = (a.device.rank + 1) % a.ranks;
                const int previous = (a.device.rank + a.ranks - 1) % a.ranks;
                send_and_receive(a, {a.send, a.count, next}, {a.recv, a.count, previous});
-             }},
+             },
+             .grouped = true,
+             .no_in_place = "in-place sendrecv: the send and receive would overlap in one buffer"},
     // NCCL has no alltoallv: one send and one receive per peer in a group, skipping empty
     // pieces as PyTorch's all_to_all_single does (both sides know the counts, so they skip
     // the same pairs). The in-place refusal comes from the descriptor.
-    NcclCall{Collective::alltoallv, true, "",
+    NcclCall{.op = Collective::alltoallv, .enqueue =
              [](const CallArguments& a) {
                const PeerCounts& peers = *a.peers;
                for (int peer = 0; peer < a.ranks; ++peer) {
@@ -458,7 +462,8 @@ constexpr std::array kNcclCalls{
                  if (peers.recv_counts[p] > 0)
                    receive_from(a, {a.recv + peers.recv_offsets[p] * a.element_bytes, peers.recv_counts[p], peer});
                }
-             }},
+             },
+             .grouped = true},
 };
 
 static_assert(lists_every_collective_in_order(kNcclCalls), "kNcclCalls: one entry per collective, in enum order");
