@@ -32,9 +32,9 @@ enum class BusFactor {
 // Where one rank's input (before) or output (after) lives when the collective runs in place,
 // in nccl-tests' conventions (a backend whose library differs says so in its call table).
 enum class InPlaceRegion {
-  none,                     // no in-place form: the send and receive buffers differ in size or meaning
-  whole_receive_buffer,     // the whole receive buffer
-  own_chunk_of_receive,     // chunk `rank` of the receive buffer (count elements)
+  none,                  // no in-place form (no_in_place_reason says why)
+  whole_receive_buffer,  // the whole receive buffer
+  own_chunk_of_receive,  // chunk `rank` of the receive buffer (count elements)
 };
 
 // The links the bandwidth model bounds busbw by (topology/bandwidth_model.cpp).
@@ -60,7 +60,8 @@ struct CollectiveDescriptor {
   BusTraffic traffic;
   std::string_view no_in_place_reason = {};  // why there is no in-place form (in_place_* == none)
 
-  // Chunks in the size column: the larger buffer of one rank (nccl-tests' "size").
+  // Whether a buffer holds one chunk per rank, so the size column (nccl-tests' "size", the
+  // larger buffer of one rank) is n chunks and rounds to whole chunks.
   bool chunked() const { return send_chunks != Chunks::one || receive_chunks != Chunks::one; }
   // Whether the counts differ per peer (alltoallv): backends then take them from peer_counts().
   bool split_per_peer() const { return receive_chunks == Chunks::by_peer_split; }
