@@ -156,8 +156,8 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
   session.step("planning the sweep", [&] {
     validate_for_ranks(options, backend.ranks());
     keep_supported(options, backend, world, notes);
-    PlanRequest request{options.ops, options.dtypes, options.redops, options.placements, sweep_sizes(options.sweep),
-                        options.root, backend.ranks()};
+    PlanRequest request{options.ops,  options.dtypes, options.redops,         options.placements,
+                        sweep_sizes(options.sweep), options.root, backend.ranks(), options.alltoallv_distribution};
     plan = keep_supported_placements(build_plan(request), backend, notes);
     backend.validate_plan(plan);
   });

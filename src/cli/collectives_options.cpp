@@ -1,11 +1,13 @@
 #include "commbench/cli/collectives_options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/build_info.hpp"
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/name_lookup.hpp"
 #include "commbench/core/size.hpp"
@@ -26,6 +28,11 @@ std::string names_of(const std::vector<T>& values) {
   return text;
 }
 
+// Whether any of `ops` splits per peer (alltoallv), so --alltoallv-distribution applies.
+bool any_split_per_peer(const std::vector<Collective>& ops) {
+  return std::any_of(ops.begin(), ops.end(), [](Collective op) { return descriptor_of(op).split_per_peer(); });
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
@@ -34,6 +41,8 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   s.emplace_back("dtypes", names_of(dtypes));
   s.emplace_back("redops", names_of(redops));
   s.emplace_back("placement", names_of(placements));
+  if (any_split_per_peer(ops))
+    s.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
   s.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
   s.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
   if (sweep.step_bytes != 0)
@@ -80,7 +89,13 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   CollectivesOptions o;
 
   app.add_option("--op", ops, "Collectives: comma-separated list of allreduce, allgather, reducescatter, broadcast, "
-                              "reduce, alltoall, sendrecv, or all")
+                              "reduce, alltoall, sendrecv, alltoallv, or all (all but alltoallv)")
+      ->capture_default_str();
+  std::string distribution = "uniform";
+  app.add_option("--alltoallv-distribution", distribution,
+                 "alltoallv: how each rank's data splits over the destination ranks (MoE token routing): uniform, "
+                 "zipf:S (rank d gets a share ~ 1/(d+1)^S) or hot:F (rank 0 gets fraction F); the size is what "
+                 "each rank sends in all")
       ->capture_default_str();
   app.add_option("-b,--min-bytes,--minbytes", min_bytes, "Smallest size (K/M/G binary suffixes)")->capture_default_str();
   app.add_option("-e,--max-bytes,--maxbytes", max_bytes, "Largest size")->capture_default_str();
@@ -155,6 +170,9 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
                              true};
 
   o.ops = parse_collective_list(ops, "--op");
+  o.alltoallv_distribution = parse_peer_distribution(distribution, "--alltoallv-distribution");
+  if (app.count("--alltoallv-distribution") > 0 && !any_split_per_peer(o.ops))
+    throw UsageError("--alltoallv-distribution: applies to alltoallv only, which --op does not name");
   o.sweep.min_bytes = parse_size(min_bytes, "-b/--min-bytes");
   o.sweep.max_bytes = parse_size(max_bytes, "-e/--max-bytes");
   if (!step_bytes.empty()) {

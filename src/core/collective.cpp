@@ -1,101 +1,79 @@
 #include "commbench/core/collective.hpp"
 
 #include <algorithm>
-#include <array>
+#include <string>
 
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/name_lookup.hpp"
 
 namespace commbench {
 namespace {
 
-constexpr std::array kAll{Collective::allreduce, Collective::allgather, Collective::reducescatter,
-                          Collective::broadcast, Collective::reduce,    Collective::alltoall,
-                          Collective::sendrecv};
-using Named = detail::NamedValue<Collective>;
-constexpr std::array kNames{
-    Named{"allreduce", Collective::allreduce},       Named{"all_reduce", Collective::allreduce},
-    Named{"allgather", Collective::allgather},       Named{"all_gather", Collective::allgather},
-    Named{"reducescatter", Collective::reducescatter}, Named{"reduce_scatter", Collective::reducescatter},
-    Named{"broadcast", Collective::broadcast},       Named{"bcast", Collective::broadcast},
-    Named{"reduce", Collective::reduce},             Named{"alltoall", Collective::alltoall},
-    Named{"all_to_all", Collective::alltoall},       Named{"sendrecv", Collective::sendrecv},
-    Named{"send_recv", Collective::sendrecv},
-};
+std::vector<Collective> collectives_in_op_all() {
+  std::vector<Collective> ops;
+  for (const CollectiveDescriptor& d : collective_descriptors())
+    if (d.in_op_all) ops.push_back(d.op);
+  return ops;
+}
 
-bool is_chunked(Collective op) {
-  return op == Collective::allgather || op == Collective::reducescatter || op == Collective::alltoall;
+// The names --op accepts: every collective's name and its alias.
+const std::vector<detail::NamedValue<Collective>>& accepted_names() {
+  static const std::vector<detail::NamedValue<Collective>> names = [] {
+    std::vector<detail::NamedValue<Collective>> all;
+    for (const CollectiveDescriptor& d : collective_descriptors()) {
+      all.push_back({d.name, d.op});
+      if (!d.alias.empty()) all.push_back({d.alias, d.op});
+    }
+    return all;
+  }();
+  return names;
+}
+
+std::string known_names() {
+  std::string names;
+  for (const CollectiveDescriptor& d : collective_descriptors()) names += std::string(d.name) + ", ";
+  return names + "all";
+}
+
+std::uint64_t elements_in(Chunks chunks, std::uint64_t count, std::uint64_t ranks) {
+  return chunks == Chunks::per_rank ? count * ranks : count;
 }
 
 }  // namespace
 
-std::span<const Collective> all_collectives() { return kAll; }
-
-std::string_view name_of(Collective op) {
-  switch (op) {
-    case Collective::allreduce: return "allreduce";
-    case Collective::allgather: return "allgather";
-    case Collective::reducescatter: return "reducescatter";
-    case Collective::broadcast: return "broadcast";
-    case Collective::reduce: return "reduce";
-    case Collective::alltoall: return "alltoall";
-    case Collective::sendrecv: return "sendrecv";
-  }
-  return "?";
+std::span<const Collective> all_collectives() {
+  static const std::vector<Collective> ops = collectives_in_op_all();
+  return ops;
 }
 
+std::string_view name_of(Collective op) { return descriptor_of(op).name; }
+
 Collective parse_collective(std::string_view text, std::string_view flag) {
-  return detail::lookup_name<Collective>(
-      kNames, text, flag, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, all");
+  return detail::lookup_name<Collective>(accepted_names(), text, flag, known_names());
 }
 
 std::vector<Collective> parse_collective_list(std::string_view text, std::string_view flag) {
-  return detail::parse_list<Collective>(text, flag, kAll, parse_collective);
+  return detail::parse_list<Collective>(text, flag, all_collectives(), parse_collective);
 }
 
-bool reduces(Collective op) {
-  return op == Collective::allreduce || op == Collective::reducescatter || op == Collective::reduce;
-}
+bool reduces(Collective op) { return descriptor_of(op).reduces; }
 
-bool has_root(Collective op) { return op == Collective::broadcast || op == Collective::reduce; }
+bool has_root(Collective op) { return descriptor_of(op).rooted; }
 
-double bus_bandwidth_factor(Collective op, int ranks) {
-  const double n = static_cast<double>(ranks);
-  switch (op) {
-    case Collective::allreduce: return 2.0 * (n - 1.0) / n;
-    case Collective::allgather:
-    case Collective::reducescatter:
-    case Collective::alltoall: return (n - 1.0) / n;
-    case Collective::broadcast:
-    case Collective::reduce:
-    case Collective::sendrecv: return 1.0;
-  }
-  return 1.0;
-}
+double bus_bandwidth_factor(Collective op, int ranks) { return descriptor_of(op).bus_bandwidth_factor(ranks); }
 
-BufferShape shape_for(Collective op, std::uint64_t requested_bytes, std::size_t element_size, int ranks) {
+BufferShape shape_for(Collective op, std::uint64_t requested_bytes, std::size_t element_size, int ranks,
+                      const PeerDistribution& distribution) {
+  const CollectiveDescriptor& d = descriptor_of(op);
   const std::uint64_t n = static_cast<std::uint64_t>(ranks);
-  const std::uint64_t chunks = is_chunked(op) ? n : 1;
+  const std::uint64_t chunks = d.chunked() ? n : 1;
   const std::uint64_t count = std::max<std::uint64_t>(1, requested_bytes / element_size / chunks);
   BufferShape shape;
   shape.count = count;
   shape.bytes = count * chunks * element_size;
-  switch (op) {
-    case Collective::allgather:
-      shape.send_elements = count;
-      shape.recv_elements = count * n;
-      break;
-    case Collective::reducescatter:
-      shape.send_elements = count * n;
-      shape.recv_elements = count;
-      break;
-    case Collective::alltoall:
-      shape.send_elements = count * n;
-      shape.recv_elements = count * n;
-      break;
-    default:
-      shape.send_elements = count;
-      shape.recv_elements = count;
-  }
+  shape.send_elements = elements_in(d.send_chunks, count, n);
+  shape.recv_elements = elements_in(d.receive_chunks, count, n);
+  if (d.split_per_peer()) shape.recv_elements = most_received(distribution, shape.send_elements, ranks);
   return shape;
 }
 

@@ -25,7 +25,7 @@ std::vector<Field> row_fields(const ResultRow& r) {
   auto i64 = [](auto v) { return FieldValue{static_cast<std::int64_t>(v)}; };
   std::vector<FieldValue> values{
       r.backend,
-      std::string(name_of(c.op)),
+      op_label(c),
       std::string(name_of(c.placement)),
       std::string(name_of(c.dtype)),
       c.redop == ReduceOp::none ? FieldValue{std::monostate{}} : FieldValue{std::string(name_of(c.redop))},

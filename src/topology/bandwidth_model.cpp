@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/pci_path.hpp"
 
@@ -283,18 +284,22 @@ TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, cons
   };
   std::vector<Term> terms;
   const double n = ranks, k = per_node;
-  if (op == Collective::sendrecv) {
-    if (per_node > 1) terms.push_back({pair_budget(node, layout), 1.0, "intra-node"});
-    if (nodes > 1) terms.push_back({single_nic_budget(node, layout), 1.0, "inter-node"});
-  } else if (op == Collective::alltoall) {
-    // Per rank, (k-1)/n of its send buffer stays on the node and (n-k)/n leaves it; busbw
-    // counts (n-1)/n, so each path's budget scales by (n-1) over its share.
-    if (per_node > 1) terms.push_back({intra_node_budget(node, layout), (n - 1) / (k - 1), "intra-node"});
-    if (nodes > 1) terms.push_back({inter_node_budget(node, layout), (n - 1) / (k * (n - k)), "inter-node"});
-  } else {
-    // Rings cross each node boundary once per direction: a node's NICs carry busbw in total.
-    if (per_node > 1) terms.push_back({intra_node_budget(node, layout), 1.0, "intra-node"});
-    if (nodes > 1) terms.push_back({inter_node_budget(node, layout), 1.0, "inter-node"});
+  switch (descriptor_of(op).traffic) {
+    case BusTraffic::neighbour_pair:
+      if (per_node > 1) terms.push_back({pair_budget(node, layout), 1.0, "intra-node"});
+      if (nodes > 1) terms.push_back({single_nic_budget(node, layout), 1.0, "inter-node"});
+      break;
+    case BusTraffic::all_pairs:
+      // Per rank, (k-1)/n of its send buffer stays on the node and (n-k)/n leaves it; busbw
+      // counts (n-1)/n, so each path's budget scales by (n-1) over its share.
+      if (per_node > 1) terms.push_back({intra_node_budget(node, layout), (n - 1) / (k - 1), "intra-node"});
+      if (nodes > 1) terms.push_back({inter_node_budget(node, layout), (n - 1) / (k * (n - k)), "inter-node"});
+      break;
+    case BusTraffic::ring:
+      // Rings cross each node boundary once per direction: a node's NICs carry busbw in total.
+      if (per_node > 1) terms.push_back({intra_node_budget(node, layout), 1.0, "intra-node"});
+      if (nodes > 1) terms.push_back({inter_node_budget(node, layout), 1.0, "inter-node"});
+      break;
   }
   TheoreticalBusbw result;
   std::string basis;

@@ -11,7 +11,7 @@
 namespace commbench {
 
 MeasurementKey key_of(const OpCase& c, int ranks) {
-  return MeasurementKey{c.op, c.placement, c.dtype, c.redop, c.root, c.shape.bytes, ranks};
+  return MeasurementKey{c.op, c.placement, c.dtype, c.redop, c.root, c.shape.bytes, ranks, c.distribution};
 }
 
 std::string describe(const MeasurementKey& key) {
@@ -22,6 +22,7 @@ std::string describe(const MeasurementKey& key) {
   c.redop = key.redop;
   c.root = key.root;
   c.shape.bytes = key.bytes;
+  c.distribution = key.distribution;
   return describe(c) + " on " + std::to_string(key.ranks) + (key.ranks == 1 ? " rank" : " ranks");
 }
 
@@ -88,7 +89,9 @@ class RowReader {
 
 MeasurementKey read_key(const RowReader& row) {
   MeasurementKey key;
-  key.op = parse_collective(row.field("op"), row.where("op"));
+  const OpLabel label = parse_op_label(row.field("op"), row.where("op"));
+  key.op = label.op;
+  key.distribution = label.distribution;
   const std::string& placement = row.field("placement");
   if (placement != "out" && placement != "in") row.bad("placement", "out or in");
   key.placement = placement == "in" ? Placement::in_place : Placement::out_of_place;

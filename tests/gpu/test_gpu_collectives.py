@@ -59,7 +59,8 @@ class NcclCollectives(unittest.TestCase):
             # catches timing bugs on one rank instead.
             if not (ranks == 1 and r["placement"] == "in"):
                 self.assertLess(algbw, 10000, where)
-            if ranks == 1 and r["op"] in ("allreduce", "allgather", "reducescatter", "alltoall"):
+            if ranks == 1 and r["op"].split("(")[0] in ("allreduce", "allgather", "reducescatter", "alltoall",
+                                                        "alltoallv"):
                 self.assertEqual(busbw, 0.0, where)
 
     def test_every_collective_one_rank_checked(self):
@@ -119,6 +120,20 @@ class NcclCollectives(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.check_rows(list(csv.DictReader(io.StringIO(out))), 1)
 
+    def test_alltoallv_every_distribution_checked(self):
+        for distribution in ("uniform", "zipf:1.2", "hot:0.9"):
+            with self.subTest(distribution=distribution):
+                rc, out, err = run(1, "--op", "alltoallv", "--alltoallv-distribution", distribution, "-d",
+                                   "float,half,int8", "-c", "-b", "8", "-e", "16M", "-f", "64", "-n", "5",
+                                   "--format", "csv")
+                self.assertEqual(rc, 0, err)
+                rows = list(csv.DictReader(io.StringIO(out)))
+                self.check_rows(rows, 1)
+                self.assertEqual({r["op"] for r in rows}, {f"alltoallv({distribution})"})
+        rc, out, err = run(1, "--op", "alltoallv", "-b", "4K", "-e", "4K", "-n", "2", "-c", "--debug-corrupt-rank", "0")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("check failed: alltoallv 4KiB float uniform out-of-place: 1 wrong elements", err)
+
     def test_several_gpus(self):
         if self.GPUS < 2:
             self.skipTest("needs 2 GPUs")
@@ -127,6 +142,11 @@ class NcclCollectives(unittest.TestCase):
         self.check_rows(list(csv.DictReader(io.StringIO(out))), 2)
         rc, out, err = run(1, "-g", "2", "--op", "allreduce,sendrecv", "-c", "-b", "8", "-e", "1M", "-f", "64",
                            "-n", "5", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        self.check_rows(list(csv.DictReader(io.StringIO(out))), 2)
+        # alltoallv with one process driving both GPUs: per-device counts inside one group.
+        rc, out, err = run(1, "-g", "2", "--op", "alltoallv", "--alltoallv-distribution", "hot:0.8", "-c", "-b", "8",
+                           "-e", "1M", "-f", "64", "-n", "5", "--format", "csv")
         self.assertEqual(rc, 0, err)
         self.check_rows(list(csv.DictReader(io.StringIO(out))), 2)
 

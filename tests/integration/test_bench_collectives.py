@@ -322,6 +322,11 @@ BAD_INPUTS = [
     (["-f", "0.5"], "-f/--step-factor: must be greater than 1"),
     (["-i", "1", "-b", "1", "-e", "1G"], "-i/--step-bytes: the sweep would visit more than 100000 sizes"),
     (["--op", "allreduce,gather"], "--op: unknown value 'gather'"),
+    (["--op", "alltoallv", "--alltoallv-distribution", "zipf"], "--alltoallv-distribution: 'zipf' needs a parameter"),
+    (["--op", "alltoallv", "--alltoallv-distribution", "hot:1.5"],
+     "--alltoallv-distribution: 'hot:1.5' has a fraction outside 0..1"),
+    (["--op", "alltoall", "--alltoallv-distribution", "hot:0.5"],
+     "--alltoallv-distribution: applies to alltoallv only, which --op does not name"),
     (["-d", "float8"], "-d/--dtype: unknown value 'float8'"),
     (["-o", "xor"], "-o/--redop: unknown value 'xor'"),
     (["-r", "2"], "-r/--root: 2 is outside [0, 2)"),
@@ -692,6 +697,86 @@ class BadInput(TempDirTest):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--json", self.dir)
         self.assertEqual(rc, 2)
         self.assertEqual(err.strip(), f"bench-collectives: error: --json {self.dir}: is a directory")
+
+
+class Alltoallv(TempDirTest):
+    """alltoallv with each distribution: counts derived independently here, --check on real ranks."""
+
+    DISTRIBUTIONS = ["uniform", "zipf:1.2", "hot:0.8"]
+
+    def check_run(self, np, distribution):
+        csv_path = self.path(f"alltoallv-{np}-{distribution.replace(':', '-')}.csv")
+        rc, out, err = run(np, "--op", "alltoallv", "--alltoallv-distribution", distribution, "-c", "-d", "int32,double",
+                           "--placement", "both", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "--csv", csv_path)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("# note: skipped in-place alltoallv: a rank receives a different amount than it sends", out)
+        self.assertIn(f"alltoallv_distribution={distribution}", out)
+        with open(csv_path, newline="") as f:
+            reader = csv.DictReader(f)
+            self.assertEqual(reader.fieldnames, COLUMNS)  # the schema is unchanged
+            rows = list(reader)
+        sizes = geometric(8, 64 * 1024, 8)
+        for dtype in ("int32", "double"):
+            got = [int(r["bytes"]) for r in rows if r["dtype"] == dtype]
+            self.assertEqual(got, expected_shapes("alltoall", dtype, sizes, np), dtype)  # alltoall's rounding
+        for r in rows:
+            where = f"{distribution} np {np} {r['dtype']} {r['bytes']}"
+            self.assertEqual(r["op"], f"alltoallv({distribution})", where)
+            self.assertEqual(r["placement"], "out", where)
+            self.assertEqual(r["wrong"], "0", where)
+            self.assertEqual((r["redop"], r["root"]), ("", ""), where)
+            count, esize = int(r["count"]), ELEMENT_SIZE[r["dtype"]]
+            self.assertEqual(int(r["bytes"]), count * np * esize, where)  # count = mean elements per peer
+            algbw, busbw = float(r["algbw_gbps"]), float(r["busbw_gbps"])
+            # busbw counts the (n-1)/n of what a rank sends that leaves it, whatever the skew.
+            self.assertTrue(math.isclose(busbw, algbw * (np - 1) / np, rel_tol=1e-6, abs_tol=1e-12), where)
+
+    def test_two_ranks(self):
+        for distribution in self.DISTRIBUTIONS:
+            with self.subTest(distribution=distribution):
+                self.check_run(2, distribution)
+
+    def test_three_ranks(self):
+        for distribution in self.DISTRIBUTIONS:
+            with self.subTest(distribution=distribution):
+                self.check_run(3, distribution)
+
+    def test_corrupted_output_is_caught_on_every_rank(self):
+        for np in (2, 3):
+            for rank in range(np):
+                with self.subTest(np=np, rank=rank):
+                    rc, out, err = run(np, "--op", "alltoallv", "--alltoallv-distribution", "zipf:1.5", "-b", "1K",
+                                       "-e", "1K", "-n", "2", "-c", "--debug-corrupt-rank", str(rank), "--format", "csv")
+                    self.assertEqual(rc, 1, err)
+                    size = "1KiB" if np == 2 else "1020B"  # 1 KiB of float in whole chunks per rank
+                    self.assertEqual(err.strip().splitlines(), [
+                        f"bench-collectives: error: check failed: alltoallv {size} float zipf:1.5 out-of-place: "
+                        f"1 wrong elements, first on rank {rank} (host " + err.split("(host ")[1].strip()])
+                    rows = list(csv.DictReader(io.StringIO(out)))
+                    self.assertEqual([(r["op"], r["wrong"]) for r in rows], [("alltoallv(zipf:1.5)", "1")])
+
+    def test_not_part_of_op_all(self):
+        rc, out, err = run(2, "--op", "all", "-b", "64", "-e", "64", "-n", "1", "-w", "0", "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        ops = {r["op"] for r in csv.DictReader(io.StringIO(out))}
+        self.assertEqual(ops, {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"})
+
+    def test_a_baseline_keeps_distributions_apart(self):
+        baseline = self.path("baseline.csv")
+        rc, out, err = run(2, "--op", "alltoallv", "--alltoallv-distribution", "hot:0.9", "-b", "4K", "-e", "4K",
+                           "-n", "2", "--csv", baseline)
+        self.assertEqual(rc, 0, err)
+        # Same distribution: the rule compares with the baseline row and holds.
+        rc, out, err = run(2, "--op", "alltoallv", "--alltoallv-distribution", "hot:0.9", "-b", "4K", "-e", "4K",
+                           "-n", "2", "--baseline", baseline, "--threshold", "alltoallv:busbw>=0.000001*baseline",
+                           "--format", "csv")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([r["threshold"] for r in csv.DictReader(io.StringIO(out))], ["pass"])
+        # Another distribution is another measurement: the baseline has no row for it.
+        rc, out, err = run(2, "--op", "alltoallv", "--alltoallv-distribution", "uniform", "-b", "4K", "-e", "4K",
+                           "-n", "2", "--baseline", baseline, "--threshold", "alltoallv:busbw>=0.000001*baseline")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("has none of the measurements it selects, e.g. alltoallv 4KiB float uniform out-of-place", err)
 
 
 class Thresholds(TempDirTest):

@@ -36,7 +36,8 @@ TEST(BandwidthModel, DgxOneNode) {
   const JobLayout layout = all_gpus(node, 1);
   // 18 NVLink 4 links x 25 GB/s = 450 spec; x 20.6 (NCCL's figure) = 370.8 achievable.
   for (const Collective op : {Collective::allreduce, Collective::allgather, Collective::reducescatter,
-                              Collective::broadcast, Collective::reduce, Collective::alltoall, Collective::sendrecv}) {
+                              Collective::broadcast, Collective::reduce, Collective::alltoall, Collective::sendrecv,
+                              Collective::alltoallv}) {
     const TheoreticalBusbw bw = theoretical_busbw(op, node, layout);
     ASSERT_TRUE(bw.spec_gbps) << name_of(op) << ": " << bw.basis;
     EXPECT_DOUBLE_EQ(*bw.spec_gbps, 450.0) << name_of(op);
@@ -63,6 +64,11 @@ TEST(BandwidthModel, DgxTwoAndFourNodes) {
     EXPECT_NEAR(*a2a.spec_gbps, nodes == 2 ? 93.75 : 64.583333333, 1e-6);  // 400 x 15/64, 400 x 31/192
     // Achievable: the NICs at 384 (x 0.96) bound it, not NVLink's 370.8 x (n-1)/(k-1).
     EXPECT_NEAR(*a2a.achievable_gbps, nodes == 2 ? 90.0 : 62.0, 1e-9);  // 384 x 15/64, 384 x 31/192
+    // alltoallv gets alltoall's bound: the balanced exchange is the best any split can do.
+    const TheoreticalBusbw a2av = theoretical_busbw(Collective::alltoallv, node, layout);
+    EXPECT_EQ(a2av.spec_gbps, a2a.spec_gbps);
+    EXPECT_EQ(a2av.achievable_gbps, a2a.achievable_gbps);
+    EXPECT_EQ(a2av.basis, a2a.basis);
     // Send/recv: one flow leaves through the last GPU's own NIC: 50 GB/s.
     const TheoreticalBusbw p2p = theoretical_busbw(Collective::sendrecv, node, layout);
     EXPECT_DOUBLE_EQ(*p2p.spec_gbps, 50.0);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -109,7 +110,27 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{{"--threshold", "busbw>>1"}, "--threshold 'busbw>>1': '>1' is not a number"},
                       BadInput{{"--threshold"}, "--threshold"},
                       BadInput{{"--thresholds", ""}, "--thresholds: empty file name"},
-                      BadInput{{"--baseline", ""}, "--baseline: empty file name"}));
+                      BadInput{{"--baseline", ""}, "--baseline: empty file name"},
+                      BadInput{{"--op", "alltoallv", "--alltoallv-distribution", "zipf:-2"}, "--alltoallv-distribution"},
+                      BadInput{{"--op", "alltoallv", "--alltoallv-distribution", "pareto:1"}, "--alltoallv-distribution"},
+                      BadInput{{"--alltoallv-distribution", "hot:0.5"},
+                               "--alltoallv-distribution: applies to alltoallv only"}));
+
+TEST(CollectivesOptions, AlltoallvDistributionIsParsedAndRecorded) {
+  const CollectivesOptions named = options({"--op", "alltoall,alltoallv", "--alltoallv-distribution", "zipf:1.1"});
+  EXPECT_EQ(named.ops, (std::vector<Collective>{Collective::alltoall, Collective::alltoallv}));
+  EXPECT_EQ(named.alltoallv_distribution, (PeerDistribution{PeerDistribution::Kind::zipf, 1.1}));
+  bool recorded = false;
+  for (const auto& [key, value] : named.describe())
+    if (key == "alltoallv_distribution") recorded = value == "zipf:1.1";
+  EXPECT_TRUE(recorded);
+  // The default is uniform, and runs without alltoallv do not mention it.
+  EXPECT_EQ(options({"--op", "alltoallv"}).alltoallv_distribution, PeerDistribution{});
+  for (const auto& [key, value] : options({"--op", "all"}).describe()) EXPECT_NE(key, "alltoallv_distribution");
+  // --op all is nccl-tests' set: alltoallv only when named.
+  const std::vector<Collective> all = options({"--op", "all"}).ops;
+  EXPECT_EQ(std::count(all.begin(), all.end(), Collective::alltoallv), 0);
+}
 
 TEST(CollectivesOptions, ThresholdRulesRepeatAndAreRecorded) {
   const CollectivesOptions o = options({"--threshold", "allreduce@1M..:busbw>=300", "--threshold", "time<=2*baseline",

@@ -89,6 +89,29 @@ TEST(MpiRunner, EveryCollectiveEveryHostTypeChecksClean) {
   }
 }
 
+// alltoallv under every distribution, through the runner as bench-collectives drives it:
+// the check must pass and busbw must be (n-1)/n of algbw. In-place has no form here.
+TEST(MpiRunner, AlltoallvChecksCleanUnderEveryDistribution) {
+  auto backend = world_backend();
+  const int n = backend->group().size();
+  EXPECT_TRUE(backend->unsupported_in_place(Collective::alltoallv).has_value());
+  for (const PeerDistribution distribution : {PeerDistribution{}, PeerDistribution{PeerDistribution::Kind::zipf, 1.3},
+                                              PeerDistribution{PeerDistribution::Kind::hot, 0.9}}) {
+    PlanRequest request{{Collective::alltoallv}, {DataType::int8, DataType::float64}, {ReduceOp::sum},
+                        {Placement::out_of_place}, {8, 1000, 65536}, 0, n, distribution};
+    const auto plan = build_plan(request);
+    Runner runner(*backend, quick_checked_settings());
+    runner.prepare(plan);
+    for (const OpCase& c : plan) {
+      const ResultRow row = runner.run(c);
+      ASSERT_TRUE(row.wrong.has_value());
+      EXPECT_EQ(*row.wrong, 0u) << describe(c);
+      EXPECT_NEAR(row.busbw_gbps, row.algbw_gbps * (n - 1.0) / n, 1e-12) << describe(c);
+    }
+    EXPECT_TRUE(runner.check_failures().empty());
+  }
+}
+
 TEST(MpiRunner, AdaptiveModeAgreesOnSampleCountsAcrossRanks) {
   auto backend = world_backend();
   RunnerSettings s;
@@ -147,8 +170,12 @@ TEST(MpiRunner, DisjointSubCommunicatorsMeasureConcurrently) {
 TEST(MpiBackend, NonBlockingStartOverlapsHostCompute) {
   auto backend = world_backend();
   const int n = backend->group().size();
-  const auto plan = plan_for({Collective::allreduce, Collective::allgather, Collective::sendrecv}, {DataType::float64},
-                             {ReduceOp::sum}, n, {1 << 20});
+  auto plan = plan_for({Collective::allreduce, Collective::allgather, Collective::sendrecv}, {DataType::float64},
+                       {ReduceOp::sum}, n, {1 << 20});
+  // MPI reads a non-blocking alltoallv's count arrays until it completes: they must outlive start().
+  PlanRequest skewed{{Collective::alltoallv}, {DataType::float64}, {ReduceOp::sum}, {Placement::out_of_place},
+                     {1 << 20}, 0, n, PeerDistribution{PeerDistribution::Kind::zipf, 1.0}};
+  for (const OpCase& c : build_plan(skewed)) plan.push_back(c);
   auto buffers = backend->allocate(buffers_needed(plan).send_bytes, buffers_needed(plan).recv_bytes);
   for (const OpCase& c : plan) {
     if (c.placement == Placement::in_place && c.op == Collective::sendrecv) continue;  // no MPI-3 call for it

@@ -26,6 +26,7 @@ struct CollectivesOptions {
   std::vector<ReduceOp> redops;
   bool redops_all = false;
   std::vector<Placement> placements;
+  PeerDistribution alltoallv_distribution;  // --alltoallv-distribution
   SweepSpec sweep;
   StoppingCriteria stopping;
   std::uint64_t warmup_iterations = 1;

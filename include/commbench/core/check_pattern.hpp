@@ -13,13 +13,15 @@
 #define COMMBENCH_HOST_DEVICE
 #endif
 
-#include "commbench/core/collective.hpp"
+#include "commbench/core/check_rule.hpp"
 #include "commbench/core/reduce_op.hpp"
 
 namespace commbench {
 
+// Built from a case by check_spec_for() (check_layout.hpp), which takes the rule from the
+// collective's descriptor.
 struct CheckSpec {
-  Collective op = Collective::allreduce;
+  CheckRule rule = CheckRule::reduced_everywhere;
   ReduceOp redop = ReduceOp::none;
   int root = 0;
   int rank = 0;
@@ -28,7 +30,19 @@ struct CheckSpec {
   // 8-bit floats hold few integers exactly (e5m2: up to 8): use 0/1 for reductions and
   // 0..7 for data movement so every value and every partial sum stays exact.
   bool narrow = false;
+  // from_one_source: the rank whose input the checked piece of the output holds.
+  int source = 0;
 };
+
+COMMBENCH_HOST_DEVICE inline bool reduces_values(CheckRule rule) {
+  return rule == CheckRule::reduced_everywhere || rule == CheckRule::reduced_at_root ||
+         rule == CheckRule::reduced_own_chunk;
+}
+
+// Which element of the reduction element `index` of the output holds.
+COMMBENCH_HOST_DEVICE inline std::uint64_t reduced_element(const CheckSpec& s, std::uint64_t index) {
+  return s.rule == CheckRule::reduced_own_chunk ? static_cast<std::uint64_t>(s.rank) * s.count + index : index;
+}
 
 // Element `index` of the send buffer of `rank` (index spans all chunks).
 COMMBENCH_HOST_DEVICE inline std::int64_t input_value(const CheckSpec& s, int rank, std::uint64_t index) {
@@ -36,8 +50,7 @@ COMMBENCH_HOST_DEVICE inline std::int64_t input_value(const CheckSpec& s, int ra
     // Exactly one rank contributes a 2 to every element, so products never overflow.
     return (index + static_cast<std::uint64_t>(rank)) % static_cast<std::uint64_t>(s.ranks) == 0 ? 2 : 1;
   }
-  const bool reducing =
-      s.op == Collective::allreduce || s.op == Collective::reducescatter || s.op == Collective::reduce;
+  const bool reducing = reduces_values(s.rule);
   if (reducing && s.narrow) return static_cast<std::int64_t>((static_cast<std::uint64_t>(rank) + index) % 2);
   if (reducing) return static_cast<std::int64_t>((3 * static_cast<std::uint64_t>(rank) + index) % 7);
   if (s.narrow) return static_cast<std::int64_t>((5 * static_cast<std::uint64_t>(rank) + 3 * index) % 8);
@@ -73,25 +86,28 @@ COMMBENCH_HOST_DEVICE T reduced_value(const CheckSpec& s, std::uint64_t index) {
 }
 
 // Whether the output buffer of `s.rank` holds a defined result (reduce: only the root).
-COMMBENCH_HOST_DEVICE inline bool output_is_defined(const CheckSpec& s) { return s.op != Collective::reduce || s.rank == s.root; }
+COMMBENCH_HOST_DEVICE inline bool output_is_defined(const CheckSpec& s) {
+  return s.rule != CheckRule::reduced_at_root || s.rank == s.root;
+}
 
 // Element `index` of the output buffer of `s.rank` after the collective.
 template <typename T>
 COMMBENCH_HOST_DEVICE T expected_output(const CheckSpec& s, std::uint64_t index) {
   const std::uint64_t n = static_cast<std::uint64_t>(s.ranks);
-  switch (s.op) {
-    case Collective::allreduce:
-    case Collective::reduce: return reduced_value<T>(s, index);
-    case Collective::reducescatter: return reduced_value<T>(s, static_cast<std::uint64_t>(s.rank) * s.count + index);
-    case Collective::allgather:
+  switch (s.rule) {
+    case CheckRule::reduced_everywhere:
+    case CheckRule::reduced_at_root:
+    case CheckRule::reduced_own_chunk: return reduced_value<T>(s, reduced_element(s, index));
+    case CheckRule::gathered_chunks:
       return static_cast<T>(input_value(s, static_cast<int>(index / s.count), index % s.count));
-    case Collective::broadcast: return static_cast<T>(input_value(s, s.root, index));
-    case Collective::alltoall: {
+    case CheckRule::copied_from_root: return static_cast<T>(input_value(s, s.root, index));
+    case CheckRule::exchanged_chunks: {
       const auto source = static_cast<int>(index / s.count);
       return static_cast<T>(input_value(s, source, static_cast<std::uint64_t>(s.rank) * s.count + index % s.count));
     }
-    case Collective::sendrecv:
+    case CheckRule::from_previous_rank:
       return static_cast<T>(input_value(s, static_cast<int>((static_cast<std::uint64_t>(s.rank) + n - 1) % n), index));
+    case CheckRule::from_one_source: return static_cast<T>(input_value(s, s.source, index));
   }
   return T{};
 }

@@ -1,7 +1,7 @@
 // A baseline: the CSV of an earlier bench-collectives run (--csv), typically taken on a
 // cluster known to be good. Threshold rules compare a new row with the baseline row of
-// the same measurement: collective, placement, element type, reduction, root, size and
-// rank count. Rows are matched by these values, never by position, so a baseline may
+// the same measurement: collective (with alltoallv's distribution), placement, element
+// type, reduction, root, size and rank count. Rows are matched by these values, never by position, so a baseline may
 // cover more or fewer sizes than the new run.
 #pragma once
 
@@ -24,6 +24,7 @@ struct MeasurementKey {
   int root = -1;
   std::uint64_t bytes = 0;
   int ranks = 0;
+  PeerDistribution distribution;  // alltoallv's, from the op column ("alltoallv(zipf:1.2)")
 
   auto operator<=>(const MeasurementKey&) const = default;
 };

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -9,9 +10,12 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/mpi/mpi_environment.hpp"
 #include "commbench/backend/mpi/mpi_pending.hpp"
+#include "commbench/core/buffer_region.hpp"
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/host_buffer_check.hpp"
 #include "commbench/core/host_memory.hpp"
+#include "commbench/core/output_check.hpp"
 #include "commbench/core/size.hpp"
 
 namespace commbench::mpi {
@@ -88,33 +92,204 @@ int as_count(std::uint64_t elements) {
   return static_cast<int>(elements);
 }
 
-CheckSpec check_spec(const OpCase& c, const Bootstrap& g) {
-  return CheckSpec{c.op, c.redop, c.root, g.rank(), g.size(), c.shape.count};
-}
-
-// Where this rank's input lives before the operation, as (buffer, first element index
-// of the pattern, element count). In-place operations read from the receive buffer.
-struct Region {
-  std::byte* data;
-  std::uint64_t first_index;
-  std::uint64_t elements;
+// What one MPI call needs, resolved once per operation from the case and the buffers.
+struct CallArguments {
+  MPI_Comm comm;
+  MPI_Datatype type;
+  MPI_Op redop;
+  bool in_place;
+  int count;
+  int rank;
+  int ranks;
+  int root;
+  void* send;
+  void* recv;
+  // alltoallv: MPI_Alltoallv's counts and displacements (elements); empty otherwise.
+  std::vector<int> send_counts, send_offsets, recv_counts, recv_offsets;
 };
 
-Region input_region(const OpCase& c, HostBuffers& b, int rank) {
-  const std::uint64_t esize = size_of(c.dtype);
-  if (c.placement == Placement::out_of_place) return {b.send(), 0, c.shape.send_elements};
-  if (c.op == Collective::allgather)
-    return {b.recv() + static_cast<std::uint64_t>(rank) * c.shape.count * esize, 0, c.shape.count};
-  return {b.recv(), 0, c.shape.send_elements};
+void* in_place_or(const CallArguments& a, void* buffer) { return a.in_place ? MPI_IN_PLACE : buffer; }
+
+// The send arguments of the gathering calls (allgather, alltoall): in place, MPI ignores
+// count and type and reads the receive buffer.
+struct SendSide {
+  const void* buffer;
+  int count;
+  MPI_Datatype type;
+};
+SendSide send_side(const CallArguments& a) {
+  if (a.in_place) return {MPI_IN_PLACE, 0, MPI_DATATYPE_NULL};
+  return {a.send, a.count, a.type};
 }
 
-// Where this rank's result lives after the operation.
-Region output_region(const OpCase& c, HostBuffers& b, int rank) {
-  // Out-of-place broadcast sends from the root's send buffer (MPI_Bcast has one buffer
-  // per rank), so the root's result is its own send buffer.
-  if (c.op == Collective::broadcast && c.placement == Placement::out_of_place && rank == c.root)
-    return {b.send(), 0, c.shape.recv_elements};
-  return {b.recv(), 0, c.shape.recv_elements};
+// Blocking and non-blocking MPI calls of one collective. `output` names where MPI leaves
+// this rank's result when that differs from the descriptor's (nccl-tests') region.
+struct MpiCall {
+  Collective op;
+  void (*run)(const CallArguments&);
+  void (*start)(const CallArguments&, std::vector<MPI_Request>&);
+  BufferRegion (*output)(const OpCase&, int rank, int ranks);
+};
+
+BufferRegion standard_output(const OpCase& c, int rank, int ranks) { return output_region(c, rank, ranks); }
+
+// MPI_Bcast has one buffer per rank: out of place the root sends from (and so keeps its
+// result in) its send buffer.
+BufferRegion broadcast_output(const OpCase& c, int rank, int ranks) {
+  if (c.placement == Placement::out_of_place && rank == c.root) return {BufferSide::send, 0, c.shape.recv_elements};
+  return output_region(c, rank, ranks);
+}
+
+// In place, MPI_Reduce_scatter_block leaves the result at the start of the receive buffer.
+BufferRegion reducescatter_output(const OpCase& c, int rank, int ranks) {
+  if (c.placement == Placement::in_place) return {BufferSide::receive, 0, c.shape.recv_elements};
+  return output_region(c, rank, ranks);
+}
+
+MPI_Request& one_request(std::vector<MPI_Request>& requests) {
+  requests.assign(1, MPI_REQUEST_NULL);
+  return requests.front();
+}
+
+void* broadcast_buffer(const CallArguments& a) { return a.in_place || a.rank != a.root ? a.recv : a.send; }
+const void* reduce_source(const CallArguments& a) {
+  if (!a.in_place) return a.send;
+  return a.rank == a.root ? MPI_IN_PLACE : a.recv;
+}
+int next_rank(const CallArguments& a) { return (a.rank + 1) % a.ranks; }
+int previous_rank(const CallArguments& a) { return (a.rank + a.ranks - 1) % a.ranks; }
+
+constexpr std::array kMpiCalls{
+    MpiCall{Collective::allreduce,
+            [](const CallArguments& a) {
+              check_mpi(MPI_Allreduce(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm),
+                        "MPI_Allreduce");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              check_mpi(MPI_Iallreduce(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm,
+                                       &one_request(r)),
+                        "MPI_Iallreduce");
+            },
+            standard_output},
+    MpiCall{Collective::allgather,
+            [](const CallArguments& a) {
+              const SendSide from = send_side(a);
+              check_mpi(MPI_Allgather(from.buffer, from.count, from.type, a.recv, a.count, a.type, a.comm),
+                        "MPI_Allgather");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              const SendSide from = send_side(a);
+              check_mpi(MPI_Iallgather(from.buffer, from.count, from.type, a.recv, a.count, a.type, a.comm,
+                                       &one_request(r)),
+                        "MPI_Iallgather");
+            },
+            standard_output},
+    MpiCall{Collective::reducescatter,
+            [](const CallArguments& a) {
+              check_mpi(MPI_Reduce_scatter_block(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm),
+                        "MPI_Reduce_scatter_block");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              check_mpi(MPI_Ireduce_scatter_block(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm,
+                                                  &one_request(r)),
+                        "MPI_Ireduce_scatter_block");
+            },
+            reducescatter_output},
+    MpiCall{Collective::broadcast,
+            [](const CallArguments& a) {
+              check_mpi(MPI_Bcast(broadcast_buffer(a), a.count, a.type, a.root, a.comm), "MPI_Bcast");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              check_mpi(MPI_Ibcast(broadcast_buffer(a), a.count, a.type, a.root, a.comm, &one_request(r)),
+                        "MPI_Ibcast");
+            },
+            broadcast_output},
+    MpiCall{Collective::reduce,
+            [](const CallArguments& a) {
+              check_mpi(MPI_Reduce(reduce_source(a), a.recv, a.count, a.type, a.redop, a.root, a.comm), "MPI_Reduce");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              check_mpi(MPI_Ireduce(reduce_source(a), a.recv, a.count, a.type, a.redop, a.root, a.comm,
+                                    &one_request(r)),
+                        "MPI_Ireduce");
+            },
+            standard_output},
+    MpiCall{Collective::alltoall,
+            [](const CallArguments& a) {
+              const SendSide from = send_side(a);
+              check_mpi(MPI_Alltoall(from.buffer, from.count, from.type, a.recv, a.count, a.type, a.comm),
+                        "MPI_Alltoall");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              if (a.in_place)
+                throw UsageError("--placement in: non-blocking in-place alltoall is not available in MPI 3");
+              check_mpi(MPI_Ialltoall(a.send, a.count, a.type, a.recv, a.count, a.type, a.comm, &one_request(r)),
+                        "MPI_Ialltoall");
+            },
+            standard_output},
+    MpiCall{Collective::sendrecv,
+            [](const CallArguments& a) {
+              if (a.in_place)
+                check_mpi(MPI_Sendrecv_replace(a.recv, a.count, a.type, next_rank(a), kSendRecvTag, previous_rank(a),
+                                               kSendRecvTag, a.comm, MPI_STATUS_IGNORE),
+                          "MPI_Sendrecv_replace");
+              else
+                check_mpi(MPI_Sendrecv(a.send, a.count, a.type, next_rank(a), kSendRecvTag, a.recv, a.count, a.type,
+                                       previous_rank(a), kSendRecvTag, a.comm, MPI_STATUS_IGNORE),
+                          "MPI_Sendrecv");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              if (a.in_place)
+                throw UsageError("--placement in: non-blocking in-place sendrecv is not available in MPI 3");
+              r.assign(2, MPI_REQUEST_NULL);
+              check_mpi(MPI_Irecv(a.recv, a.count, a.type, previous_rank(a), kSendRecvTag, a.comm, &r[0]), "MPI_Irecv");
+              check_mpi(MPI_Isend(a.send, a.count, a.type, next_rank(a), kSendRecvTag, a.comm, &r[1]), "MPI_Isend");
+            },
+            standard_output},
+    // In place never reaches here: the descriptor has no in-place form (missing_in_place_form).
+    MpiCall{Collective::alltoallv,
+            [](const CallArguments& a) {
+              check_mpi(MPI_Alltoallv(a.send, a.send_counts.data(), a.send_offsets.data(), a.type, a.recv,
+                                      a.recv_counts.data(), a.recv_offsets.data(), a.type, a.comm),
+                        "MPI_Alltoallv");
+            },
+            [](const CallArguments& a, std::vector<MPI_Request>& r) {
+              check_mpi(MPI_Ialltoallv(a.send, a.send_counts.data(), a.send_offsets.data(), a.type, a.recv,
+                                       a.recv_counts.data(), a.recv_offsets.data(), a.type, a.comm, &one_request(r)),
+                        "MPI_Ialltoallv");
+            },
+            standard_output},
+};
+
+static_assert(lists_every_collective_in_order(kMpiCalls), "kMpiCalls: one entry per collective, in enum order");
+
+const MpiCall& mpi_call(Collective op) { return kMpiCalls[static_cast<std::size_t>(op)]; }
+
+std::byte* data_of(HostBuffers& b, const BufferRegion& region, DataType dtype) {
+  std::byte* base = region.buffer == BufferSide::send ? b.send() : b.recv();
+  return base + region.first_element * size_of(dtype);
+}
+
+std::vector<int> as_counts(const std::vector<std::uint64_t>& elements) {
+  std::vector<int> counts;
+  counts.reserve(elements.size());
+  for (const std::uint64_t e : elements) counts.push_back(as_count(e));
+  return counts;
+}
+
+// Built once per batch, outside the timed loop (alltoallv's arrays are O(ranks)).
+CallArguments arguments_for(const OpCase& c, Buffers& buffers, const MpiBootstrap& group) {
+  HostBuffers& b = host(buffers);
+  CallArguments args{group.comm(), mpi_type(c.dtype), mpi_op(c.redop), c.placement == Placement::in_place,
+                     as_count(c.shape.count), group.rank(), group.size(), c.root, b.send(), b.recv(), {}, {}, {}, {}};
+  if (descriptor_of(c.op).split_per_peer()) {
+    const PeerCounts peers = peer_counts(c.distribution, c.shape.send_elements, group.size(), group.rank());
+    args.send_counts = as_counts(peers.send_counts);
+    args.send_offsets = as_counts(peers.send_offsets);
+    args.recv_counts = as_counts(peers.recv_counts);
+    args.recv_offsets = as_counts(peers.recv_offsets);
+  }
+  return args;
 }
 
 }  // namespace
@@ -133,8 +308,14 @@ std::optional<std::string> MpiBackend::unsupported_reason(Collective op, DataTyp
 }
 
 void MpiBackend::validate_plan(std::span<const OpCase> plan) const {
-  for (const OpCase& c : plan) as_count(c.shape.count);
+  for (const OpCase& c : plan) {
+    as_count(c.shape.count);
+    // MPI_Alltoallv's displacements are ints too: the whole buffers must be addressable.
+    if (descriptor_of(c.op).split_per_peer()) as_count(std::max(c.shape.send_elements, c.shape.recv_elements));
+  }
 }
+
+std::optional<std::string> MpiBackend::unsupported_in_place(Collective op) const { return missing_in_place_form(op); }
 
 std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<Buffers> buffers;
@@ -163,136 +344,42 @@ std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uin
 void MpiBackend::fill_inputs(const OpCase& c, Buffers& buffers) {
   HostBuffers& b = host(buffers);
   std::memset(b.recv(), kStaleByte, b.recv_capacity());
-  const Region in = input_region(c, b, group_->rank());
-  fill_host_input(c.dtype, in.data, in.elements, check_spec(c, *group_), in.first_index);
+  const BufferRegion in = input_region(c, group_->rank());
+  fill_host_input(c.dtype, data_of(b, in, c.dtype), in.elements, check_spec_for(c, group_->rank(), group_->size()));
 }
 
 std::uint64_t MpiBackend::count_wrong(const OpCase& c, Buffers& buffers) {
-  const Region out = output_region(c, host(buffers), group_->rank());
-  return count_host_mismatches(c.dtype, out.data, out.elements, check_spec(c, *group_), out.first_index);
+  const BufferRegion out = mpi_call(c.op).output(c, group_->rank(), group_->size());
+  const std::byte* data = data_of(host(buffers), out, c.dtype);
+  std::uint64_t wrong = 0;
+  for (const CheckedPiece& piece : checked_pieces(c, group_->rank(), group_->size(), out.elements))
+    wrong += count_host_mismatches(c.dtype, data + piece.first_element * size_of(c.dtype), piece.elements, piece.spec,
+                                   piece.first_index);
+  return wrong;
 }
 
 void MpiBackend::corrupt_output(const OpCase& c, Buffers& buffers) {
-  if (!output_is_defined(check_spec(c, *group_))) return;  // nothing there is checked
-  const Region out = output_region(c, host(buffers), group_->rank());
-  corrupt_host_element(c.dtype, out.data, 0);
+  if (!output_is_defined(check_spec_for(c, group_->rank(), group_->size()))) return;  // nothing there is checked
+  const BufferRegion out = mpi_call(c.op).output(c, group_->rank(), group_->size());
+  if (out.elements == 0) return;  // alltoallv: nothing was sent to this rank
+  corrupt_host_element(c.dtype, data_of(host(buffers), out, c.dtype), 0);
 }
 
-void MpiBackend::run_once(const OpCase& c, Buffers& buffers) {
-  HostBuffers& b = host(buffers);
-  const MPI_Comm comm = group_->comm();
-  const MPI_Datatype type = mpi_type(c.dtype);
-  const bool in_place = c.placement == Placement::in_place;
-  const int count = as_count(c.shape.count);
-  const int rank = group_->rank();
-  const int n = group_->size();
-  void* send = b.send();
-  void* recv = b.recv();
-  switch (c.op) {
-    case Collective::allreduce:
-      check_mpi(MPI_Allreduce(in_place ? MPI_IN_PLACE : send, recv, count, type, mpi_op(c.redop), comm),
-                "MPI_Allreduce");
-      return;
-    case Collective::allgather:
-      if (in_place)
-        check_mpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, type, comm), "MPI_Allgather");
-      else
-        check_mpi(MPI_Allgather(send, count, type, recv, count, type, comm), "MPI_Allgather");
-      return;
-    case Collective::reducescatter:
-      check_mpi(MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : send, recv, count, type, mpi_op(c.redop), comm),
-                "MPI_Reduce_scatter_block");
-      return;
-    case Collective::broadcast: {
-      void* buffer = in_place ? recv : (rank == c.root ? send : recv);
-      check_mpi(MPI_Bcast(buffer, count, type, c.root, comm), "MPI_Bcast");
-      return;
-    }
-    case Collective::reduce: {
-      const void* source = in_place ? (rank == c.root ? MPI_IN_PLACE : recv) : send;
-      check_mpi(MPI_Reduce(source, recv, count, type, mpi_op(c.redop), c.root, comm), "MPI_Reduce");
-      return;
-    }
-    case Collective::alltoall:
-      if (in_place)
-        check_mpi(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, type, comm), "MPI_Alltoall");
-      else
-        check_mpi(MPI_Alltoall(send, count, type, recv, count, type, comm), "MPI_Alltoall");
-      return;
-    case Collective::sendrecv: {
-      const int next = (rank + 1) % n;
-      const int previous = (rank + n - 1) % n;
-      if (in_place)
-        check_mpi(MPI_Sendrecv_replace(recv, count, type, next, kSendRecvTag, previous, kSendRecvTag, comm,
-                                       MPI_STATUS_IGNORE),
-                  "MPI_Sendrecv_replace");
-      else
-        check_mpi(MPI_Sendrecv(send, count, type, next, kSendRecvTag, recv, count, type, previous, kSendRecvTag, comm,
-                               MPI_STATUS_IGNORE),
-                  "MPI_Sendrecv");
-      return;
-    }
-  }
-}
+void MpiBackend::run_once(const OpCase& c, Buffers& buffers) { mpi_call(c.op).run(arguments_for(c, buffers, *group_)); }
 
 double MpiBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) {
+  const MpiCall& call = mpi_call(c.op);
+  const CallArguments args = arguments_for(c, buffers, *group_);
   const double start = MPI_Wtime();
-  for (std::uint64_t i = 0; i < iterations; ++i) run_once(c, buffers);
+  for (std::uint64_t i = 0; i < iterations; ++i) call.run(args);
   return MPI_Wtime() - start;
 }
 
 std::unique_ptr<PendingOperation> MpiBackend::start(const OpCase& c, Buffers& buffers) {
-  HostBuffers& b = host(buffers);
-  const MPI_Comm comm = group_->comm();
-  const MPI_Datatype type = mpi_type(c.dtype);
-  const bool in_place = c.placement == Placement::in_place;
-  const int count = as_count(c.shape.count);
-  const int rank = group_->rank();
-  const int n = group_->size();
-  void* send = b.send();
-  void* recv = b.recv();
-  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
-  MPI_Request* r = requests.data();
-  switch (c.op) {
-    case Collective::allreduce:
-      check_mpi(MPI_Iallreduce(in_place ? MPI_IN_PLACE : send, recv, count, type, mpi_op(c.redop), comm, r),
-                "MPI_Iallreduce");
-      break;
-    case Collective::allgather:
-      if (in_place)
-        check_mpi(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, count, type, comm, r), "MPI_Iallgather");
-      else
-        check_mpi(MPI_Iallgather(send, count, type, recv, count, type, comm, r), "MPI_Iallgather");
-      break;
-    case Collective::reducescatter:
-      check_mpi(
-          MPI_Ireduce_scatter_block(in_place ? MPI_IN_PLACE : send, recv, count, type, mpi_op(c.redop), comm, r),
-          "MPI_Ireduce_scatter_block");
-      break;
-    case Collective::broadcast:
-      check_mpi(MPI_Ibcast(in_place ? recv : (rank == c.root ? send : recv), count, type, c.root, comm, r),
-                "MPI_Ibcast");
-      break;
-    case Collective::reduce: {
-      const void* source = in_place ? (rank == c.root ? MPI_IN_PLACE : recv) : send;
-      check_mpi(MPI_Ireduce(source, recv, count, type, mpi_op(c.redop), c.root, comm, r), "MPI_Ireduce");
-      break;
-    }
-    case Collective::alltoall:
-      if (in_place)
-        throw UsageError("--placement in: non-blocking in-place alltoall is not available in MPI 3");
-      check_mpi(MPI_Ialltoall(send, count, type, recv, count, type, comm, r), "MPI_Ialltoall");
-      break;
-    case Collective::sendrecv: {
-      if (in_place) throw UsageError("--placement in: non-blocking in-place sendrecv is not available in MPI 3");
-      requests.resize(2, MPI_REQUEST_NULL);
-      r = requests.data();
-      check_mpi(MPI_Irecv(recv, count, type, (rank + n - 1) % n, kSendRecvTag, comm, &r[0]), "MPI_Irecv");
-      check_mpi(MPI_Isend(send, count, type, (rank + 1) % n, kSendRecvTag, comm, &r[1]), "MPI_Isend");
-      break;
-    }
-  }
-  return std::make_unique<MpiPending>(std::move(requests));
+  auto arguments = std::make_unique<const CallArguments>(arguments_for(c, buffers, *group_));
+  std::vector<MPI_Request> requests;
+  mpi_call(c.op).start(*arguments, requests);
+  return std::make_unique<MpiPending>(std::move(requests), std::shared_ptr<const void>(std::move(arguments)));
 }
 
 std::unique_ptr<Backend> MpiBackend::split(int color, int key) {

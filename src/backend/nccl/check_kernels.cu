@@ -32,10 +32,6 @@ __device__ double to_double(T v) {
   return static_cast<double>(to_float(v));
 }
 
-__device__ inline bool reduces_values(const CheckSpec& s) {
-  return s.op == Collective::allreduce || s.op == Collective::reducescatter || s.op == Collective::reduce;
-}
-
 // Largest integer up to which every integer is exact in T.
 template <typename T>
 __device__ double exact_integer_limit() {
@@ -64,7 +60,7 @@ __device__ double unit_roundoff() {
 template <typename T>
 __device__ double tolerance(const CheckSpec& s) {
   if constexpr (std::is_integral_v<T>) return 0.0;
-  if (!reduces_values(s) || s.redop == ReduceOp::min || s.redop == ReduceOp::max || s.redop == ReduceOp::prod)
+  if (!reduces_values(s.rule) || s.redop == ReduceOp::min || s.redop == ReduceOp::max || s.redop == ReduceOp::prod)
     return 0.0;
   const double largest_partial_sum = (s.narrow ? 1.0 : 6.0) * s.ranks;
   if (s.redop == ReduceOp::sum && largest_partial_sum <= exact_integer_limit<T>()) return 0.0;
@@ -78,8 +74,8 @@ __device__ double tolerance(const CheckSpec& s) {
 template <typename T>
 __device__ double expected_floating(const CheckSpec& s, std::uint64_t index) {
   // Data movement copies bits: the expectation is the input value as T represents it.
-  if (!reduces_values(s)) return to_double(from_float<T>(static_cast<float>(expected_output<double>(s, index))));
-  const std::uint64_t element = s.op == Collective::reducescatter ? s.rank * s.count + index : index;
+  if (!reduces_values(s.rule)) return to_double(from_float<T>(static_cast<float>(expected_output<double>(s, index))));
+  const std::uint64_t element = reduced_element(s, index);
   const bool average = s.redop == ReduceOp::avg;
   double scale = 1.0;
   if (average) scale = to_double(from_float<T>(static_cast<float>(1.0 / s.ranks)));

@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -15,7 +16,10 @@
 #include "nccl_state_access.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/device_selection.hpp"
+#include "commbench/core/buffer_region.hpp"
+#include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/output_check.hpp"
 #include "commbench/core/pci_bus_id.hpp"
 #include "commbench/core/size.hpp"
 
@@ -248,6 +252,28 @@ struct NcclBackend::State {
     while (!poll(events, what)) std::this_thread::yield();
   }
 
+  // alltoallv's counts for each device's rank, kept for the last case so that timed loops
+  // do not rebuild them (O(ranks)) every iteration.
+  struct PeerCountsCache {
+    PeerDistribution distribution;
+    std::uint64_t elements_per_rank = 0;
+    std::vector<PeerCounts> per_device;
+  };
+  PeerCountsCache peer_counts_cache;
+
+  const PeerCounts& peer_counts_for(const OpCase& c, std::size_t device_index) {
+    PeerCountsCache& cache = peer_counts_cache;
+    if (cache.per_device.empty() || cache.distribution != c.distribution ||
+        cache.elements_per_rank != c.shape.send_elements) {
+      cache.per_device.clear();
+      for (const DeviceContext& d : devices)
+        cache.per_device.push_back(peer_counts(c.distribution, c.shape.send_elements, nranks, d.rank));
+      cache.distribution = c.distribution;
+      cache.elements_per_rank = c.shape.send_elements;
+    }
+    return cache.per_device[device_index];
+  }
+
   void synchronize(const char* what) {
     std::vector<cudaEvent_t> events;
     for (DeviceContext& d : devices) {
@@ -325,100 +351,157 @@ class NcclBuffers final : public Buffers {
 
 NcclBuffers& device_buffers(Buffers& b) { return static_cast<NcclBuffers&>(b); }
 
-struct Region {
-  std::byte* data;
-  std::uint64_t elements;
+std::byte* data_of(const DeviceBuffers& b, const BufferRegion& region, DataType dtype) {
+  return (region.buffer == BufferSide::send ? b.send : b.recv) + region.first_element * size_of(dtype);
+}
+
+// What one NCCL call needs for one device.
+struct CallArguments {
+  const DeviceContext& device;
+  ncclDataType_t type;
+  ncclRedOp_t redop;
+  std::size_t count;
+  std::uint64_t element_bytes;
+  bool in_place;
+  int root;
+  int ranks;
+  std::byte* send;
+  std::byte* recv;
+  const PeerCounts* peers;  // alltoallv only
+
+  // NCCL's in-place convention: the input is read from the receive buffer.
+  std::byte* input() const { return in_place ? recv : send; }
+  std::uint64_t chunk_bytes() const { return count * element_bytes; }
+  std::byte* own_chunk_of_recv() const { return recv + static_cast<std::uint64_t>(device.rank) * chunk_bytes(); }
 };
 
-// NCCL's in-place conventions: allgather reads rank r's chunk at recv + r*count;
-// reducescatter reads the whole recv buffer and writes its chunk at recv + r*count.
-Region input_region(const OpCase& c, const DeviceBuffers& b, int rank) {
-  const std::uint64_t chunk = c.shape.count * size_of(c.dtype);
-  if (c.placement == Placement::out_of_place) return {b.send, c.shape.send_elements};
-  if (c.op == Collective::allgather) return {b.recv + static_cast<std::uint64_t>(rank) * chunk, c.shape.count};
-  return {b.recv, c.shape.send_elements};
+// One point-to-point transfer of an exchange: a buffer, its element count and the peer.
+struct Transfer {
+  std::byte* data;
+  std::size_t count;
+  int peer;
+};
+
+// Enqueue one send or one receive (inside the caller's group).
+void send_to(const CallArguments& a, const Transfer& to) {
+  check_nccl(ncclSend(to.data, to.count, a.type, to.peer, a.device.comm, a.device.stream), "ncclSend", a.device.comm);
+}
+void receive_from(const CallArguments& a, const Transfer& from) {
+  check_nccl(ncclRecv(from.data, from.count, a.type, from.peer, a.device.comm, a.device.stream), "ncclRecv",
+             a.device.comm);
+}
+void send_and_receive(const CallArguments& a, const Transfer& to, const Transfer& from) {
+  send_to(a, to);
+  receive_from(a, from);
 }
 
-Region output_region(const OpCase& c, const DeviceBuffers& b, int rank) {
-  const std::uint64_t chunk = c.shape.count * size_of(c.dtype);
-  if (c.placement == Placement::in_place && c.op == Collective::reducescatter)
-    return {b.recv + static_cast<std::uint64_t>(rank) * chunk, c.shape.count};
-  return {b.recv, c.shape.recv_elements};
-}
+// One collective's NCCL call. Point-to-point exchanges need a group around all their
+// sends and receives; `no_in_place` says why NCCL has no in-place form, if it has none.
+struct NcclCall {
+  Collective op;
+  void (*enqueue)(const CallArguments&);
+  bool grouped = false;
+  std::string_view no_in_place = {};
+};
 
-CheckSpec spec_for(const OpCase& c, int rank, int ranks) {
-  CheckSpec spec{c.op, c.redop, c.root, rank, ranks, c.shape.count};
-  spec.narrow = c.dtype == DataType::float8_e4m3 || c.dtype == DataType::float8_e5m2;
-  return spec;
-}
+constexpr std::array kNcclCalls{
+    NcclCall{.op = Collective::allreduce, .enqueue =
+             [](const CallArguments& a) {
+               check_nccl(ncclAllReduce(a.input(), a.recv, a.count, a.type, a.redop, a.device.comm,
+                                        a.device.stream),
+                          "ncclAllReduce", a.device.comm);
+             }},
+    NcclCall{.op = Collective::allgather, .enqueue =
+             [](const CallArguments& a) {
+               check_nccl(ncclAllGather(a.in_place ? a.own_chunk_of_recv() : a.send, a.recv, a.count, a.type,
+                                        a.device.comm, a.device.stream),
+                          "ncclAllGather", a.device.comm);
+             }},
+    NcclCall{.op = Collective::reducescatter, .enqueue =
+             [](const CallArguments& a) {
+               check_nccl(ncclReduceScatter(a.input(), a.in_place ? a.own_chunk_of_recv() : a.recv,
+                                            a.count, a.type, a.redop, a.device.comm, a.device.stream),
+                          "ncclReduceScatter", a.device.comm);
+             }},
+    NcclCall{.op = Collective::broadcast, .enqueue =
+             [](const CallArguments& a) {
+               check_nccl(ncclBroadcast(a.input(), a.recv, a.count, a.type, a.root, a.device.comm,
+                                        a.device.stream),
+                          "ncclBroadcast", a.device.comm);
+             }},
+    NcclCall{.op = Collective::reduce, .enqueue =
+             [](const CallArguments& a) {
+               check_nccl(ncclReduce(a.input(), a.recv, a.count, a.type, a.redop, a.root,
+                                     a.device.comm, a.device.stream),
+                          "ncclReduce", a.device.comm);
+             }},
+    // Grouped point-to-point works on every NCCL with send/recv (2.7+), like nccl-tests.
+    NcclCall{.op = Collective::alltoall, .enqueue =
+             [](const CallArguments& a) {
+               for (int peer = 0; peer < a.ranks; ++peer) {
+                 const std::uint64_t offset = static_cast<std::uint64_t>(peer) * a.chunk_bytes();
+                 send_and_receive(a, {a.send + offset, a.count, peer}, {a.recv + offset, a.count, peer});
+               }
+             },
+             .grouped = true,
+             .no_in_place = "in-place alltoall: NCCL needs separate send and receive buffers"},
+    NcclCall{.op = Collective::sendrecv, .enqueue =
+             [](const CallArguments& a) {
+               const int next = (a.device.rank + 1) % a.ranks;
+               const int previous = (a.device.rank + a.ranks - 1) % a.ranks;
+               send_and_receive(a, {a.send, a.count, next}, {a.recv, a.count, previous});
+             },
+             .grouped = true,
+             .no_in_place = "in-place sendrecv: the send and receive would overlap in one buffer"},
+    // NCCL has no alltoallv: one send and one receive per peer in a group, skipping empty
+    // pieces as PyTorch's all_to_all_single does (both sides know the counts, so they skip
+    // the same pairs). The in-place refusal comes from the descriptor.
+    NcclCall{.op = Collective::alltoallv, .enqueue =
+             [](const CallArguments& a) {
+               const PeerCounts& peers = *a.peers;
+               for (int peer = 0; peer < a.ranks; ++peer) {
+                 const auto p = static_cast<std::size_t>(peer);
+                 if (peers.send_counts[p] > 0)
+                   send_to(a, {a.send + peers.send_offsets[p] * a.element_bytes, peers.send_counts[p], peer});
+                 if (peers.recv_counts[p] > 0)
+                   receive_from(a, {a.recv + peers.recv_offsets[p] * a.element_bytes, peers.recv_counts[p], peer});
+               }
+             },
+             .grouped = true},
+};
 
-bool needs_group(const OpCase& c, std::size_t devices) {
-  return devices > 1 || c.op == Collective::sendrecv || c.op == Collective::alltoall;
-}
+static_assert(lists_every_collective_in_order(kNcclCalls), "kNcclCalls: one entry per collective, in enum order");
 
-void enqueue_one(const OpCase& c, const DeviceBuffers& b, const DeviceContext& d, int nranks) {
-  const ncclDataType_t type = nccl_type(c.dtype);
-  const ncclRedOp_t op = nccl_op(c.redop);
-  const std::size_t count = c.shape.count;
-  const std::uint64_t chunk = count * size_of(c.dtype);
-  const bool in_place = c.placement == Placement::in_place;
-  std::byte* send = b.send;
-  std::byte* recv = b.recv;
-  switch (c.op) {
-    case Collective::allreduce:
-      check_nccl(ncclAllReduce(in_place ? recv : send, recv, count, type, op, d.comm, d.stream), "ncclAllReduce", d.comm);
-      return;
-    case Collective::allgather:
-      check_nccl(ncclAllGather(in_place ? recv + static_cast<std::uint64_t>(d.rank) * chunk : send, recv, count, type,
-                               d.comm, d.stream),
-                 "ncclAllGather", d.comm);
-      return;
-    case Collective::reducescatter:
-      if (in_place)
-        check_nccl(ncclReduceScatter(recv, recv + static_cast<std::uint64_t>(d.rank) * chunk, count, type, op, d.comm,
-                                     d.stream),
-                   "ncclReduceScatter", d.comm);
-      else
-        check_nccl(ncclReduceScatter(send, recv, count, type, op, d.comm, d.stream), "ncclReduceScatter", d.comm);
-      return;
-    case Collective::broadcast:
-      check_nccl(ncclBroadcast(in_place ? recv : send, recv, count, type, c.root, d.comm, d.stream), "ncclBroadcast",
-                 d.comm);
-      return;
-    case Collective::reduce:
-      check_nccl(ncclReduce(in_place ? recv : send, recv, count, type, op, c.root, d.comm, d.stream), "ncclReduce",
-                 d.comm);
-      return;
-    case Collective::alltoall:
-      // Grouped point-to-point works on every NCCL with send/recv (2.7+), like nccl-tests.
-      for (int peer = 0; peer < nranks; ++peer) {
-        check_nccl(ncclSend(send + static_cast<std::uint64_t>(peer) * chunk, count, type, peer, d.comm, d.stream),
-                   "ncclSend", d.comm);
-        check_nccl(ncclRecv(recv + static_cast<std::uint64_t>(peer) * chunk, count, type, peer, d.comm, d.stream),
-                   "ncclRecv", d.comm);
-      }
-      return;
-    case Collective::sendrecv:
-      check_nccl(ncclSend(send, count, type, (d.rank + 1) % nranks, d.comm, d.stream), "ncclSend", d.comm);
-      check_nccl(ncclRecv(recv, count, type, (d.rank + nranks - 1) % nranks, d.comm, d.stream), "ncclRecv", d.comm);
-      return;
-  }
-}
+const NcclCall& nccl_call(Collective op) { return kNcclCalls[static_cast<std::size_t>(op)]; }
 
-void enqueue_all(const OpCase& c, NcclBuffers& buffers, std::vector<DeviceContext>& devices, int nranks) {
-  const bool grouped = needs_group(c, devices.size());
+// Enqueues `c` on each device's stream as `devices` gives them (the state's own streams,
+// or a stream set's).
+void enqueue_on_devices(const OpCase& c, NcclBuffers& buffers, NcclBackend::State& state,
+                        const std::vector<DeviceContext>& devices) {
+  const NcclCall& call = nccl_call(c.op);
+  const bool split_per_peer = descriptor_of(c.op).split_per_peer();
+  const bool grouped = call.grouped || devices.size() > 1;
   if (grouped) check_nccl(ncclGroupStart(), "ncclGroupStart");
   for (std::size_t i = 0; i < devices.size(); ++i) {
     if (devices.size() > 1) check_cuda(cudaSetDevice(devices[i].device), "cudaSetDevice");
-    enqueue_one(c, buffers.per_device[i], devices[i], nranks);
+    const DeviceBuffers& b = buffers.per_device[i];
+    call.enqueue(CallArguments{devices[i], nccl_type(c.dtype), nccl_op(c.redop), c.shape.count,
+                               size_of(c.dtype), c.placement == Placement::in_place, c.root,
+                               state.nranks, b.send, b.recv,
+                               split_per_peer ? &state.peer_counts_for(c, i) : nullptr});
   }
   if (grouped) check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+}
+
+void enqueue_all(const OpCase& c, NcclBuffers& buffers, NcclBackend::State& state) {
+  enqueue_on_devices(c, buffers, state, state.devices);
 }
 
 std::string graph_key(const OpCase& c, const Buffers& b) {
   return std::to_string(static_cast<int>(c.op)) + "/" + std::to_string(static_cast<int>(c.dtype)) + "/" +
          std::to_string(static_cast<int>(c.redop)) + "/" + std::to_string(c.root) + "/" +
-         std::to_string(static_cast<int>(c.placement)) + "/" + std::to_string(c.shape.count) + "@" +
+         std::to_string(static_cast<int>(c.placement)) + "/" + std::to_string(c.shape.count) + "/" +
+         to_string(c.distribution) + "@" +
          std::to_string(reinterpret_cast<std::uintptr_t>(&b));
 }
 
@@ -572,9 +655,8 @@ std::optional<std::string> NcclBackend::unsupported_reason(Collective, DataType 
 }
 
 std::optional<std::string> NcclBackend::unsupported_in_place(Collective op) const {
-  if (op == Collective::alltoall) return "in-place alltoall: NCCL needs separate send and receive buffers";
-  if (op == Collective::sendrecv) return "in-place sendrecv: the send and receive would overlap in one buffer";
-  return std::nullopt;
+  if (!nccl_call(op).no_in_place.empty()) return std::string(nccl_call(op).no_in_place);
+  return missing_in_place_form(op);
 }
 
 void NcclBackend::validate_plan(std::span<const OpCase>) const {}
@@ -614,9 +696,9 @@ void NcclBackend::fill_inputs(const OpCase& c, Buffers& buffers) {
     const DeviceContext& d = state_->devices[i];
     check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
     check_cuda(cudaMemsetAsync(b.per_device[i].recv, kStaleByte, b.recv_capacity(), d.stream), "cudaMemsetAsync");
-    const Region in = input_region(c, b.per_device[i], d.rank);
-    const CheckSpec spec = spec_for(c, d.rank, state_->nranks);
-    launch_fill(c.dtype, in.data, in.elements, spec, 0, d.stream);
+    const BufferRegion in = input_region(c, d.rank);
+    const CheckSpec spec = check_spec_for(c, d.rank, state_->nranks);
+    launch_fill(c.dtype, data_of(b.per_device[i], in, c.dtype), in.elements, spec, 0, d.stream);
     check_cuda(cudaGetLastError(), "fill kernel launch");
   }
   state_->synchronize("filling check inputs");
@@ -628,11 +710,14 @@ std::uint64_t NcclBackend::count_wrong(const OpCase& c, Buffers& buffers) {
   for (std::size_t i = 0; i < state_->devices.size(); ++i) {
     const DeviceContext& d = state_->devices[i];
     check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-    const CheckSpec spec = spec_for(c, d.rank, state_->nranks);
+    const CheckSpec spec = check_spec_for(c, d.rank, state_->nranks);
     check_cuda(cudaMemsetAsync(d.counter, 0, sizeof(unsigned long long), d.stream), "cudaMemsetAsync");
     if (output_is_defined(spec)) {
-      const Region out = output_region(c, b.per_device[i], d.rank);
-      launch_count_mismatches(c.dtype, out.data, out.elements, spec, 0, d.counter, d.stream);
+      const BufferRegion out = output_region(c, d.rank, state_->nranks);
+      std::byte* data = data_of(b.per_device[i], out, c.dtype);
+      for (const CheckedPiece& piece : checked_pieces(c, d.rank, state_->nranks, out.elements))
+        launch_count_mismatches(c.dtype, data + piece.first_element * size_of(c.dtype), piece.elements, piece.spec,
+                                piece.first_index, d.counter, d.stream);
       check_cuda(cudaGetLastError(), "check kernel launch");
     }
     check_cuda(cudaMemcpyAsync(&counts[i], d.counter, sizeof(unsigned long long), cudaMemcpyDeviceToHost, d.stream),
@@ -647,14 +732,16 @@ std::uint64_t NcclBackend::count_wrong(const OpCase& c, Buffers& buffers) {
 void NcclBackend::corrupt_output(const OpCase& c, Buffers& buffers) {
   NcclBuffers& b = device_buffers(buffers);
   const DeviceContext& d = state_->devices.front();
-  if (!output_is_defined(spec_for(c, d.rank, state_->nranks))) return;
+  if (!output_is_defined(check_spec_for(c, d.rank, state_->nranks))) return;
   check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-  launch_corrupt(c.dtype, output_region(c, b.per_device.front(), d.rank).data, 0, d.stream);
+  const BufferRegion out = output_region(c, d.rank, state_->nranks);
+  if (out.elements == 0) return;  // alltoallv: nothing was sent to this rank
+  launch_corrupt(c.dtype, data_of(b.per_device.front(), out, c.dtype), 0, d.stream);
   state_->synchronize("corrupting an element");
 }
 
 void NcclBackend::run_single(const OpCase& c, Buffers& buffers) {
-  enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
+  enqueue_all(c, device_buffers(buffers), *state_);
   state_->synchronize(describe(c).c_str());
 }
 
@@ -672,7 +759,7 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
       check_cuda(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
     }
     try {
-      for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s.devices, s.nranks);
+      for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s);
     } catch (...) {
       for (DeviceContext& d : s.devices) {  // leave no stream capturing
         cudaSetDevice(d.device);
@@ -706,7 +793,7 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
     executed = launches * per_graph;
   } else {
     for (std::uint64_t i = 0; i < iterations; ++i) {
-      enqueue_all(c, b, s.devices, s.nranks);
+      enqueue_all(c, b, s);
       if (s.options.blocking) s.synchronize("waiting for one operation (--blocking)");
     }
   }
@@ -728,7 +815,7 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
 }
 
 std::unique_ptr<PendingOperation> NcclBackend::start(const OpCase& c, Buffers& buffers) {
-  enqueue_all(c, device_buffers(buffers), state_->devices, state_->nranks);
+  enqueue_all(c, device_buffers(buffers), *state_);
   std::vector<cudaStream_t> streams;
   for (const DeviceContext& d : state_->devices) streams.push_back(d.stream);
   return pending_on(state_, streams);
@@ -800,7 +887,7 @@ std::unique_ptr<PendingOperation> pending_on(std::shared_ptr<NcclBackend::State>
 void enqueue_on(const OpCase& c, Buffers& buffers, NcclBackend::State& state, const std::vector<cudaStream_t>& streams) {
   std::vector<DeviceContext> devices = state.devices;  // handles only: the copies own nothing
   for (std::size_t i = 0; i < devices.size(); ++i) devices[i].stream = streams[i];
-  enqueue_all(c, device_buffers(buffers), devices, state.nranks);
+  enqueue_on_devices(c, device_buffers(buffers), state, devices);
 }
 
 void check_cuda_call(cudaError_t code, const std::string& what) { check_cuda(code, what); }

@@ -22,6 +22,7 @@ class MpiBackend final : public Backend {
   int ranks() const override { return group_->size(); }
 
   std::optional<std::string> unsupported_reason(Collective op, DataType dtype, ReduceOp redop) const override;
+  std::optional<std::string> unsupported_in_place(Collective op) const override;
   void validate_plan(std::span<const OpCase> plan) const override;
   std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
   void fill_inputs(const OpCase& c, Buffers& buffers) override;

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <vector>
 
 #include "commbench/backend/backend.hpp"
@@ -12,12 +13,16 @@ namespace commbench::mpi {
 
 class MpiPending final : public PendingOperation {
  public:
-  explicit MpiPending(std::vector<MPI_Request> requests) : requests_(std::move(requests)) {}
+  // `keep_alive` holds what MPI reads until the requests complete (a non-blocking
+  // alltoallv's count arrays), or nothing.
+  explicit MpiPending(std::vector<MPI_Request> requests, std::shared_ptr<const void> keep_alive = nullptr)
+      : requests_(std::move(requests)), keep_alive_(std::move(keep_alive)) {}
   bool test() override;  // MPI_Testall: also what makes MPI progress
   void wait() override;  // MPI_Waitall
 
  private:
   std::vector<MPI_Request> requests_;
+  std::shared_ptr<const void> keep_alive_;
 };
 
 }  // namespace commbench::mpi
