@@ -5,6 +5,7 @@
 
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/topology/node_probe.hpp"
 
 namespace commbench {
@@ -90,10 +91,8 @@ std::vector<std::string> bandwidth_notes(const CollectiveBandwidths& model) {
   for (const auto& [op, bw] : model) {
     std::string line = "theoretical busbw of " + std::string(name_of(op)) + ": ";
     if (bw.spec_gbps) {
-      char figures[96];
-      std::snprintf(figures, sizeof figures, "spec %.4g GB/s, achievable %.4g GB/s; ", *bw.spec_gbps,
-                    bw.achievable_gbps.value_or(*bw.spec_gbps));
-      line += figures;
+      line += "spec " + significant_text(*bw.spec_gbps, 4) + " GB/s, achievable " +
+              significant_text(bw.achievable_gbps.value_or(*bw.spec_gbps), 4) + " GB/s; ";
     } else {
       line += "unknown; ";
     }

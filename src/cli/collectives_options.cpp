@@ -2,22 +2,16 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
-#include <sstream>
 
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/name_lookup.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 
 namespace commbench {
 namespace {
-
-std::string number_text(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
 
 template <typename T>
 std::string names_of(const std::vector<T>& values) {
@@ -39,18 +33,18 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   if (sweep.step_bytes != 0)
     s.emplace_back("step_bytes", std::to_string(sweep.step_bytes));
   else
-    s.emplace_back("step_factor", number_text(sweep.step_factor));
+    s.emplace_back("step_factor", significant_text(sweep.step_factor));
   s.emplace_back("iters", stopping.fixed_iterations ? std::to_string(stopping.fixed_iterations) : "adaptive");
   s.emplace_back("warmup_iters", std::to_string(warmup_iterations));
   if (stopping.fixed_iterations == 0) {
-    s.emplace_back("target_noise_pct", number_text(stopping.target_noise * 100.0));
-    s.emplace_back("max_time_per_size_s", number_text(stopping.max_seconds));
+    s.emplace_back("target_noise_pct", significant_text(stopping.target_noise * 100.0));
+    s.emplace_back("max_time_per_size_s", significant_text(stopping.max_seconds));
     s.emplace_back("min_samples", std::to_string(stopping.min_samples));
-    s.emplace_back("batch_time_s", number_text(batch_seconds));
+    s.emplace_back("batch_time_s", significant_text(batch_seconds));
   }
   s.emplace_back("check", check ? "1" : "0");
   s.emplace_back("root", std::to_string(root));
-  s.emplace_back("timeout_s", number_text(timeout_seconds));
+  s.emplace_back("timeout_s", significant_text(timeout_seconds));
   if (gpus_per_process != 1) s.emplace_back("gpus_per_process", std::to_string(gpus_per_process));
   if (register_buffers) s.emplace_back("register", "1");
   if (cuda_graph_iterations != 0) s.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));

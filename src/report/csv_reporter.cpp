@@ -1,7 +1,6 @@
 #include "commbench/report/csv_reporter.hpp"
 
-#include <cstdio>
-
+#include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
 
 namespace commbench {
@@ -23,11 +22,7 @@ struct CsvValue {
   std::string operator()(std::monostate) const { return ""; }
   std::string operator()(const std::string& s) const { return csv_escape(s); }
   std::string operator()(std::int64_t v) const { return std::to_string(v); }
-  std::string operator()(double v) const {
-    char text[40];
-    std::snprintf(text, sizeof text, "%.9g", v);
-    return text;
-  }
+  std::string operator()(double v) const { return significant_text(v, 9); }
 };
 
 }  // namespace
