@@ -44,9 +44,10 @@ std::string_view name_of(Collective op) {
 }
 
 Collective parse_collective(std::string_view text, std::string_view flag) {
-  return detail::lookup_name<Collective>(
-      kNames, text, flag, "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, all");
+  return detail::lookup_name<Collective>(kNames, text, flag, detail::canonical_names<Collective>(kAll));
 }
+
+std::string accepted_collective_names() { return detail::accepted_names<Collective>(kAll, kNames); }
 
 std::vector<Collective> parse_collective_list(std::string_view text, std::string_view flag) {
   return detail::parse_list<Collective>(text, flag, kAll, parse_collective);

@@ -20,13 +20,15 @@ namespace commbench {
 
 enum class OutputFormat { table, csv, json };
 
+// The defaults are those of a command line without flags (the help shows them).
 struct CollectivesOptions {
-  std::vector<Collective> ops;
-  std::vector<DataType> dtypes;
+  std::vector<Collective> ops{Collective::allreduce, Collective::allgather, Collective::reducescatter,
+                              Collective::broadcast};
+  std::vector<DataType> dtypes{DataType::float32};
   bool dtypes_all = false;  // "-d all": drop what the backend cannot do instead of failing
-  std::vector<ReduceOp> redops;
+  std::vector<ReduceOp> redops{ReduceOp::sum};
   bool redops_all = false;
-  std::vector<Placement> placements;
+  std::vector<Placement> placements{Placement::out_of_place};
   SweepSpec sweep;
   StoppingCriteria stopping;
   std::uint64_t warmup_iterations = 1;

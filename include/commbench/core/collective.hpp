@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +15,8 @@ enum class Collective { allreduce, allgather, reducescatter, broadcast, reduce, 
 std::span<const Collective> all_collectives();
 std::string_view name_of(Collective op);
 Collective parse_collective(std::string_view text, std::string_view flag);
+// Every spelling parse_collective_list accepts, for help texts.
+std::string accepted_collective_names();
 // Comma-separated list or "all".
 std::vector<Collective> parse_collective_list(std::string_view text, std::string_view flag);
 
