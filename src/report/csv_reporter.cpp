@@ -1,22 +1,12 @@
 #include "commbench/report/csv_reporter.hpp"
 
+#include "commbench/core/csv_field.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
 
 namespace commbench {
 
-std::string csv_escape(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 namespace {
-
 
 struct CsvValue {
   std::string operator()(std::monostate) const { return ""; }

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "commbench/core/csv_field.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/text_table.hpp"
-#include "commbench/report/csv_reporter.hpp"
 #include "commbench/topology/pci_path.hpp"
 
 namespace commbench {
