@@ -8,10 +8,11 @@
 #include "commbench/topology/topology_json.hpp"
 
 namespace commbench {
+
 CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops) {
   Bootstrap& group = backend.group();
-  // Rank 0 probes its node and sends the model as the JSON bench-topology gathers nodes
-  // with; a failed probe sends its reason instead, which becomes the basis of each figure.
+  // Rank 0 probes its node and sends it as the JSON bench-topology gathers nodes with; a
+  // failed probe sends its reason instead, which becomes the basis of every figure.
   std::string node_json, probe_failure;
   if (group.rank() == 0) {
     try {

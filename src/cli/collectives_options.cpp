@@ -16,7 +16,8 @@ namespace commbench {
 namespace {
 
 using NamedBackend = detail::NamedValue<std::string_view>;
-constexpr std::array kBackendNames{NamedBackend{"auto", "auto"}, NamedBackend{"mpi", "mpi"}, NamedBackend{"nccl", "nccl"}};
+constexpr std::array kBackendNames{NamedBackend{"auto", "auto"}, NamedBackend{"mpi", "mpi"},
+                                   NamedBackend{"nccl", "nccl"}};
 using NamedFormat = detail::NamedValue<OutputFormat>;
 constexpr std::array kFormatNames{NamedFormat{"table", OutputFormat::table}, NamedFormat{"csv", OutputFormat::csv},
                                   NamedFormat{"json", OutputFormat::json}};
@@ -35,7 +36,8 @@ std::string names_of(const std::vector<T>& values) {
 // instead of failing, so `all` records whether it was asked for.
 template <typename Enum>
 void add_name_list(CLI::App& app, const std::string& names, const char* flag, std::vector<Enum>& values, bool& all,
-                   std::vector<Enum> (*parse_list)(std::string_view, std::string_view), const std::string& description) {
+                   std::vector<Enum> (*parse_list)(std::string_view, std::string_view),
+                   const std::string& description) {
   app.add_option_function<std::string>(
          names,
          [&values, &all, flag, parse_list](const std::string& text) {
@@ -239,9 +241,9 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   switch (parse_command_line(app, argc, argv, *version_flag)) {
     case CommandLineRequest::help: return ParsedCommandLine{std::nullopt, app.help()};
     case CommandLineRequest::version:
-      return ParsedCommandLine{std::nullopt,
-                               std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")",
-                               true};
+      return ParsedCommandLine{
+          std::nullopt, std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")",
+          true};
     case CommandLineRequest::run: break;
   }
   // What involves more than one flag.

@@ -47,8 +47,8 @@ ParsedTopologyCommandLine parse_topology_command_line(int argc, const char* cons
                     "Read the node from the XML NCCL writes with NCCL_TOPO_DUMP_FILE", "FILE");
   add_parsed_option(app, "--json", o.json_path, file_name("--json"),
                     "Write the full model of every node to this JSON file", "FILE");
-  add_parsed_option(app, "--csv", o.csv_path, file_name("--csv"), "Write one row per link of every node to this CSV file",
-                    "FILE");
+  add_parsed_option(app, "--csv", o.csv_path, file_name("--csv"),
+                    "Write one row per link of every node to this CSV file", "FILE");
   app.add_flag("--force", o.force, "Overwrite existing --csv/--json files");
   add_parsed_option(
       app, "--nodes", o.model_nodes,

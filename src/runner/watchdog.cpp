@@ -33,7 +33,9 @@ std::chrono::nanoseconds Watchdog::silence_threshold() const {
 
 namespace {
 
-std::string seconds_text(std::chrono::nanoseconds d) { return significant_text(std::chrono::duration<double>(d).count()); }
+std::string seconds_text(std::chrono::nanoseconds d) {
+  return significant_text(std::chrono::duration<double>(d).count());
+}
 
 }  // namespace
 
