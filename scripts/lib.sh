@@ -7,7 +7,8 @@ COMMBENCH_BUILD="${COMMBENCH_BUILD:-$COMMBENCH_ROOT/build}"
 # Debian packages the build and tests use. hwloc and ibverbs are for the topology work;
 # they are optional to the build (COMMBENCH_WITH_*=AUTO) but installed so it is complete.
 COMMBENCH_PACKAGES=(build-essential cmake pkg-config python3 libopenmpi-dev openmpi-bin
-                    libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libpugixml-dev
+                    libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+                    libpugixml-dev
                     libhwloc-dev libibverbs-dev clang libclang-rt-14-dev)
 
 commbench_log() { printf '[commbench] %s\n' "$*" >&2; }

@@ -15,6 +15,8 @@
 #include "commbench/cli/topology_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/text_table.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
@@ -29,12 +31,6 @@ constexpr const char* kProgram = "bench-topology";
 // 2: run details moved into the `provenance` object every command's JSON shares.
 constexpr const char* kTopologySchema = "commbench.topology/2";
 
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
 
 // The layout the table models: every GPU of the node, one rank each, on `nodes` nodes;
 // without GPUs, this job's host ranks per node.
@@ -51,16 +47,15 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
                      " x " + std::to_string(layout.ranks_per_node) + " rank" + (layout.ranks_per_node == 1 ? "" : "s") +
                      (layout.gpu_bus_ids.empty() ? " in host memory" : " (one per GPU)") +
                      " (spec: link signalling rates; achievable: NCCL's link model):\n";
-  char header[96];
-  std::snprintf(header, sizeof header, "  %-14s %10s %12s  %s\n", "collective", "spec GB/s", "achievable", "bottleneck");
-  text += header;
+  TextTable table({{{"collective"}, Align::left, 14},
+                   {{"spec GB/s"}, Align::right, 10},
+                   {{"achievable"}, Align::right, 12},
+                   {{"bottleneck"}, Align::left, 0, 2}},
+                  "  ", "  ");
+  const auto figure = [](const std::optional<double>& gbps) { return gbps ? significant_text(*gbps, 4) : "?"; };
   for (const Collective op : all_collectives()) {
     const TheoreticalBusbw bw = theoretical_busbw(op, node, layout);
-    char line[128];
-    std::snprintf(line, sizeof line, "  %-14s %10s %12s  ", std::string(name_of(op)).c_str(),
-                  bw.spec_gbps ? number(*bw.spec_gbps).c_str() : "?",
-                  bw.achievable_gbps ? number(*bw.achievable_gbps).c_str() : "?");
-    text += line + bw.basis + "\n";
+    table.add_row({std::string(name_of(op)), figure(bw.spec_gbps), figure(bw.achievable_gbps), bw.basis});
     nlohmann::ordered_json row = {{"collective", name_of(op)},
                                   {"nodes", layout.nodes},
                                   {"ranks_per_node", layout.ranks_per_node},
@@ -71,7 +66,7 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
     if (bw.achievable_gbps) row["achievable_busbw_gbps"] = *bw.achievable_gbps;
     json_rows.push_back(row);
   }
-  return text;
+  return text + table.render();
 }
 
 int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world,
@@ -115,8 +110,8 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
   const NodeTopology& first = nodes.front();
   const int model_nodes = o.model_nodes > 0 ? o.model_nodes : static_cast<int>(nodes.size());
 
-  std::printf("# %s %s (commit %s), %zu node%s probed in %.2f s\n", kProgram, commbench::version(),
-              git_commit(), nodes.size(), nodes.size() == 1 ? "" : "s", probe_seconds);
+  std::printf("# %s %s (commit %s), %zu node%s probed in %s s\n", kProgram, commbench::version(), git_commit(),
+              nodes.size(), nodes.size() == 1 ? "" : "s", fixed_text(probe_seconds, 2).c_str());
   std::printf("# node %s, from: ", first.hostname.c_str());
   for (std::size_t i = 0; i < first.sources.size(); ++i) std::printf("%s%s", i ? "; " : "", first.sources[i].c_str());
   std::printf("\n\n%s\n%s\n", render_matrix(first).c_str(), render_nic_table(first).c_str());

@@ -1,80 +1,60 @@
 #include "commbench/cli/collectives_bandwidth.hpp"
 
-#include <cstdio>
-#include <sstream>
-
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/topology/node_probe.hpp"
+#include "commbench/topology/topology_json.hpp"
 
 namespace commbench {
-namespace {
-
-// One line per collective: "op<TAB>spec<TAB>achievable<TAB>basis", numbers empty when unknown.
-std::string encode(const CollectiveBandwidths& model) {
-  std::ostringstream out;
-  for (const auto& [op, bw] : model) {
-    char spec[40] = "", achievable[40] = "";
-    if (bw.spec_gbps) std::snprintf(spec, sizeof spec, "%.17g", *bw.spec_gbps);
-    if (bw.achievable_gbps) std::snprintf(achievable, sizeof achievable, "%.17g", *bw.achievable_gbps);
-    out << name_of(op) << '\t' << spec << '\t' << achievable << '\t' << bw.basis << '\n';
-  }
-  return out.str();
-}
-
-CollectiveBandwidths decode(const std::string& text) {
-  CollectiveBandwidths model;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string op, spec, achievable, basis;
-    std::getline(fields, op, '\t');
-    std::getline(fields, spec, '\t');
-    std::getline(fields, achievable, '\t');
-    std::getline(fields, basis);
-    TheoreticalBusbw bw;
-    if (!spec.empty()) bw.spec_gbps = std::stod(spec);
-    if (!achievable.empty()) bw.achievable_gbps = std::stod(achievable);
-    bw.basis = basis;
-    model[parse_collective(op, "model")] = bw;
-  }
-  return model;
-}
-
-}  // namespace
 
 CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops) {
   Bootstrap& group = backend.group();
-  // The GPUs of rank 0's node, gathered from every rank there.
+  // Rank 0 probes its node and sends it as the JSON bench-topology gathers nodes with; a
+  // failed probe sends its reason instead, which becomes the basis of every figure.
+  std::string node_json, probe_failure;
+  if (group.rank() == 0) {
+    try {
+      node_json = topology_to_json_text(probe_node(probe_options_for_this_build("", "", "")));
+    } catch (const Error& e) {
+      probe_failure = e.what();
+    }
+  }
+  node_json = group.broadcast(node_json, 0);
+  probe_failure = group.broadcast(probe_failure, 0);
+
+  // Every rank models the layout of rank 0's node from what all ranks know: the GPUs of
+  // the processes on that host, and how many processes and ranks run there.
   std::string own_ids;
   for (const std::string& id : backend.device_bus_ids()) own_ids += (own_ids.empty() ? "" : ",") + id;
   const std::vector<std::string> all_ids = group.all_gather(own_ids);
-  std::string encoded;
-  if (group.rank() == 0) {
-    JobLayout layout;
-    layout.nodes = group.node_count();
-    const int processes_per_node = group.local_size();
-    const int ranks_per_process = group.size() > 0 ? backend.ranks() / group.size() : 1;
-    layout.ranks_per_node = processes_per_node * ranks_per_process;
-    for (int r = 0; r < group.size(); ++r) {
-      if (group.hostnames()[static_cast<std::size_t>(r)] != group.hostname()) continue;
-      std::istringstream ids(all_ids[static_cast<std::size_t>(r)]);
-      std::string id;
-      while (std::getline(ids, id, ',')) {
-        if (!id.empty()) layout.gpu_bus_ids.push_back(id);
-      }
-    }
-    CollectiveBandwidths model;
-    try {
-      const NodeTopology node = probe_node(probe_options_for_this_build("", "", ""));
-      for (const Collective op : ops) model[op] = theoretical_busbw(op, node, layout);
-    } catch (const Error& e) {
-      for (const Collective op : ops) model[op] = {std::nullopt, std::nullopt, std::string("topology probe failed: ") + e.what()};
-    }
-    encoded = encode(model);
+  const std::string& first_host = group.hostnames().front();
+  JobLayout layout;
+  layout.nodes = group.node_count();
+  int processes_per_node = 0;
+  for (int r = 0; r < group.size(); ++r) {
+    if (group.hostnames()[static_cast<std::size_t>(r)] != first_host) continue;
+    ++processes_per_node;
+    for (const std::string& id : detail::split_list(all_ids[static_cast<std::size_t>(r)]))
+      if (!id.empty()) layout.gpu_bus_ids.push_back(id);
   }
-  return decode(group.broadcast(encoded, 0));
+  const int ranks_per_process = group.size() > 0 ? backend.ranks() / group.size() : 1;
+  layout.ranks_per_node = processes_per_node * ranks_per_process;
+
+  // Every rank models from the same text, so all agree on success or on the same failure.
+  CollectiveBandwidths model;
+  if (probe_failure.empty()) {
+    try {
+      const NodeTopology node = topology_from_json_text(node_json, "the topology model of rank 0");
+      for (const Collective op : ops) model[op] = theoretical_busbw(op, node, layout);
+      return model;
+    } catch (const Error& e) {
+      probe_failure = e.what();
+    }
+  }
+  for (const Collective op : ops) model[op] = {std::nullopt, std::nullopt, "topology probe failed: " + probe_failure};
+  return model;
 }
 
 void apply_bandwidth_model(const CollectiveBandwidths& model, ResultRow& row) {
@@ -90,10 +70,8 @@ std::vector<std::string> bandwidth_notes(const CollectiveBandwidths& model) {
   for (const auto& [op, bw] : model) {
     std::string line = "theoretical busbw of " + std::string(name_of(op)) + ": ";
     if (bw.spec_gbps) {
-      char figures[96];
-      std::snprintf(figures, sizeof figures, "spec %.4g GB/s, achievable %.4g GB/s; ", *bw.spec_gbps,
-                    bw.achievable_gbps.value_or(*bw.spec_gbps));
-      line += figures;
+      line += "spec " + significant_text(*bw.spec_gbps, 4) + " GB/s, achievable " +
+              significant_text(bw.achievable_gbps.value_or(*bw.spec_gbps), 4) + " GB/s; ";
     } else {
       line += "unknown; ";
     }

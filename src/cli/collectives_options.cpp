@@ -1,25 +1,31 @@
 #include "commbench/cli/collectives_options.hpp"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cmath>
-#include <sstream>
+#include <array>
+#include <string_view>
+
+#include "command_line_parser.hpp"
 
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/name_lookup.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 
 namespace commbench {
 namespace {
 
-std::string number_text(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
+using NamedBackend = detail::NamedValue<std::string_view>;
+constexpr std::array kBackendNames{NamedBackend{"auto", "auto"}, NamedBackend{"mpi", "mpi"},
+                                   NamedBackend{"nccl", "nccl"}};
+using NamedFormat = detail::NamedValue<OutputFormat>;
+constexpr std::array kFormatNames{NamedFormat{"table", OutputFormat::table}, NamedFormat{"csv", OutputFormat::csv},
+                                  NamedFormat{"json", OutputFormat::json}};
+
+std::string backend_names() { return detail::listed_names<std::string_view>(kBackendNames); }
+std::string format_names() { return detail::listed_names<OutputFormat>(kFormatNames); }
 
 template <typename T>
 std::string names_of(const std::vector<T>& values) {
@@ -31,6 +37,23 @@ std::string names_of(const std::vector<T>& values) {
 // Whether any of `ops` splits per peer (alltoallv), so --alltoallv-distribution applies.
 bool any_split_per_peer(const std::vector<Collective>& ops) {
   return std::any_of(ops.begin(), ops.end(), [](Collective op) { return descriptor_of(op).split_per_peer(); });
+}
+
+// -d and -o: names or "all"; "all" also tells the run to drop what the backend cannot do
+// instead of failing, so `all` records whether it was asked for.
+template <typename Enum>
+void add_name_list(CLI::App& app, const std::string& names, const char* flag, std::vector<Enum>& values, bool& all,
+                   std::vector<Enum> (*parse_list)(std::string_view, std::string_view),
+                   const std::string& description) {
+  app.add_option_function<std::string>(
+         names,
+         [&values, &all, flag, parse_list](const std::string& text) {
+           values = parse_list(text, flag);
+           all = detail::lower_case(text) == "all";
+         },
+         description)
+      ->type_name("LIST")
+      ->default_str(names_of(values));
 }
 
 }  // namespace
@@ -48,18 +71,18 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   if (sweep.step_bytes != 0)
     s.emplace_back("step_bytes", std::to_string(sweep.step_bytes));
   else
-    s.emplace_back("step_factor", number_text(sweep.step_factor));
+    s.emplace_back("step_factor", significant_text(sweep.step_factor));
   s.emplace_back("iters", stopping.fixed_iterations ? std::to_string(stopping.fixed_iterations) : "adaptive");
   s.emplace_back("warmup_iters", std::to_string(warmup_iterations));
   if (stopping.fixed_iterations == 0) {
-    s.emplace_back("target_noise_pct", number_text(stopping.target_noise * 100.0));
-    s.emplace_back("max_time_per_size_s", number_text(stopping.max_seconds));
+    s.emplace_back("target_noise_pct", significant_text(stopping.target_noise * 100.0));
+    s.emplace_back("max_time_per_size_s", significant_text(stopping.max_seconds));
     s.emplace_back("min_samples", std::to_string(stopping.min_samples));
-    s.emplace_back("batch_time_s", number_text(batch_seconds));
+    s.emplace_back("batch_time_s", significant_text(batch_seconds));
   }
   s.emplace_back("check", check ? "1" : "0");
   s.emplace_back("root", std::to_string(root));
-  s.emplace_back("timeout_s", number_text(timeout_seconds));
+  s.emplace_back("timeout_s", significant_text(timeout_seconds));
   if (gpus_per_process != 1) s.emplace_back("gpus_per_process", std::to_string(gpus_per_process));
   if (register_buffers) s.emplace_back("register", "1");
   if (cuda_graph_iterations != 0) s.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));
@@ -78,157 +101,175 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       "Run it under mpirun or srun, one rank per GPU (nccl) or per core (mpi)."};
   app.name("bench-collectives");
 
-  std::string ops = "allreduce,allgather,reducescatter,broadcast";
-  std::string min_bytes = "8", max_bytes = "64M", step_bytes, step_factor, iters, warmup = "1";
-  std::string dtype = "float", redop = "sum", placement = "out", root = "0", timeout = "300";
-  std::string max_time = "3", target_noise = "1", min_samples = "10", format = "table", batch_time = "0.001";
-  int check = 0, blocking = 0;
-  std::string gpus = "1", graph = "0";
-  std::vector<std::string> threshold_texts;
-  bool version = false;
+  // Every value is parsed as CLI11 meets it, by the parser whose message names the flag;
+  // the targets start at the defaults, which the help shows as a user would type them.
   CollectivesOptions o;
+  const auto count_at_least = [](const char* flag, std::uint64_t minimum) {
+    return [flag, minimum](const std::string& text) { return parse_count(text, flag, minimum); };
+  };
+  const auto positive_seconds = [](const char* flag) {
+    return [flag](const std::string& text) {
+      const double seconds = parse_number(text, flag, false);
+      if (!(seconds > 0)) throw UsageError(std::string(flag) + ": must be a positive number of seconds");
+      return seconds;
+    };
+  };
+  const auto zero_or_one = [](const char* flag) {
+    return [flag](const std::string& text) {
+      if (text != "0" && text != "1") throw UsageError(std::string(flag) + ": expected 0 or 1 (got " + text + ")");
+      return text == "1";
+    };
+  };
+  const auto file_name = [](const char* flag) {
+    return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
+  };
 
-  app.add_option("--op", ops, "Collectives: comma-separated list of allreduce, allgather, reducescatter, broadcast, "
-                              "reduce, alltoall, sendrecv, alltoallv, or all (all but alltoallv)")
-      ->capture_default_str();
-  std::string distribution = "uniform";
-  app.add_option("--alltoallv-distribution", distribution,
-                 "alltoallv: how each rank's data splits over the destination ranks (MoE token routing): uniform, "
-                 "zipf:S (rank d gets a share ~ 1/(d+1)^S) or hot:F (rank 0 gets fraction F); the size is what "
-                 "each rank sends in all")
-      ->capture_default_str();
-  app.add_option("-b,--min-bytes,--minbytes", min_bytes, "Smallest size (K/M/G binary suffixes)")->capture_default_str();
-  app.add_option("-e,--max-bytes,--maxbytes", max_bytes, "Largest size")->capture_default_str();
-  auto* factor_opt =
-      app.add_option("-f,--step-factor,--stepfactor", step_factor, "Multiply the size by this factor each step [default: 2]");
-  app.add_option("-i,--step-bytes,--stepbytes", step_bytes, "Add this many bytes each step (linear sweep)")->excludes(factor_opt);
-  app.add_option("-n,--iters", iters, "Timed iterations per size (fixed); default: adaptive");
-  app.add_option("-w,--warmup-iters,--warmup_iters", warmup, "Warm-up iterations per size")->capture_default_str();
+  add_parsed_option(app, "--op", o.ops, [](const std::string& text) { return parse_collective_list(text, "--op"); },
+                    "Collectives, comma-separated: " + accepted_collective_names() + "; all is every one but alltoallv",
+                    "LIST")
+      ->default_str(names_of(o.ops));
+  add_parsed_option(app, "--alltoallv-distribution", o.alltoallv_distribution,
+                    [](const std::string& text) { return parse_peer_distribution(text, "--alltoallv-distribution"); },
+                    "alltoallv: how each rank's data splits over the destination ranks (MoE token routing): uniform, "
+                    "zipf:S (rank d gets a share ~ 1/(d+1)^S) or hot:F (rank 0 gets fraction F); the size is what "
+                    "each rank sends in all",
+                    "DISTRIBUTION")
+      ->default_str(to_string(o.alltoallv_distribution));
+  add_parsed_option(app, "-b,--min-bytes,--minbytes", o.sweep.min_bytes,
+                    [](const std::string& text) { return parse_size(text, "-b/--min-bytes"); },
+                    "Smallest size (K/M/G binary suffixes)", "SIZE")
+      ->default_str(format_size(o.sweep.min_bytes));
+  add_parsed_option(app, "-e,--max-bytes,--maxbytes", o.sweep.max_bytes,
+                    [](const std::string& text) { return parse_size(text, "-e/--max-bytes"); }, "Largest size", "SIZE")
+      ->default_str(format_size(o.sweep.max_bytes));
+  auto* factor_option = add_parsed_option(
+      app, "-f,--step-factor,--stepfactor", o.sweep.step_factor,
+      [](const std::string& text) { return parse_number(text, "-f/--step-factor", false); },
+      "Multiply the size by this factor each step", "NUMBER");
+  factor_option->default_str(significant_text(o.sweep.step_factor));
+  add_parsed_option(app, "-i,--step-bytes,--stepbytes", o.sweep.step_bytes,
+                    [](const std::string& text) { return parse_size(text, "-i/--step-bytes"); },
+                    "Add this many bytes each step (linear sweep)", "SIZE")
+      ->excludes(factor_option);
+  add_parsed_option(app, "-n,--iters", o.stopping.fixed_iterations, count_at_least("-n/--iters", 1),
+                    "Timed iterations per size (fixed); default: adaptive", "N");
+  add_parsed_option(app, "-w,--warmup-iters,--warmup_iters", o.warmup_iterations,
+                    count_at_least("-w/--warmup-iters", 0), "Warm-up iterations per size", "N")
+      ->default_str(std::to_string(o.warmup_iterations));
   // default_str is what a bare -c means; the option text shows the real default.
-  app.add_option("-c,--check", check, "Check every output element: 0 or 1; a bare -c means 1 [default: 0]")
+  add_parsed_option(app, "-c,--check", o.check, zero_or_one("-c/--check"),
+                    "Check every output element: 0 or 1; a bare -c means 1 [default: 0]", "")
       ->expected(0, 1)
       ->default_str("1")
       ->option_text("[0|1]");
-  app.add_option("-d,--dtype,--datatype", dtype,
-                 "Element types: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, all")
-      ->capture_default_str();
-  app.add_option("-o,--redop", redop, "Reductions: sum, prod, min, max, avg, all")->capture_default_str();
-  app.add_option("-r,--root", root, "Root rank of broadcast and reduce")->capture_default_str();
-  app.add_option("-T,--timeout", timeout, "Seconds one step may take before the run ends with exit 4; 0 disables")
-      ->capture_default_str();
-  app.add_option("--backend", o.backend, "auto, mpi or nccl (auto: nccl when GPUs and NCCL are present)")
-      ->capture_default_str();
-  app.add_option("-g,--gpus-per-process,--ngpus", gpus, "nccl: GPUs driven by each process (one NCCL rank each)")
-      ->capture_default_str();
+  add_name_list(app, "-d,--dtype,--datatype", "-d/--dtype", o.dtypes, o.dtypes_all, parse_data_type_list,
+                "Element types, comma-separated: " + accepted_data_type_names());
+  add_name_list(app, "-o,--redop", "-o/--redop", o.redops, o.redops_all, parse_reduce_op_list,
+                "Reductions, comma-separated: " + accepted_reduce_op_names());
+  add_parsed_option(
+      app, "-r,--root", o.root,
+      [](const std::string& text) { return static_cast<int>(parse_count(text, "-r/--root", 0)); },
+      "Root rank of broadcast and reduce", "RANK")
+      ->default_str(std::to_string(o.root));
+  add_parsed_option(app, "-T,--timeout", o.timeout_seconds, parse_timeout_seconds,
+                    "Seconds one step may take before the run ends with exit 4; 0 disables", "SECONDS")
+      ->default_str(significant_text(o.timeout_seconds));
+  add_parsed_option(
+      app, "--backend", o.backend,
+      [](const std::string& text) {
+        return std::string(detail::lookup_name<std::string_view>(kBackendNames, text, "--backend", backend_names()));
+      },
+      "One of: " + backend_names() + " (auto: nccl when GPUs and NCCL are present)", "NAME")
+      ->default_str(o.backend);
+  add_parsed_option(
+      app, "-g,--gpus-per-process,--ngpus", o.gpus_per_process,
+      [](const std::string& text) {
+        const std::uint64_t gpus = parse_count(text, "-g/--gpus-per-process", 1);
+        if (gpus > 1024) throw UsageError("-g/--gpus-per-process: at most 1024 (got " + text + ")");
+        return static_cast<int>(gpus);
+      },
+      "nccl: GPUs driven by each process (one NCCL rank each)", "N")
+      ->default_str(std::to_string(o.gpus_per_process));
   app.add_flag("--register", o.register_buffers, "nccl: allocate with ncclMemAlloc and register with ncclCommRegister");
-  app.add_option("-G,--cuda-graph,--cudagraph", graph, "nccl: capture N operations in a CUDA graph and replay it; 0 = off")
-      ->capture_default_str();
-  app.add_option("-z,--blocking", blocking, "nccl: synchronise after every operation: 0 or 1; a bare -z means 1")
+  add_parsed_option(app, "-G,--cuda-graph,--cudagraph", o.cuda_graph_iterations, count_at_least("-G/--cuda-graph", 0),
+                    "nccl: capture N operations in a CUDA graph and replay it; 0 = off", "N")
+      ->default_str(std::to_string(o.cuda_graph_iterations));
+  add_parsed_option(app, "-z,--blocking", o.blocking, zero_or_one("-z/--blocking"),
+                    "nccl: synchronise after every operation: 0 or 1; a bare -z means 1", "")
       ->expected(0, 1)
       ->default_str("1")
       ->option_text("[0|1]");
-  app.add_option("--placement", placement, "Buffers: out (out-of-place), in (in-place) or both")->capture_default_str();
-  app.add_option("--csv", o.csv_path, "Write rows to this CSV file as they are measured");
-  app.add_option("--json", o.json_path, "Write rows and provenance to this JSON file at the end");
-  app.add_option("--format", format, "What stdout shows: table, csv or json")->capture_default_str();
+  add_parsed_option(app, "--placement", o.placements,
+                    [](const std::string& text) { return parse_placements(text, "--placement"); },
+                    "Buffers: out (out-of-place), in (in-place) or both", "NAME")
+      ->default_str(names_of(o.placements));
+  add_parsed_option(app, "--csv", o.csv_path, file_name("--csv"), "Write rows to this CSV file as they are measured",
+                    "FILE");
+  add_parsed_option(app, "--json", o.json_path, file_name("--json"),
+                    "Write rows and provenance to this JSON file at the end", "FILE");
+  add_parsed_option(
+      app, "--format", o.stdout_format,
+      [](const std::string& text) {
+        return detail::lookup_name<OutputFormat>(kFormatNames, text, "--format", format_names());
+      },
+      "What stdout shows, one of: " + format_names(), "NAME")
+      ->default_str("table");
   app.add_flag("--force", o.force, "Overwrite existing --csv/--json files");
-  app.add_option("--threshold", threshold_texts,
-                 "Pass/fail rule, repeatable: [OPS][@SIZES]:METRIC>=VALUE, e.g. 'allreduce@64M..:busbw>=300' or "
-                 "'busbw>=0.9*baseline'; a failed rule makes the exit code 1 (docs/thresholds.md)")
+  app.add_option_function<std::vector<std::string>>(
+         "--threshold",
+         [&o](const std::vector<std::string>& texts) {
+           for (const std::string& text : texts) o.threshold_rules.push_back(parse_threshold_rule(text, "--threshold"));
+         },
+         "Pass/fail rule, repeatable: [OPS][@SIZES]:METRIC>=VALUE, e.g. 'allreduce@64M..:busbw>=300' or "
+         "'busbw>=0.9*baseline'; a failed rule makes the exit code 1 (docs/thresholds.md)")
+      ->type_name("RULE")
       ->allow_extra_args(false);
-  app.add_option("--thresholds", o.thresholds_path, "File of threshold rules, one per line ('#' starts a comment)");
-  app.add_option("--baseline", o.baseline_path,
-                 "CSV of an earlier run (--csv) that rules with 'baseline' compare against, row by row");
-  app.add_option("--max-time-per-size", max_time, "Adaptive mode: stop timing a size after this many seconds (the --min-samples floor comes first)")
-      ->capture_default_str();
-  app.add_option("--target-noise", target_noise,
-                 "Adaptive mode: stop once the noise of the measured time (relative standard error of the mean "
-                 "per-iteration time) is at or below this many percent")
-      ->capture_default_str();
-  app.add_option("--min-samples", min_samples, "Adaptive mode: timed batches per size at least")
-      ->capture_default_str();
-  app.add_option("--batch-time", batch_time,
-                 "Seconds one timed batch of back-to-back operations should last; each batch is one sample")
-      ->capture_default_str();
-  app.add_flag("-V,--version", version, "Print the version and exit");
+  add_parsed_option(app, "--thresholds", o.thresholds_path, file_name("--thresholds"),
+                    "File of threshold rules, one per line ('#' starts a comment)", "FILE");
+  add_parsed_option(app, "--baseline", o.baseline_path, file_name("--baseline"),
+                    "CSV of an earlier run (--csv) that rules with 'baseline' compare against, row by row", "FILE");
+  add_parsed_option(app, "--max-time-per-size", o.stopping.max_seconds, positive_seconds("--max-time-per-size"),
+                    "Adaptive mode: stop timing a size after this many seconds (the --min-samples floor comes first)",
+                    "SECONDS")
+      ->default_str(significant_text(o.stopping.max_seconds));
+  add_parsed_option(
+      app, "--target-noise", o.stopping.target_noise,
+      [](const std::string& text) {
+        const double percent = parse_number(text, "--target-noise", true);
+        if (!(percent > 0) || percent >= 100)
+          throw UsageError("--target-noise: must be a percentage between 0 and 100 (got " + text + ")");
+        return percent / 100.0;
+      },
+      "Adaptive mode: stop once the noise of the measured time (relative standard error of the mean "
+      "per-iteration time) is at or below this many percent",
+      "PERCENT")
+      ->default_str(significant_text(o.stopping.target_noise * 100.0));
+  add_parsed_option(app, "--min-samples", o.stopping.min_samples, count_at_least("--min-samples", 1),
+                    "Adaptive mode: timed batches per size at least", "N")
+      ->default_str(std::to_string(o.stopping.min_samples));
+  add_parsed_option(app, "--batch-time", o.batch_seconds, positive_seconds("--batch-time"),
+                    "Seconds one timed batch of back-to-back operations should last; each batch is one sample",
+                    "SECONDS")
+      ->default_str(significant_text(o.batch_seconds));
+  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   // Testing aid: proves that --check catches corruption (damages one element on a rank).
   app.add_option("--debug-corrupt-rank", o.debug_corrupt_rank)->group("");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return ParsedCommandLine{std::nullopt, app.help()};
-  } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    const auto newline = message.find('\n');
-    if (newline != std::string::npos) message.resize(newline);
-    throw UsageError(message + " (see --help)");
+  switch (parse_command_line(app, argc, argv, *version_flag)) {
+    case CommandLineRequest::help: return ParsedCommandLine{std::nullopt, app.help()};
+    case CommandLineRequest::version:
+      return ParsedCommandLine{
+          std::nullopt, std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")",
+          true};
+    case CommandLineRequest::run: break;
   }
-  if (version)
-    return ParsedCommandLine{std::nullopt,
-                             std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")",
-                             true};
-
-  o.ops = parse_collective_list(ops, "--op");
-  o.alltoallv_distribution = parse_peer_distribution(distribution, "--alltoallv-distribution");
+  // What involves more than one flag.
   if (app.count("--alltoallv-distribution") > 0 && !any_split_per_peer(o.ops))
     throw UsageError("--alltoallv-distribution: applies to alltoallv only, which --op does not name");
-  o.sweep.min_bytes = parse_size(min_bytes, "-b/--min-bytes");
-  o.sweep.max_bytes = parse_size(max_bytes, "-e/--max-bytes");
-  if (!step_bytes.empty()) {
-    o.sweep.step_bytes = parse_size(step_bytes, "-i/--step-bytes");
-  } else if (!step_factor.empty()) {
-    o.sweep.step_factor = parse_number(step_factor, "-f/--step-factor", false);
-  }
   validate(o.sweep);
-  if (!iters.empty()) o.stopping.fixed_iterations = parse_count(iters, "-n/--iters", 1);
-  o.warmup_iterations = parse_count(warmup, "-w/--warmup-iters", 0);
-  if (check != 0 && check != 1) throw UsageError("-c/--check: expected 0 or 1 (got " + std::to_string(check) + ")");
-  o.check = check == 1;
-  o.dtypes = parse_data_type_list(dtype, "-d/--dtype");
-  o.dtypes_all = detail::lower_case(dtype) == "all";
-  o.redops = parse_reduce_op_list(redop, "-o/--redop");
-  o.redops_all = detail::lower_case(redop) == "all";
-  o.placements = parse_placements(placement, "--placement");
-  o.root = static_cast<int>(parse_count(root, "-r/--root", 0));
-  o.timeout_seconds = parse_timeout_seconds(timeout);
-  o.gpus_per_process = static_cast<int>(parse_count(gpus, "-g/--gpus-per-process", 1));
-  if (o.gpus_per_process > 1024) throw UsageError("-g/--gpus-per-process: at most 1024 (got " + gpus + ")");
-  o.cuda_graph_iterations = parse_count(graph, "-G/--cuda-graph", 0);
-  if (blocking != 0 && blocking != 1)
-    throw UsageError("-z/--blocking: expected 0 or 1 (got " + std::to_string(blocking) + ")");
-  o.blocking = blocking == 1;
   if (o.blocking && o.cuda_graph_iterations > 0)
     throw UsageError("-z/--blocking: cannot be combined with -G/--cuda-graph (a graph replays without host syncs)");
-  const std::string backend = detail::lower_case(o.backend);
-  if (backend != "auto" && backend != "mpi" && backend != "nccl")
-    throw UsageError("--backend: unknown value '" + o.backend + "'; expected one of: auto, mpi, nccl");
-  o.backend = backend;
-  const std::string fmt = detail::lower_case(format);
-  if (fmt == "table")
-    o.stdout_format = OutputFormat::table;
-  else if (fmt == "csv")
-    o.stdout_format = OutputFormat::csv;
-  else if (fmt == "json")
-    o.stdout_format = OutputFormat::json;
-  else
-    throw UsageError("--format: unknown value '" + format + "'; expected one of: table, csv, json");
-  o.stopping.max_seconds = parse_number(max_time, "--max-time-per-size", false);
-  if (!(o.stopping.max_seconds > 0)) throw UsageError("--max-time-per-size: must be a positive number of seconds");
-  const double noise_pct = parse_number(target_noise, "--target-noise", true);
-  if (!(noise_pct > 0) || noise_pct >= 100)
-    throw UsageError("--target-noise: must be a percentage between 0 and 100 (got " + target_noise + ")");
-  o.stopping.target_noise = noise_pct / 100.0;
-  o.stopping.min_samples = parse_count(min_samples, "--min-samples", 1);
-  o.batch_seconds = parse_number(batch_time, "--batch-time", false);
-  if (!(o.batch_seconds > 0)) throw UsageError("--batch-time: must be a positive number of seconds");
-  // An empty name is a typo (an unset shell variable), not a request for no file.
-  if (app.count("--csv") > 0 && o.csv_path.empty()) throw UsageError("--csv: empty file name");
-  if (app.count("--json") > 0 && o.json_path.empty()) throw UsageError("--json: empty file name");
   check_distinct_outputs(o.csv_path, o.json_path);
-  if (app.count("--thresholds") > 0 && o.thresholds_path.empty()) throw UsageError("--thresholds: empty file name");
-  if (app.count("--baseline") > 0 && o.baseline_path.empty()) throw UsageError("--baseline: empty file name");
-  for (const std::string& text : threshold_texts) o.threshold_rules.push_back(parse_threshold_rule(text, "--threshold"));
   return ParsedCommandLine{o, ""};
 }
 

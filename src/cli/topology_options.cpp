@@ -1,11 +1,13 @@
 #include "commbench/cli/topology_options.hpp"
 
-#include <CLI/CLI.hpp>
 #include <filesystem>
+
+#include "command_line_parser.hpp"
 
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 
 namespace commbench {
 
@@ -25,52 +27,52 @@ ParsedTopologyCommandLine parse_topology_command_line(int argc, const char* cons
       "Under mpirun/srun one rank per node probes and rank 0 reports nodes that differ from the majority.\n"
       "Exit 0: consistent; 1: a node differs or a device is degraded; 2: bad input; 3: runtime error; 4: timeout."};
   app.name("bench-topology");
+  // Values are parsed as CLI11 meets them, each by the parser whose message names the flag.
   TopologyOptions o;
-  std::string timeout = "300", nodes;
-  bool version = false;
-  app.add_option("--hwloc-xml", o.hwloc_xml, "Read the node from an hwloc XML export (lstopo --of xml) instead of probing");
-  app.add_option("--sysfs-root", o.sysfs_root, "Read NIC ports from this directory shaped like /sys");
-  app.add_option("--nccl-topo-xml", o.nccl_topo_xml, "Read the node from the XML NCCL writes with NCCL_TOPO_DUMP_FILE");
-  app.add_option("--json", o.json_path, "Write the full model of every node to this JSON file");
-  app.add_option("--csv", o.csv_path, "Write one row per link of every node to this CSV file");
+  const auto file_name = [](const char* flag) {
+    return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
+  };
+  add_parsed_option(app, "--hwloc-xml", o.hwloc_xml, file_name("--hwloc-xml"),
+                    "Read the node from an hwloc XML export (lstopo --of xml) instead of probing", "FILE");
+  add_parsed_option(
+      app, "--sysfs-root", o.sysfs_root,
+      [](const std::string& text) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(non_empty_file_name(text, "--sysfs-root"), ec))
+          throw UsageError("--sysfs-root " + text + ": not a directory");
+        return text;
+      },
+      "Read NIC ports from this directory shaped like /sys", "DIR");
+  add_parsed_option(app, "--nccl-topo-xml", o.nccl_topo_xml, file_name("--nccl-topo-xml"),
+                    "Read the node from the XML NCCL writes with NCCL_TOPO_DUMP_FILE", "FILE");
+  add_parsed_option(app, "--json", o.json_path, file_name("--json"),
+                    "Write the full model of every node to this JSON file", "FILE");
+  add_parsed_option(app, "--csv", o.csv_path, file_name("--csv"),
+                    "Write one row per link of every node to this CSV file", "FILE");
   app.add_flag("--force", o.force, "Overwrite existing --csv/--json files");
-  app.add_option("--nodes", nodes, "Node count for the theoretical busbw table [default: the nodes of this job]");
-  app.add_option("-T,--timeout", timeout, "Seconds the probe and the gathering may take before exit 4; 0 disables")
-      ->capture_default_str();
-  app.add_flag("-V,--version", version, "Print the version and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    return {std::nullopt, app.help()};
-  } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    const auto newline = message.find('\n');
-    if (newline != std::string::npos) message.resize(newline);
-    throw UsageError(message + " (see --help)");
+  add_parsed_option(
+      app, "--nodes", o.model_nodes,
+      [](const std::string& text) {
+        const std::uint64_t count = parse_count(text, "--nodes", 1);
+        if (count > 100000) throw UsageError("--nodes: at most 100000 (got " + text + ")");
+        return static_cast<int>(count);
+      },
+      "Node count for the theoretical busbw table [default: the nodes of this job]", "N");
+  add_parsed_option(app, "-T,--timeout", o.timeout_seconds, parse_timeout_seconds,
+                    "Seconds the probe and the gathering may take before exit 4; 0 disables", "SECONDS")
+      ->default_str(significant_text(o.timeout_seconds));
+  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
+  switch (parse_command_line(app, argc, argv, *version_flag)) {
+    case CommandLineRequest::help: return {std::nullopt, app.help()};
+    case CommandLineRequest::version:
+      return {std::nullopt, std::string("bench-topology ") + commbench::version() + " (commit " + git_commit() + ")"};
+    case CommandLineRequest::run: break;
   }
-  if (version) return {std::nullopt, std::string("bench-topology ") + commbench::version() + " (commit " + git_commit() + ")"};
-
-  for (const auto& [flag, value] : {std::pair<const char*, std::string*>{"--hwloc-xml", &o.hwloc_xml},
-                                    {"--sysfs-root", &o.sysfs_root},
-                                    {"--nccl-topo-xml", &o.nccl_topo_xml},
-                                    {"--json", &o.json_path},
-                                    {"--csv", &o.csv_path}}) {
-    if (app.count(flag) > 0 && value->empty()) throw UsageError(std::string(flag) + ": empty file name");
-  }
-  std::error_code ec;
-  if (!o.sysfs_root.empty() && !std::filesystem::is_directory(o.sysfs_root, ec)) {
-    throw UsageError("--sysfs-root " + o.sysfs_root + ": not a directory");
-  }
+  // What involves more than one flag.
   if (!o.hwloc_xml.empty() && !o.nccl_topo_xml.empty()) {
     throw UsageError("--hwloc-xml and --nccl-topo-xml both describe the node's PCI tree: give one of them");
   }
-  o.timeout_seconds = parse_timeout_seconds(timeout);
   check_distinct_outputs(o.csv_path, o.json_path);
-  if (!nodes.empty()) {
-    const std::uint64_t count = parse_count(nodes, "--nodes", 1);
-    if (count > 100000) throw UsageError("--nodes: at most 100000 (got " + nodes + ")");
-    o.model_nodes = static_cast<int>(count);
-  }
   return {o, ""};
 }
 

@@ -29,10 +29,14 @@ const std::vector<detail::NamedValue<Collective>>& accepted_names() {
   return names;
 }
 
-std::string known_names() {
-  std::string names;
-  for (const CollectiveDescriptor& d : collective_descriptors()) names += std::string(d.name) + ", ";
-  return names + "all";
+// Every collective, alltoallv included (--op all leaves some out: all_collectives()).
+std::span<const Collective> every_collective() {
+  static const std::vector<Collective> every = [] {
+    std::vector<Collective> ops;
+    for (const CollectiveDescriptor& d : collective_descriptors()) ops.push_back(d.op);
+    return ops;
+  }();
+  return every;
 }
 
 std::uint64_t elements_in(Chunks chunks, std::uint64_t count, std::uint64_t ranks) {
@@ -49,7 +53,11 @@ std::span<const Collective> all_collectives() {
 std::string_view name_of(Collective op) { return descriptor_of(op).name; }
 
 Collective parse_collective(std::string_view text, std::string_view flag) {
-  return detail::lookup_name<Collective>(accepted_names(), text, flag, known_names());
+  return detail::lookup_name<Collective>(accepted_names(), text, flag, detail::canonical_names<Collective>(every_collective()));
+}
+
+std::string accepted_collective_names() {
+  return detail::accepted_names<Collective>(every_collective(), accepted_names());
 }
 
 std::vector<Collective> parse_collective_list(std::string_view text, std::string_view flag) {

@@ -25,8 +25,6 @@ constexpr std::array kNames{
     Named{"float8_e4m3", DataType::float8_e4m3}, Named{"f8e5m2", DataType::float8_e5m2},
     Named{"fp8_e5m2", DataType::float8_e5m2}, Named{"float8_e5m2", DataType::float8_e5m2},
 };
-constexpr std::string_view kCanonical =
-    "int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, f8e4m3, f8e5m2, all";
 
 }  // namespace
 
@@ -74,8 +72,10 @@ std::string_view name_of(DataType type) {
 }
 
 DataType parse_data_type(std::string_view text, std::string_view flag) {
-  return detail::lookup_name<DataType>(kNames, text, flag, kCanonical);
+  return detail::lookup_name<DataType>(kNames, text, flag, detail::canonical_names<DataType>(kAllTypes));
 }
+
+std::string accepted_data_type_names() { return detail::accepted_names<DataType>(kAllTypes, kNames); }
 
 std::vector<DataType> parse_data_type_list(std::string_view text, std::string_view flag) {
   return detail::parse_list<DataType>(text, flag, kAllTypes, parse_data_type);

@@ -29,8 +29,10 @@ std::string_view name_of(ReduceOp op) {
 }
 
 ReduceOp parse_reduce_op(std::string_view text, std::string_view flag) {
-  return detail::lookup_name<ReduceOp>(kNames, text, flag, "sum, prod, min, max, avg, all");
+  return detail::lookup_name<ReduceOp>(kNames, text, flag, detail::canonical_names<ReduceOp>(kAllOps));
 }
+
+std::string accepted_reduce_op_names() { return detail::accepted_names<ReduceOp>(kAllOps, kNames); }
 
 std::vector<ReduceOp> parse_reduce_op_list(std::string_view text, std::string_view flag) {
   return detail::parse_list<ReduceOp>(text, flag, kAllOps, parse_reduce_op);

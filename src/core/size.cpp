@@ -1,10 +1,10 @@
 #include "commbench/core/size.hpp"
 
 #include <cctype>
-#include <cstdio>
 #include <limits>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 
 namespace commbench {
 namespace {
@@ -76,9 +76,7 @@ std::string format_size(std::uint64_t bytes) {
     value /= 1024.0;
     ++unit;
   }
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f%s", value, units[unit]);
-  return buffer;
+  return fixed_text(value, 1) + units[unit];
 }
 
 }  // namespace commbench

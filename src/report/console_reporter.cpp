@@ -1,18 +1,30 @@
 #include "commbench/report/console_reporter.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
+
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/text_table.hpp"
 
 namespace commbench {
 namespace {
 
-constexpr const char* kHeaderFormat = "#%14s %5s %8s %5s %4s %12s %12s %10s %10s %6s %9s %9s %9s %6s %7s %5s\n";
-constexpr const char* kRowFormat = " %14s %5s %8s %5s %4s %12llu %12llu %10.2f %10.2f %6s %9.3f %9.3f %9s %6s %7s %5s\n";
-
-std::string optional_number(const std::optional<double>& v, const char* format) {
-  if (!v) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, format, *v);
-  return text;
+// nccl-tests' layout: right-aligned columns under a two-line heading of names and units,
+// the heading commented out with '#' so tools reading the rows skip it.
+const TextTable& result_table() {
+  static const TextTable table(
+      {
+          {{"op"}, Align::right, 14},        {{"place"}, Align::right, 5},         {{"dtype"}, Align::right, 8},
+          {{"redop"}, Align::right, 5},      {{"root"}, Align::right, 4},          {{"size", "(B)"}, Align::right, 12},
+          {{"count", "(elements)"}, Align::right, 12}, {{"time", "(us)"}, Align::right, 10},
+          {{"p99", "(us)"}, Align::right, 10}, {{"noise", "(%)"}, Align::right, 6},
+          {{"algbw", "(GB/s)"}, Align::right, 9}, {{"busbw", "(GB/s)"}, Align::right, 9},
+          {{"theo_bus", "(GB/s)"}, Align::right, 9}, {{"eff", "(%)"}, Align::right, 6},
+          {{"#wrong"}, Align::right, 7},     {{"thr"}, Align::right, 5},
+      },
+      "#", " ");
+  return table;
 }
 
 }  // namespace
@@ -30,21 +42,17 @@ std::vector<std::string> rank_host_ranges(const std::vector<std::string>& hosts)
 }
 
 void ConsoleReporter::begin(const RunContext& ctx) {
-  std::fprintf(out_, "# %s %s (commit %s)\n", ctx.program.c_str(), ctx.version.c_str(), ctx.commit.c_str());
-  std::fprintf(out_, "# backend: %s (%s)\n", ctx.backend.c_str(), ctx.backend_version.c_str());
-  if (ctx.mpi_version != ctx.backend_version) std::fprintf(out_, "# MPI: %s\n", ctx.mpi_version.c_str());
-  std::fprintf(out_, "# ranks: %d  nodes: %d  started: %s\n", ctx.ranks, ctx.nodes, ctx.started_at.c_str());
-  for (const std::string& line : rank_host_ranges(ctx.rank_hosts)) std::fprintf(out_, "#   rank %s\n", line.c_str());
-  for (const std::string& device : ctx.devices) std::fprintf(out_, "#   %s\n", device.c_str());
+  write(fmt::format("# {} {} (commit {})\n", ctx.program, ctx.version, ctx.commit));
+  write(fmt::format("# backend: {} ({})\n", ctx.backend, ctx.backend_version));
+  if (ctx.mpi_version != ctx.backend_version) write(fmt::format("# MPI: {}\n", ctx.mpi_version));
+  write(fmt::format("# ranks: {}  nodes: {}  started: {}\n", ctx.ranks, ctx.nodes, ctx.started_at));
+  for (const std::string& line : rank_host_ranges(ctx.rank_hosts)) write(fmt::format("#   rank {}\n", line));
+  for (const std::string& device : ctx.devices) write(fmt::format("#   {}\n", device));
   std::string settings;
   for (const auto& [key, value] : ctx.settings) settings += " " + key + "=" + value;
-  std::fprintf(out_, "# settings:%s\n", settings.c_str());
-  for (const std::string& note : ctx.notes) std::fprintf(out_, "# note: %s\n", note.c_str());
-  std::fprintf(out_, "#\n");
-  std::fprintf(out_, kHeaderFormat, "op", "place", "dtype", "redop", "root", "size", "count", "time", "p99", "noise",
-               "algbw", "busbw", "theo_bus", "eff", "#wrong", "thr");
-  std::fprintf(out_, kHeaderFormat, "", "", "", "", "", "(B)", "(elements)", "(us)", "(us)", "(%)", "(GB/s)", "(GB/s)",
-               "(GB/s)", "(%)", "", "");
+  write(fmt::format("# settings:{}\n", settings));
+  for (const std::string& note : ctx.notes) write(fmt::format("# note: {}\n", note));
+  write(fmt::format("#\n{}", result_table().heading()));
   std::fflush(out_);
 }
 
@@ -55,28 +63,28 @@ void ConsoleReporter::add_row(const ResultRow& r) {
   const std::string wrong = r.wrong ? std::to_string(*r.wrong) : "N/A";
   // FAIL in capitals: it is the word a reader scanning a long table must not miss.
   const char* verdict = !r.threshold_passed ? "-" : *r.threshold_passed ? "pass" : "FAIL";
-  const std::optional<double> noise_pct = r.noise ? std::optional<double>(*r.noise * 100.0) : std::nullopt;
-  const std::optional<double> efficiency_pct =
-      r.efficiency ? std::optional<double>(*r.efficiency * 100.0) : std::nullopt;
-  std::fprintf(out_, kRowFormat, std::string(name_of(c.op)).c_str(), std::string(name_of(c.placement)).c_str(),
-               std::string(name_of(c.dtype)).c_str(), redop.c_str(), root.c_str(),
-               static_cast<unsigned long long>(c.shape.bytes), static_cast<unsigned long long>(c.shape.count),
-               r.time_us, r.p99_us, optional_number(noise_pct, "%.2f").c_str(), r.algbw_gbps, r.busbw_gbps,
-               optional_number(r.theoretical_busbw_gbps, "%.3f").c_str(),
-               optional_number(efficiency_pct, "%.1f").c_str(), wrong.c_str(), verdict);
+  // "-" for the figures a row may lack; noise and efficiency in percent.
+  const std::string noise = r.noise ? fixed_text(*r.noise * 100.0, 2) : "-";
+  const std::string theoretical = r.theoretical_busbw_gbps ? fixed_text(*r.theoretical_busbw_gbps, 3) : "-";
+  const std::string efficiency = r.efficiency ? fixed_text(*r.efficiency * 100.0, 1) : "-";
+  write(result_table().line({std::string(name_of(c.op)), std::string(name_of(c.placement)),
+                             std::string(name_of(c.dtype)), redop, root, std::to_string(c.shape.bytes),
+                             std::to_string(c.shape.count), fixed_text(r.time_us, 2), fixed_text(r.p99_us, 2), noise,
+                             fixed_text(r.algbw_gbps, 3), fixed_text(r.busbw_gbps, 3), theoretical, efficiency, wrong,
+                             verdict}));
   std::fflush(out_);
 }
 
 void ConsoleReporter::finish(const RunSummary& s) {
-  std::fprintf(out_, "#\n# rows: %zu  wrong elements: %llu  complete: %s\n", s.rows,
-               static_cast<unsigned long long>(s.wrong_elements), s.complete ? "yes" : "no");
-  std::fprintf(out_, "# Avg bus bandwidth    : %.6g GB/s\n", s.average_busbw_gbps);
-  for (const std::string& failure : s.check_failures) std::fprintf(out_, "# check failed: %s\n", failure.c_str());
+  write(fmt::format("#\n# rows: {}  wrong elements: {}  complete: {}\n", s.rows, s.wrong_elements,
+                    s.complete ? "yes" : "no"));
+  write(fmt::format("# Avg bus bandwidth    : {} GB/s\n", significant_text(s.average_busbw_gbps)));
+  for (const std::string& failure : s.check_failures) write(fmt::format("# check failed: {}\n", failure));
   if (s.threshold_rows > 0 || !s.threshold_failures.empty())
-    std::fprintf(out_, "# thresholds: %zu row%s checked, %zu rule failure%s\n", s.threshold_rows,
-                 s.threshold_rows == 1 ? "" : "s", s.threshold_failures.size(), s.threshold_failures.size() == 1 ? "" : "s");
-  for (const std::string& failure : s.threshold_failures)
-    std::fprintf(out_, "# threshold failed: %s\n", failure.c_str());
+    write(fmt::format("# thresholds: {} row{} checked, {} rule failure{}\n", s.threshold_rows,
+                      s.threshold_rows == 1 ? "" : "s", s.threshold_failures.size(),
+                      s.threshold_failures.size() == 1 ? "" : "s"));
+  for (const std::string& failure : s.threshold_failures) write(fmt::format("# threshold failed: {}\n", failure));
   std::fflush(out_);
 }
 

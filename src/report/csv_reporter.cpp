@@ -4,32 +4,19 @@
 #include <cstdio>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/csv_field.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
 
 namespace commbench {
 
-std::string csv_escape(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 namespace {
-
 
 struct CsvValue {
   std::string operator()(std::monostate) const { return ""; }
   std::string operator()(const std::string& s) const { return csv_escape(s); }
   std::string operator()(std::int64_t v) const { return std::to_string(v); }
-  std::string operator()(double v) const {
-    char text[40];
-    std::snprintf(text, sizeof text, "%.9g", v);
-    return text;
-  }
+  std::string operator()(double v) const { return significant_text(v, 9); }
 };
 
 }  // namespace

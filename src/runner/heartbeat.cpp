@@ -9,6 +9,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "commbench/core/number_text.hpp"
+
 namespace commbench {
 namespace {
 
@@ -29,12 +31,7 @@ std::string host_address() {
   return text;
 }
 
-std::string seconds(std::chrono::nanoseconds d) {
-  std::ostringstream out;
-  out.precision(1);
-  out << std::fixed << std::chrono::duration<double>(d).count();
-  return out.str();
-}
+std::string seconds(std::chrono::nanoseconds d) { return fixed_text(std::chrono::duration<double>(d).count(), 1); }
 
 }  // namespace
 

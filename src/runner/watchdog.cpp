@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 
 namespace commbench {
 void Watchdog::print_and_exit(const std::string& message, std::chrono::milliseconds linger) {
@@ -34,9 +34,7 @@ std::chrono::nanoseconds Watchdog::silence_threshold() const {
 namespace {
 
 std::string seconds_text(std::chrono::nanoseconds d) {
-  std::ostringstream out;
-  out << std::chrono::duration<double>(d).count();
-  return out.str();
+  return significant_text(std::chrono::duration<double>(d).count());
 }
 
 }  // namespace

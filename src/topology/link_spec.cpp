@@ -1,8 +1,9 @@
 #include "commbench/topology/link_spec.hpp"
 
 #include <array>
-#include <cstdio>
 #include <utility>
+
+#include "commbench/core/number_text.hpp"
 
 namespace commbench {
 
@@ -61,10 +62,6 @@ bool known_pci_base_class(unsigned base_class) {
   return base_class <= 0x13 || base_class == 0x40 || base_class == 0xff;
 }
 
-std::string format_gbps(double gbps) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g GB/s", gbps);
-  return text;
-}
+std::string format_gbps(double gbps) { return significant_text(gbps, 4) + " GB/s"; }
 
 }  // namespace commbench

@@ -1,9 +1,9 @@
 #include "commbench/topology/node_comparison.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
+#include "commbench/core/number_text.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/pci_path.hpp"
 
@@ -11,11 +11,7 @@ namespace commbench {
 namespace {
 
 
-std::string rate_text(double gbit) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g Gb/s", gbit);
-  return text;
-}
+std::string rate_text(double gbit) { return significant_text(gbit) + " Gb/s"; }
 
 // The PCIe link of a GPU: generation and width when a source gave them, else bandwidth.
 std::string pcie_text(const NodeTopology& node, const Gpu& gpu) {

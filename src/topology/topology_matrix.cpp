@@ -1,10 +1,10 @@
 #include "commbench/topology/topology_matrix.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <sstream>
 
-#include "commbench/report/csv_reporter.hpp"
+#include "commbench/core/csv_field.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/text_table.hpp"
 #include "commbench/topology/pci_path.hpp"
 
 namespace commbench {
@@ -36,15 +36,12 @@ int numa_of(const NodeTopology& node, Endpoint e) {
                                        : node.nics[static_cast<std::size_t>(e.index)].numa;
 }
 
-std::string pad(const std::string& text, std::size_t width) {
-  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
-}
+// A left-aligned column of `width` characters followed by one space: the matrix and the
+// NIC table line up like nvidia-smi's, and a long name still keeps a space after it.
+TextColumn padded(std::string heading, std::size_t width) { return {{std::move(heading)}, Align::left, width - 1}; }
 
-std::string number(double value, const char* format) {
-  char text[32];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
+// The last column runs to the end of the line, without trailing spaces.
+TextColumn trailing(std::string heading) { return {{std::move(heading)}, Align::left, 0}; }
 
 std::string parent_bus_id(const NodeTopology& node, int pci) {
   if (pci < 0) return "";
@@ -88,68 +85,63 @@ std::vector<std::vector<std::string>> matrix_entries(const NodeTopology& node) {
 
 std::string render_matrix(const NodeTopology& node) {
   const std::vector<Endpoint> endpoints = matrix_endpoints(node);
-  std::ostringstream out;
-  if (endpoints.empty()) {
-    out << "No GPUs and no RDMA NICs found on " << node.hostname << ".\n";
-    return out.str();
-  }
-  const std::vector<std::vector<std::string>> entries = matrix_entries(node);
+  if (endpoints.empty()) return "No GPUs and no RDMA NICs found on " + node.hostname + ".\n";
   constexpr std::size_t cell = 7;
-  out << pad("", cell);
-  for (const Endpoint e : endpoints) out << pad(label(node, e), cell);
-  out << pad("CPU Affinity", 16) << "NUMA Affinity\n";
+  std::vector<TextColumn> columns{padded("", cell)};
+  for (const Endpoint e : endpoints) columns.push_back(padded(label(node, e), cell));
+  columns.push_back(padded("CPU Affinity", 16));
+  columns.push_back(trailing("NUMA Affinity"));
+  TextTable table(std::move(columns));
+  const std::vector<std::vector<std::string>> entries = matrix_entries(node);
   for (std::size_t i = 0; i < endpoints.size(); ++i) {
-    out << pad(label(node, endpoints[i]), cell);
-    for (std::size_t j = 0; j < endpoints.size(); ++j) out << pad(entries[i][j], cell);
+    std::vector<std::string> cells{label(node, endpoints[i])};
+    cells.insert(cells.end(), entries[i].begin(), entries[i].end());
     const int numa = numa_of(node, endpoints[i]);
-    out << pad(format_cpu_list(cpus_of(node, endpoints[i])), 16) << (numa >= 0 ? std::to_string(numa) : "N/A") << "\n";
+    cells.push_back(format_cpu_list(cpus_of(node, endpoints[i])));
+    cells.push_back(numa >= 0 ? std::to_string(numa) : "N/A");
+    table.add_row(std::move(cells));
   }
-  out << "\nLegend:\n\n"
-         "  X    = the device itself\n"
-         "  SYS  = path crosses PCIe and the interconnect between NUMA nodes (QPI/UPI/xGMI)\n"
-         "  NODE = path crosses PCIe and the link between host bridges of one NUMA node\n"
-         "  PHB  = path crosses PCIe and a PCIe host bridge (the CPU's root complex)\n"
-         "  PXB  = path crosses several PCIe bridges, but no host bridge\n"
-         "  PIX  = path crosses at most one PCIe switch\n"
-         "  NV#  = path over # NVLinks (direct, or the smaller GPU's links into NVSwitches)\n"
-         "  ?    = not known from the sources read\n";
+  std::string text = table.render() +
+                     "\nLegend:\n\n"
+                     "  X    = the device itself\n"
+                     "  SYS  = path crosses PCIe and the interconnect between NUMA nodes (QPI/UPI/xGMI)\n"
+                     "  NODE = path crosses PCIe and the link between host bridges of one NUMA node\n"
+                     "  PHB  = path crosses PCIe and a PCIe host bridge (the CPU's root complex)\n"
+                     "  PXB  = path crosses several PCIe bridges, but no host bridge\n"
+                     "  PIX  = path crosses at most one PCIe switch\n"
+                     "  NV#  = path over # NVLinks (direct, or the smaller GPU's links into NVSwitches)\n"
+                     "  ?    = not known from the sources read\n";
   bool nic_header = false;
   for (const Endpoint e : endpoints) {
     if (e.kind != Endpoint::Kind::nic) continue;
-    if (!nic_header) out << "\nNIC Legend:\n\n";
+    if (!nic_header) text += "\nNIC Legend:\n\n";
     nic_header = true;
-    out << "  " << label(node, e) << ": " << node.nics[static_cast<std::size_t>(e.index)].name << "\n";
+    text += "  " + label(node, e) + ": " + node.nics[static_cast<std::size_t>(e.index)].name + "\n";
   }
-  return out.str();
+  return text;
 }
 
 std::string render_nic_table(const NodeTopology& node) {
-  std::ostringstream out;
-  if (node.nics.empty()) {
-    out << "No NICs found on " << node.hostname << ".\n";
-    return out.str();
-  }
-  out << pad("NIC", 10) << pad("Port", 5) << pad("State", 8) << pad("Physical", 12) << pad("Rate", 22)
-      << pad("Link layer", 11) << pad("Bus id", 14) << pad("NUMA", 5) << "Net devices\n";
+  if (node.nics.empty()) return "No NICs found on " + node.hostname + ".\n";
+  TextTable table({padded("NIC", 10), padded("Port", 5), padded("State", 8), padded("Physical", 12), padded("Rate", 22),
+                   padded("Link layer", 11), padded("Bus id", 14), padded("NUMA", 5), trailing("Net devices")});
+  const auto known = [](const std::string& text) { return text.empty() ? std::string("?") : text; };
   for (const Nic& nic : node.nics) {
     std::string netdevs;
     for (const std::string& dev : nic.netdevs) netdevs += (netdevs.empty() ? "" : ",") + dev;
     const std::string numa = nic.numa >= 0 ? std::to_string(nic.numa) : "N/A";
     if (nic.ports.empty()) {
-      out << pad(nic.name, 10) << pad("-", 5) << pad("?", 8) << pad("?", 12) << pad("?", 22) << pad("?", 11)
-          << pad(nic.bus_id.empty() ? "?" : nic.bus_id, 14) << pad(numa, 5) << netdevs << "\n";
+      table.add_row({nic.name, "-", "?", "?", "?", "?", known(nic.bus_id), numa, netdevs});
       continue;
     }
     for (const NicPort& port : nic.ports) {
-      std::string rate = port.rate_gbit > 0 ? number(port.rate_gbit, "%g") + " Gb/s" : std::string("?");
+      std::string rate = port.rate_gbit > 0 ? significant_text(port.rate_gbit) + " Gb/s" : std::string("?");
       if (port.lanes > 0 && !port.speed.empty()) rate += " (" + std::to_string(port.lanes) + "X " + port.speed + ")";
-      out << pad(nic.name, 10) << pad(std::to_string(port.port), 5) << pad(port.state.empty() ? "?" : port.state, 8)
-          << pad(port.physical_state.empty() ? "?" : port.physical_state, 12) << pad(rate, 22)
-          << pad(port.link_layer.empty() ? "?" : port.link_layer, 11) << pad(nic.bus_id.empty() ? "?" : nic.bus_id, 14)
-          << pad(numa, 5) << netdevs << "\n";
+      table.add_row({nic.name, std::to_string(port.port), known(port.state), known(port.physical_state), rate,
+                     known(port.link_layer), known(nic.bus_id), numa, netdevs});
     }
   }
-  return out.str();
+  return table.render();
 }
 
 std::vector<LinkRow> link_rows(const NodeTopology& node) {
@@ -187,7 +179,7 @@ std::string links_csv_header() { return "host,from,to,type,count,spec_gbps,state
 
 std::string to_csv_line(const LinkRow& row) {
   return csv_escape(row.host) + "," + csv_escape(row.from) + "," + csv_escape(row.to) + "," + csv_escape(row.type) + "," +
-         (row.count > 0 ? std::to_string(row.count) : "") + "," + (row.spec_gbps > 0 ? number(row.spec_gbps, "%.6g") : "") +
+         (row.count > 0 ? std::to_string(row.count) : "") + "," + (row.spec_gbps > 0 ? significant_text(row.spec_gbps) : "") +
          "," + csv_escape(row.state);
 }
 

@@ -1,29 +1,23 @@
 #include "commbench/validate/threshold_check.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 
 namespace commbench {
 namespace {
 
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
-  return text;
-}
-
 // "250.1 GB/s", "12.5 us", "81.2%"
 std::string quantity(ThresholdMetric metric, double value) {
   switch (metric) {
     case ThresholdMetric::busbw:
-    case ThresholdMetric::algbw: return number_text(value) + " GB/s";
-    case ThresholdMetric::time: return number_text(value) + " us";
-    case ThresholdMetric::efficiency: return number_text(value * 100.0) + "%";
+    case ThresholdMetric::algbw: return significant_text(value) + " GB/s";
+    case ThresholdMetric::time: return significant_text(value) + " us";
+    case ThresholdMetric::efficiency: return significant_text(value * 100.0) + "%";
   }
-  return number_text(value);
+  return significant_text(value);
 }
 
 double baseline_value(ThresholdMetric metric, const BaselineRow& row) {
@@ -168,7 +162,7 @@ std::vector<std::string> ThresholdCheck::evaluate(ResultRow& row) const {
         const BaselineRow* base = baseline_->find(key);
         if (base == nullptr) continue;  // noted before the run (check_plan)
         reference_value = baseline_value(rule.metric, *base);
-        reference_text = " = " + number_text(rule.value) + " x baseline " + quantity(rule.metric, *reference_value) +
+        reference_text = " = " + significant_text(rule.value) + " x baseline " + quantity(rule.metric, *reference_value) +
                          " (line " + std::to_string(base->line) + ")";
         break;
       }
@@ -177,7 +171,7 @@ std::vector<std::string> ThresholdCheck::evaluate(ResultRow& row) const {
     }
     if (rule.reference == Reference::theoretical || rule.reference == Reference::achievable) {
       if (reference_value)
-        reference_text = " = " + number_text(rule.value) + " x " + std::string(name_of(rule.reference)) + " " +
+        reference_text = " = " + significant_text(rule.value) + " x " + std::string(name_of(rule.reference)) + " " +
                          quantity(rule.metric, *reference_value);
     }
     applied = true;

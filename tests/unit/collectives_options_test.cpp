@@ -67,6 +67,34 @@ TEST(CollectivesOptions, HelpAndVersionPrintInsteadOfRunning) {
   EXPECT_EQ(parse({"--version"}).text_to_print.rfind("bench-collectives ", 0), 0u);
 }
 
+TEST(CollectivesOptions, HelpListsEveryAcceptedType) {
+  const std::string help = parse({"--help"}).text_to_print;
+  EXPECT_NE(help.find("f8e4m3, f8e5m2, all"), std::string::npos) << help;
+  EXPECT_NE(help.find("bf16"), std::string::npos) << help;
+  EXPECT_EQ(options({"-d", "fp8_e4m3"}).dtypes, std::vector<DataType>{DataType::float8_e4m3});
+}
+
+// CLI11 reads values before it looks for --help: a bad value next to --help or --version
+// must not hide them.
+TEST(CollectivesOptions, HelpAndVersionWinOverABadValue) {
+  EXPECT_NE(parse({"-d", "float128", "--help"}).text_to_print.find("--max-bytes"), std::string::npos);
+  EXPECT_TRUE(parse({"-b", "0", "-V"}).version_requested);
+}
+
+TEST(CollectivesOptions, TypedValuesAndBareSwitches) {
+  const CollectivesOptions o = options({"-c", "-z", "--backend", "MPI", "--format", "CSV", "--placement", "both",
+                                        "--target-noise", "2", "-o", "all"});
+  EXPECT_TRUE(o.check);
+  EXPECT_TRUE(o.blocking);
+  EXPECT_EQ(o.backend, "mpi");
+  EXPECT_EQ(o.stdout_format, OutputFormat::csv);
+  EXPECT_EQ(o.placements.size(), 2u);
+  EXPECT_DOUBLE_EQ(o.stopping.target_noise, 0.02);
+  EXPECT_TRUE(o.redops_all);
+  EXPECT_EQ(o.redops.size(), 5u);
+  EXPECT_FALSE(o.dtypes_all);
+}
+
 struct BadInput {
   std::vector<const char*> args;
   const char* expected_in_message;
@@ -97,7 +125,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{{"-f", "x"}, "-f/--step-factor"}, BadInput{{"-i", "0"}, "-i/--step-bytes"},
                       BadInput{{"-f", "2", "-i", "1K"}, "excludes"}, BadInput{{"-n", "0"}, "-n/--iters"},
                       BadInput{{"-n", "ten"}, "-n/--iters"}, BadInput{{"-w", "-1"}, "-w/--warmup-iters"},
-                      BadInput{{"-c", "2"}, "-c/--check"}, BadInput{{"-d", "float128"}, "-d/--dtype"},
+                      BadInput{{"-c", "2"}, "-c/--check: expected 0 or 1 (got 2)"},
+                      BadInput{{"-z", "x"}, "-z/--blocking: expected 0 or 1 (got x)"},
+                      BadInput{{"-z", "-G", "2"}, "-z/--blocking: cannot be combined with -G/--cuda-graph"},
+                      BadInput{{"-g", "1025"}, "-g/--gpus-per-process: at most 1024"}, BadInput{{"-d", "float128"}, "-d/--dtype"},
                       BadInput{{"-o", "mean"}, "-o/--redop"}, BadInput{{"--op", "allreduc"}, "--op"},
                       BadInput{{"-r", "-1"}, "-r/--root"}, BadInput{{"-T", "-3"}, "-T/--timeout"},
                       BadInput{{"--backend", "gloo"}, "--backend"}, BadInput{{"--placement", "sideways"}, "--placement"},

@@ -3,6 +3,7 @@
 #include "commbench/core/collective.hpp"
 #include "commbench/core/dtype.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/reduce_op.hpp"
 
@@ -34,6 +35,33 @@ TEST(DataTypeNames, UnknownNameListsTheChoices) {
                  "-d/--dtype: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, "
                  "half, bfloat16, float, double, f8e4m3, f8e5m2, all");
   }
+}
+
+// The help lists what the parser accepts: every name it shows parses, the fp8 types and
+// the aliases included, and "all" comes last among the canonical names.
+TEST(Lists, AcceptedNamesAreExactlyWhatParses) {
+  const auto names_in = [](std::string text) {
+    for (char& c : text)
+      if (c == '(' || c == ')' || c == ':') c = ',';
+    std::vector<std::string> names;
+    for (const std::string& item : detail::split_list(text))
+      if (!item.empty() && item != "also") names.push_back(item);
+    return names;
+  };
+  const std::string types = accepted_data_type_names();
+  EXPECT_EQ(types.rfind("int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, f8e4m3, f8e5m2, all "
+                        "(also: char, int, uint, fp16",
+                        0),
+            0u)
+      << types;
+  for (const std::string& name : names_in(types)) EXPECT_NO_THROW(parse_data_type_list(name, "-d")) << name;
+  for (const std::string& name : names_in(accepted_reduce_op_names()))
+    EXPECT_NO_THROW(parse_reduce_op_list(name, "-o")) << name;
+  EXPECT_EQ(accepted_reduce_op_names(), "sum, prod, min, max, avg, all");
+  const std::vector<std::string> collectives = names_in(accepted_collective_names());
+  for (const std::string& name : collectives) EXPECT_NO_THROW(parse_collective_list(name, "--op")) << name;
+  // The names (those of --op all, and alltoallv), "all", and seven aliases.
+  EXPECT_EQ(collectives.size(), all_collectives().size() + 1 + 1 + 7);
 }
 
 TEST(Lists, AllCommaListsAndDuplicates) {

@@ -19,13 +19,15 @@
 
 namespace commbench {
 
+// The defaults are those of a command line without flags (the help shows them).
 struct CollectivesOptions {
-  std::vector<Collective> ops;
-  std::vector<DataType> dtypes;
+  std::vector<Collective> ops{Collective::allreduce, Collective::allgather, Collective::reducescatter,
+                              Collective::broadcast};
+  std::vector<DataType> dtypes{DataType::float32};
   bool dtypes_all = false;  // "-d all": drop what the backend cannot do instead of failing
-  std::vector<ReduceOp> redops;
+  std::vector<ReduceOp> redops{ReduceOp::sum};
   bool redops_all = false;
-  std::vector<Placement> placements;
+  std::vector<Placement> placements{Placement::out_of_place};
   PeerDistribution alltoallv_distribution;  // --alltoallv-distribution
   SweepSpec sweep;
   StoppingCriteria stopping;

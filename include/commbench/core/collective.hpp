@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +31,8 @@ constexpr bool lists_every_collective_in_order(const std::array<Entry, N>& table
 std::span<const Collective> all_collectives();
 std::string_view name_of(Collective op);
 Collective parse_collective(std::string_view text, std::string_view flag);
+// Every spelling parse_collective_list accepts, for help texts.
+std::string accepted_collective_names();
 // Comma-separated list or "all".
 std::vector<Collective> parse_collective_list(std::string_view text, std::string_view flag);
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,8 @@ std::string_view name_of(DataType type);
 // Accepts the names above plus common aliases (fp16, bf16, fp32, float32, fp64, float64,
 // char, int, uint). Throws UsageError naming `flag` when unknown.
 DataType parse_data_type(std::string_view text, std::string_view flag);
+// Every spelling parse_data_type_list accepts, for help texts: "int8, ..., all (also: ...)".
+std::string accepted_data_type_names();
 // A comma-separated list or "all" (every type; the caller filters by backend support).
 std::vector<DataType> parse_data_type_list(std::string_view text, std::string_view flag);
 

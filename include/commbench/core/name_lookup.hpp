@@ -21,6 +21,34 @@ struct NamedValue {
   Enum value;
 };
 
+// "table, csv, json": the names of a table of choices, as its help and errors list them.
+template <typename Value>
+std::string listed_names(std::span<const NamedValue<Value>> names) {
+  std::string text;
+  for (const auto& entry : names) text += (text.empty() ? "" : ", ") + std::string(entry.name);
+  return text;
+}
+
+// "int8, uint8, ..., all": the name of each value of `every` and "all", as errors list
+// them. Built from the tables, so a new value shows up in every message and help text.
+template <typename Enum>
+std::string canonical_names(std::span<const Enum> every) {
+  std::string text;
+  for (const Enum value : every) text += std::string(name_of(value)) + ", ";
+  return text + "all";
+}
+
+// What a list flag accepts, for its help: the canonical names, then the other spellings
+// `names` knows: "half, float, all (also: fp16, fp32)".
+template <typename Enum>
+std::string accepted_names(std::span<const Enum> every, std::span<const NamedValue<Enum>> names) {
+  std::string aliases;
+  for (const auto& entry : names) {
+    if (entry.name != name_of(entry.value)) aliases += (aliases.empty() ? "" : ", ") + std::string(entry.name);
+  }
+  return canonical_names(every) + (aliases.empty() ? "" : " (also: " + aliases + ")");
+}
+
 // Finds `text` (case-insensitive) among `names`; otherwise throws a UsageError such as
 // "--dtype: unknown value 'flaot'; expected one of: int8, uint8, ...".
 template <typename Enum>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 #include "commbench/report/reporter.hpp"
 
@@ -16,6 +17,10 @@ class ConsoleReporter final : public Reporter {
   void finish(const RunSummary& summary) override;
 
  private:
+  // Like the fprintf it replaced, a failed console write does not stop the run: the CSV
+  // and JSON files are the record, the console is for watching.
+  void write(const std::string& text) { std::fputs(text.c_str(), out_); }
+
   std::FILE* out_;
 };
 

@@ -12,10 +12,8 @@
 
 namespace commbench {
 
-// One CSV line (without newline) of the given fields; strings are quoted when needed,
-// empty values stay empty, doubles keep 9 significant digits.
-// A field quoted as RFC 4180 wants it when it holds a comma, quote or line break.
-std::string csv_escape(const std::string& text);
+// One CSV line (without newline) of the given fields; strings are quoted when needed
+// (csv_escape), empty values stay empty, doubles keep 9 significant digits.
 std::string csv_line(const std::vector<Field>& fields);
 std::string csv_header(std::span<const std::string> extra_columns = {});
 // The row's fields in the header's order: the fixed columns, then each declared extra

@@ -1,0 +1,39 @@
+#include "command_line_parser.hpp"
+
+#include <optional>
+
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+
+CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const* argv,
+                                      const CLI::Option& version_flag) {
+  // CLI11 converts values before it looks at --help, so a bad value next to --help or
+  // --version is forgiven here, once it is known which was asked for.
+  const auto asked = [&]() -> std::optional<CommandLineRequest> {
+    if (app.get_help_ptr()->count() > 0) return CommandLineRequest::help;
+    if (version_flag.count() > 0) return CommandLineRequest::version;
+    return std::nullopt;
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return CommandLineRequest::help;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    const auto newline = message.find('\n');
+    if (newline != std::string::npos) message.resize(newline);
+    throw UsageError(message + " (see --help)");
+  } catch (const UsageError&) {
+    if (const auto request = asked()) return *request;
+    throw;
+  }
+  return asked().value_or(CommandLineRequest::run);
+}
+
+std::string non_empty_file_name(const std::string& text, const char* flag) {
+  if (text.empty()) throw UsageError(std::string(flag) + ": empty file name");
+  return text;
+}
+
+}  // namespace commbench

@@ -1,0 +1,40 @@
+// CLI11 with commbench's own value parsers: each option converts its text to a typed
+// value while CLI11 reads the command line, with the parser that gives the project's
+// one-line message naming the flag ("-b/--min-bytes: '0' is zero"). CLI11 passes
+// exceptions other than its own through unchanged, so that message is the error.
+// (CLI11's IsMember/CheckedTransformer would word their errors differently and cannot
+// read "a,b" lists with "all"; the help lists the accepted names from the same tables
+// the parsers use instead.)
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <utility>
+
+namespace commbench {
+
+// Adds an option whose text `parse` turns into `target`. `value_name` stands for the
+// value in the help ("SIZE", "LIST"). The target keeps its value when the flag is absent.
+template <typename Value, typename Parse>
+CLI::Option* add_parsed_option(CLI::App& app, const std::string& names, Value& target, Parse parse,
+                               const std::string& description, const std::string& value_name) {
+  CLI::Option* option = app.add_option_function<std::string>(
+      names, [&target, parse](const std::string& text) { target = parse(text); }, description);
+  option->type_name(value_name);
+  return option;
+}
+
+enum class CommandLineRequest { run, help, version };
+
+// Parses `argv` into the options `app` was given. A request for help or for the version
+// wins over a bad value elsewhere on the line, as it does in CLI11 alone. CLI11's own
+// errors (an unknown flag, a missing value) become a UsageError of their first line and
+// "(see --help)".
+CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const* argv,
+                                      const CLI::Option& version_flag);
+
+// A file name flag: an empty name is a typo (an unset shell variable), not a request for
+// no file. Throws UsageError "FLAG: empty file name".
+std::string non_empty_file_name(const std::string& text, const char* flag);
+
+}  // namespace commbench
