@@ -512,14 +512,16 @@ class StallInEveryPhase(TempDirTest):
     makes rank 1 stop itself (SIGSTOP) at the first guarded step whose name contains the
     given text, so every phase the hook can reach is one the watchdog covers."""
 
-    TIMEOUT_S = 2
+    # Long enough that no healthy step (MPI start-up under ASan on a loaded 2-core VM)
+    # outlasts it, short enough to keep 16 phases near 100 s.
+    TIMEOUT_S = 4
     # (text of the guarded step, whether rank 0 can name the stalled rank by then)
     PHASES = [("starting MPI", False), ("joining the job's ranks", False), ("opening the heartbeat channel", False),
               ("creating the auto backend", True), ("exchanging each rank's GPUs", True), ("planning the sweep", True),
               ("allocating the buffers", True), ("probing the topology for the bandwidth model", True),
               ("opening the result files", True), ("gathering each rank's devices", True),
-              ("writing the result headers", True), ("(check)", True), ("(warm-up", True), ("(calibration", True),
-              ("(timed batch", True), ("(stop agreement)", True), ("(combining results)", True),
+              ("writing the result headers", True), ("(check)", True), ("(timed batch", True),
+              ("(stop agreement)", True),
               ("writing the results", True), ("finalizing MPI", True)]
     # Before the heartbeat channel exists no rank can know which peer is missing: each
     # waiting rank names itself and the phase (docs/methodology.md, "Timeouts").
@@ -553,7 +555,7 @@ class StallInEveryPhase(TempDirTest):
                 self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
                 waiting = [line for line in err.splitlines() if re.match(
                     r"bench-collectives: timeout: rank [02] \(host [^)]+\): .*" + re.escape(phase) +
-                    r".* did not complete within 2 s \(-T/--timeout\)", line)]
+                    r".* did not complete within 4 s \(-T/--timeout\)", line)]
                 self.assertTrue(waiting, err)
                 if names_the_rank:
                     self.assertRegex(err, r"bench-collectives: timeout: rank 0 \(host [^)]+\): .*not responding: "
