@@ -6,6 +6,9 @@ both alike, medians compared. Prints a markdown table and exits 1 when a case is
 more than --tolerance.
 
     python3 bench/compare_with_bare_loop.py --build build --ranks 2 --launches 5
+
+With --before OTHER_BUILD it also launches that build's bench-collectives in the same
+interleaving (bare, before, commbench, ...): a before/after check of a change, end to end.
 """
 import argparse
 import csv
@@ -16,13 +19,24 @@ import statistics
 import subprocess
 import sys
 
-SIZES = {"8 B": 8, "1 KiB": 1024, "1 MiB": 1 << 20, "16 MiB": 16 << 20}
+SIZES = {"8 B": 8, "1 KiB": 1024, "1 MiB": 1 << 20, "16 MiB": 16 << 20, "64 MiB": 64 << 20}
 OPS = ["allreduce", "allgather", "reducescatter", "broadcast"]
 
 
+# How glibc's allocator behaves in every launched process (docs/methodology.md, "Memory
+# that stays mapped"): "default" is glibc's own; "steady" keeps freed memory mapped, as
+# bench-collectives does by default. Both sides of a comparison get the same.
+ALLOCATOR_ENV = {
+    "default": {"COMMBENCH_MALLOC": "default"},
+    "steady": {"GLIBC_TUNABLES": "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4611686018427387904"},
+}
+allocator = "steady"
+
+
 def mpirun(ranks, *command):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    out = subprocess.run(["mpirun", "-q", "--oversubscribe", "-np", str(ranks), *map(str, command)],
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **ALLOCATOR_ENV[allocator])
+    exported = [arg for name in ALLOCATOR_ENV[allocator] for arg in ("-x", name)]
+    out = subprocess.run(["mpirun", "-q", "--oversubscribe", *exported, "-np", str(ranks), *map(str, command)],
                          capture_output=True, text=True, env=env, timeout=600)
     if out.returncode != 0:
         sys.exit(f"{' '.join(map(str, command))}: exit {out.returncode}: {out.stderr.strip()}")
@@ -47,24 +61,36 @@ def main():
     parser.add_argument("--launches", type=int, default=5)
     parser.add_argument("--tolerance", type=float, default=0.10)
     parser.add_argument("--ops", default=",".join(OPS))
-    parser.add_argument("--sizes", default=",".join(SIZES), help="names from: " + ", ".join(SIZES))
+    parser.add_argument("--sizes", default="8 B,1 KiB,1 MiB,16 MiB", help="names from: " + ", ".join(SIZES))
+    parser.add_argument("--before", help="another build directory whose bench-collectives runs alongside")
+    parser.add_argument("--malloc", choices=sorted(ALLOCATOR_ENV), default="steady",
+                        help="glibc allocator behaviour in every launched process (default: steady)")
     args = parser.parse_args()
-    print(f"| op | size | bare loop median (us) | bench-collectives median (us) | difference |")
-    print("|---|---|---|---|---|")
+    global allocator
+    allocator = args.malloc
+    before_columns = " before median (us) | before vs bare |" if args.before else ""
+    print(f"| op | size | bare loop median (us) |{before_columns} bench-collectives median (us) | difference |")
+    print("|---|---|---|---|---|" + ("---|---|" if args.before else ""))
     worst = 0.0
     for op in args.ops.split(","):
         for name in args.sizes.split(","):
             size = SIZES[name]
             # About a second of calls per bare launch, like an adaptive bench-collectives row.
             iterations = max(20, int(1.0 / max(commbench_time(args.build, args.ranks, op, size) * 1e-6, 1e-7)))
-            bare, ours = [], []
+            bare, before, ours = [], [], []
             for _ in range(args.launches):
                 bare.append(bare_time(args.build, args.ranks, op, size, iterations))
+                if args.before:
+                    before.append(commbench_time(args.before, args.ranks, op, size))
                 ours.append(commbench_time(args.build, args.ranks, op, size))
             b, c = statistics.median(bare), statistics.median(ours)
             difference = c / b - 1
             worst = max(worst, abs(difference))
-            print(f"| {op} | {name} | {b:.3f} | {c:.3f} | {difference * 100:+.1f} % |", flush=True)
+            before_cells = ""
+            if args.before:
+                p = statistics.median(before)
+                before_cells = f" {p:.3f} | {(p / b - 1) * 100:+.1f} % |"
+            print(f"| {op} | {name} | {b:.3f} |{before_cells} {c:.3f} | {difference * 100:+.1f} % |", flush=True)
     print(f"\nlargest difference: {worst * 100:.1f} % (tolerance {args.tolerance * 100:.0f} %)")
     return 0 if worst <= args.tolerance else 1
 

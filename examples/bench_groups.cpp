@@ -39,7 +39,8 @@ GroupsOptions parse_options(int argc, char** argv, std::optional<std::string>& t
   GroupsOptions options;
   std::string size_text = "1M", timeout_text = "60";
   app.add_option("-k,--group-size", options.group_sizes, "Ranks per group; several values measure each")
-      ->delimiter(',')->check(CLI::PositiveNumber);
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   app.add_option("-b,--bytes", size_text, "Allreduce size per group (binary units: 1M = 1048576)");
   app.add_option("-n,--iters", options.iterations, "Timed iterations per group size")->check(CLI::PositiveNumber);
   app.add_option("-T,--timeout", timeout_text, "Seconds a step may take before exit 4; 0 disables");
@@ -80,10 +81,16 @@ int run_groups(const GroupsOptions& options, JobSession& session) {
   for (int size : options.group_sizes) {
     const int rank = world_backend.group().rank();
     std::unique_ptr<Backend> group;
-    session.step("splitting into groups of " + std::to_string(size), [&] { group = world_backend.split(rank / size, rank); });
-    const std::vector<OpCase> plan =
-        build_plan(PlanRequest{{Collective::allreduce}, {DataType::float32}, {ReduceOp::sum},
-                               {Placement::out_of_place}, {options.bytes}, 0, group->ranks()});
+    session.step("splitting into groups of " + std::to_string(size),
+                 [&] { group = world_backend.split(rank / size, rank); });
+    const std::vector<OpCase> plan = build_plan(PlanRequest{{Collective::allreduce},
+                                                            {DataType::float32},
+                                                            {ReduceOp::sum},
+                                                            {Placement::out_of_place},
+                                                            {options.bytes},
+                                                            0,
+                                                            group->ranks(),
+                                                            {}});
     Runner runner(*group, settings, &session.watchdog());
     runner.prepare(plan);
     ResultRow row = runner.run(plan.front());

@@ -28,7 +28,8 @@ void check(const commbench::NodeTopology& topo) {
   }
   for (const commbench::Nic& nic : topo.nics) {
     if (nic.name.empty() || nic.ports.size() != 1) std::abort();
-    if (nic.pci != -1 && (!valid_index(nic.pci, topo.pci.size()) || topo.pci[static_cast<std::size_t>(nic.pci)].bus_id != nic.bus_id))
+    if (nic.pci != -1 &&
+        (!valid_index(nic.pci, topo.pci.size()) || topo.pci[static_cast<std::size_t>(nic.pci)].bus_id != nic.bus_id))
       std::abort();
   }
   for (std::size_t i = 1; i < topo.numa_nodes.size(); ++i)
@@ -40,7 +41,8 @@ void check(const commbench::NodeTopology& topo) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = commbench::fuzz::as_text(data, size);
   commbench::fuzz::expect_value_or_usage_error([&] {
-    const commbench::NodeTopology topo = commbench::nccl_topo_from_xml(commbench::parse_xml(text, "fuzz.xml"), "fuzz.xml");
+    const commbench::NodeTopology topo =
+        commbench::nccl_topo_from_xml(commbench::parse_xml(text, "fuzz.xml"), "fuzz.xml");
     check(topo);
   });
   return 0;

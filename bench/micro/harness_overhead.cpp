@@ -39,8 +39,7 @@ std::string benchmark_name(const MessageSize& size, const std::string& what, int
   return std::string("allreduce/") + size.label + "/" + what + "/round:" + std::to_string(round);
 }
 
-void register_benchmark(const std::string& name, const MessageSize& size,
-                        std::function<void(benchmark::State&)> body) {
+void register_benchmark(const std::string& name, const MessageSize& size, std::function<void(benchmark::State&)> body) {
   benchmark::RegisterBenchmark(name.c_str(), std::move(body))
       ->Iterations(size.batches)
       ->UseManualTime()

@@ -54,8 +54,8 @@ BatchTimes OverheadSummary::record(const std::string& size_label, Variant varian
                                    std::span<const double> seconds_per_op) {
   BatchTimes times;
   if (!seconds_per_op.empty()) {
-    times.mean = std::accumulate(seconds_per_op.begin(), seconds_per_op.end(), 0.0) /
-                 static_cast<double>(seconds_per_op.size());
+    times.mean =
+        std::accumulate(seconds_per_op.begin(), seconds_per_op.end(), 0.0) / static_cast<double>(seconds_per_op.size());
     times.median = median(std::vector<double>(seconds_per_op.begin(), seconds_per_op.end()));
   }
   entries_.push_back({size_label, variant, round, times});
@@ -158,8 +158,8 @@ void OverheadSummary::print_alternating(std::ostream& out, const OverheadTarget&
 }
 
 void OverheadSummary::print(std::ostream& out, std::span<const OverheadTarget> targets, int ranks) const {
-  out << "\nharness overhead = harness time per op / bare time per op - 1; allreduce float sum out-of-place, "
-      << ranks << " ranks, every batch timed on its slowest rank\n"
+  out << "\nharness overhead = harness time per op / bare time per op - 1; allreduce float sum out-of-place, " << ranks
+      << " ranks, every batch timed on its slowest rank\n"
       << "separate: median over rounds of each benchmark's mean (Google Benchmark's Time); "
          "\"median batch\" uses each benchmark's median batch instead\n"
       << "alternating: median over back-to-back batch pairs\n";

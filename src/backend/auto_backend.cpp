@@ -31,8 +31,8 @@ AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int
       const int fitting = static_cast<int>(gpus.size()) / gpus_per_process;
       choice.note = "--backend auto chose mpi: " + std::to_string(rank_count) + " ranks on host " + host + " need " +
                     std::to_string(needed) + " GPUs for NCCL (it cannot put two ranks on one GPU) but the host has " +
-                    std::to_string(gpus.size()) + "; to measure the GPUs start " + std::to_string(fitting) +
-                    " rank" + (fitting == 1 ? "" : "s") + " per node";
+                    std::to_string(gpus.size()) + "; to measure the GPUs start " + std::to_string(fitting) + " rank" +
+                    (fitting == 1 ? "" : "s") + " per node";
       return choice;
     }
   }

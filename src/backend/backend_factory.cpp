@@ -24,7 +24,8 @@ void refuse_nccl_only_flags(const BackendRequest& r) {
   if (r.register_buffers) flag = "--register";
   if (r.cuda_graph_iterations != 0) flag = "-G/--cuda-graph";
   if (r.blocking) flag = "-z/--blocking";
-  if (flag != nullptr) throw UsageError(std::string(flag) + ": applies to the nccl backend only (the mpi backend runs)");
+  if (flag != nullptr)
+    throw UsageError(std::string(flag) + ": applies to the nccl backend only (the mpi backend runs)");
 }
 #endif
 
@@ -83,8 +84,10 @@ std::unique_ptr<Backend> make_backend(const BackendRequest& request, Bootstrap& 
   }
 #else
   if (request.name == "nccl")
-    throw UsageError("--backend nccl: this build has no NCCL backend (configure where CUDA and NCCL are installed, "
-                     "COMMBENCH_WITH_NCCL=ON); available: " + available_backends());
+    throw UsageError(
+        "--backend nccl: this build has no NCCL backend (configure where CUDA and NCCL are installed, "
+        "COMMBENCH_WITH_NCCL=ON); available: " +
+        available_backends());
 #endif
 #if COMMBENCH_HAVE_MPI
   refuse_nccl_only_flags(request);
@@ -92,8 +95,10 @@ std::unique_ptr<Backend> make_backend(const BackendRequest& request, Bootstrap& 
 #else
   (void)world;
   (void)note;
-  throw UsageError("--backend " + request.name + ": this build has no MPI backend (configure with MPI, "
-                   "COMMBENCH_WITH_MPI=ON); available: " + available_backends());
+  throw UsageError("--backend " + request.name +
+                   ": this build has no MPI backend (configure with MPI, "
+                   "COMMBENCH_WITH_MPI=ON); available: " +
+                   available_backends());
 #endif
 }
 

@@ -64,8 +64,7 @@ DeviceSelection select_devices(const DeviceSelectionInput& in) {
   if (in.local_rank < 0 || in.local_rank >= local_size) throw BackendError("device selection: local rank out of range");
   const std::vector<std::string>& mine = in.node_visible[static_cast<std::size_t>(in.local_rank)];
   const int visible = static_cast<int>(mine.size());
-  if (visible == 0)
-    throw BackendError("no CUDA device on host " + in.host + visible_text(in));
+  if (visible == 0) throw BackendError("no CUDA device on host " + in.host + visible_text(in));
 
   bool all_same = true, all_disjoint = true;
   for (int a = 0; a < local_size; ++a) {

@@ -64,7 +64,8 @@ HostComputeStandIn::~HostComputeStandIn() {
 }
 
 std::string HostComputeStandIn::occupies() const {
-  return "one host thread per rank busy-waiting in the idle scheduling class (SCHED_IDLE) beside the thread that drives MPI";
+  return "one host thread per rank busy-waiting in the idle scheduling class (SCHED_IDLE) beside the thread that "
+         "drives MPI";
 }
 
 std::unique_ptr<PendingOperation> HostComputeStandIn::start(double seconds) {

@@ -33,16 +33,19 @@ void HostStreamSet::enqueue_operation(std::string_view stream, Starter starter, 
 }
 
 void HostStreamSet::enqueue(std::string_view stream, const OpCase& c, Buffers& buffers) {
-  enqueue_operation(stream, [this, c, &buffers] { return backend_.start(c, buffers); }, true);
+  enqueue_operation(
+      stream, [this, c, &buffers] { return backend_.start(c, buffers); }, true);
 }
 
 void HostStreamSet::enqueue(std::string_view stream, PeerExchange& exchange) {
-  enqueue_operation(stream, [&exchange] { return exchange.start(); }, true);
+  enqueue_operation(
+      stream, [&exchange] { return exchange.start(); }, true);
 }
 
 void HostStreamSet::enqueue_compute(std::string_view stream, double seconds) {
   const double request = compute_.corrected_request(seconds);
-  enqueue_operation(stream, [this, request] { return compute_.start(request); }, false);
+  enqueue_operation(
+      stream, [this, request] { return compute_.start(request); }, false);
 }
 
 StreamEvent HostStreamSet::record(std::string_view stream) {
@@ -57,7 +60,8 @@ StreamEvent HostStreamSet::record(std::string_view stream) {
 }
 
 void HostStreamSet::wait(std::string_view stream, StreamEvent event) {
-  if (event.id >= event_times_.size()) throw UsageError("wait: event " + std::to_string(event.id) + " was never recorded");
+  if (event.id >= event_times_.size())
+    throw UsageError("wait: event " + std::to_string(event.id) + " was never recorded");
   Item item;
   item.kind = ItemKind::wait;
   item.event = event.id;
@@ -96,7 +100,8 @@ void HostStreamSet::drain_until(const std::function<bool()>& done) {
 }
 
 bool HostStreamSet::query(StreamEvent event) {
-  if (event.id >= event_times_.size()) throw UsageError("query: event " + std::to_string(event.id) + " was never recorded");
+  if (event.id >= event_times_.size())
+    throw UsageError("query: event " + std::to_string(event.id) + " was never recorded");
   sweep();
   return event_times_[event.id].has_value();
 }

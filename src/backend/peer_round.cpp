@@ -50,8 +50,9 @@ std::vector<int> PeerRound::outgoing(int rank) const {
 }
 
 bool PeerRound::involves(int rank) const {
-  return std::any_of(transfers_.begin(), transfers_.end(),
-                     [rank](const Transfer& transfer) { return transfer.source == rank || transfer.destination == rank; });
+  return std::any_of(transfers_.begin(), transfers_.end(), [rank](const Transfer& transfer) {
+    return transfer.source == rank || transfer.destination == rank;
+  });
 }
 
 std::uint8_t peer_pattern_byte(int source, std::uint64_t index) {

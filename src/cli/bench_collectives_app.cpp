@@ -8,10 +8,10 @@
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
-#include "commbench/cli/job_command.hpp"
-#include "commbench/cli/job_session.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/collectives_options.hpp"
+#include "commbench/cli/job_command.hpp"
+#include "commbench/cli/job_session.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/report/json_reporter.hpp"
@@ -117,7 +117,8 @@ ThresholdFiles read_threshold_files(const CollectivesOptions& o, Bootstrap& worl
 ThresholdCheck parse_threshold_check(const CollectivesOptions& o, const ThresholdFiles& files) {
   std::vector<ThresholdRule> rules = o.threshold_rules;
   if (!o.thresholds_path.empty())
-    for (ThresholdRule& rule : parse_threshold_rules(files.rules_text, files.rules_origin)) rules.push_back(std::move(rule));
+    for (ThresholdRule& rule : parse_threshold_rules(files.rules_text, files.rules_origin))
+      rules.push_back(std::move(rule));
   std::optional<Baseline> baseline;
   if (!o.baseline_path.empty()) baseline = parse_baseline(files.baseline_text, files.baseline_origin);
   return ThresholdCheck(std::move(rules), std::move(baseline));
@@ -148,16 +149,22 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
   JobSession session(start, kJsonSchema);
   Bootstrap& world = session.world();
   Watchdog& watchdog = session.watchdog();
-  Backend& backend = session.create_backend(BackendRequest{options.backend, options.gpus_per_process,
-                                                           options.register_buffers, options.cuda_graph_iterations,
-                                                           options.blocking});
+  Backend& backend =
+      session.create_backend(BackendRequest{options.backend, options.gpus_per_process, options.register_buffers,
+                                            options.cuda_graph_iterations, options.blocking});
   std::vector<std::string> notes;
   std::vector<OpCase> plan;
   session.step("planning the sweep", [&] {
     validate_for_ranks(options, backend.ranks());
     keep_supported(options, backend, world, notes);
-    PlanRequest request{options.ops,  options.dtypes, options.redops,         options.placements,
-                        sweep_sizes(options.sweep), options.root, backend.ranks(), options.alltoallv_distribution};
+    PlanRequest request{options.ops,
+                        options.dtypes,
+                        options.redops,
+                        options.placements,
+                        sweep_sizes(options.sweep),
+                        options.root,
+                        backend.ranks(),
+                        options.alltoallv_distribution};
     plan = keep_supported_placements(build_plan(request), backend, notes);
     backend.validate_plan(plan);
   });
@@ -165,7 +172,8 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
   const ThresholdFiles threshold_files = read_threshold_files(options, world, watchdog);
   collective_try(world, [&] {
     thresholds.emplace(parse_threshold_check(options, threshold_files));
-    for (std::string& note : thresholds->check_plan(plan, backend.ranks(), backend.name(), backend.group().node_count()))
+    for (std::string& note :
+         thresholds->check_plan(plan, backend.ranks(), backend.name(), backend.group().node_count()))
       notes.push_back(std::move(note));
   });
 

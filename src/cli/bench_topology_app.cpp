@@ -31,7 +31,6 @@ constexpr const char* kProgram = "bench-topology";
 // 2: run details moved into the `provenance` object every command's JSON shares.
 constexpr const char* kTopologySchema = "commbench.topology/2";
 
-
 // The layout the table models: every GPU of the node, one rank each, on `nodes` nodes;
 // without GPUs, this job's host ranks per node.
 JobLayout modelled_layout(const NodeTopology& node, int nodes, int host_ranks_per_node) {
@@ -105,7 +104,8 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
            const std::vector<std::string>& gathered, double probe_seconds) {
   std::vector<NodeTopology> nodes;
   for (std::size_t r = 0; r < gathered.size(); ++r) {
-    if (!gathered[r].empty()) nodes.push_back(topology_from_json_text(gathered[r], "model of rank " + std::to_string(r)));
+    if (!gathered[r].empty())
+      nodes.push_back(topology_from_json_text(gathered[r], "model of rank " + std::to_string(r)));
   }
   const NodeTopology& first = nodes.front();
   const int model_nodes = o.model_nodes > 0 ? o.model_nodes : static_cast<int>(nodes.size());
@@ -120,7 +120,9 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
   nlohmann::ordered_json bandwidth_rows = nlohmann::ordered_json::array();
   std::printf("\n%s", bandwidth_table(first, modelled_layout(first, 1, world.local_size()), bandwidth_rows).c_str());
   if (model_nodes > 1) {
-    std::printf("\n%s", bandwidth_table(first, modelled_layout(first, model_nodes, world.local_size()), bandwidth_rows).c_str());
+    std::printf(
+        "\n%s",
+        bandwidth_table(first, modelled_layout(first, model_nodes, world.local_size()), bandwidth_rows).c_str());
   }
 
   std::vector<std::string> problems;
@@ -133,12 +135,17 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
   nlohmann::ordered_json differences = nlohmann::ordered_json::array();
   for (const NodeDifference& d : compare_nodes(nodes)) {
     problems.push_back(describe(d));
-    differences.push_back({{"host", d.hostname}, {"what", d.key}, {"value", d.value}, {"majority", d.majority},
-                           {"majority_nodes", d.majority_nodes}, {"nodes", d.nodes}});
+    differences.push_back({{"host", d.hostname},
+                           {"what", d.key},
+                           {"value", d.value},
+                           {"majority", d.majority},
+                           {"majority_nodes", d.majority_nodes},
+                           {"nodes", d.nodes}});
   }
   std::printf("\n");
   if (problems.empty()) {
-    std::printf("All %zu node%s consistent; no degraded GPU link or NIC port found.\n", nodes.size(), nodes.size() == 1 ? "" : "s");
+    std::printf("All %zu node%s consistent; no degraded GPU link or NIC port found.\n", nodes.size(),
+                nodes.size() == 1 ? "" : "s");
   } else {
     for (const std::string& p : problems) std::printf("FAIL %s\n", p.c_str());
   }
@@ -165,7 +172,8 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
     doc["findings"] = findings;
     doc["differences"] = differences;
     doc["exit_code"] = exit_code;
-    write_file_atomically(o.json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+    write_file_atomically(o.json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
+                          "--json");
   }
   return exit_code;
 }

@@ -62,7 +62,8 @@ void apply_bandwidth_model(const CollectiveBandwidths& model, ResultRow& row) {
   if (found == model.end()) return;
   row.theoretical_busbw_gbps = found->second.spec_gbps;
   row.achievable_busbw_gbps = found->second.achievable_gbps;
-  if (found->second.spec_gbps && *found->second.spec_gbps > 0) row.efficiency = row.busbw_gbps / *found->second.spec_gbps;
+  if (found->second.spec_gbps && *found->second.spec_gbps > 0)
+    row.efficiency = row.busbw_gbps / *found->second.spec_gbps;
 }
 
 std::vector<std::string> bandwidth_notes(const CollectiveBandwidths& model) {

@@ -64,8 +64,7 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   s.emplace_back("dtypes", names_of(dtypes));
   s.emplace_back("redops", names_of(redops));
   s.emplace_back("placement", names_of(placements));
-  if (any_split_per_peer(ops))
-    s.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
+  if (any_split_per_peer(ops)) s.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
   s.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
   s.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
   if (sweep.step_bytes != 0)
@@ -124,32 +123,36 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
     return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
   };
 
-  add_parsed_option(app, "--op", o.ops, [](const std::string& text) { return parse_collective_list(text, "--op"); },
-                    "Collectives, comma-separated: " + accepted_collective_names() + "; all is every one but alltoallv",
-                    "LIST")
+  add_parsed_option(
+      app, "--op", o.ops, [](const std::string& text) { return parse_collective_list(text, "--op"); },
+      "Collectives, comma-separated: " + accepted_collective_names() + "; all is every one but alltoallv", "LIST")
       ->default_str(names_of(o.ops));
-  add_parsed_option(app, "--alltoallv-distribution", o.alltoallv_distribution,
-                    [](const std::string& text) { return parse_peer_distribution(text, "--alltoallv-distribution"); },
-                    "alltoallv: how each rank's data splits over the destination ranks (MoE token routing): uniform, "
-                    "zipf:S (rank d gets a share ~ 1/(d+1)^S) or hot:F (rank 0 gets fraction F); the size is what "
-                    "each rank sends in all",
-                    "DISTRIBUTION")
+  add_parsed_option(
+      app, "--alltoallv-distribution", o.alltoallv_distribution,
+      [](const std::string& text) { return parse_peer_distribution(text, "--alltoallv-distribution"); },
+      "alltoallv: how each rank's data splits over the destination ranks (MoE token routing): uniform, "
+      "zipf:S (rank d gets a share ~ 1/(d+1)^S) or hot:F (rank 0 gets fraction F); the size is what "
+      "each rank sends in all",
+      "DISTRIBUTION")
       ->default_str(to_string(o.alltoallv_distribution));
-  add_parsed_option(app, "-b,--min-bytes,--minbytes", o.sweep.min_bytes,
-                    [](const std::string& text) { return parse_size(text, "-b/--min-bytes"); },
-                    "Smallest size (K/M/G binary suffixes)", "SIZE")
+  add_parsed_option(
+      app, "-b,--min-bytes,--minbytes", o.sweep.min_bytes,
+      [](const std::string& text) { return parse_size(text, "-b/--min-bytes"); },
+      "Smallest size (K/M/G binary suffixes)", "SIZE")
       ->default_str(format_size(o.sweep.min_bytes));
-  add_parsed_option(app, "-e,--max-bytes,--maxbytes", o.sweep.max_bytes,
-                    [](const std::string& text) { return parse_size(text, "-e/--max-bytes"); }, "Largest size", "SIZE")
+  add_parsed_option(
+      app, "-e,--max-bytes,--maxbytes", o.sweep.max_bytes,
+      [](const std::string& text) { return parse_size(text, "-e/--max-bytes"); }, "Largest size", "SIZE")
       ->default_str(format_size(o.sweep.max_bytes));
   auto* factor_option = add_parsed_option(
       app, "-f,--step-factor,--stepfactor", o.sweep.step_factor,
       [](const std::string& text) { return parse_number(text, "-f/--step-factor", false); },
       "Multiply the size by this factor each step", "NUMBER");
   factor_option->default_str(significant_text(o.sweep.step_factor));
-  add_parsed_option(app, "-i,--step-bytes,--stepbytes", o.sweep.step_bytes,
-                    [](const std::string& text) { return parse_size(text, "-i/--step-bytes"); },
-                    "Add this many bytes each step (linear sweep)", "SIZE")
+  add_parsed_option(
+      app, "-i,--step-bytes,--stepbytes", o.sweep.step_bytes,
+      [](const std::string& text) { return parse_size(text, "-i/--step-bytes"); },
+      "Add this many bytes each step (linear sweep)", "SIZE")
       ->excludes(factor_option);
   add_parsed_option(app, "-n,--iters", o.stopping.fixed_iterations, count_at_least("-n/--iters", 1),
                     "Timed iterations per size (fixed); default: adaptive", "N");
@@ -199,9 +202,9 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       ->expected(0, 1)
       ->default_str("1")
       ->option_text("[0|1]");
-  add_parsed_option(app, "--placement", o.placements,
-                    [](const std::string& text) { return parse_placements(text, "--placement"); },
-                    "Buffers: out (out-of-place), in (in-place) or both", "NAME")
+  add_parsed_option(
+      app, "--placement", o.placements, [](const std::string& text) { return parse_placements(text, "--placement"); },
+      "Buffers: out (out-of-place), in (in-place) or both", "NAME")
       ->default_str(names_of(o.placements));
   add_parsed_option(app, "--csv", o.csv_path, file_name("--csv"), "Write rows to this CSV file as they are measured",
                     "FILE");

@@ -16,8 +16,7 @@ std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size())
-    throw UsageError(std::string(flag) + ": '" + text + "' is not a whole number");
+  if (used == 0 || used != text.size()) throw UsageError(std::string(flag) + ": '" + text + "' is not a whole number");
   if (value < static_cast<long long>(minimum))
     throw UsageError(std::string(flag) + ": must be at least " + std::to_string(minimum) + " (got " + text + ")");
   return static_cast<std::uint64_t>(value);

@@ -41,9 +41,8 @@ void print_command_error(const char* program, const std::string& message) {
   std::fflush(stderr);
 }
 
-int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions,
-                       double timeout_seconds, const std::string& command_line,
-                       const std::function<int(JobStart&)>& body) {
+int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions, double timeout_seconds,
+                       const std::string& command_line, const std::function<int(JobStart&)>& body) {
   // Before MPI starts, so the library's own allocations follow it too.
   const std::string allocator = configure_allocator_from_environment();
   JobWatch watch(program, timeout_seconds);

@@ -53,7 +53,8 @@ std::span<const Collective> all_collectives() {
 std::string_view name_of(Collective op) { return descriptor_of(op).name; }
 
 Collective parse_collective(std::string_view text, std::string_view flag) {
-  return detail::lookup_name<Collective>(accepted_names(), text, flag, detail::canonical_names<Collective>(every_collective()));
+  return detail::lookup_name<Collective>(accepted_names(), text, flag,
+                                         detail::canonical_names<Collective>(every_collective()));
 }
 
 std::string accepted_collective_names() {

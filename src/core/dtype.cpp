@@ -7,23 +7,38 @@
 namespace commbench {
 namespace {
 
-constexpr std::array kAllTypes{DataType::int8,    DataType::uint8,    DataType::int32,   DataType::uint32,
-                               DataType::int64,   DataType::uint64,   DataType::float16, DataType::bfloat16,
-                               DataType::float32, DataType::float64, DataType::float8_e4m3,
-                               DataType::float8_e5m2};
+constexpr std::array kAllTypes{DataType::int8,    DataType::uint8,   DataType::int32,       DataType::uint32,
+                               DataType::int64,   DataType::uint64,  DataType::float16,     DataType::bfloat16,
+                               DataType::float32, DataType::float64, DataType::float8_e4m3, DataType::float8_e5m2};
 
 using Named = detail::NamedValue<DataType>;
 constexpr std::array kNames{
-    Named{"int8", DataType::int8},       Named{"char", DataType::int8},         Named{"uint8", DataType::uint8},
-    Named{"int32", DataType::int32},     Named{"int", DataType::int32},         Named{"uint32", DataType::uint32},
-    Named{"uint", DataType::uint32},     Named{"int64", DataType::int64},       Named{"uint64", DataType::uint64},
-    Named{"half", DataType::float16},    Named{"fp16", DataType::float16},      Named{"float16", DataType::float16},
-    Named{"bfloat16", DataType::bfloat16}, Named{"bf16", DataType::bfloat16},   Named{"float", DataType::float32},
-    Named{"fp32", DataType::float32},    Named{"float32", DataType::float32},   Named{"double", DataType::float64},
-    Named{"fp64", DataType::float64},    Named{"float64", DataType::float64},
-    Named{"f8e4m3", DataType::float8_e4m3}, Named{"fp8_e4m3", DataType::float8_e4m3},
-    Named{"float8_e4m3", DataType::float8_e4m3}, Named{"f8e5m2", DataType::float8_e5m2},
-    Named{"fp8_e5m2", DataType::float8_e5m2}, Named{"float8_e5m2", DataType::float8_e5m2},
+    Named{"int8", DataType::int8},
+    Named{"char", DataType::int8},
+    Named{"uint8", DataType::uint8},
+    Named{"int32", DataType::int32},
+    Named{"int", DataType::int32},
+    Named{"uint32", DataType::uint32},
+    Named{"uint", DataType::uint32},
+    Named{"int64", DataType::int64},
+    Named{"uint64", DataType::uint64},
+    Named{"half", DataType::float16},
+    Named{"fp16", DataType::float16},
+    Named{"float16", DataType::float16},
+    Named{"bfloat16", DataType::bfloat16},
+    Named{"bf16", DataType::bfloat16},
+    Named{"float", DataType::float32},
+    Named{"fp32", DataType::float32},
+    Named{"float32", DataType::float32},
+    Named{"double", DataType::float64},
+    Named{"fp64", DataType::float64},
+    Named{"float64", DataType::float64},
+    Named{"f8e4m3", DataType::float8_e4m3},
+    Named{"fp8_e4m3", DataType::float8_e4m3},
+    Named{"float8_e4m3", DataType::float8_e4m3},
+    Named{"f8e5m2", DataType::float8_e5m2},
+    Named{"fp8_e5m2", DataType::float8_e5m2},
+    Named{"float8_e5m2", DataType::float8_e5m2},
 };
 
 }  // namespace

@@ -7,9 +7,7 @@
 
 namespace commbench {
 
-std::string_view name_of(Placement placement) {
-  return placement == Placement::in_place ? "in" : "out";
-}
+std::string_view name_of(Placement placement) { return placement == Placement::in_place ? "in" : "out"; }
 
 std::vector<Placement> parse_placements(std::string_view text, std::string_view flag) {
   const std::string value = detail::lower_case(text);
@@ -20,8 +18,8 @@ std::vector<Placement> parse_placements(std::string_view text, std::string_view 
 }
 
 std::string describe(const OpCase& c) {
-  std::string text = std::string(name_of(c.op)) + " " + format_size(c.shape.bytes) + " " +
-                     std::string(name_of(c.dtype));
+  std::string text =
+      std::string(name_of(c.op)) + " " + format_size(c.shape.bytes) + " " + std::string(name_of(c.dtype));
   if (c.redop != ReduceOp::none) {
     text += ' ';
     text += name_of(c.redop);

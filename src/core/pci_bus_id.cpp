@@ -33,7 +33,8 @@ std::optional<std::string> canonical_pci_bus_id(std::string_view text, PciBusIdS
     return std::nullopt;
   const auto value = [](std::string_view hex) { return std::strtoul(std::string(hex).c_str(), nullptr, 16); };
   char out[32];
-  std::snprintf(out, sizeof out, "%04lx:%02lx:%02lx.%c", value(parts[0]), value(parts[1]), value(parts[2]), function[0]);
+  std::snprintf(out, sizeof out, "%04lx:%02lx:%02lx.%c", value(parts[0]), value(parts[1]), value(parts[2]),
+                function[0]);
   return std::string(out);
 }
 

@@ -77,7 +77,8 @@ std::vector<std::uint64_t> destination_counts(const PeerDistribution& distributi
                                               int ranks) {
   std::vector<double> cumulative(static_cast<std::size_t>(ranks) + 1, 0.0);
   for (int d = 0; d < ranks; ++d)
-    cumulative[static_cast<std::size_t>(d) + 1] = cumulative[static_cast<std::size_t>(d)] + weight(distribution, d, ranks);
+    cumulative[static_cast<std::size_t>(d) + 1] =
+        cumulative[static_cast<std::size_t>(d)] + weight(distribution, d, ranks);
   // Rounding the cumulative boundaries (not each share) makes the counts sum exactly to
   // elements_per_rank and gives uniform splits of a multiple of `ranks` exactly equal shares.
   const double total = cumulative.back();
@@ -85,16 +86,18 @@ std::vector<std::uint64_t> destination_counts(const PeerDistribution& distributi
   std::uint64_t previous = 0;
   for (int d = 0; d < ranks; ++d) {
     const double fraction = cumulative[static_cast<std::size_t>(d) + 1] / total;
-    const std::uint64_t boundary = d + 1 == ranks ? elements_per_rank
-                                                  : static_cast<std::uint64_t>(
-                                                        std::llround(static_cast<double>(elements_per_rank) * fraction));
+    const std::uint64_t boundary =
+        d + 1 == ranks ? elements_per_rank
+                       : static_cast<std::uint64_t>(std::llround(static_cast<double>(elements_per_rank) * fraction));
     counts[static_cast<std::size_t>(d)] = boundary - previous;
     previous = boundary;
   }
   return counts;
 }
 
-std::uint64_t PeerCounts::received() const { return std::accumulate(recv_counts.begin(), recv_counts.end(), std::uint64_t{0}); }
+std::uint64_t PeerCounts::received() const {
+  return std::accumulate(recv_counts.begin(), recv_counts.end(), std::uint64_t{0});
+}
 
 std::uint64_t most_received(const PeerDistribution& distribution, std::uint64_t elements_per_rank, int ranks) {
   // Every source sends destination d the same share, so d receives ranks x that share.

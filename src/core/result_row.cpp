@@ -5,16 +5,36 @@
 namespace commbench {
 namespace {
 
-constexpr std::array<std::string_view, 28> kColumns{
-    "backend", "op",         "placement", "dtype",   "redop",       "root",
-    "bytes",   "count",      "ranks",     "nodes",   "iterations",  "samples",
-    "time_us", "time_min_us", "time_mean_us", "p50_us", "p99_us",   "noise",
-    "slowest_rank", "slowest_host", "algbw_gbps", "busbw_gbps", "theoretical_busbw_gbps", "achievable_busbw_gbps", "efficiency",
-    "wrong", "threshold", "stop_reason"};
+constexpr std::array<std::string_view, 28> kColumns{"backend",
+                                                    "op",
+                                                    "placement",
+                                                    "dtype",
+                                                    "redop",
+                                                    "root",
+                                                    "bytes",
+                                                    "count",
+                                                    "ranks",
+                                                    "nodes",
+                                                    "iterations",
+                                                    "samples",
+                                                    "time_us",
+                                                    "time_min_us",
+                                                    "time_mean_us",
+                                                    "p50_us",
+                                                    "p99_us",
+                                                    "noise",
+                                                    "slowest_rank",
+                                                    "slowest_host",
+                                                    "algbw_gbps",
+                                                    "busbw_gbps",
+                                                    "theoretical_busbw_gbps",
+                                                    "achievable_busbw_gbps",
+                                                    "efficiency",
+                                                    "wrong",
+                                                    "threshold",
+                                                    "stop_reason"};
 
-FieldValue optional_double(const std::optional<double>& v) {
-  return v ? FieldValue{*v} : FieldValue{std::monostate{}};
-}
+FieldValue optional_double(const std::optional<double>& v) { return v ? FieldValue{*v} : FieldValue{std::monostate{}}; }
 
 }  // namespace
 
@@ -50,8 +70,10 @@ std::vector<Field> row_fields(const ResultRow& r) {
       optional_double(r.achievable_busbw_gbps),
       optional_double(r.efficiency),
       r.wrong ? i64(*r.wrong) : FieldValue{std::monostate{}},
-      r.threshold_passed ? FieldValue{std::string(*r.threshold_passed ? "pass" : "fail")} : FieldValue{std::monostate{}},
-      r.stop_reason == StopReason::keep_going ? FieldValue{std::monostate{}} : FieldValue{std::string(name_of(r.stop_reason))},
+      r.threshold_passed ? FieldValue{std::string(*r.threshold_passed ? "pass" : "fail")}
+                         : FieldValue{std::monostate{}},
+      r.stop_reason == StopReason::keep_going ? FieldValue{std::monostate{}}
+                                              : FieldValue{std::string(name_of(r.stop_reason))},
   };
   std::vector<Field> fields;
   fields.reserve(kColumns.size() + r.extra.size());

@@ -52,8 +52,7 @@ std::uint64_t parse_size(std::string_view text, std::string_view flag) {
   } else if (rest == "B" || rest == "b") {
     rest = {};
   }
-  if (!rest.empty())
-    throw UsageError(quoted(flag, text, "has an unknown unit; use K, M, G or T (binary: 1K = 1024)"));
+  if (!rest.empty()) throw UsageError(quoted(flag, text, "has an unknown unit; use K, M, G or T (binary: 1K = 1024)"));
   if (value == 0) throw UsageError(quoted(flag, text, "is zero; sizes must be at least 1 byte"));
   if (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift))
     throw UsageError(quoted(flag, text, "is too large"));

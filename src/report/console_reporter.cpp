@@ -15,13 +15,22 @@ namespace {
 const TextTable& result_table() {
   static const TextTable table(
       {
-          {{"op"}, Align::right, 14},        {{"place"}, Align::right, 5},         {{"dtype"}, Align::right, 8},
-          {{"redop"}, Align::right, 5},      {{"root"}, Align::right, 4},          {{"size", "(B)"}, Align::right, 12},
-          {{"count", "(elements)"}, Align::right, 12}, {{"time", "(us)"}, Align::right, 10},
-          {{"p99", "(us)"}, Align::right, 10}, {{"noise", "(%)"}, Align::right, 6},
-          {{"algbw", "(GB/s)"}, Align::right, 9}, {{"busbw", "(GB/s)"}, Align::right, 9},
-          {{"theo_bus", "(GB/s)"}, Align::right, 9}, {{"eff", "(%)"}, Align::right, 6},
-          {{"#wrong"}, Align::right, 7},     {{"thr"}, Align::right, 5},
+          {{"op"}, Align::right, 14},
+          {{"place"}, Align::right, 5},
+          {{"dtype"}, Align::right, 8},
+          {{"redop"}, Align::right, 5},
+          {{"root"}, Align::right, 4},
+          {{"size", "(B)"}, Align::right, 12},
+          {{"count", "(elements)"}, Align::right, 12},
+          {{"time", "(us)"}, Align::right, 10},
+          {{"p99", "(us)"}, Align::right, 10},
+          {{"noise", "(%)"}, Align::right, 6},
+          {{"algbw", "(GB/s)"}, Align::right, 9},
+          {{"busbw", "(GB/s)"}, Align::right, 9},
+          {{"theo_bus", "(GB/s)"}, Align::right, 9},
+          {{"eff", "(%)"}, Align::right, 6},
+          {{"#wrong"}, Align::right, 7},
+          {{"thr"}, Align::right, 5},
       },
       "#", " ");
   return table;
@@ -34,7 +43,8 @@ std::vector<std::string> rank_host_ranges(const std::vector<std::string>& hosts)
   std::size_t first = 0;
   for (std::size_t r = 1; r <= hosts.size(); ++r) {
     if (r < hosts.size() && hosts[r] == hosts[first]) continue;
-    const std::string ranks = r - first == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(r - 1);
+    const std::string ranks =
+        r - first == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(r - 1);
     lines.push_back(ranks + " " + hosts[first]);
     first = r;
   }
@@ -67,11 +77,10 @@ void ConsoleReporter::add_row(const ResultRow& r) {
   const std::string noise = r.noise ? fixed_text(*r.noise * 100.0, 2) : "-";
   const std::string theoretical = r.theoretical_busbw_gbps ? fixed_text(*r.theoretical_busbw_gbps, 3) : "-";
   const std::string efficiency = r.efficiency ? fixed_text(*r.efficiency * 100.0, 1) : "-";
-  write(result_table().line({std::string(name_of(c.op)), std::string(name_of(c.placement)),
-                             std::string(name_of(c.dtype)), redop, root, std::to_string(c.shape.bytes),
-                             std::to_string(c.shape.count), fixed_text(r.time_us, 2), fixed_text(r.p99_us, 2), noise,
-                             fixed_text(r.algbw_gbps, 3), fixed_text(r.busbw_gbps, 3), theoretical, efficiency, wrong,
-                             verdict}));
+  write(result_table().line(
+      {std::string(name_of(c.op)), std::string(name_of(c.placement)), std::string(name_of(c.dtype)), redop, root,
+       std::to_string(c.shape.bytes), std::to_string(c.shape.count), fixed_text(r.time_us, 2), fixed_text(r.p99_us, 2),
+       noise, fixed_text(r.algbw_gbps, 3), fixed_text(r.busbw_gbps, 3), theoretical, efficiency, wrong, verdict}));
   std::fflush(out_);
 }
 

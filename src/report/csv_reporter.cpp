@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "commbench/core/error.hpp"
 #include "commbench/core/csv_field.hpp"
+#include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
 
@@ -48,7 +48,8 @@ std::vector<Field> fields_in_columns(const ResultRow& row, std::span<const std::
       throw BackendError("internal error: row field '" + extra.name + "' was not declared in the run's extra columns");
   }
   for (const std::string& column : extra_columns) {
-    const auto found = std::find_if(row.extra.begin(), row.extra.end(), [&](const ExtraField& f) { return f.name == column; });
+    const auto found =
+        std::find_if(row.extra.begin(), row.extra.end(), [&](const ExtraField& f) { return f.name == column; });
     fields.push_back(Field{column, found == row.extra.end() ? FieldValue{std::monostate{}} : found->value});
   }
   return fields;

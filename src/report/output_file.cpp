@@ -20,7 +20,8 @@ void check_replaceable(const std::string& path, const std::string& flag) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // follows symlinks
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw UsageError(flag + " " + path + ": not a regular file (results are renamed into place, which would replace it)");
+    throw UsageError(flag + " " + path +
+                     ": not a regular file (results are renamed into place, which would replace it)");
 }
 
 }  // namespace
@@ -69,7 +70,8 @@ mode_t current_umask() {
     char line[256];
     unsigned mask = 0;
     bool found = false;
-    while (!found && std::fgets(line, sizeof line, status) != nullptr) found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    while (!found && std::fgets(line, sizeof line, status) != nullptr)
+      found = std::sscanf(line, "Umask: %o", &mask) == 1;
     std::fclose(status);
     if (found) return static_cast<mode_t>(mask);
   }

@@ -11,13 +11,13 @@ namespace commbench {
 bool is_relevant_variable(std::string_view name) {
   // Launcher internals (PMIx URIs, job keys) say nothing about performance and may be
   // secrets: names that look like credentials are never recorded.
-  static constexpr std::array<std::string_view, 6> kSecretHints{"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL",
-                                                                "precondition_transports"};
+  static constexpr std::array<std::string_view, 6> kSecretHints{"KEY",      "TOKEN",      "SECRET",
+                                                                "PASSWORD", "CREDENTIAL", "precondition_transports"};
   for (std::string_view hint : kSecretHints)
     if (name.find(hint) != std::string_view::npos) return false;
   static constexpr std::array<std::string_view, 6> kPrefixes{"NCCL_", "UCX_", "OMPI_", "SLURM_", "FI_", "COMMBENCH_"};
-  static constexpr std::array<std::string_view, 4> kNames{"OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-                                                          "LD_LIBRARY_PATH"};
+  static constexpr std::array<std::string_view, 4> kNames{"OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+                                                          "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH"};
   for (std::string_view p : kPrefixes)
     if (name.substr(0, p.size()) == p) return true;
   return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
@@ -41,9 +41,10 @@ std::string quoted_command_line(int argc, const char* const* argv) {
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg(argv[i]);
     if (i > 0) line += ' ';
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:%+@") ==
-                                           std::string_view::npos;
+    const bool plain =
+        !arg.empty() &&
+        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:%+@") ==
+            std::string_view::npos;
     if (plain) {
       line += arg;
       continue;

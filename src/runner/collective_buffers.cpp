@@ -30,7 +30,8 @@ BufferRequirement buffers_needed(std::span<const OpCase> plan, Collective op) {
 void CollectiveBuffers::allocate_for(std::span<const OpCase> plan) {
   per_op_.clear();
   for (const OpCase& c : plan) {
-    const bool known = std::any_of(per_op_.begin(), per_op_.end(), [&](const auto& entry) { return entry.first == c.op; });
+    const bool known =
+        std::any_of(per_op_.begin(), per_op_.end(), [&](const auto& entry) { return entry.first == c.op; });
     if (!known) per_op_.emplace_back(c.op, buffers_needed(plan, c.op));
   }
   buffers_.reset();

@@ -27,9 +27,11 @@ int pending_interruption() { return g_signal; }
 void clear_interruption() { g_signal = 0; }
 
 Interrupted::Interrupted(int signal_number)
-    : Error(static_cast<ExitCode>(128 + signal_number),
-            std::string("interrupted by ") + (signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal") +
-                "; rows measured so far are kept"),
+    : Error(static_cast<ExitCode>(128 + signal_number), std::string("interrupted by ") +
+                                                            (signal_number == SIGINT    ? "SIGINT"
+                                                             : signal_number == SIGTERM ? "SIGTERM"
+                                                                                        : "a signal") +
+                                                            "; rows measured so far are kept"),
       signal_(signal_number) {}
 
 }  // namespace commbench

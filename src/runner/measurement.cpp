@@ -119,7 +119,8 @@ Measurement MeasurementLoop::measure(Workload& workload) {
   // overstates the steady-state time.
   agreed(workload, "barrier before calibration", [&] { group_.barrier(); });
   const double one_op = timed(workload, 1, "calibration");
-  std::uint64_t preferred_batch = batch_for(agreed(workload, "calibration agreement", [&] { return group_.max(one_op); }));
+  std::uint64_t preferred_batch =
+      batch_for(agreed(workload, "calibration agreement", [&] { return group_.max(one_op); }));
 
   std::vector<double> samples;
   RunningNoise noise;

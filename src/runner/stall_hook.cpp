@@ -8,7 +8,9 @@
 
 namespace commbench {
 
-int launcher_rank_or_zero() { return launcher_rank([](const char* name) { return std::getenv(name); }).value_or(0); }
+int launcher_rank_or_zero() {
+  return launcher_rank([](const char* name) { return std::getenv(name); }).value_or(0);
+}
 
 StallHook StallHook::from_environment() {
   const char* value = std::getenv("COMMBENCH_DEBUG_STALL");
@@ -25,7 +27,8 @@ StallHook StallHook::from_environment() {
 }
 
 bool StallHook::should_stall(int own_rank, const std::string& step) {
-  if (!target_ || fired_ || own_rank != target_->rank || step.find(target_->step_text) == std::string::npos) return false;
+  if (!target_ || fired_ || own_rank != target_->rank || step.find(target_->step_text) == std::string::npos)
+    return false;
   fired_ = true;
   return true;
 }

@@ -95,8 +95,8 @@ void Watchdog::watch() {
     std::string message = program_ + ": timeout: " + who_ + ": " + step_ + " did not complete within " +
                           seconds_text(timeout_) + " s (-T/--timeout)";
     if (heartbeat_ != nullptr && heartbeat_->collecting())
-      message += "; " + describe_stragglers(heartbeat_->snapshot(), hosts_, sequence_,
-                                            std::chrono::steady_clock::now(), silence_threshold());
+      message += "; " + describe_stragglers(heartbeat_->snapshot(), hosts_, sequence_, std::chrono::steady_clock::now(),
+                                            silence_threshold());
     armed_ = false;
     lock.unlock();
     on_expiry_(message);

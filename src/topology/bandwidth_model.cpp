@@ -12,7 +12,6 @@
 namespace commbench {
 namespace {
 
-
 PathBudget unknown_budget(std::string why) { return {std::nullopt, std::nullopt, std::move(why)}; }
 
 // Indexes into node.gpus of the layout's GPUs, in bus order; nullopt names a missing one.
@@ -24,7 +23,8 @@ struct UsedGpus {
 UsedGpus used_gpus(const NodeTopology& node, const JobLayout& layout) {
   UsedGpus used;
   for (const std::string& bus_id : layout.gpu_bus_ids) {
-    const auto found = std::find_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return g.bus_id == bus_id; });
+    const auto found =
+        std::find_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return g.bus_id == bus_id; });
     if (found == node.gpus.end()) {
       used.missing = bus_id;
       return used;
@@ -108,7 +108,8 @@ std::vector<int> near_nics(const NodeTopology& node, const UsedGpus& used) {
   // Rail-optimised nodes give each GPU a NIC on its own switch; NCCL uses those.
   for (const int gpu : used.indexes) {
     for (std::size_t n = 0; n < node.nics.size(); ++n) {
-      const PathClass kind = classify(node, {Endpoint::Kind::gpu, gpu}, {Endpoint::Kind::nic, static_cast<int>(n)}).kind;
+      const PathClass kind =
+          classify(node, {Endpoint::Kind::gpu, gpu}, {Endpoint::Kind::nic, static_cast<int>(n)}).kind;
       if ((kind == PathClass::pix || kind == PathClass::pxb) && seen.insert(static_cast<int>(n)).second) {
         chosen.push_back(static_cast<int>(n));
       }
@@ -216,13 +217,15 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
                                            node.gpus[static_cast<std::size_t>(b)].pci);
       pair_achievable = pair_spec * kNcclPcieFraction;
     }
-    if (pair_spec == 0) return unknown_budget("the link between GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) +
-                                              " and GPU " + std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + " is unknown");
+    if (pair_spec == 0)
+      return unknown_budget("the link between GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) +
+                            " and GPU " + std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + " is unknown");
     if (spec == 0 || pair_spec < spec) {
       spec = pair_spec;
       achievable = pair_achievable;
       text = "GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) + " to GPU " +
-             std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + to_string(c) + " " + format_gbps(pair_spec);
+             std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + to_string(c) + " " +
+             format_gbps(pair_spec);
     }
   }
   return {spec, achievable, text};
@@ -254,7 +257,8 @@ PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout) 
   const UsedGpus used = used_gpus(node, layout);
   double bound = 0;
   std::string names;
-  for (const int gpu : {used.indexes.empty() ? -1 : used.indexes.back(), used.indexes.empty() ? -1 : used.indexes.front()}) {
+  for (const int gpu :
+       {used.indexes.empty() ? -1 : used.indexes.back(), used.indexes.empty() ? -1 : used.indexes.front()}) {
     UsedGpus one;
     if (gpu >= 0) one.indexes = {gpu};
     PortSum near = gpu >= 0 ? active_ports(node, near_nics(node, one)) : PortSum{};

@@ -27,8 +27,8 @@ int nvlink_generation_from_model(const std::string& model) {
     int generation;
   };
   // Order matters: "GH200" before "H200", "GB200" before "B200".
-  static const Family families[] = {{"P100", 1}, {"V100", 2}, {"A100", 3}, {"A800", 3}, {"GH200", 4},
-                                    {"H100", 4}, {"H200", 4},  {"H800", 4}, {"H20", 4},   {"GB200", 5},
+  static const Family families[] = {{"P100", 1},  {"V100", 2}, {"A100", 3}, {"A800", 3}, {"GH200", 4},
+                                    {"H100", 4},  {"H200", 4}, {"H800", 4}, {"H20", 4},  {"GB200", 5},
                                     {"GB300", 5}, {"B100", 5}, {"B200", 5}, {"B300", 5}};
   for (const Family& family : families) {
     if (model.find(family.marker) != std::string::npos) return family.generation;
@@ -107,7 +107,7 @@ class TreeBuilder {
   }
 
   std::map<hwloc_obj_t, int> index_of;
-  std::map<int, std::vector<int>> cpus_of;  // locality CPUs of each PCI object
+  std::map<int, std::vector<int> > cpus_of;  // locality CPUs of each PCI object
 
  private:
   void visit_io(hwloc_obj_t object, int parent, int numa, const std::vector<int>& cpus) {
@@ -250,7 +250,8 @@ void add_nvlinks(hwloc_topology_t topology, NodeTopology& node, const TreeBuilde
       } else if (peer_pci != nullptr && peer_pci->type == HWLOC_OBJ_PCI_DEVICE) {
         group.remote_bus_id = bus_id_of(peer_pci);
         const auto found = tree.index_of.find(peer_pci);
-        const bool nvswitch = found != tree.index_of.end() && is_nvswitch(node.pci[static_cast<std::size_t>(found->second)]);
+        const bool nvswitch =
+            found != tree.index_of.end() && is_nvswitch(node.pci[static_cast<std::size_t>(found->second)]);
         group.peer = nvswitch ? NvlinkPeer::nvswitch : NvlinkPeer::unknown;
       } else {
         group.peer = NvlinkPeer::cpu;  // POWER: NVLink to a Package or NUMA node
@@ -262,7 +263,8 @@ void add_nvlinks(hwloc_topology_t topology, NodeTopology& node, const TreeBuilde
 }
 
 bool is_hex(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 bool is_decimal(std::string_view text) {
@@ -270,9 +272,7 @@ bool is_decimal(std::string_view text) {
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool is_pci_bus_id(std::string_view text) {
-  return canonical_pci_bus_id(text, PciBusIdSyntax::full).has_value();
-}
+bool is_pci_bus_id(std::string_view text) { return canonical_pci_bus_id(text, PciBusIdSyntax::full).has_value(); }
 
 // hwloc's bitmap text: comma-separated 32-bit words "0x0000ffff", most significant
 // first, an empty word for zero, and "0xf...f" first for an infinite set.
@@ -302,7 +302,8 @@ bool is_hwloc_bitmap(std::string_view text) {
 bool is_link_speed(std::string_view text) {
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return !text.empty() && error == std::errc{} && end == text.data() + text.size() && std::isfinite(value) && value >= 0;
+  return !text.empty() && error == std::errc{} && end == text.data() + text.size() && std::isfinite(value) &&
+         value >= 0;
 }
 
 // hwloc imports an object with a garbled value by dropping it, or the whole file, without
@@ -317,7 +318,8 @@ void check_hwloc_values(const XmlElement& element, const std::string& path) {
       throw UsageError(where + std::string(name) + " '" + excerpt(*value) + "' is not " + expected);
   };
   check("pci_busid", is_pci_bus_id, "a PCI bus id (DDDD:BB:DD.F)");
-  for (const char* name : {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"})
+  for (const char* name :
+       {"cpuset", "complete_cpuset", "allowed_cpuset", "nodeset", "complete_nodeset", "allowed_nodeset"})
     check(name, is_hwloc_bitmap, "an hwloc bitmap (0x0000ffff,0x...)");
   check("os_index", is_decimal, "a whole number");
   check("gp_index", is_decimal, "a whole number");
@@ -376,7 +378,8 @@ NodeTopology probe_hwloc(const std::string& xml_path) {
   node.hostname = host_name_of(topology.get(), xml_path);
   // HWLOC_VERSION is the library the build compiled against; the runtime only reports
   // its API version, which lags (2.9 has API 2.8).
-  node.sources.push_back(std::string("hwloc ") + HWLOC_VERSION + (xml_path.empty() ? " (this machine)" : " " + xml_path));
+  node.sources.push_back(std::string("hwloc ") + HWLOC_VERSION +
+                         (xml_path.empty() ? " (this machine)" : " " + xml_path));
 
   for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, nullptr); numa != nullptr;
        numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, numa)) {

@@ -69,20 +69,23 @@ std::optional<unsigned> parse_hex(std::string_view text, std::size_t min_digits,
   return value;
 }
 
-
 // The NVLink generation a compute capability comes with (Pascal P100 NVLink 1, Volta and
 // Turing 2, Ampere and Ada 3, Hopper 4, Blackwell 5).
 int nvlink_generation_for_sm(int sm) {
   switch (sm) {
     case 60: return 1;
-    case 70: case 75: return 2;
-    case 80: case 86: case 87: case 89: return 3;
+    case 70:
+    case 75: return 2;
+    case 80:
+    case 86:
+    case 87:
+    case 89: return 3;
     case 90: return 4;
-    case 100: case 103: return 5;
+    case 100:
+    case 103: return 5;
     default: return 0;
   }
 }
-
 
 struct Locality {
   int numa = -1;
@@ -150,15 +153,15 @@ class Loader {
   void check_duplicate(std::map<int, int>& lines, int key, const XmlElement& element, const std::string& what) const {
     const auto [it, inserted] = lines.emplace(key, element.line);
     if (!inserted)
-      fail(element, what + " listed twice (lines " + std::to_string(it->second) + " and " +
-                        std::to_string(element.line) + ")");
+      fail(element,
+           what + " listed twice (lines " + std::to_string(it->second) + " and " + std::to_string(element.line) + ")");
   }
-  void check_duplicate(std::unordered_map<std::string, int>& lines, const std::string& key,
-                       const XmlElement& element, const std::string& what) const {
+  void check_duplicate(std::unordered_map<std::string, int>& lines, const std::string& key, const XmlElement& element,
+                       const std::string& what) const {
     const auto [it, inserted] = lines.emplace(key, element.line);
     if (!inserted)
-      fail(element, what + " listed twice (lines " + std::to_string(it->second) + " and " +
-                        std::to_string(element.line) + ")");
+      fail(element,
+           what + " listed twice (lines " + std::to_string(it->second) + " and " + std::to_string(element.line) + ")");
   }
 
   // Whether `child` of `parent` is to be read. Unknown elements are skipped whole (NCCL
@@ -236,8 +239,8 @@ class Loader {
 
   void cpu(const XmlElement& element) {
     Locality locality;
-    locality.numa = integer(element, "numaid", required(element, "numaid"), -1, INT_MAX,
-                            "a NUMA node number (-1 when unknown)");
+    locality.numa =
+        integer(element, "numaid", required(element, "numaid"), -1, INT_MAX, "a NUMA node number (-1 when unknown)");
     if (const std::string* mask = element.attribute("affinity")) locality.cpus = affinity(element, *mask);
     if (locality.numa >= 0) {
       check_duplicate(numa_lines_, locality.numa, element, "<cpu> numaid " + std::to_string(locality.numa));
@@ -248,8 +251,10 @@ class Loader {
     }
     for (const XmlElement& child : element.children) {
       if (!wanted(element, child)) continue;
-      if (child.name == "pci") pci(child, locality, -1, 1);
-      else nic(child, locality, -1);
+      if (child.name == "pci")
+        pci(child, locality, -1, 1);
+      else
+        nic(child, locality, -1);
     }
   }
 
@@ -298,9 +303,12 @@ class Loader {
     const int index = static_cast<int>(topo_.pci.size()) - 1;
     for (const XmlElement& child : element.children) {
       if (!wanted(element, child)) continue;
-      if (child.name == "pci") pci(child, locality, index, depth + 1);
-      else if (child.name == "gpu") gpu(child, locality, index);
-      else nic(child, locality, index);
+      if (child.name == "pci")
+        pci(child, locality, index, depth + 1);
+      else if (child.name == "gpu")
+        gpu(child, locality, index);
+      else
+        nic(child, locality, index);
     }
   }
 
@@ -356,8 +364,8 @@ class Loader {
       if (!inserted) {
         NvlinkGroup& existing = topo_.nvlinks[it->second];
         if (existing.links + group.links > kMaxNvlinks)
-          fail(element, "more than " + std::to_string(kMaxNvlinks) + " NVLinks from GPU " +
-                            std::to_string(gpu_index) + " to " + group.remote_bus_id);
+          fail(element, "more than " + std::to_string(kMaxNvlinks) + " NVLinks from GPU " + std::to_string(gpu_index) +
+                            " to " + group.remote_bus_id);
         existing.links += group.links;
         return;
       }

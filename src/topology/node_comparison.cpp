@@ -10,7 +10,6 @@
 namespace commbench {
 namespace {
 
-
 std::string rate_text(double gbit) { return significant_text(gbit) + " Gb/s"; }
 
 // The PCIe link of a GPU: generation and width when a source gave them, else bandwidth.
@@ -100,12 +99,14 @@ std::vector<NodeDifference> compare_nodes(const std::vector<NodeTopology>& nodes
         majority_votes = count;
       }
     }
-    const bool tie = std::count_if(votes.begin(), votes.end(), [&](const auto& v) { return v.second == majority_votes; }) > 1;
+    const bool tie =
+        std::count_if(votes.begin(), votes.end(), [&](const auto& v) { return v.second == majority_votes; }) > 1;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const auto found = values[i].find(key);
       const std::string value = found == values[i].end() ? "absent" : found->second;
       if (value == majority && !tie) continue;
-      differences.push_back({nodes[i].hostname, key, value, tie ? "no majority" : majority, tie ? 0 : majority_votes, total});
+      differences.push_back(
+          {nodes[i].hostname, key, value, tie ? "no majority" : majority, tie ? 0 : majority_votes, total});
     }
   }
   return differences;
@@ -133,7 +134,8 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
     }
     const double own = pcie_gbps(node, gpu);
     if (own > 0 && own < best) {
-      findings.push_back(id + ": PCIe link " + format_gbps(own) + ", other " + gpu.model + " GPUs have " + format_gbps(best));
+      findings.push_back(id + ": PCIe link " + format_gbps(own) + ", other " + gpu.model + " GPUs have " +
+                         format_gbps(best));
     }
     int most_links = 0;
     for (const Gpu& peer : node.gpus) {

@@ -32,7 +32,8 @@ int pci_index_of(const NodeTopology& node, const std::string& bus_id) {
 // and GPUs it does not know (no hwloc) added on their own.
 void merge_cuda_gpus(NodeTopology& node, const std::vector<CudaGpu>& cuda) {
   for (const CudaGpu& device : cuda) {
-    auto found = std::find_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return g.bus_id == device.bus_id; });
+    auto found =
+        std::find_if(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return g.bus_id == device.bus_id; });
     if (found == node.gpus.end()) {
       Gpu gpu;
       gpu.bus_id = device.bus_id;
@@ -56,7 +57,8 @@ void attach_to_pci_tree(NodeTopology& node) {
     if (numa < 0 && pci >= 0) {
       // The tree hangs off its host bridge's locality.
       int root = pci;
-      while (node.pci[static_cast<std::size_t>(root)].parent >= 0) root = node.pci[static_cast<std::size_t>(root)].parent;
+      while (node.pci[static_cast<std::size_t>(root)].parent >= 0)
+        root = node.pci[static_cast<std::size_t>(root)].parent;
       numa = node.pci[static_cast<std::size_t>(root)].numa;
     }
     if (cpus.empty() && numa >= 0) cpus = cpus_of_numa(node, numa);
@@ -69,7 +71,8 @@ NodeTopology probe_node(const ProbeOptions& options) {
   if (!options.hwloc_xml.empty() && !options.nccl_topo_xml.empty()) {
     throw UsageError("--hwloc-xml and --nccl-topo-xml both describe the node's PCI tree: give one of them");
   }
-  NodeTopology node = options.nccl_topo_xml.empty() ? probe_hwloc(options.hwloc_xml) : load_nccl_topo_xml(options.nccl_topo_xml);
+  NodeTopology node =
+      options.nccl_topo_xml.empty() ? probe_hwloc(options.hwloc_xml) : load_nccl_topo_xml(options.nccl_topo_xml);
 
   if (!options.offline()) {
     if (options.cuda_gpus) {
@@ -82,11 +85,13 @@ NodeTopology probe_node(const ProbeOptions& options) {
         node.sources.push_back("CUDA runtime");
       }
     } else {
-      node.unknowns.push_back("GPUs from the CUDA runtime unknown: this build has no NCCL backend, which holds the CUDA runtime");
+      node.unknowns.push_back(
+          "GPUs from the CUDA runtime unknown: this build has no NCCL backend, which holds the CUDA runtime");
     }
     probe_nvml(node);  // names itself in `sources` when it loads
   } else {
-    node.unknowns.push_back("NVLink state, P2P status and current PCIe link of GPUs unknown: offline input (NVML reads only live GPUs)");
+    node.unknowns.push_back(
+        "NVLink state, P2P status and current PCIe link of GPUs unknown: offline input (NVML reads only live GPUs)");
   }
 
   if (!options.sysfs_root.empty()) {

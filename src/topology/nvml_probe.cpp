@@ -20,11 +20,13 @@ namespace commbench {
 
 int nvlink_generation_from_nvml_version(unsigned version) {
   switch (version) {
-    case 1: return 1;             // NVML_NVLINK_VERSION_1_0
-    case 2: case 3: return 2;     // 2_0, 2_2
-    case 4: case 5: return 3;     // 3_0, 3_1
-    case 6: return 4;             // 4_0
-    case 7: return 5;             // 5_0
+    case 1: return 1;  // NVML_NVLINK_VERSION_1_0
+    case 2:
+    case 3: return 2;  // 2_0, 2_2
+    case 4:
+    case 5: return 3;  // 3_0, 3_1
+    case 6: return 4;  // 4_0
+    case 7: return 5;  // 5_0
     default: return 0;
   }
 }
@@ -54,10 +56,10 @@ struct NvmlPciInfo {
 };
 static_assert(sizeof(NvmlPciInfo) == 68, "nvmlPciInfo_t layout");
 
-constexpr unsigned kNvmlNvlinkMaxLinks = 18;         // NVML_NVLINK_MAX_LINKS
-constexpr unsigned kNvmlDeviceNameBufferSize = 96;   // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+constexpr unsigned kNvmlNvlinkMaxLinks = 18;           // NVML_NVLINK_MAX_LINKS
+constexpr unsigned kNvmlDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 constexpr unsigned kNvmlDriverVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
-constexpr int kNvmlFeatureEnabled = 1;               // nvmlEnableState_t NVML_FEATURE_ENABLED
+constexpr int kNvmlFeatureEnabled = 1;                 // nvmlEnableState_t NVML_FEATURE_ENABLED
 
 // nvmlIntNvLinkDeviceType_t
 constexpr int kNvlinkDeviceTypeGpu = 0;     // NVML_NVLINK_DEVICE_TYPE_GPU
@@ -75,21 +77,21 @@ constexpr int kP2pStatusOk = 0;       // NVML_P2P_STATUS_OK
 constexpr int kP2pStatusUnknown = 6;  // NVML_P2P_STATUS_UNKNOWN
 
 // Function types, one per entry point (C enums are int-sized on every ABI NVML ships for).
-using InitFn = NvmlReturn (*)();                                                    // nvmlInit_v2
-using ShutdownFn = NvmlReturn (*)();                                                // nvmlShutdown
-using ErrorStringFn = const char* (*)(NvmlReturn);                                  // nvmlErrorString
-using DriverVersionFn = NvmlReturn (*)(char*, unsigned);                            // nvmlSystemGetDriverVersion
-using CountFn = NvmlReturn (*)(unsigned*);                                          // nvmlDeviceGetCount_v2
-using HandleFn = NvmlReturn (*)(unsigned, NvmlDevice*);                             // nvmlDeviceGetHandleByIndex_v2
-using NameFn = NvmlReturn (*)(NvmlDevice, char*, unsigned);                         // nvmlDeviceGetName
-using PciInfoFn = NvmlReturn (*)(NvmlDevice, NvmlPciInfo*);                         // nvmlDeviceGetPciInfo_v3
-using ComputeCapabilityFn = NvmlReturn (*)(NvmlDevice, int*, int*);                 // nvmlDeviceGetCudaComputeCapability
-using UintQueryFn = NvmlReturn (*)(NvmlDevice, unsigned*);                          // nvmlDeviceGet{Curr,Max}PcieLink{Generation,Width}
-using LinkStateFn = NvmlReturn (*)(NvmlDevice, unsigned, int*);                     // nvmlDeviceGetNvLinkState
-using LinkVersionFn = NvmlReturn (*)(NvmlDevice, unsigned, unsigned*);              // nvmlDeviceGetNvLinkVersion
-using LinkRemotePciFn = NvmlReturn (*)(NvmlDevice, unsigned, NvmlPciInfo*);         // nvmlDeviceGetNvLinkRemotePciInfo_v2
-using LinkRemoteTypeFn = NvmlReturn (*)(NvmlDevice, unsigned, int*);                // nvmlDeviceGetNvLinkRemoteDeviceType
-using P2pStatusFn = NvmlReturn (*)(NvmlDevice, NvmlDevice, int, int*);              // nvmlDeviceGetP2PStatus
+using InitFn = NvmlReturn (*)();                                     // nvmlInit_v2
+using ShutdownFn = NvmlReturn (*)();                                 // nvmlShutdown
+using ErrorStringFn = const char* (*)(NvmlReturn);                   // nvmlErrorString
+using DriverVersionFn = NvmlReturn (*)(char*, unsigned);             // nvmlSystemGetDriverVersion
+using CountFn = NvmlReturn (*)(unsigned*);                           // nvmlDeviceGetCount_v2
+using HandleFn = NvmlReturn (*)(unsigned, NvmlDevice*);              // nvmlDeviceGetHandleByIndex_v2
+using NameFn = NvmlReturn (*)(NvmlDevice, char*, unsigned);          // nvmlDeviceGetName
+using PciInfoFn = NvmlReturn (*)(NvmlDevice, NvmlPciInfo*);          // nvmlDeviceGetPciInfo_v3
+using ComputeCapabilityFn = NvmlReturn (*)(NvmlDevice, int*, int*);  // nvmlDeviceGetCudaComputeCapability
+using UintQueryFn = NvmlReturn (*)(NvmlDevice, unsigned*);       // nvmlDeviceGet{Curr,Max}PcieLink{Generation,Width}
+using LinkStateFn = NvmlReturn (*)(NvmlDevice, unsigned, int*);  // nvmlDeviceGetNvLinkState
+using LinkVersionFn = NvmlReturn (*)(NvmlDevice, unsigned, unsigned*);       // nvmlDeviceGetNvLinkVersion
+using LinkRemotePciFn = NvmlReturn (*)(NvmlDevice, unsigned, NvmlPciInfo*);  // nvmlDeviceGetNvLinkRemotePciInfo_v2
+using LinkRemoteTypeFn = NvmlReturn (*)(NvmlDevice, unsigned, int*);         // nvmlDeviceGetNvLinkRemoteDeviceType
+using P2pStatusFn = NvmlReturn (*)(NvmlDevice, NvmlDevice, int, int*);       // nvmlDeviceGetP2PStatus
 
 const std::string kNothingKnown = "NVLink, P2P and PCIe link state unknown: ";
 
@@ -270,9 +272,8 @@ void query_nvlinks(const Api& api, const Probed& probed, NodeTopology& node, Fai
         std::any_of(node.gpus.begin(), node.gpus.end(), [&](const Gpu& g) { return g.bus_id == remote; }))
       peer = NvlinkPeer::gpu;
 
-    const auto group = std::find_if(groups.begin(), groups.end(), [&](const NvlinkGroup& g) {
-      return g.remote_bus_id == remote && g.peer == peer;
-    });
+    const auto group = std::find_if(groups.begin(), groups.end(),
+                                    [&](const NvlinkGroup& g) { return g.remote_bus_id == remote && g.peer == peer; });
     if (group != groups.end()) {
       ++group->links;
     } else {
@@ -291,9 +292,8 @@ void query_nvlinks(const Api& api, const Probed& probed, NodeTopology& node, Fai
   const double gbps = nvlink_link_bandwidth_gbps(generation).value_or(0.0);
   for (NvlinkGroup& group : groups) {
     group.gbps_per_link = gbps;
-    std::erase_if(node.nvlinks, [&](const NvlinkGroup& g) {
-      return g.gpu == group.gpu && g.remote_bus_id == group.remote_bus_id;
-    });
+    std::erase_if(node.nvlinks,
+                  [&](const NvlinkGroup& g) { return g.gpu == group.gpu && g.remote_bus_id == group.remote_bus_id; });
   }
   for (NvlinkGroup& group : groups) node.nvlinks.push_back(std::move(group));
 }
@@ -351,11 +351,11 @@ void probe_nvml(NodeTopology& node, const std::string& library) {
   api.count = lib.symbol<CountFn>("nvmlDeviceGetCount_v2");
   api.handle = lib.symbol<HandleFn>("nvmlDeviceGetHandleByIndex_v2");
   api.pci_info = lib.symbol<PciInfoFn>("nvmlDeviceGetPciInfo_v3");
-  for (const auto& [symbol, present] : {std::pair{"nvmlInit_v2", api.init != nullptr},
-                                        std::pair{"nvmlShutdown", api.shutdown != nullptr},
-                                        std::pair{"nvmlDeviceGetCount_v2", api.count != nullptr},
-                                        std::pair{"nvmlDeviceGetHandleByIndex_v2", api.handle != nullptr},
-                                        std::pair{"nvmlDeviceGetPciInfo_v3", api.pci_info != nullptr}}) {
+  for (const auto& [symbol, present] :
+       {std::pair{"nvmlInit_v2", api.init != nullptr}, std::pair{"nvmlShutdown", api.shutdown != nullptr},
+        std::pair{"nvmlDeviceGetCount_v2", api.count != nullptr},
+        std::pair{"nvmlDeviceGetHandleByIndex_v2", api.handle != nullptr},
+        std::pair{"nvmlDeviceGetPciInfo_v3", api.pci_info != nullptr}}) {
     if (!present) {
       node.unknowns.push_back(kNothingKnown + name + " has no " + symbol + " (not NVML, or a driver too old)");
       return;
@@ -419,8 +419,9 @@ void probe_nvml(NodeTopology& node, const std::string& library) {
       failures.add("nvmlDeviceGetPciInfo_v3", api.error(rc), "#" + std::to_string(i));
       continue;
     }
-    p.bus_id = canonical_pci_bus_id(std::string_view(pci.busId, sizeof pci.busId))
-                   .value_or(canonical_pci_bus_id(std::string_view(pci.busIdLegacy, sizeof pci.busIdLegacy)).value_or(""));
+    p.bus_id =
+        canonical_pci_bus_id(std::string_view(pci.busId, sizeof pci.busId))
+            .value_or(canonical_pci_bus_id(std::string_view(pci.busIdLegacy, sizeof pci.busIdLegacy)).value_or(""));
     if (p.bus_id.empty()) {
       failures.add("nvmlDeviceGetPciInfo_v3", "no PCI address in the answer", "#" + std::to_string(i));
       continue;

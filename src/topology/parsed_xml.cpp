@@ -22,7 +22,8 @@ int ParsedXml::line_at(std::size_t offset) const {
 }
 
 int ParsedXml::line_in(std::size_t value_offset, std::string_view value, std::size_t index) const {
-  return line_at(value_offset) + static_cast<int>(std::count(value.begin(), value.begin() + static_cast<std::ptrdiff_t>(index), '\n'));
+  return line_at(value_offset) +
+         static_cast<int>(std::count(value.begin(), value.begin() + static_cast<std::ptrdiff_t>(index), '\n'));
 }
 
 std::size_t ParsedXml::offset_of(const char* in_buffer) const {

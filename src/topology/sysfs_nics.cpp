@@ -38,7 +38,8 @@ std::string bus_id_of(const fs::path& device_link, const fs::path& sysfs_root) {
   const std::string base = target.filename().string();
   if (looks_like_pci_address(base)) return base;
   // virtio-net and friends hang one level below the PCI function that carries them.
-  const fs::path resolved = fs::weakly_canonical(target.is_absolute() ? target : device_link.parent_path() / target, ec);
+  const fs::path resolved =
+      fs::weakly_canonical(target.is_absolute() ? target : device_link.parent_path() / target, ec);
   if (ec) return "";
   const fs::path root = fs::weakly_canonical(sysfs_root, ec);
   if (ec) return "";
@@ -89,17 +90,20 @@ NicPort ethernet_port(const fs::path& interface_dir) {
   const fs::path speed_file = interface_dir / "speed";
   if (const auto speed = read_sysfs_attribute(speed_file); speed && *speed != "-1") {
     const auto mbps = parse_non_negative_int(speed->c_str());
-    if (!mbps) throw UsageError(speed_file.string() + ": '" + excerpt(*speed) + "' is not a link speed (expected Mb/s, e.g. '25000')");
+    if (!mbps)
+      throw UsageError(speed_file.string() + ": '" + excerpt(*speed) +
+                       "' is not a link speed (expected Mb/s, e.g. '25000')");
     port.rate_gbit = *mbps / 1000.0;
   }
 
   // The kernel's RFC 2863 operational states (Documentation/ABI/testing/sysfs-class-net).
   static const std::set<std::string, std::less<>> kOperStates{"unknown", "notpresent", "down", "lowerlayerdown",
-                                                              "testing", "dormant", "up"};
+                                                              "testing", "dormant",    "up"};
   const fs::path state_file = interface_dir / "operstate";
   const auto state = read_sysfs_attribute(state_file);
   if (state && !kOperStates.contains(*state))
-    throw UsageError(state_file.string() + ": '" + excerpt(*state) + "' is not an operstate (expected e.g. 'up' or 'down')");
+    throw UsageError(state_file.string() + ": '" + excerpt(*state) +
+                     "' is not an operstate (expected e.g. 'up' or 'down')");
   if (state && *state == "up") {
     port.state_code = 4;
     port.state = "ACTIVE";
@@ -161,8 +165,8 @@ std::vector<Nic> read_sysfs_nics(const std::string& sysfs_root) {
 
 void merge_nics(NodeTopology& node, std::vector<Nic> nics) {
   for (Nic& incoming : nics) {
-    const auto existing = std::find_if(node.nics.begin(), node.nics.end(),
-                                       [&](const Nic& nic) { return nic.name == incoming.name; });
+    const auto existing =
+        std::find_if(node.nics.begin(), node.nics.end(), [&](const Nic& nic) { return nic.name == incoming.name; });
     if (existing == node.nics.end()) {
       node.nics.push_back(std::move(incoming));
       continue;
@@ -179,7 +183,8 @@ void merge_nics(NodeTopology& node, std::vector<Nic> nics) {
     // read from the device (libibverbs, sysfs) replace those. Between two sources that do
     // read the device, the first (libibverbs, asked before sysfs) stands.
     const auto reads_port_state = [](const std::string& source) { return source == "ibverbs" || source == "sysfs"; };
-    if (nic.ports.empty() || (!reads_port_state(nic.source) && reads_port_state(incoming.source) && !incoming.ports.empty())) {
+    if (nic.ports.empty() ||
+        (!reads_port_state(nic.source) && reads_port_state(incoming.source) && !incoming.ports.empty())) {
       nic.ports = std::move(incoming.ports);
     }
   }

@@ -1,11 +1,11 @@
 #include "commbench/topology/sysfs_ports.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <cctype>
 #include <sstream>
 #include <tuple>
 
@@ -65,7 +65,8 @@ std::vector<SysfsPort> read_sysfs_ports(const std::string& sysfs_root) {
       SysfsPort p;
       p.device = device.filename().string();
       p.port = *number;
-      if (const auto rate = read_sysfs_attribute(port / "rate")) p.rate = parse_port_rate(*rate, (port / "rate").string());
+      if (const auto rate = read_sysfs_attribute(port / "rate"))
+        p.rate = parse_port_rate(*rate, (port / "rate").string());
       p.state = state_or_unknown(port / "state");
       p.physical_state = state_or_unknown(port / "phys_state");
       // The kernel prints "Unknown" for a port whose driver does not say; absent means IB
@@ -78,8 +79,9 @@ std::vector<SysfsPort> read_sysfs_ports(const std::string& sysfs_root) {
       ports.push_back(p);
     }
   }
-  std::sort(ports.begin(), ports.end(),
-            [](const SysfsPort& a, const SysfsPort& b) { return std::tie(a.device, a.port) < std::tie(b.device, b.port); });
+  std::sort(ports.begin(), ports.end(), [](const SysfsPort& a, const SysfsPort& b) {
+    return std::tie(a.device, a.port) < std::tie(b.device, b.port);
+  });
   return ports;
 }
 

@@ -53,12 +53,11 @@ Capability parse_capability(const std::string& text) {
   return text == "yes" ? Capability::yes : text == "no" ? Capability::no : Capability::unknown;
 }
 
-
 // Every field of the model is named once, here: writing and reading both walk these
 // lists, so the two can never disagree. `v(name, member)` is a stored field;
 // `v.derived(name, value)` is written for readers of the file and ignored when reading.
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, NumaNode>
+requires std::same_as<std::remove_const_t<Self>, NumaNode>
 void fields(Self& n, Visit& v) {
   v("os_index", n.os_index);
   v.derived("cpus", [&] { return format_cpu_list(n.cpus); });
@@ -66,7 +65,7 @@ void fields(Self& n, Visit& v) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, PciObject>
+requires std::same_as<std::remove_const_t<Self>, PciObject>
 void fields(Self& p, Visit& v) {
   v("kind", p.kind);
   v("parent", p.parent);
@@ -82,7 +81,7 @@ void fields(Self& p, Visit& v) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, Gpu>
+requires std::same_as<std::remove_const_t<Self>, Gpu>
 void fields(Self& g, Visit& v) {
   v("index", g.index);
   v("pci", g.pci);
@@ -100,7 +99,7 @@ void fields(Self& g, Visit& v) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, NvlinkGroup>
+requires std::same_as<std::remove_const_t<Self>, NvlinkGroup>
 void fields(Self& g, Visit& v) {
   v("gpu", g.gpu);
   v("remote_bus_id", g.remote_bus_id);
@@ -110,7 +109,7 @@ void fields(Self& g, Visit& v) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, P2pStatus>
+requires std::same_as<std::remove_const_t<Self>, P2pStatus>
 void fields(Self& p, Visit& v) {
   v("gpu_a", p.gpu_a);
   v("gpu_b", p.gpu_b);
@@ -121,7 +120,7 @@ void fields(Self& p, Visit& v) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, NicPort>
+requires std::same_as<std::remove_const_t<Self>, NicPort>
 void fields(Self& p, Visit& v) {
   v("port", p.port);
   v("state_code", p.state_code);
@@ -134,7 +133,7 @@ void fields(Self& p, Visit& v) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, Nic>
+requires std::same_as<std::remove_const_t<Self>, Nic>
 void fields(Self& n, Visit& v) {
   v("name", n.name);
   v("pci", n.pci);
@@ -148,7 +147,7 @@ void fields(Self& n, Visit& v) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, NodeTopology>
+requires std::same_as<std::remove_const_t<Self>, NodeTopology>
 void fields(Self& node, Visit& v) {
   v("hostname", node.hostname);
   v("sources", node.sources);
@@ -182,7 +181,7 @@ struct Writer {
       return peer_name(value);
     } else if constexpr (std::is_same_v<T, Capability>) {
       return capability_name(value);
-    } else if constexpr (requires(Writer& w) { fields(value, w); }) {
+    } else if constexpr (requires(Writer & w) { fields(value, w); }) {
       Writer nested;
       fields(value, nested);
       return nested.out;
@@ -214,7 +213,7 @@ struct Reader {
       value = parse_peer(j.get<std::string>());
     } else if constexpr (std::is_same_v<T, Capability>) {
       value = parse_capability(j.get<std::string>());
-    } else if constexpr (requires(Reader& r) { fields(value, r); }) {
+    } else if constexpr (requires(Reader & r) { fields(value, r); }) {
       Reader nested{&j};
       fields(value, nested);
     } else if constexpr (requires { value.push_back(value.front()); } && !std::is_same_v<T, std::string>) {

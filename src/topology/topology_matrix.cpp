@@ -51,7 +51,6 @@ std::string parent_bus_id(const NodeTopology& node, int pci) {
   return up.bus_id.empty() ? "host bridge" : up.bus_id;
 }
 
-
 }  // namespace
 
 std::string format_cpu_list(const std::vector<int>& cpus) {
@@ -78,7 +77,8 @@ std::vector<std::vector<std::string>> matrix_entries(const NodeTopology& node) {
   const std::vector<Endpoint> endpoints = matrix_endpoints(node);
   std::vector<std::vector<std::string>> entries(endpoints.size(), std::vector<std::string>(endpoints.size()));
   for (std::size_t i = 0; i < endpoints.size(); ++i) {
-    for (std::size_t j = 0; j < endpoints.size(); ++j) entries[i][j] = to_string(classify(node, endpoints[i], endpoints[j]));
+    for (std::size_t j = 0; j < endpoints.size(); ++j)
+      entries[i][j] = to_string(classify(node, endpoints[i], endpoints[j]));
   }
   return entries;
 }
@@ -165,11 +165,13 @@ std::vector<LinkRow> link_rows(const NodeTopology& node) {
   for (const Nic& nic : node.nics) {
     if (nic.pci >= 0) {
       const PciObject& pci = node.pci[static_cast<std::size_t>(nic.pci)];
-      rows.push_back({node.hostname, nic.name, parent_bus_id(node, nic.pci), "PCIe", pci.link_width, pci.link_gbps, ""});
+      rows.push_back(
+          {node.hostname, nic.name, parent_bus_id(node, nic.pci), "PCIe", pci.link_width, pci.link_gbps, ""});
     }
     for (const NicPort& port : nic.ports) {
       rows.push_back({node.hostname, nic.name + " port " + std::to_string(port.port), "network",
-                      port.link_layer.empty() ? "network" : port.link_layer, port.lanes, port.bandwidth_gbps(), port.state});
+                      port.link_layer.empty() ? "network" : port.link_layer, port.lanes, port.bandwidth_gbps(),
+                      port.state});
     }
   }
   return rows;
@@ -178,9 +180,9 @@ std::vector<LinkRow> link_rows(const NodeTopology& node) {
 std::string links_csv_header() { return "host,from,to,type,count,spec_gbps,state"; }
 
 std::string to_csv_line(const LinkRow& row) {
-  return csv_escape(row.host) + "," + csv_escape(row.from) + "," + csv_escape(row.to) + "," + csv_escape(row.type) + "," +
-         (row.count > 0 ? std::to_string(row.count) : "") + "," + (row.spec_gbps > 0 ? significant_text(row.spec_gbps) : "") +
-         "," + csv_escape(row.state);
+  return csv_escape(row.host) + "," + csv_escape(row.from) + "," + csv_escape(row.to) + "," + csv_escape(row.type) +
+         "," + (row.count > 0 ? std::to_string(row.count) : "") + "," +
+         (row.spec_gbps > 0 ? significant_text(row.spec_gbps) : "") + "," + csv_escape(row.state);
 }
 
 }  // namespace commbench

@@ -107,7 +107,8 @@ class Reader {
     if (dashes == std::string_view::npos && !value.empty() && value.back() == '-') dashes = value.size() - 1;
     if (dashes == std::string_view::npos) return;
     const std::size_t start = offset_of(comment);
-    fail_line(line_in(start, value, dashes), "'--' inside a comment (opened at line " + std::to_string(line_at(start)) + ")");
+    fail_line(line_in(start, value, dashes),
+              "'--' inside a comment (opened at line " + std::to_string(line_at(start)) + ")");
   }
 
   // Converts the root element, refusing what pugixml accepts but XML does not allow before
@@ -135,8 +136,7 @@ class Reader {
                       root ? "text after the end of the root element" : "text before the root element");
           break;
         }
-        case pugi::node_cdata:
-          fail(offset, "CDATA section outside the root element");
+        case pugi::node_cdata: fail(offset, "CDATA section outside the root element");
         case pugi::node_declaration:
           // pugixml takes <?XML ...?> for a declaration too, and anywhere outside elements.
           if (offset != declaration_offset || std::string_view(node.name()) != "xml")
@@ -148,11 +148,8 @@ class Reader {
           seen_doctype = true;
           check_doctype(node);
           break;
-        case pugi::node_comment:
-          check_comment(node);
-          break;
-        default:
-          break;
+        case pugi::node_comment: check_comment(node); break;
+        default: break;
       }
     }
     return converted;
@@ -241,20 +238,13 @@ class Reader {
     }
     for (const pugi::xml_node& child : node.children()) {
       switch (child.type()) {
-        case pugi::node_element:
-          element.children.push_back(convert(child));
-          break;
+        case pugi::node_element: element.children.push_back(convert(child)); break;
         case pugi::node_pcdata:
           append_decoded(element.text, child.value(), offset_of(child), xml::TextKind::character_data);
           break;
-        case pugi::node_cdata:
-          element.text += child.value();
-          break;
-        case pugi::node_comment:
-          check_comment(child);
-          break;
-        default:
-          break;
+        case pugi::node_cdata: element.text += child.value(); break;
+        case pugi::node_comment: check_comment(child); break;
+        default: break;
       }
     }
     return element;

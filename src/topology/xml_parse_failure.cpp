@@ -49,9 +49,9 @@ class Explanation {
       case pugi::status_bad_pi:
         if (ends_before("?>")) {
           const bool declaration = text_.substr(std::min(text_.rfind("<?", offset_), offset_), 5) == "<?xml";
-          return at_end(std::string(declaration ? "inside the <?xml ...?> declaration"
-                                                : "inside a processing instruction") +
-                        opened_at("<?"));
+          return at_end(
+              std::string(declaration ? "inside the <?xml ...?> declaration" : "inside a processing instruction") +
+              opened_at("<?"));
         }
         if (before_ == '?')
           return here("processing instruction target must start with a letter, '_' or ':' (found " +
@@ -71,8 +71,7 @@ class Explanation {
         if (ends_before(">")) return at_end("in the start tag of " + tag_);
         if (before_ == '/') return here("expected '>' after '/' in the start tag of " + tag_);
         return here("unexpected " + describe_char(found_) + " in the start tag of " + tag_);
-      case pugi::status_bad_attribute:
-        return bad_attribute();
+      case pugi::status_bad_attribute: return bad_attribute();
       case pugi::status_bad_end_element: {
         const std::size_t opening = text_.rfind("</", offset_);
         const std::size_t name = opening == std::string_view::npos ? offset_ : opening + 2;
@@ -80,10 +79,8 @@ class Explanation {
         if (ends_before(">")) return at_end("in the end tag " + end_tag);
         return here("unexpected " + describe_char(found_) + " in the end tag " + end_tag);
       }
-      case pugi::status_end_element_mismatch:
-        return mismatch();
-      default:
-        return here(std::string("cannot parse: ") + parsed_.result().description());
+      case pugi::status_end_element_mismatch: return mismatch();
+      default: return here(std::string("cannot parse: ") + parsed_.result().description());
     }
   }
 
@@ -122,7 +119,8 @@ class Explanation {
     if (last && *last.value() != '\0' && parsed_.offset_of(last.value()) == offset_)
       return at_end("in the value of " + described);
     if (ends_before(">")) return at_end("in the start tag of " + tag_);
-    if (before_ == '"' || before_ == '\'') return here("missing whitespace before attribute in the start tag of " + tag_);
+    if (before_ == '"' || before_ == '\'')
+      return here("missing whitespace before attribute in the start tag of " + tag_);
     std::size_t previous = offset_;
     while (previous > 0 && is_space(text_[previous - 1])) --previous;
     if (previous > 0 && text_[previous - 1] == '=') return here("value of " + described + " must be quoted");

@@ -41,9 +41,12 @@ std::optional<std::uint32_t> character_code(std::string_view name) {
   std::uint32_t code = 0;
   for (const char d : digits) {
     int value = -1;
-    if (d >= '0' && d <= '9') value = d - '0';
-    else if (hex && d >= 'a' && d <= 'f') value = d - 'a' + 10;
-    else if (hex && d >= 'A' && d <= 'F') value = d - 'A' + 10;
+    if (d >= '0' && d <= '9')
+      value = d - '0';
+    else if (hex && d >= 'a' && d <= 'f')
+      value = d - 'a' + 10;
+    else if (hex && d >= 'A' && d <= 'F')
+      value = d - 'A' + 10;
     if (value < 0) return std::nullopt;
     code = code * (hex ? 16 : 10) + static_cast<std::uint32_t>(value);
     if (code > 0x10ffff) return std::nullopt;  // stop before the arithmetic can wrap around

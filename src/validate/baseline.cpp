@@ -126,8 +126,8 @@ Baseline parse_baseline(std::string_view text, const std::string& origin) {
   for (const CsvRecord& record : table.records) {
     const RowReader row(table, record, origin);
     const MeasurementKey key = read_key(row);
-    BaselineRow values{row.measurement("time_us"), row.measurement("algbw_gbps"), row.measurement("busbw_gbps"),
-                       record.line, "", 0};
+    BaselineRow values{
+        row.measurement("time_us"), row.measurement("algbw_gbps"), row.measurement("busbw_gbps"), record.line, "", 0};
     if (table.column("backend")) values.backend = row.field("backend");
     if (table.column("nodes")) values.nodes = static_cast<int>(row.count("nodes", 1, kMaxRanks));
     const auto [it, inserted] = baseline.rows.emplace(key, values);

@@ -59,7 +59,9 @@ ThresholdCheck::ThresholdCheck(std::vector<ThresholdRule> rules, std::optional<B
   for (const ThresholdRule& rule : rules_) {
     if (rule.reference != Reference::baseline) continue;
     uses_baseline = true;
-    if (!baseline_) throw UsageError(rule.origin + " " + single_quoted(rule.text) + ": compares with the baseline, but no --baseline was given");
+    if (!baseline_)
+      throw UsageError(rule.origin + " " + single_quoted(rule.text) +
+                       ": compares with the baseline, but no --baseline was given");
   }
   if (baseline_ && !uses_baseline)
     throw UsageError(baseline_->origin +
@@ -93,7 +95,8 @@ std::vector<std::string> ThresholdCheck::check_plan(const std::vector<OpCase>& p
     // A rule that names collectives must find each of them: "allreduce,allgather:..."
     // on a run without allgather would otherwise check half of what it says.
     for (Collective op : rule.ops) {
-      const bool found = std::any_of(plan.begin(), plan.end(), [&](const OpCase& c) { return c.op == op && rule.selects(c); });
+      const bool found =
+          std::any_of(plan.begin(), plan.end(), [&](const OpCase& c) { return c.op == op && rule.selects(c); });
       if (!found)
         throw UsageError(rule.origin + " " + single_quoted(rule.text) + ": selects no " + std::string(name_of(op)) +
                          " measurement of this run (" + plan_extent(plan) + ")");
@@ -162,8 +165,8 @@ std::vector<std::string> ThresholdCheck::evaluate(ResultRow& row) const {
         const BaselineRow* base = baseline_->find(key);
         if (base == nullptr) continue;  // noted before the run (check_plan)
         reference_value = baseline_value(rule.metric, *base);
-        reference_text = " = " + significant_text(rule.value) + " x baseline " + quantity(rule.metric, *reference_value) +
-                         " (line " + std::to_string(base->line) + ")";
+        reference_text = " = " + significant_text(rule.value) + " x baseline " +
+                         quantity(rule.metric, *reference_value) + " (line " + std::to_string(base->line) + ")";
         break;
       }
       case Reference::theoretical: reference_value = row.theoretical_busbw_gbps; break;

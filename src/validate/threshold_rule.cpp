@@ -138,7 +138,8 @@ class RuleParser {
 
   void condition(std::string_view text) {
     std::size_t name_end = 0;
-    while (name_end < text.size() && (std::isalpha(static_cast<unsigned char>(text[name_end])) || text[name_end] == '_'))
+    while (name_end < text.size() &&
+           (std::isalpha(static_cast<unsigned char>(text[name_end])) || text[name_end] == '_'))
       ++name_end;
     const std::string metric = detail::lower_case(text.substr(0, name_end));
     if (metric == "busbw") {

@@ -30,8 +30,14 @@ void expect(bool holds, const std::string& what) {
 std::string milliseconds(double seconds) { return std::to_string(seconds * 1e3) + " ms"; }
 
 OpCase float32_allreduce(std::uint64_t bytes, int ranks) {
-  return build_plan({{Collective::allreduce}, {DataType::float32}, {ReduceOp::sum}, {Placement::out_of_place},
-                     {bytes}, 0, ranks})
+  return build_plan({{Collective::allreduce},
+                     {DataType::float32},
+                     {ReduceOp::sum},
+                     {Placement::out_of_place},
+                     {bytes},
+                     0,
+                     ranks,
+                     {}})
       .front();
 }
 

@@ -31,7 +31,7 @@ class Bootstrap {
   const std::string& hostname() const { return hostnames()[static_cast<std::size_t>(rank())]; }
 
   virtual void barrier() = 0;
-  virtual bool any(bool value) = 0;  // true on every rank when true on some rank
+  virtual bool any(bool value) = 0;      // true on every rank when true on some rank
   virtual int bitwise_or(int bits) = 0;  // several "any" answers in one round trip
   virtual int max(int value) = 0;
   virtual double max(double value) = 0;

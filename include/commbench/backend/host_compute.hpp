@@ -47,7 +47,7 @@ class HostComputeStandIn final : public ComputeStandIn {
   std::deque<Clock::time_point> ends_;  // of the tasks the compute thread has yet to spin through
   Clock::time_point last_end_{};
   std::atomic<bool> stopping_{false};  // read by the spinning thread without the lock
-  std::thread thread_;  // last: starts once the members it uses exist
+  std::thread thread_;                 // last: starts once the members it uses exist
 };
 
 }  // namespace commbench

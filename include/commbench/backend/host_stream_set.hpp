@@ -48,10 +48,10 @@ class HostStreamSet final : public StreamSet {
   enum class ItemKind { operation, record, wait };
   struct Item {
     ItemKind kind = ItemKind::operation;
-    Starter starter;                               // operation
-    std::optional<std::uint64_t> communication;    // operation: its place in the start order
-    std::unique_ptr<PendingOperation> running;     // operation, once started
-    std::size_t event = 0;                         // record, wait
+    Starter starter;                             // operation
+    std::optional<std::uint64_t> communication;  // operation: its place in the start order
+    std::unique_ptr<PendingOperation> running;   // operation, once started
+    std::size_t event = 0;                       // record, wait
   };
   using Queue = std::deque<Item>;
 

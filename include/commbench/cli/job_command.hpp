@@ -30,9 +30,8 @@ struct JobStart {
 // its exit code (a backend error also ends the other ranks, which may be waiting in a
 // collective for this one); ReportedByAnotherRank returns silently; anything else is an
 // internal error that ends the job with exit 3.
-int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions,
-                       double timeout_seconds, const std::string& command_line,
-                       const std::function<int(JobStart&)>& body);
+int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions, double timeout_seconds,
+                       const std::string& command_line, const std::function<int(JobStart&)>& body);
 
 // The whole life of a command. `prepare` runs before MPI: it parses the flags and checks
 // what can be checked alone (output paths), keeping what it parsed, and returns text to

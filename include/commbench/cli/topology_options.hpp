@@ -16,7 +16,7 @@ struct TopologyOptions {
   std::string csv_path;       // --csv FILE: one row per link
   bool force = false;
   double timeout_seconds = 300;
-  int model_nodes = 0;        // --nodes N: node count for the bandwidth model; 0 = this job's
+  int model_nodes = 0;  // --nodes N: node count for the bandwidth model; 0 = this job's
   std::vector<std::pair<std::string, std::string>> describe() const;
 };
 

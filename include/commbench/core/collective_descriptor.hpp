@@ -52,8 +52,8 @@ struct CollectiveDescriptor {
   Chunks send_chunks;
   Chunks receive_chunks;
   BusFactor bus_factor;
-  bool reduces;            // takes -o/--redop
-  bool rooted;             // takes -r/--root
+  bool reduces;  // takes -o/--redop
+  bool rooted;   // takes -r/--root
   InPlaceRegion in_place_input;
   InPlaceRegion in_place_output;
   CheckRule check_rule;

@@ -10,8 +10,18 @@
 namespace commbench {
 
 enum class DataType {
-  int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64,
-  float8_e4m3, float8_e5m2,  // NCCL >= 2.24 on sm_90 and newer
+  int8,
+  uint8,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  float16,
+  bfloat16,
+  float32,
+  float64,
+  float8_e4m3,
+  float8_e5m2,  // NCCL >= 2.24 on sm_90 and newer
 };
 
 std::span<const DataType> all_data_types();

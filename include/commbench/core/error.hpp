@@ -43,10 +43,10 @@ inline std::string excerpt(std::string_view text, std::size_t limit = 64) {
 
 enum class ExitCode : int {
   ok = 0,
-  check_failed = 1,   // a correctness check or threshold failed (reported after the sweep)
-  usage = 2,          // bad flag, bad input file, impossible request
-  backend = 3,        // MPI/NCCL/CUDA runtime error
-  timeout = 4,        // a step did not complete within --timeout (the watchdog ends the process)
+  check_failed = 1,  // a correctness check or threshold failed (reported after the sweep)
+  usage = 2,         // bad flag, bad input file, impossible request
+  backend = 3,       // MPI/NCCL/CUDA runtime error
+  timeout = 4,       // a step did not complete within --timeout (the watchdog ends the process)
 };
 
 class Error : public std::runtime_error {

@@ -57,8 +57,8 @@ Enum lookup_name(std::span<const NamedValue<Enum>> names, std::string_view text,
   const std::string wanted = lower_case(text);
   for (const auto& entry : names)
     if (entry.name == wanted) return entry.value;
-  throw UsageError(std::string(flag) + ": unknown value '" + std::string(text) + "'; expected one of: " +
-                   std::string(canonical_list));
+  throw UsageError(std::string(flag) + ": unknown value '" + std::string(text) +
+                   "'; expected one of: " + std::string(canonical_list));
 }
 
 // "all" expands to `every`; otherwise each comma-separated item is parsed, duplicates dropped.

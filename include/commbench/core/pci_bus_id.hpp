@@ -20,7 +20,6 @@ enum class PciBusIdSyntax {
 // A PCI address to "dddd:bb:dd.f": lower case, the domain at least 4 digits (Hyper-V and
 // VMD domains are wider and keep theirs), function 0..7. Trailing NULs (NVML's fixed
 // buffers) are ignored. nullopt for anything else.
-std::optional<std::string> canonical_pci_bus_id(std::string_view text,
-                                                PciBusIdSyntax syntax = PciBusIdSyntax::lenient);
+std::optional<std::string> canonical_pci_bus_id(std::string_view text, PciBusIdSyntax syntax = PciBusIdSyntax::lenient);
 
 }  // namespace commbench

@@ -47,11 +47,11 @@ struct ResultRow {
   std::string slowest_host;
   double algbw_gbps = 0;
   double busbw_gbps = 0;
-  std::optional<double> theoretical_busbw_gbps;  // spec bound from the bandwidth model
-  std::optional<double> achievable_busbw_gbps;   // the same bound with NCCL's achievable link figures
-  std::optional<double> efficiency;              // busbw / theoretical_busbw (spec)
-  std::optional<std::uint64_t> wrong;            // mismatching elements over all ranks; empty unless --check
-  std::optional<bool> threshold_passed;          // whether every threshold rule that selects the row held
+  std::optional<double> theoretical_busbw_gbps;     // spec bound from the bandwidth model
+  std::optional<double> achievable_busbw_gbps;      // the same bound with NCCL's achievable link figures
+  std::optional<double> efficiency;                 // busbw / theoretical_busbw (spec)
+  std::optional<std::uint64_t> wrong;               // mismatching elements over all ranks; empty unless --check
+  std::optional<bool> threshold_passed;             // whether every threshold rule that selects the row held
   StopReason stop_reason = StopReason::keep_going;  // why its measurement stopped (agreed over ranks)
   std::vector<ExtraField> extra;                    // the command's own fields, after the fixed columns
 };

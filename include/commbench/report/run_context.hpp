@@ -21,10 +21,10 @@ struct RunContext {
   std::vector<std::string> rank_hosts;  // host of each rank
   std::vector<std::string> devices;     // "rank R: GPU ..." for each device, empty for host memory
   std::string command_line;
-  std::string started_at;  // ISO 8601, UTC
+  std::string started_at;                                        // ISO 8601, UTC
   std::vector<std::pair<std::string, std::string>> settings;     // effective flags
   std::vector<std::pair<std::string, std::string>> environment;  // NCCL_*, UCX_*, OMPI_*, SLURM_*, ...
-  std::vector<std::string> notes;  // what was skipped or is unknown, and why
+  std::vector<std::string> notes;                                // what was skipped or is unknown, and why
   // Names of the command's own row fields (ResultRow::extra), in CSV column order.
   std::vector<std::string> extra_columns;
 };

@@ -23,7 +23,7 @@ struct RunnerSettings {
   std::uint64_t warmup_iterations = 1;
   bool check = false;
   double target_batch_seconds = 1e-3;  // see MeasurementSettings
-  int corrupt_rank = -1;  // testing only: damage one output element on this rank before checking
+  int corrupt_rank = -1;               // testing only: damage one output element on this rank before checking
 };
 
 // The measured part of a row: iterations, times, noise, slowest rank, stop reason, wrong.

@@ -49,7 +49,7 @@ PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout);
 TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, const JobLayout& layout);
 
 // What NCCL's topology model assumes one link delivers, per direction, in GB/s.
-double nccl_model_nvlink_gbps(int generation);  // 18, 20, 20, 20.6, 40.1 for NVLink 1..5
+double nccl_model_nvlink_gbps(int generation);              // 18, 20, 20, 20.6, 40.1 for NVLink 1..5
 inline constexpr double kNcclPcieFraction = 12.0 / 15.75;   // NCCL's 12 GB/s for PCIe Gen3 x16
 inline constexpr double kNetworkAchievableFraction = 0.96;  // ~24 GB/s per 200 Gb/s port
 

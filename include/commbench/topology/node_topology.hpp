@@ -19,33 +19,33 @@ enum class PciKind {
 
 struct PciObject {
   PciKind kind = PciKind::device;
-  int parent = -1;           // index into NodeTopology::pci; -1 when attached to a CPU locality
-  int numa = -1;             // NUMA node (OS index) of the locality this tree hangs off; -1 unknown
-  std::string bus_id;        // "0000:34:00.0"; empty for host bridges that have none
-  unsigned class_code = 0;   // base class << 8 | subclass, e.g. 0x0302 (3D controller), 0x0207 (InfiniBand)
-  unsigned vendor = 0;       // 0x10de NVIDIA, 0x15b3 Mellanox
+  int parent = -1;          // index into NodeTopology::pci; -1 when attached to a CPU locality
+  int numa = -1;            // NUMA node (OS index) of the locality this tree hangs off; -1 unknown
+  std::string bus_id;       // "0000:34:00.0"; empty for host bridges that have none
+  unsigned class_code = 0;  // base class << 8 | subclass, e.g. 0x0302 (3D controller), 0x0207 (InfiniBand)
+  unsigned vendor = 0;      // 0x10de NVIDIA, 0x15b3 Mellanox
   unsigned device_id = 0;
-  std::string subtype;       // "NVSwitch" when the source says so
-  double link_gbps = 0;      // bandwidth of the link to the parent, per direction; 0 unknown
-  int link_generation = 0;   // PCIe generation of that link; 0 unknown
-  int link_width = 0;        // lanes; 0 unknown
+  std::string subtype;      // "NVSwitch" when the source says so
+  double link_gbps = 0;     // bandwidth of the link to the parent, per direction; 0 unknown
+  int link_generation = 0;  // PCIe generation of that link; 0 unknown
+  int link_width = 0;       // lanes; 0 unknown
 };
 
 // Per-pair P2P capability as NVML reports it (nvmlDeviceGetP2PStatus).
 enum class Capability { unknown, yes, no };
 
 struct Gpu {
-  int index = 0;             // order on the node (PCI bus order, as CUDA enumerates by default)
-  int pci = -1;              // index into NodeTopology::pci; -1 when the source has no PCI tree
-  std::string bus_id;        // "0000:34:00.0" (lower case)
-  std::string model;         // "NVIDIA H100 80GB HBM3"
+  int index = 0;       // order on the node (PCI bus order, as CUDA enumerates by default)
+  int pci = -1;        // index into NodeTopology::pci; -1 when the source has no PCI tree
+  std::string bus_id;  // "0000:34:00.0" (lower case)
+  std::string model;   // "NVIDIA H100 80GB HBM3"
   int numa = -1;
-  std::vector<int> cpus;     // OS indexes of the CPUs local to the GPU
-  int sm = 0;                // compute capability x 10 (90 for H100); 0 unknown
-  int nvlink_generation = 0; // 1..5; 0 unknown or no NVLink
+  std::vector<int> cpus;      // OS indexes of the CPUs local to the GPU
+  int sm = 0;                 // compute capability x 10 (90 for H100); 0 unknown
+  int nvlink_generation = 0;  // 1..5; 0 unknown or no NVLink
   int pcie_generation_current = 0, pcie_generation_max = 0;
   int pcie_width_current = 0, pcie_width_max = 0;
-  std::string source;        // "hwloc", "nccl-topo-xml", "nvml", "cuda"
+  std::string source;  // "hwloc", "nccl-topo-xml", "nvml", "cuda"
 };
 
 enum class NvlinkPeer { gpu, nvswitch, cpu, unknown };
@@ -56,7 +56,7 @@ struct NvlinkGroup {
   std::string remote_bus_id;  // the peer's PCI bus id ("" when unknown)
   NvlinkPeer peer = NvlinkPeer::unknown;
   int links = 0;
-  double gbps_per_link = 0;   // spec, per direction
+  double gbps_per_link = 0;  // spec, per direction
 };
 
 struct P2pStatus {
@@ -79,15 +79,15 @@ struct NicPort {
 };
 
 struct Nic {
-  std::string name;            // RDMA device ("mlx5_0") or network interface ("eth0")
+  std::string name;  // RDMA device ("mlx5_0") or network interface ("eth0")
   int pci = -1;
   std::string bus_id;
   int numa = -1;
   std::vector<int> cpus;
   std::vector<std::string> netdevs;  // "ibp12s0" ...
   std::vector<NicPort> ports;
-  std::string source;          // "ibverbs", "sysfs", "hwloc", "nccl-topo-xml"
-  bool rdma = true;            // false for a plain network interface (/sys/class/net) without RDMA
+  std::string source;  // "ibverbs", "sysfs", "hwloc", "nccl-topo-xml"
+  bool rdma = true;    // false for a plain network interface (/sys/class/net) without RDMA
 };
 
 struct NumaNode {

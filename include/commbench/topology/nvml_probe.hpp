@@ -34,5 +34,4 @@ void probe_nvml(NodeTopology& node, const std::string& library = "");
 // 1 -> 1, 2 and 3 -> 2, 4 and 5 -> 3, 6 -> 4 (H100), 7 -> 5 (B200); 0 for anything else.
 int nvlink_generation_from_nvml_version(unsigned version);
 
-
 }  // namespace commbench

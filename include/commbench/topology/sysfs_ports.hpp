@@ -9,9 +9,9 @@
 namespace commbench {
 
 struct PortRate {
-  double gbit = 0;     // the number before "Gb/sec"
-  int lanes = 0;       // from "(4X HDR)"; 0 when the kernel printed no width
-  std::string speed;   // "HDR", "NDR", ...; empty when not printed
+  double gbit = 0;    // the number before "Gb/sec"
+  int lanes = 0;      // from "(4X HDR)"; 0 when the kernel printed no width
+  std::string speed;  // "HDR", "NDR", ...; empty when not printed
 };
 
 // Parses a `rate` file: "200 Gb/sec (4X HDR)", "56 Gb/sec (4X FDR)", "2.5 Gb/sec (1X SDR)",
@@ -32,7 +32,7 @@ struct SysfsPort {
   PortRate rate;
   PortState state;
   PortState physical_state;
-  std::string link_layer;  // "InfiniBand" or "Ethernet"
+  std::string link_layer;     // "InfiniBand" or "Ethernet"
   double bandwidth_gbps = 0;  // rate.gbit / 8
   bool active() const { return state.code == 4; }
 };

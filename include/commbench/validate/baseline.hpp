@@ -52,9 +52,9 @@ struct Baseline {
 };
 
 // Parses a commbench CSV of any schema version (columns are found by name; version 1
-// lacks only columns a baseline does not need). UsageError "ORIGIN line N: ..." for a malformed file, a missing column, a value
-// that is not what commbench writes there, or a measurement that appears twice;
-// "ORIGIN: no measurements" for a header alone.
+// lacks only columns a baseline does not need). UsageError "ORIGIN line N: ..." for a malformed file, a missing column,
+// a value that is not what commbench writes there, or a measurement that appears twice; "ORIGIN: no measurements" for a
+// header alone.
 Baseline parse_baseline(std::string_view text, const std::string& origin);
 
 }  // namespace commbench

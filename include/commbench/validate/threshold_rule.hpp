@@ -36,8 +36,8 @@ std::string_view name_of(Comparison comparison);
 std::string_view name_of(Reference reference);
 
 struct ThresholdRule {
-  std::string text;    // as written, for messages
-  std::string origin;  // "--threshold" or "--thresholds FILE line N"
+  std::string text;             // as written, for messages
+  std::string origin;           // "--threshold" or "--thresholds FILE line N"
   std::vector<Collective> ops;  // empty: every collective
   std::uint64_t min_bytes = 0;
   std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max();

@@ -160,17 +160,16 @@ int next_rank(const CallArguments& a) { return (a.rank + 1) % a.ranks; }
 int previous_rank(const CallArguments& a) { return (a.rank + a.ranks - 1) % a.ranks; }
 
 constexpr std::array kMpiCalls{
-    MpiCall{Collective::allreduce,
-            [](const CallArguments& a) {
-              check_mpi(MPI_Allreduce(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm),
-                        "MPI_Allreduce");
-            },
-            [](const CallArguments& a, std::vector<MPI_Request>& r) {
-              check_mpi(MPI_Iallreduce(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm,
-                                       &one_request(r)),
-                        "MPI_Iallreduce");
-            },
-            standard_output},
+    MpiCall{
+        Collective::allreduce,
+        [](const CallArguments& a) {
+          check_mpi(MPI_Allreduce(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm), "MPI_Allreduce");
+        },
+        [](const CallArguments& a, std::vector<MPI_Request>& r) {
+          check_mpi(MPI_Iallreduce(in_place_or(a, a.send), a.recv, a.count, a.type, a.redop, a.comm, &one_request(r)),
+                    "MPI_Iallreduce");
+        },
+        standard_output},
     MpiCall{Collective::allgather,
             [](const CallArguments& a) {
               const SendSide from = send_side(a);
@@ -179,9 +178,9 @@ constexpr std::array kMpiCalls{
             },
             [](const CallArguments& a, std::vector<MPI_Request>& r) {
               const SendSide from = send_side(a);
-              check_mpi(MPI_Iallgather(from.buffer, from.count, from.type, a.recv, a.count, a.type, a.comm,
-                                       &one_request(r)),
-                        "MPI_Iallgather");
+              check_mpi(
+                  MPI_Iallgather(from.buffer, from.count, from.type, a.recv, a.count, a.type, a.comm, &one_request(r)),
+                  "MPI_Iallgather");
             },
             standard_output},
     MpiCall{Collective::reducescatter,
@@ -209,9 +208,9 @@ constexpr std::array kMpiCalls{
               check_mpi(MPI_Reduce(reduce_source(a), a.recv, a.count, a.type, a.redop, a.root, a.comm), "MPI_Reduce");
             },
             [](const CallArguments& a, std::vector<MPI_Request>& r) {
-              check_mpi(MPI_Ireduce(reduce_source(a), a.recv, a.count, a.type, a.redop, a.root, a.comm,
-                                    &one_request(r)),
-                        "MPI_Ireduce");
+              check_mpi(
+                  MPI_Ireduce(reduce_source(a), a.recv, a.count, a.type, a.redop, a.root, a.comm, &one_request(r)),
+                  "MPI_Ireduce");
             },
             standard_output},
     MpiCall{Collective::alltoall,
@@ -280,8 +279,20 @@ std::vector<int> as_counts(const std::vector<std::uint64_t>& elements) {
 // Built once per batch, outside the timed loop (alltoallv's arrays are O(ranks)).
 CallArguments arguments_for(const OpCase& c, Buffers& buffers, const MpiBootstrap& group) {
   HostBuffers& b = host(buffers);
-  CallArguments args{group.comm(), mpi_type(c.dtype), mpi_op(c.redop), c.placement == Placement::in_place,
-                     as_count(c.shape.count), group.rank(), group.size(), c.root, b.send(), b.recv(), {}, {}, {}, {}};
+  CallArguments args{group.comm(),
+                     mpi_type(c.dtype),
+                     mpi_op(c.redop),
+                     c.placement == Placement::in_place,
+                     as_count(c.shape.count),
+                     group.rank(),
+                     group.size(),
+                     c.root,
+                     b.send(),
+                     b.recv(),
+                     {},
+                     {},
+                     {},
+                     {}};
   if (descriptor_of(c.op).split_per_peer()) {
     const PeerCounts peers = peer_counts(c.distribution, c.shape.send_elements, group.size(), group.rank());
     args.send_counts = as_counts(peers.send_counts);

@@ -103,7 +103,8 @@ std::vector<std::string> MpiBootstrap::all_gather(const std::string& text) {
   check_mpi(MPI_Allgatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm_),
             "MPI_Allgatherv");
   std::vector<std::string> out;
-  for (int r = 0; r < size_; ++r) out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  for (int r = 0; r < size_; ++r)
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
   return out;
 }
 

@@ -69,9 +69,9 @@ class MpiPeerExchange final : public PeerExchange {
                           &requests[slot]),
                 "MPI_Irecv");
     for (std::size_t i = 0; i < destinations_.size(); ++i)
-      check_mpi(MPI_Isend(sent_.data(), count_, MPI_BYTE, destinations_[i], kPeerTag, comm_,
-                          &requests[sources_.size() + i]),
-                "MPI_Isend");
+      check_mpi(
+          MPI_Isend(sent_.data(), count_, MPI_BYTE, destinations_[i], kPeerTag, comm_, &requests[sources_.size() + i]),
+          "MPI_Isend");
     return std::make_unique<MpiPending>(std::move(requests));
   }
 
@@ -79,7 +79,7 @@ class MpiPeerExchange final : public PeerExchange {
   MPI_Comm comm_;
   PeerRound round_;
   std::uint64_t message_bytes_;
-  std::vector<int> sources_;       // receive slot k holds the message from sources_[k]
+  std::vector<int> sources_;  // receive slot k holds the message from sources_[k]
   std::vector<int> destinations_;
   int count_;
   std::vector<std::uint8_t> sent_;

@@ -13,17 +13,24 @@ namespace {
 // architecture; plain casts for the rest.
 template <typename T>
 __device__ float to_float(T v) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(v);
-  else return static_cast<float>(v);  // integers, float, double, and the fp8 types' own operator
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<float>(v);  // integers, float, double, and the fp8 types' own operator
 }
 
 template <typename T>
 __device__ T from_float(float v) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
-  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>) return T(v);
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>)
+    return T(v);
+  else
+    return static_cast<T>(v);
 }
 
 template <typename T>

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "check_kernels.hpp"
-#include "nccl_state_access.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/device_selection.hpp"
 #include "commbench/core/buffer_region.hpp"
@@ -22,6 +21,7 @@
 #include "commbench/core/output_check.hpp"
 #include "commbench/core/pci_bus_id.hpp"
 #include "commbench/core/size.hpp"
+#include "nccl_state_access.hpp"
 
 namespace commbench::nccl {
 namespace {
@@ -239,8 +239,8 @@ struct NcclBackend::State {
       ncclResult_t async = ncclSuccess;
       if (d.comm != nullptr && ncclCommGetAsyncError(d.comm, &async) == ncclSuccess && async != ncclSuccess &&
           async != ncclInProgress) {
-        const std::string message = where(d) + ": NCCL error while " + what + ": " + ncclGetErrorString(async) +
-                                    " (" + ncclGetLastError(d.comm) + ")";
+        const std::string message = where(d) + ": NCCL error while " + what + ": " + ncclGetErrorString(async) + " (" +
+                                    ncclGetLastError(d.comm) + ")";
         abort_all();
         throw BackendError(message);
       }
@@ -405,68 +405,75 @@ struct NcclCall {
 };
 
 constexpr std::array kNcclCalls{
-    NcclCall{.op = Collective::allreduce, .enqueue =
-             [](const CallArguments& a) {
-               check_nccl(ncclAllReduce(a.input(), a.recv, a.count, a.type, a.redop, a.device.comm,
-                                        a.device.stream),
-                          "ncclAllReduce", a.device.comm);
-             }},
-    NcclCall{.op = Collective::allgather, .enqueue =
-             [](const CallArguments& a) {
-               check_nccl(ncclAllGather(a.in_place ? a.own_chunk_of_recv() : a.send, a.recv, a.count, a.type,
-                                        a.device.comm, a.device.stream),
-                          "ncclAllGather", a.device.comm);
-             }},
-    NcclCall{.op = Collective::reducescatter, .enqueue =
-             [](const CallArguments& a) {
-               check_nccl(ncclReduceScatter(a.input(), a.in_place ? a.own_chunk_of_recv() : a.recv,
-                                            a.count, a.type, a.redop, a.device.comm, a.device.stream),
-                          "ncclReduceScatter", a.device.comm);
-             }},
-    NcclCall{.op = Collective::broadcast, .enqueue =
-             [](const CallArguments& a) {
-               check_nccl(ncclBroadcast(a.input(), a.recv, a.count, a.type, a.root, a.device.comm,
-                                        a.device.stream),
-                          "ncclBroadcast", a.device.comm);
-             }},
-    NcclCall{.op = Collective::reduce, .enqueue =
-             [](const CallArguments& a) {
-               check_nccl(ncclReduce(a.input(), a.recv, a.count, a.type, a.redop, a.root,
-                                     a.device.comm, a.device.stream),
-                          "ncclReduce", a.device.comm);
-             }},
+    NcclCall{.op = Collective::allreduce,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   check_nccl(
+                       ncclAllReduce(a.input(), a.recv, a.count, a.type, a.redop, a.device.comm, a.device.stream),
+                       "ncclAllReduce", a.device.comm);
+                 }},
+    NcclCall{.op = Collective::allgather,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   check_nccl(ncclAllGather(a.in_place ? a.own_chunk_of_recv() : a.send, a.recv, a.count, a.type,
+                                            a.device.comm, a.device.stream),
+                              "ncclAllGather", a.device.comm);
+                 }},
+    NcclCall{.op = Collective::reducescatter,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   check_nccl(ncclReduceScatter(a.input(), a.in_place ? a.own_chunk_of_recv() : a.recv, a.count, a.type,
+                                                a.redop, a.device.comm, a.device.stream),
+                              "ncclReduceScatter", a.device.comm);
+                 }},
+    NcclCall{.op = Collective::broadcast,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   check_nccl(ncclBroadcast(a.input(), a.recv, a.count, a.type, a.root, a.device.comm, a.device.stream),
+                              "ncclBroadcast", a.device.comm);
+                 }},
+    NcclCall{.op = Collective::reduce,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   check_nccl(
+                       ncclReduce(a.input(), a.recv, a.count, a.type, a.redop, a.root, a.device.comm, a.device.stream),
+                       "ncclReduce", a.device.comm);
+                 }},
     // Grouped point-to-point works on every NCCL with send/recv (2.7+), like nccl-tests.
-    NcclCall{.op = Collective::alltoall, .enqueue =
-             [](const CallArguments& a) {
-               for (int peer = 0; peer < a.ranks; ++peer) {
-                 const std::uint64_t offset = static_cast<std::uint64_t>(peer) * a.chunk_bytes();
-                 send_and_receive(a, {a.send + offset, a.count, peer}, {a.recv + offset, a.count, peer});
-               }
-             },
+    NcclCall{.op = Collective::alltoall,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   for (int peer = 0; peer < a.ranks; ++peer) {
+                     const std::uint64_t offset = static_cast<std::uint64_t>(peer) * a.chunk_bytes();
+                     send_and_receive(a, {a.send + offset, a.count, peer}, {a.recv + offset, a.count, peer});
+                   }
+                 },
              .grouped = true,
              .no_in_place = "in-place alltoall: NCCL needs separate send and receive buffers"},
-    NcclCall{.op = Collective::sendrecv, .enqueue =
-             [](const CallArguments& a) {
-               const int next = (a.device.rank + 1) % a.ranks;
-               const int previous = (a.device.rank + a.ranks - 1) % a.ranks;
-               send_and_receive(a, {a.send, a.count, next}, {a.recv, a.count, previous});
-             },
+    NcclCall{.op = Collective::sendrecv,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   const int next = (a.device.rank + 1) % a.ranks;
+                   const int previous = (a.device.rank + a.ranks - 1) % a.ranks;
+                   send_and_receive(a, {a.send, a.count, next}, {a.recv, a.count, previous});
+                 },
              .grouped = true,
              .no_in_place = "in-place sendrecv: the send and receive would overlap in one buffer"},
     // NCCL has no alltoallv: one send and one receive per peer in a group, skipping empty
     // pieces as PyTorch's all_to_all_single does (both sides know the counts, so they skip
     // the same pairs). The in-place refusal comes from the descriptor.
-    NcclCall{.op = Collective::alltoallv, .enqueue =
-             [](const CallArguments& a) {
-               const PeerCounts& peers = *a.peers;
-               for (int peer = 0; peer < a.ranks; ++peer) {
-                 const auto p = static_cast<std::size_t>(peer);
-                 if (peers.send_counts[p] > 0)
-                   send_to(a, {a.send + peers.send_offsets[p] * a.element_bytes, peers.send_counts[p], peer});
-                 if (peers.recv_counts[p] > 0)
-                   receive_from(a, {a.recv + peers.recv_offsets[p] * a.element_bytes, peers.recv_counts[p], peer});
-               }
-             },
+    NcclCall{.op = Collective::alltoallv,
+             .enqueue =
+                 [](const CallArguments& a) {
+                   const PeerCounts& peers = *a.peers;
+                   for (int peer = 0; peer < a.ranks; ++peer) {
+                     const auto p = static_cast<std::size_t>(peer);
+                     if (peers.send_counts[p] > 0)
+                       send_to(a, {a.send + peers.send_offsets[p] * a.element_bytes, peers.send_counts[p], peer});
+                     if (peers.recv_counts[p] > 0)
+                       receive_from(a, {a.recv + peers.recv_offsets[p] * a.element_bytes, peers.recv_counts[p], peer});
+                   }
+                 },
              .grouped = true},
 };
 
@@ -485,9 +492,8 @@ void enqueue_on_devices(const OpCase& c, NcclBuffers& buffers, NcclBackend::Stat
   for (std::size_t i = 0; i < devices.size(); ++i) {
     if (devices.size() > 1) check_cuda(cudaSetDevice(devices[i].device), "cudaSetDevice");
     const DeviceBuffers& b = buffers.per_device[i];
-    call.enqueue(CallArguments{devices[i], nccl_type(c.dtype), nccl_op(c.redop), c.shape.count,
-                               size_of(c.dtype), c.placement == Placement::in_place, c.root,
-                               state.nranks, b.send, b.recv,
+    call.enqueue(CallArguments{devices[i], nccl_type(c.dtype), nccl_op(c.redop), c.shape.count, size_of(c.dtype),
+                               c.placement == Placement::in_place, c.root, state.nranks, b.send, b.recv,
                                split_per_peer ? &state.peer_counts_for(c, i) : nullptr});
   }
   if (grouped) check_nccl(ncclGroupEnd(), "ncclGroupEnd");
@@ -501,8 +507,7 @@ std::string graph_key(const OpCase& c, const Buffers& b) {
   return std::to_string(static_cast<int>(c.op)) + "/" + std::to_string(static_cast<int>(c.dtype)) + "/" +
          std::to_string(static_cast<int>(c.redop)) + "/" + std::to_string(c.root) + "/" +
          std::to_string(static_cast<int>(c.placement)) + "/" + std::to_string(c.shape.count) + "/" +
-         to_string(c.distribution) + "@" +
-         std::to_string(reinterpret_cast<std::uintptr_t>(&b));
+         to_string(c.distribution) + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(&b));
 }
 
 class NcclPending final : public PendingOperation {
@@ -843,9 +848,9 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
       check_cuda(cudaSetDevice(state_->devices[i].device), "cudaSetDevice");
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
       config.blocking = 1;
-      check_nccl(ncclCommSplit(state_->devices[i].comm, color, key * g + static_cast<int>(i), &sub->devices[i].comm,
-                               &config),
-                 "ncclCommSplit", state_->devices[i].comm);
+      check_nccl(
+          ncclCommSplit(state_->devices[i].comm, color, key * g + static_cast<int>(i), &sub->devices[i].comm, &config),
+          "ncclCommSplit", state_->devices[i].comm);
     }
     check_nccl(ncclGroupEnd(), "ncclCommSplit (group)");
     for (DeviceContext& d : sub->devices) check_nccl(ncclCommUserRank(d.comm, &d.rank), "ncclCommUserRank", d.comm);
@@ -884,7 +889,8 @@ std::unique_ptr<PendingOperation> pending_on(std::shared_ptr<NcclBackend::State>
   return std::make_unique<NcclPending>(std::move(state), std::move(events));
 }
 
-void enqueue_on(const OpCase& c, Buffers& buffers, NcclBackend::State& state, const std::vector<cudaStream_t>& streams) {
+void enqueue_on(const OpCase& c, Buffers& buffers, NcclBackend::State& state,
+                const std::vector<cudaStream_t>& streams) {
   std::vector<DeviceContext> devices = state.devices;  // handles only: the copies own nothing
   for (std::size_t i = 0; i < devices.size(); ++i) devices[i].stream = streams[i];
   enqueue_on_devices(c, device_buffers(buffers), state, devices);

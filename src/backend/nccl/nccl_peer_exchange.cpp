@@ -90,8 +90,9 @@ void NcclPeerExchange::run_single() {
   for (const DeviceSide& side : sides_) {
     if (side.received == nullptr) continue;
     check_cuda_call(cudaSetDevice(side.handle.device), "cudaSetDevice");
-    check_cuda_call(cudaMemsetAsync(side.received, kStaleByte, side.sources.size() * message_bytes_, side.handle.stream),
-                    "cudaMemsetAsync");
+    check_cuda_call(
+        cudaMemsetAsync(side.received, kStaleByte, side.sources.size() * message_bytes_, side.handle.stream),
+        "cudaMemsetAsync");
   }
   start()->wait();
 }

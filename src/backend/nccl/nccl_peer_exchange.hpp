@@ -36,7 +36,7 @@ class NcclPeerExchange final : public PeerExchange {
  private:
   struct DeviceSide {
     DeviceHandle handle;
-    std::vector<int> sources;       // receive slot k holds the message from sources[k]
+    std::vector<int> sources;  // receive slot k holds the message from sources[k]
     std::vector<int> destinations;
     std::uint8_t* sent = nullptr;      // message_bytes, this rank's pattern
     std::uint8_t* received = nullptr;  // sources.size() x message_bytes

@@ -37,7 +37,8 @@ class NcclStreamSet final : public StreamSet {
   StreamEvent record(std::string_view stream) override {
     const std::vector<cudaStream_t> targets = streams(stream);
     std::vector<CudaEvent> per_device;
-    for (std::size_t i = 0; i < devices_.size(); ++i) per_device.push_back(recorded_event(devices_[i], true, targets[i]));
+    for (std::size_t i = 0; i < devices_.size(); ++i)
+      per_device.push_back(recorded_event(devices_[i], true, targets[i]));
     events_.push_back(std::move(per_device));
     return StreamEvent{events_.size() - 1};
   }
@@ -67,8 +68,7 @@ class NcclStreamSet final : public StreamSet {
   }
 
   double elapsed_seconds(StreamEvent from, StreamEvent to) override {
-    if (!query(from) || !query(to))
-      throw UsageError("elapsed_seconds: an event has not completed (synchronize first)");
+    if (!query(from) || !query(to)) throw UsageError("elapsed_seconds: an event has not completed (synchronize first)");
     // Events of one device share its clock; the first device speaks for the process.
     float ms = 0;
     check_cuda_call(cudaEventElapsedTime(&ms, recorded(from).front().get(), recorded(to).front().get()),

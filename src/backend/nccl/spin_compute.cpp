@@ -37,9 +37,11 @@ void SpinComputeStandIn::launch(const std::vector<cudaStream_t>& streams, double
 
 double SpinComputeStandIn::measure_uncorrected(double seconds) {
   std::vector<CudaEvent> begins, ends;
-  for (std::size_t i = 0; i < devices_.size(); ++i) begins.push_back(recorded_event(devices_[i], true, measuring_[i].get()));
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    begins.push_back(recorded_event(devices_[i], true, measuring_[i].get()));
   launch(handles_of(measuring_), seconds);
-  for (std::size_t i = 0; i < devices_.size(); ++i) ends.push_back(recorded_event(devices_[i], true, measuring_[i].get()));
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    ends.push_back(recorded_event(devices_[i], true, measuring_[i].get()));
   wait_for_events(*state_, handles_of(ends), "measuring the spin kernel");
   return slowest_elapsed_seconds(begins, ends);
 }

@@ -25,7 +25,7 @@ class SpinComputeStandIn final : public ComputeStandIn {
  private:
   std::shared_ptr<NcclBackend::State> state_;
   std::vector<int> devices_;
-  std::vector<int> multiprocessors_;  // per device
+  std::vector<int> multiprocessors_;   // per device
   std::vector<CudaStream> measuring_;  // per device: calibration never waits behind other work
 };
 

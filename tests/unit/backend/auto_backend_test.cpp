@@ -22,7 +22,8 @@ TEST(AutoBackend, OneRankPerGpuRunsNccl) {
 }
 
 TEST(AutoBackend, FourRanksOnAOneGpuWorkstationRunTheHostBackendAndSayWhy) {
-  const AutoBackendChoice choice = choose_auto_backend({{"ws", {kGpu0}}, {"ws", {kGpu0}}, {"ws", {kGpu0}}, {"ws", {kGpu0}}}, 1);
+  const AutoBackendChoice choice =
+      choose_auto_backend({{"ws", {kGpu0}}, {"ws", {kGpu0}}, {"ws", {kGpu0}}, {"ws", {kGpu0}}}, 1);
   EXPECT_FALSE(choice.nccl);
   EXPECT_EQ(choice.note,
             "--backend auto chose mpi: 4 ranks on host ws need 4 GPUs for NCCL (it cannot put two ranks on one GPU) "

@@ -54,8 +54,10 @@ TEST(SteadyAllocator, RepeatedOperationsFaultNoPagesIn) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0)
-    std::printf("minor page faults per 1 MiB MPI_Reduce_scatter_block, all %d ranks: %.1f with glibc's defaults, "
-                "%.2f steady\n", ranks, default_faults, steady_faults);
+    std::printf(
+        "minor page faults per 1 MiB MPI_Reduce_scatter_block, all %d ranks: %.1f with glibc's defaults, "
+        "%.2f steady\n",
+        ranks, default_faults, steady_faults);
   EXPECT_GT(default_faults, 50.0) << "glibc's defaults fault the temporary in on every call";
   EXPECT_LT(steady_faults, 1.0);
 }

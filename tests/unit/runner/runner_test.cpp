@@ -11,8 +11,8 @@ namespace {
 using testing::FakeBackend;
 
 std::vector<OpCase> plan_of(std::vector<Collective> ops, std::vector<std::uint64_t> sizes, int ranks) {
-  PlanRequest request{std::move(ops), {DataType::float32}, {ReduceOp::sum}, {Placement::out_of_place},
-                      std::move(sizes), 0, ranks};
+  PlanRequest request{
+      std::move(ops), {DataType::float32}, {ReduceOp::sum}, {Placement::out_of_place}, std::move(sizes), 0, ranks};
   return build_plan(request);
 }
 
@@ -54,7 +54,8 @@ TEST(Runner, TheCorruptRankHookProvesTheCheckCatchesErrors) {
   const ResultRow row = runner.run(plan.front());
   EXPECT_EQ(row.wrong, 1u);
   ASSERT_EQ(runner.check_failures().size(), 1u);
-  EXPECT_EQ(runner.check_failures().front().rfind(describe(plan.front()) + ": 1 wrong elements, first on rank 0", 0), 0u);
+  EXPECT_EQ(runner.check_failures().front().rfind(describe(plan.front()) + ": 1 wrong elements, first on rank 0", 0),
+            0u);
   EXPECT_EQ(backend.calls, (std::vector<std::string>{"fill", "single"}));
 }
 
@@ -67,7 +68,7 @@ TEST(Runner, BuffersFollowTheCurrentCollectiveLargestFirst) {
   runner.prepare(plan);
   for (const OpCase& c : plan) runner.run(c);
   runner.run(plan.front());
-  const std::uint64_t allreduce_bytes = 2u << 20;       // send + receive of 1 MiB
+  const std::uint64_t allreduce_bytes = 2u << 20;         // send + receive of 1 MiB
   const std::uint64_t allgather_bytes = 1024 / 4 + 1024;  // one rank's share + the gathered whole
   EXPECT_EQ(backend.allocations, (std::vector<std::uint64_t>{allreduce_bytes, allgather_bytes, allreduce_bytes}));
 }

@@ -22,7 +22,8 @@ TEST(StallHook, ReadsRankAndStepFromTheEnvironment) {
     ::setenv("COMMBENCH_DEBUG_STALL", malformed, 1);
     testing::internal::CaptureStderr();
     StallHook ignored = StallHook::from_environment();
-    EXPECT_NE(testing::internal::GetCapturedStderr().find("ignored: expected RANK:STEP"), std::string::npos) << malformed;
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("ignored: expected RANK:STEP"), std::string::npos)
+        << malformed;
     EXPECT_FALSE(ignored.should_stall(0, "step")) << malformed;
     EXPECT_FALSE(ignored.should_stall(1, "step")) << malformed;
   }

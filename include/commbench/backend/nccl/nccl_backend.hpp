@@ -13,10 +13,10 @@
 namespace commbench::nccl {
 
 struct NcclOptions {
-  int gpus_per_process = 1;                // -g: GPUs one process drives (grouped init)
-  bool register_buffers = false;           // --register: ncclMemAlloc + ncclCommRegister
-  std::uint64_t cuda_graph_iterations = 0; // --cuda-graph N: capture N ops, replay the graph
-  bool blocking = false;                   // --blocking: synchronise after every operation
+  int gpus_per_process = 1;                 // -g: GPUs one process drives (grouped init)
+  bool register_buffers = false;            // --register: ncclMemAlloc + ncclCommRegister
+  std::uint64_t cuda_graph_iterations = 0;  // --cuda-graph N: capture N ops, replay the graph
+  bool blocking = false;                    // --blocking: synchronise after every operation
 };
 
 // CUDA devices this process can see; 0 when there is no driver or no device (never throws).
@@ -25,7 +25,7 @@ int visible_cuda_devices();
 struct CudaDeviceInfo {
   std::string bus_id;  // lower case, "0000:18:00.0"
   std::string name;
-  int sm = 0;          // compute capability x 10
+  int sm = 0;  // compute capability x 10
 };
 // Every CUDA device this process sees, for the topology probe. Never throws: without a
 // driver or device it returns none and says why in `why_none`.

@@ -35,9 +35,9 @@ TEST(BandwidthModel, DgxOneNode) {
   const NodeTopology node = offline("dgx-h100.xml", "dgx-h100");
   const JobLayout layout = all_gpus(node, 1);
   // 18 NVLink 4 links x 25 GB/s = 450 spec; x 20.6 (NCCL's figure) = 370.8 achievable.
-  for (const Collective op : {Collective::allreduce, Collective::allgather, Collective::reducescatter,
-                              Collective::broadcast, Collective::reduce, Collective::alltoall, Collective::sendrecv,
-                              Collective::alltoallv}) {
+  for (const Collective op :
+       {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
+        Collective::reduce, Collective::alltoall, Collective::sendrecv, Collective::alltoallv}) {
     const TheoreticalBusbw bw = theoretical_busbw(op, node, layout);
     ASSERT_TRUE(bw.spec_gbps) << name_of(op) << ": " << bw.basis;
     EXPECT_DOUBLE_EQ(*bw.spec_gbps, 450.0) << name_of(op);
@@ -121,8 +121,9 @@ TEST(BandwidthModel, HostRanksSayWhatIsUnknown) {
   host.ranks_per_node = 4;
   const TheoreticalBusbw local = theoretical_busbw(Collective::allreduce, node, host);
   EXPECT_FALSE(local.spec_gbps);
-  EXPECT_EQ(local.basis,
-            "intra-node bandwidth unknown: ranks on one node exchange through shared memory, which has no spec bandwidth");
+  EXPECT_EQ(
+      local.basis,
+      "intra-node bandwidth unknown: ranks on one node exchange through shared memory, which has no spec bandwidth");
   host.ranks_per_node = 1;
   host.nodes = 2;
   // One host rank per node: the RDMA ports carry it (2 x 200 Gb/s).
@@ -150,7 +151,8 @@ TEST(BandwidthModel, HostRanksFallBackToEthernetAndSaySo) {
   host.ranks_per_node = 1;
   const TheoreticalBusbw bw = theoretical_busbw(Collective::allreduce, node, host);
   EXPECT_DOUBLE_EQ(*bw.spec_gbps, 12.5);
-  EXPECT_EQ(bw.basis, "inter-node: 1 active NIC port (eth0) = 12.5 GB/s per node (assumes MPI uses the fastest active port)");
+  EXPECT_EQ(bw.basis,
+            "inter-node: 1 active NIC port (eth0) = 12.5 GB/s per node (assumes MPI uses the fastest active port)");
   node.nics[0].ports[0].state_code = 1;
   EXPECT_EQ(theoretical_busbw(Collective::allreduce, node, host).basis,
             "inter-node bandwidth unknown: no active NIC port found to carry traffic between nodes");

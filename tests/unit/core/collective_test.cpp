@@ -7,10 +7,10 @@ namespace commbench {
 namespace {
 
 TEST(BusBandwidthFactor, NcclTestsConventionByHand) {
-  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 4), 1.5);     // 2*3/4
-  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 8), 1.75);    // 2*7/8
-  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 2), 1.0);     // 2*1/2
-  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 1), 0.0);     // nothing crosses a bus
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 4), 1.5);   // 2*3/4
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 8), 1.75);  // 2*7/8
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 2), 1.0);   // 2*1/2
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allreduce, 1), 0.0);   // nothing crosses a bus
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::allgather, 4), 0.75);
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::reducescatter, 8), 0.875);
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::alltoall, 16), 0.9375);

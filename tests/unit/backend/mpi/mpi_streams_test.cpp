@@ -17,8 +17,13 @@ namespace commbench {
 namespace {
 
 OpCase float64_allreduce(std::uint64_t bytes, int ranks) {
-  return build_plan({{Collective::allreduce}, {DataType::float64}, {ReduceOp::sum}, {Placement::out_of_place},
-                     {bytes}, 0, ranks})
+  return build_plan({{Collective::allreduce},
+                     {DataType::float64},
+                     {ReduceOp::sum},
+                     {Placement::out_of_place},
+                     {bytes},
+                     0,
+                     ranks})
       .front();
 }
 
@@ -88,11 +93,11 @@ TEST(MpiStreams, HostComputeCalibration) {
     const ComputeCalibration calibration = streams->compute().calibrate(durations, 5);
     within = calibration.offset_seconds <= kFastestTolerance;
     for (const CalibrationPoint& point : calibration.points) {
-      std::printf("rank %d of %d, attempt %d: requested %.3f ms, raw %.3f ms, corrected %.3f ms (fastest %.3f ms), "
-                  "offset %.3f ms\n",
-                  backend->group().rank(), backend->ranks(), attempt, point.requested_seconds * 1e3,
-                  point.raw_seconds * 1e3, point.corrected_seconds * 1e3, point.corrected_fastest_seconds * 1e3,
-                  calibration.offset_seconds * 1e3);
+      std::printf(
+          "rank %d of %d, attempt %d: requested %.3f ms, raw %.3f ms, corrected %.3f ms (fastest %.3f ms), "
+          "offset %.3f ms\n",
+          backend->group().rank(), backend->ranks(), attempt, point.requested_seconds * 1e3, point.raw_seconds * 1e3,
+          point.corrected_seconds * 1e3, point.corrected_fastest_seconds * 1e3, calibration.offset_seconds * 1e3);
       EXPECT_GE(point.raw_seconds, point.requested_seconds) << "a busy-wait cannot end early";
       within = within && std::abs(point.corrected_fastest_seconds - point.requested_seconds) <= kFastestTolerance &&
                std::abs(point.corrected_seconds - point.requested_seconds) <= kMedianTolerance;

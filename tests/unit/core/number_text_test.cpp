@@ -31,8 +31,9 @@ TEST(NumberText, FixedDecimals) {
 // Tables and tests were written against printf's rounding; the two must agree digit for
 // digit, halfway cases and extremes included.
 TEST(NumberText, RoundsAsPrintfDoes) {
-  const double values[] = {0.0,  -0.0,   0.005, 0.015, 0.125, 2.5,     99999.995, 1e21,
-                           1e-5, 1e-300, 1e300, -1.25, 370.8375, 63.0153846, std::numeric_limits<double>::infinity()};
+  const double values[] = {0.0,   -0.0,      0.005,    0.015,      0.125,
+                           2.5,   99999.995, 1e21,     1e-5,       1e-300,
+                           1e300, -1.25,     370.8375, 63.0153846, std::numeric_limits<double>::infinity()};
   for (const double value : values) {
     EXPECT_EQ(significant_text(value, 4), printf_text("%.4g", value)) << value;
     EXPECT_EQ(significant_text(value), printf_text("%g", value)) << value;

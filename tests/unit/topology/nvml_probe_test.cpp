@@ -28,9 +28,11 @@ TEST(PciBusId, EverySourcesFormToOne) {
   EXPECT_EQ(canonical_pci_bus_id("00000000:B3:00.0"), std::optional<std::string>("0000:b3:00.0"));
   EXPECT_EQ(canonical_pci_bus_id("0000:B3:00.0"), std::optional<std::string>("0000:b3:00.0"));  // busIdLegacy
   EXPECT_EQ(canonical_pci_bus_id("00000001:0A:1F.7"), std::optional<std::string>("0001:0a:1f.7"));
-  EXPECT_EQ(canonical_pci_bus_id("0001E4B2:00:00.0"), std::optional<std::string>("1e4b2:00:00.0"));  // Hyper-V domains exceed 16 bits
+  EXPECT_EQ(canonical_pci_bus_id("0001E4B2:00:00.0"),
+            std::optional<std::string>("1e4b2:00:00.0"));  // Hyper-V domains exceed 16 bits
   EXPECT_EQ(canonical_pci_bus_id("34:00.0"), std::optional<std::string>("0000:34:00.0"));
-  EXPECT_EQ(canonical_pci_bus_id(std::string_view("00000000:34:00.0\0\0\0\0", 20)), std::optional<std::string>("0000:34:00.0"));
+  EXPECT_EQ(canonical_pci_bus_id(std::string_view("00000000:34:00.0\0\0\0\0", 20)),
+            std::optional<std::string>("0000:34:00.0"));
   for (const char* bad : {"", "garbage", "0000:34:00", "0000:34:00.8", "000000000:34:00.0", "0000:345:00.0",
                           "0000:34:00.0.0", "0000:3g:00.0", ":34:00.0", "0000::00.0", "0000:34:00.0 "})
     EXPECT_EQ(canonical_pci_bus_id(bad), std::nullopt) << bad;

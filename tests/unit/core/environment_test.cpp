@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
-#include <unistd.h>
 
 #include "commbench/backend/local_bootstrap.hpp"
 #include "commbench/core/host_memory.hpp"

@@ -32,8 +32,13 @@ RunnerSettings quick_checked_settings() {
 
 std::vector<OpCase> plan_for(std::vector<Collective> ops, std::vector<DataType> dtypes, std::vector<ReduceOp> redops,
                              int ranks, std::vector<std::uint64_t> sizes = {8, 1000, 65536}) {
-  PlanRequest request{std::move(ops), std::move(dtypes), std::move(redops),
-                      {Placement::out_of_place, Placement::in_place}, std::move(sizes), ranks - 1, ranks};
+  PlanRequest request{std::move(ops),
+                      std::move(dtypes),
+                      std::move(redops),
+                      {Placement::out_of_place, Placement::in_place},
+                      std::move(sizes),
+                      ranks - 1,
+                      ranks};
   return build_plan(request);
 }
 
@@ -97,8 +102,14 @@ TEST(MpiRunner, AlltoallvChecksCleanUnderEveryDistribution) {
   EXPECT_TRUE(backend->unsupported_in_place(Collective::alltoallv).has_value());
   for (const PeerDistribution distribution : {PeerDistribution{}, PeerDistribution{PeerDistribution::Kind::zipf, 1.3},
                                               PeerDistribution{PeerDistribution::Kind::hot, 0.9}}) {
-    PlanRequest request{{Collective::alltoallv}, {DataType::int8, DataType::float64}, {ReduceOp::sum},
-                        {Placement::out_of_place}, {8, 1000, 65536}, 0, n, distribution};
+    PlanRequest request{{Collective::alltoallv},
+                        {DataType::int8, DataType::float64},
+                        {ReduceOp::sum},
+                        {Placement::out_of_place},
+                        {8, 1000, 65536},
+                        0,
+                        n,
+                        distribution};
     const auto plan = build_plan(request);
     Runner runner(*backend, quick_checked_settings());
     runner.prepare(plan);
@@ -119,8 +130,8 @@ TEST(MpiRunner, AdaptiveModeAgreesOnSampleCountsAcrossRanks) {
   s.stopping.max_seconds = 0.05;
   s.target_batch_seconds = 1e-4;
   Runner runner(*backend, s);
-  const auto plan = plan_for({Collective::allreduce}, {DataType::float32}, {ReduceOp::sum}, backend->group().size(),
-                             {4096});
+  const auto plan =
+      plan_for({Collective::allreduce}, {DataType::float32}, {ReduceOp::sum}, backend->group().size(), {4096});
   runner.prepare(plan);
   const ResultRow row = runner.run(plan.front());
   EXPECT_GE(row.samples, 5u);
@@ -173,8 +184,14 @@ TEST(MpiBackend, NonBlockingStartOverlapsHostCompute) {
   auto plan = plan_for({Collective::allreduce, Collective::allgather, Collective::sendrecv}, {DataType::float64},
                        {ReduceOp::sum}, n, {1 << 20});
   // MPI reads a non-blocking alltoallv's count arrays until it completes: they must outlive start().
-  PlanRequest skewed{{Collective::alltoallv}, {DataType::float64}, {ReduceOp::sum}, {Placement::out_of_place},
-                     {1 << 20}, 0, n, PeerDistribution{PeerDistribution::Kind::zipf, 1.0}};
+  PlanRequest skewed{{Collective::alltoallv},
+                     {DataType::float64},
+                     {ReduceOp::sum},
+                     {Placement::out_of_place},
+                     {1 << 20},
+                     0,
+                     n,
+                     PeerDistribution{PeerDistribution::Kind::zipf, 1.0}};
   for (const OpCase& c : build_plan(skewed)) plan.push_back(c);
   auto buffers = backend->allocate(buffers_needed(plan).send_bytes, buffers_needed(plan).recv_bytes);
   for (const OpCase& c : plan) {
@@ -245,8 +262,9 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   // One rank prints progress; every rank still reports its own failures through its exit code.
-  if (rank != 0) delete ::testing::UnitTest::GetInstance()->listeners().Release(
-      ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
+  if (rank != 0)
+    delete ::testing::UnitTest::GetInstance()->listeners().Release(
+        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
   const int failed = RUN_ALL_TESTS();
   int any_failed = 0;
   MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "commbench/core/error.hpp"
 #include "commbench/topology/hwloc_probe.hpp"
@@ -26,10 +26,10 @@ namespace fs = std::filesystem;
 const std::string kFixtures = std::string(COMMBENCH_TOPOLOGY_FIXTURES) + "/hwloc/";
 const std::string kShared = std::string(COMMBENCH_SHARED_HWLOC_FIXTURES) + "/";
 
-#define REQUIRE_HWLOC()                                                      \
+#define REQUIRE_HWLOC() \
   if (!hwloc_available()) GTEST_SKIP() << "built without hwloc (COMMBENCH_WITH_HWLOC=OFF)"
-#define REQUIRE_SHARED(file)                                                                             \
-  REQUIRE_HWLOC();                                                                                       \
+#define REQUIRE_SHARED(file) \
+  REQUIRE_HWLOC();           \
   if (!fs::exists(kShared + (file))) GTEST_SKIP() << "../shared/fixtures/hwloc/" << (file) << " is absent"
 
 std::string read_text(const std::string& path) {
@@ -38,7 +38,6 @@ std::string read_text(const std::string& path) {
   text << in.rdbuf();
   return text.str();
 }
-
 
 std::string usage_error_of(const std::string& path) {
   return testing::usage_error_of([&] { probe_hwloc(path); });
@@ -124,7 +123,8 @@ TEST(HwlocProbe, BadFilesNameTheFileAndTheProblem) {
   const std::string bad_class = dir.write("bad_class.xml", unknown_class);
   const std::string class_error = usage_error_of(bad_class);
   EXPECT_EQ(class_error.substr(0, bad_class.size() + 1), bad_class + ":") << class_error;
-  EXPECT_NE(class_error.find(": PCI device 0000:03:00.0 has unknown PCI class 0x9902"), std::string::npos) << class_error;
+  EXPECT_NE(class_error.find(": PCI device 0000:03:00.0 has unknown PCI class 0x9902"), std::string::npos)
+      << class_error;
 
   std::string garbage_class = original;
   garbage_class.replace(gpu, 14, "pci_type=\"zz02");
@@ -174,7 +174,8 @@ TEST(HwlocProbe, GarbledValuesAreRefusedWithTheirLine) {
     const std::size_t at = text.find(c.from);
     ASSERT_NE(at, std::string::npos);
     text.replace(at, c.from.size(), c.to);
-    const std::size_t line = static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
+    const std::size_t line =
+        static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
     const std::string file = dir.write("garbled.xml", text);
     const std::string expected = file + ":" + std::to_string(line) + ": " + c.message;
     EXPECT_EQ(usage_error_of(file).substr(0, expected.size()), expected);

@@ -33,27 +33,26 @@ using testing::TempDir;
 
 TEST(XmlDocument, ParsesNamesAttributesTextAndLines) {
   const std::string text =
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"                  // 1
-      "<!-- a comment with <tags> & ampersands -->\n"                  // 2
-      "<!DOCTYPE system [\n"                                           // 3
-      "  <!ELEMENT system ANY>\n"                                      // 4
-      "  <!-- ] > inside a comment of the internal subset -->\n"       // 5
-      "  <!ATTLIST system version CDATA \"1 ] >\">\n"                  // 6
-      "]>\n"                                                           // 7
-      "<?some-tool some data?>\n"                                      // 8
-      "<system version='1' name = \"a &amp; b\" empty=\"\">\n"         // 9
-      "  <cpu numaid=\"0\"/>\n"                                        // 10
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"                        // 1
+      "<!-- a comment with <tags> & ampersands -->\n"                       // 2
+      "<!DOCTYPE system [\n"                                                // 3
+      "  <!ELEMENT system ANY>\n"                                           // 4
+      "  <!-- ] > inside a comment of the internal subset -->\n"            // 5
+      "  <!ATTLIST system version CDATA \"1 ] >\">\n"                       // 6
+      "]>\n"                                                                // 7
+      "<?some-tool some data?>\n"                                           // 8
+      "<system version='1' name = \"a &amp; b\" empty=\"\">\n"              // 9
+      "  <cpu numaid=\"0\"/>\n"                                             // 10
       "  <pci busid=\"0000:18:00.0\">text<![CDATA[<raw> & ]]>more</pci>\n"  // 11
-      "  <_x:y-z.1 a='\"' b=\"'\" >\n"                                 // 12
-      "  </_x:y-z.1 >\n"                                               // 13
-      "</system>\n"                                                    // 14
+      "  <_x:y-z.1 a='\"' b=\"'\" >\n"                                      // 12
+      "  </_x:y-z.1 >\n"                                                    // 13
+      "</system>\n"                                                         // 14
       "<!-- trailing comment -->\n"
       "<?trailing-pi?>\n";
   const XmlElement root = parse_xml(text, "t.xml");
   EXPECT_EQ(root.name, "system");
   EXPECT_EQ(root.line, 9);
-  const std::vector<std::pair<std::string, std::string>> attributes{
-      {"version", "1"}, {"name", "a & b"}, {"empty", ""}};
+  const std::vector<std::pair<std::string, std::string>> attributes{{"version", "1"}, {"name", "a & b"}, {"empty", ""}};
   EXPECT_EQ(root.attributes, attributes);
   EXPECT_EQ(root.text, "\n  \n  \n  \n");
   ASSERT_EQ(root.children.size(), 3u);
@@ -82,8 +81,11 @@ TEST(XmlDocument, ParsesNamesAttributesTextAndLines) {
 
 TEST(XmlDocument, DecodesEntitiesAndCharacterReferencesAsUtf8) {
   const XmlElement root = parse_xml(
-      "<a x=\"&lt;&gt;&amp;&quot;&apos;&#65;&#x42;&#xe9;&#x20AC;&#x1F600;&#0000000067;\">&lt;b&gt; &#169;</a>", "t.xml");
-  EXPECT_EQ(*root.attribute("x"), "<>&\"'AB\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "C");
+      "<a x=\"&lt;&gt;&amp;&quot;&apos;&#65;&#x42;&#xe9;&#x20AC;&#x1F600;&#0000000067;\">&lt;b&gt; &#169;</a>",
+      "t.xml");
+  EXPECT_EQ(*root.attribute("x"),
+            "<>&\"'AB\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+            "C");
   EXPECT_EQ(root.text, "<b> \xc2\xa9");
 }
 
@@ -103,7 +105,12 @@ TEST(XmlDocument, CountsLinesForEveryLineEndConvention) {
 
 TEST(XmlDocument, AcceptsByteOrderMarkUtf8NamesAndExactlyMaximumDepth) {
   EXPECT_EQ(parse_xml("\xef\xbb\xbf<?xml version=\"1.0\"?><a/>", "t.xml").name, "a");
-  EXPECT_EQ(parse_xml("<donn\xc3\xa9" "es/>", "t.xml").name, "donn\xc3\xa9" "es");
+  EXPECT_EQ(parse_xml("<donn\xc3\xa9"
+                      "es/>",
+                      "t.xml")
+                .name,
+            "donn\xc3\xa9"
+            "es");
   std::string deep;
   for (int i = 0; i < 256; ++i) deep += "<d>";
   for (int i = 0; i < 256; ++i) deep += "</d>";
@@ -179,10 +186,13 @@ TEST(XmlDocument, RejectsMalformedDocumentsNamingFileAndLine) {
       {"<a><![CDATA[x</a>", "t.xml:1: unexpected end of file inside a CDATA section (opened at line 1)"},
       {"<![CDATA[x]]><a/>", "t.xml:1: CDATA section outside the root element"},
       {"<a>]]></a>", "t.xml:1: ']]>' in text (write ]]&gt;)"},
-      {"<a/>\n<?xml version=\"1.0\"?>", "t.xml:2: <?xml ...?> declaration is only allowed at the very start of the document"},
-      {" <?xml version=\"1.0\"?><a/>", "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
+      {"<a/>\n<?xml version=\"1.0\"?>",
+       "t.xml:2: <?xml ...?> declaration is only allowed at the very start of the document"},
+      {" <?xml version=\"1.0\"?><a/>",
+       "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
       {"<?pi unterminated", "t.xml:1: unexpected end of file inside a processing instruction (opened at line 1)"},
-      {"<?xml version=\"1.0\"", "t.xml:1: unexpected end of file inside the <?xml ...?> declaration (opened at line 1)"},
+      {"<?xml version=\"1.0\"",
+       "t.xml:1: unexpected end of file inside the <?xml ...?> declaration (opened at line 1)"},
       {"<? pi?><a/>", "t.xml:1: processing instruction target must start with a letter, '_' or ':' (found ' ')"},
       {"<a><!DOCTYPE a></a>", "t.xml:1: <!DOCTYPE> after the start of the root element"},
       {"<!DOCTYPE a>\n<!DOCTYPE a><a/>", "t.xml:2: second <!DOCTYPE>"},
@@ -202,9 +212,12 @@ TEST(XmlDocument, RejectsMalformedDocumentsNamingFileAndLine) {
       {"<a/>\n<!-- c -->\n<b/>", "t.xml:3: second root element <b> after the root <a> ended at line 1"},
       {"<a><!-- a ---></a>", "t.xml:1: '--' inside a comment (opened at line 1)"},
       {"<a>\n<!--\n--\n--></a>", "t.xml:3: '--' inside a comment (opened at line 2)"},
-      {"<a><?xml version=\"1.0\"?></a>", "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
-      {"<?XML version=\"1.0\"?><a/>", "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
-      {"<?xml version=1.0?><a/>", "t.xml:1: malformed <?xml ...?> declaration (expected version=\"1.0\" and name=\"value\" pairs)"},
+      {"<a><?xml version=\"1.0\"?></a>",
+       "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
+      {"<?XML version=\"1.0\"?><a/>",
+       "t.xml:1: <?xml ...?> declaration is only allowed at the very start of the document"},
+      {"<?xml version=1.0?><a/>",
+       "t.xml:1: malformed <?xml ...?> declaration (expected version=\"1.0\" and name=\"value\" pairs)"},
       {"<!DOCTYPEa><a/>", "t.xml:1: expected whitespace after <!DOCTYPE"},
       {"<a/>\n<!DOCTYPE a>", "t.xml:2: <!DOCTYPE> after the start of the root element"},
       {"<a>\n\n<b x=\"1\n&bogus;\"/></a>", "t.xml:4: unknown entity &bogus;"},
@@ -213,7 +226,8 @@ TEST(XmlDocument, RejectsMalformedDocumentsNamingFileAndLine) {
       {"<!DOCTYPE a [\n<!-- a -- b -->]><a/>", "t.xml:2: '--' inside a comment (opened at line 2)"},
       {"<!DOCTYPE a [<!ELEMENT a ANY>]]><a/>", "t.xml:1: unexpected ']' in <!DOCTYPE>"},
       {"<!DOCTYPE a [ [ ]><a/>", "t.xml:1: '[' without its ']' in <!DOCTYPE>"},
-      {"<?xml version=\"1.0\" >x?><a/>", "t.xml:1: malformed <?xml ...?> declaration (expected version=\"1.0\" and name=\"value\" pairs)"},
+      {"<?xml version=\"1.0\" >x?><a/>",
+       "t.xml:1: malformed <?xml ...?> declaration (expected version=\"1.0\" and name=\"value\" pairs)"},
   };
   for (const Malformed& c : cases) {
     SCOPED_TRACE(c.text.substr(0, 80));

@@ -29,9 +29,9 @@ TEST(IbverbsMapping, WidthCodesToLanes) {
 }
 
 TEST(IbverbsMapping, SpeedCodesToLaneRates) {
-  const std::pair<unsigned, IbSpeed> expected[] = {
-      {1, {"SDR", 2.5}},   {2, {"DDR", 5.0}},  {4, {"QDR", 10.0}}, {8, {"FDR10", 10.0}},
-      {16, {"FDR", 14.0625}}, {32, {"EDR", 25.0}}, {64, {"HDR", 50.0}}, {128, {"NDR", 100.0}}};
+  const std::pair<unsigned, IbSpeed> expected[] = {{1, {"SDR", 2.5}},    {2, {"DDR", 5.0}},      {4, {"QDR", 10.0}},
+                                                   {8, {"FDR10", 10.0}}, {16, {"FDR", 14.0625}}, {32, {"EDR", 25.0}},
+                                                   {64, {"HDR", 50.0}},  {128, {"NDR", 100.0}}};
   for (const auto& [code, speed] : expected) {
     EXPECT_EQ(ib_speed(code).name, speed.name) << code;
     EXPECT_DOUBLE_EQ(ib_speed(code).gbit_per_lane, speed.gbit_per_lane) << code;
@@ -179,7 +179,7 @@ TEST_F(SysfsNicTree, RdmaDevicesAndEthernetInterfaces) {
   const Nic& eth0 = nics[0];
   EXPECT_EQ(eth0.bus_id, "0000:5e:00.0");
   EXPECT_EQ(eth0.numa, -1);  // dangling link: nothing to read through it
-  EXPECT_FALSE(eth0.rdma);  // listed, but not in the matrix
+  EXPECT_FALSE(eth0.rdma);   // listed, but not in the matrix
   EXPECT_TRUE(nics[1].rdma);
   EXPECT_EQ(eth0.netdevs, std::vector<std::string>{"eth0"});
   ASSERT_EQ(eth0.ports.size(), 1u);
@@ -277,8 +277,8 @@ TEST_F(SysfsNicTree, GarbageOperstateNumaAndPortNameTheFile) {
     read_sysfs_nics(root_.string());
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              (root_ / "class/net/eth1/operstate").string() + ": 'sideways' is not an operstate (expected e.g. 'up' or 'down')");
+    EXPECT_EQ(std::string(e.what()), (root_ / "class/net/eth1/operstate").string() +
+                                         ": 'sideways' is not an operstate (expected e.g. 'up' or 'down')");
   }
   fs::remove_all(root_ / "class/net");
 

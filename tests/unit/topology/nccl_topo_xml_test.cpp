@@ -303,18 +303,23 @@ TEST(NcclTopoXml, ReadsWhatOlderAndNewerNcclVersionsWrite) {
 }
 
 TEST(NcclTopoXml, NvlinkGenerationFollowsComputeCapability) {
-  const std::vector<std::pair<int, int>> expected{{60, 1}, {70, 2}, {75, 2}, {80, 3}, {86, 3}, {87, 3},
+  const std::vector<std::pair<int, int>> expected{{60, 1}, {70, 2}, {75, 2},  {80, 3},  {86, 3}, {87, 3},
                                                   {89, 3}, {90, 4}, {100, 5}, {103, 5}, {61, 0}, {120, 0}};
   for (const auto& [sm, generation] : expected) {
     SCOPED_TRACE("sm " + std::to_string(sm));
-    const NodeTopology topo = from_text(in_cpu(
-        "    <pci busid=\"0000:18:00.0\" class=\"0x030200\">\n"
-        "      <gpu dev=\"0\" sm=\"" + std::to_string(sm) + "\"><nvlink target=\"0000:05:00.0\" count=\"2\" tclass=\"0x068000\"/></gpu>\n"
-        "    </pci>\n"));
+    const NodeTopology topo =
+        from_text(in_cpu("    <pci busid=\"0000:18:00.0\" class=\"0x030200\">\n"
+                         "      <gpu dev=\"0\" sm=\"" +
+                         std::to_string(sm) +
+                         "\"><nvlink target=\"0000:05:00.0\" count=\"2\" tclass=\"0x068000\"/></gpu>\n"
+                         "    </pci>\n"));
     ASSERT_EQ(topo.gpus.size(), 1u);
     EXPECT_EQ(topo.gpus[0].nvlink_generation, generation);
     ASSERT_EQ(topo.nvlinks.size(), 1u);
-    EXPECT_DOUBLE_EQ(topo.nvlinks[0].gbps_per_link, generation == 0 ? 0.0 : generation == 1 ? 20.0 : generation == 5 ? 50.0 : 25.0);
+    EXPECT_DOUBLE_EQ(topo.nvlinks[0].gbps_per_link, generation == 0   ? 0.0
+                                                    : generation == 1 ? 20.0
+                                                    : generation == 5 ? 50.0
+                                                                      : 25.0);
   }
 }
 
@@ -327,9 +332,12 @@ TEST(NcclTopoXml, RejectsBadInputNamingFileAndLine) {
   const std::string gpu_pci = "    <pci busid=\"0000:18:00.0\" class=\"0x030200\">\n";
   const std::vector<BadInput> cases{
       {"    <pci class=\"0x030200\"/>\n", "x.xml:3: <pci> has no busid attribute"},
-      {"    <pci busid=\"18:00.0\"/>\n", "x.xml:3: <pci> busid=\"18:00.0\": expected a PCI bus id such as 0000:18:00.0"},
-      {"    <pci busid=\"0000:18:00.0 \"/>\n", "x.xml:3: <pci> busid=\"0000:18:00.0 \": expected a PCI bus id such as 0000:18:00.0"},
-      {"    <pci busid=\"0000:18:0g.0\"/>\n", "x.xml:3: <pci> busid=\"0000:18:0g.0\": expected a PCI bus id such as 0000:18:00.0"},
+      {"    <pci busid=\"18:00.0\"/>\n",
+       "x.xml:3: <pci> busid=\"18:00.0\": expected a PCI bus id such as 0000:18:00.0"},
+      {"    <pci busid=\"0000:18:00.0 \"/>\n",
+       "x.xml:3: <pci> busid=\"0000:18:00.0 \": expected a PCI bus id such as 0000:18:00.0"},
+      {"    <pci busid=\"0000:18:0g.0\"/>\n",
+       "x.xml:3: <pci> busid=\"0000:18:0g.0\": expected a PCI bus id such as 0000:18:00.0"},
       {"    <pci busid=\"0000:18:00.0\" class=\"garbage\"/>\n",
        "x.xml:3: <pci> class=\"garbage\": expected 0x and 6 hex digits (e.g. 0x030200)"},
       {"    <pci busid=\"0000:18:00.0\" class=\"0x03zz00\"/>\n",
@@ -350,20 +358,23 @@ TEST(NcclTopoXml, RejectsBadInputNamingFileAndLine) {
        "x.xml:3: <pci> link_width=\"x16\": expected a lane count from 0 to 32"},
       {"    <pci busid=\"0000:18:00.0\" link_width=\"64\"/>\n",
        "x.xml:3: <pci> link_width=\"64\": expected a lane count from 0 to 32"},
-      {"    <pci busid=\"0000:18:00.0\"/>\n    <pci busid=\"0000:17:00.0\">\n      <pci busid=\"0000:18:00.0\"/>\n    </pci>\n",
+      {"    <pci busid=\"0000:18:00.0\"/>\n    <pci busid=\"0000:17:00.0\">\n      <pci busid=\"0000:18:00.0\"/>\n    "
+       "</pci>\n",
        "x.xml:5: PCI bus id 0000:18:00.0 listed twice (lines 3 and 5)"},
       {"    <pci busid=\"0000:18:00.0\"/>\n    <pci busid=\"00000000:18:00.0\"/>\n",
        "x.xml:4: PCI bus id 0000:18:00.0 listed twice (lines 3 and 4)"},
       {gpu_pci + "      <gpu sm=\"90\"/>\n    </pci>\n", "x.xml:4: <gpu> has no dev attribute"},
       {gpu_pci + "      <gpu dev=\"-1\"/>\n    </pci>\n", "x.xml:4: <gpu> dev=\"-1\": expected a non-negative integer"},
-      {gpu_pci + "      <gpu dev=\"one\"/>\n    </pci>\n", "x.xml:4: <gpu> dev=\"one\": expected a non-negative integer"},
+      {gpu_pci + "      <gpu dev=\"one\"/>\n    </pci>\n",
+       "x.xml:4: <gpu> dev=\"one\": expected a non-negative integer"},
       {gpu_pci + "      <gpu dev=\"99999999999\"/>\n    </pci>\n",
        "x.xml:4: <gpu> dev=\"99999999999\": expected a non-negative integer"},
       {gpu_pci + "      <gpu dev=\"0\" sm=\"9.0\"/>\n    </pci>\n",
        "x.xml:4: <gpu> sm=\"9.0\": expected a compute capability times 10 (e.g. 90)"},
       {gpu_pci + "      <gpu dev=\"0\" sm=\"-90\"/>\n    </pci>\n",
        "x.xml:4: <gpu> sm=\"-90\": expected a compute capability times 10 (e.g. 90)"},
-      {gpu_pci + "      <gpu dev=\"3\"/>\n    </pci>\n    <pci busid=\"0000:19:00.0\">\n      <gpu dev=\"3\"/>\n    </pci>\n",
+      {gpu_pci +
+           "      <gpu dev=\"3\"/>\n    </pci>\n    <pci busid=\"0000:19:00.0\">\n      <gpu dev=\"3\"/>\n    </pci>\n",
        "x.xml:7: GPU 3 listed twice (lines 4 and 7)"},
       {gpu_pci + "      <gpu dev=\"0\"/>\n      <gpu dev=\"1\"/>\n    </pci>\n",
        "x.xml:5: GPU at 0000:18:00.0 listed twice (lines 4 and 5)"},
@@ -405,8 +416,10 @@ TEST(NcclTopoXml, RejectsBadInputNamingFileAndLine) {
 }
 
 TEST(NcclTopoXml, RejectsBadSystemAndCpuElements) {
-  EXPECT_EQ(load_error("<topology/>"), "x.xml:1: root element is <topology>, expected <system> (not an NCCL topology dump?)");
-  EXPECT_EQ(load_error("<system version=\"one\"/>"), "x.xml:1: <system> version=\"one\": expected a non-negative integer");
+  EXPECT_EQ(load_error("<topology/>"),
+            "x.xml:1: root element is <topology>, expected <system> (not an NCCL topology dump?)");
+  EXPECT_EQ(load_error("<system version=\"one\"/>"),
+            "x.xml:1: <system> version=\"one\": expected a non-negative integer");
   EXPECT_EQ(load_error("<system>\n  <gpu dev=\"0\"/>\n</system>"),
             "x.xml:2: <gpu> inside <system>: NCCL writes <gpu> only inside <pci>");
   EXPECT_EQ(load_error("<system>\n  <cpu/>\n</system>"), "x.xml:2: <cpu> has no numaid attribute");
@@ -414,7 +427,8 @@ TEST(NcclTopoXml, RejectsBadSystemAndCpuElements) {
             "x.xml:2: <cpu> numaid=\"-2\": expected a NUMA node number (-1 when unknown)");
   EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\"/>\n  <cpu numaid=\"0\"/>\n</system>"),
             "x.xml:3: <cpu> numaid 0 listed twice (lines 2 and 3)");
-  const std::string mask_error = "\": expected a CPU mask of comma-separated 32-bit hex groups (e.g. 00000000,0000ffff)";
+  const std::string mask_error =
+      "\": expected a CPU mask of comma-separated 32-bit hex groups (e.g. 00000000,0000ffff)";
   for (const std::string mask : {"xyz", "123456789", "0000ffff,", ",0000ffff", "0000 ffff", "0x0000ffff"})
     EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\" affinity=\"" + mask + "\"/>\n</system>"),
               "x.xml:2: <cpu> affinity=\"" + mask + mask_error);

@@ -43,8 +43,8 @@ TEST(ParseSize, RejectsBadValuesNamingTheFlag) {
   expect_rejected("1.5M", "unknown unit");
   expect_rejected("12Q", "unknown unit");
   expect_rejected("4KK", "unknown unit");
-  expect_rejected("99999999999999999999", "too large");   // > 2^64
-  expect_rejected("16777216T", "too large");              // 2^24 * 2^40 = 2^64
+  expect_rejected("99999999999999999999", "too large");  // > 2^64
+  expect_rejected("16777216T", "too large");             // 2^24 * 2^40 = 2^64
 }
 
 TEST(ParseSize, ControlCharactersInTheInputStayOnOneLine) {

@@ -68,8 +68,7 @@ TEST(PeerDistribution, UniformSplitsLikeAlltoall) {
 TEST(PeerDistribution, SkewedCountsByHand) {
   // zipf:1 over 4 ranks, 25 elements: weights 1, 1/2, 1/3, 1/4 (sum 25/12), cumulative
   // boundaries 12, 18, 22, 25.
-  EXPECT_EQ(destination_counts({PeerDistribution::Kind::zipf, 1.0}, 25, 4),
-            (std::vector<std::uint64_t>{12, 6, 4, 3}));
+  EXPECT_EQ(destination_counts({PeerDistribution::Kind::zipf, 1.0}, 25, 4), (std::vector<std::uint64_t>{12, 6, 4, 3}));
   // hot:0.6 over 5 ranks, 100 elements: 60 to rank 0, 10 to each other.
   EXPECT_EQ(destination_counts(kHot, 100, 5), (std::vector<std::uint64_t>{60, 10, 10, 10, 10}));
   // zipf:0 is uniform; hot:1 sends everything to rank 0.
@@ -78,11 +77,12 @@ TEST(PeerDistribution, SkewedCountsByHand) {
 }
 
 TEST(PeerDistribution, SumsTransposeAndDeterminism) {
-  for (const PeerDistribution& distribution : {kUniform, kZipf, kHot, PeerDistribution{PeerDistribution::Kind::zipf, 3}}) {
+  for (const PeerDistribution& distribution :
+       {kUniform, kZipf, kHot, PeerDistribution{PeerDistribution::Kind::zipf, 3}}) {
     for (const int ranks : {1, 2, 3, 7, 16}) {
       for (const std::uint64_t per_rank : {std::uint64_t{1}, std::uint64_t{97}, std::uint64_t{1} << 20}) {
-        const std::string what = to_string(distribution) + " ranks " + std::to_string(ranks) + " elements " +
-                                 std::to_string(per_rank);
+        const std::string what =
+            to_string(distribution) + " ranks " + std::to_string(ranks) + " elements " + std::to_string(per_rank);
         std::vector<PeerCounts> all;
         for (int rank = 0; rank < ranks; ++rank) all.push_back(peer_counts(distribution, per_rank, ranks, rank));
         std::uint64_t received = 0, off_diagonal = 0;

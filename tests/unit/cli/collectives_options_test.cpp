@@ -40,8 +40,8 @@ TEST(CollectivesOptions, Defaults) {
 }
 
 TEST(CollectivesOptions, NcclTestsStyleFlags) {
-  const CollectivesOptions o = options({"-b", "1K", "-e", "1G", "-f", "4", "-n", "20", "-w", "3", "-c", "1", "-d",
-                                        "half,float", "-o", "max", "-r", "1", "-T", "60", "--op", "all"});
+  const CollectivesOptions o = options({"-b", "1K", "-e",         "1G", "-f",  "4",  "-n", "20", "-w", "3",    "-c",
+                                        "1",  "-d", "half,float", "-o", "max", "-r", "1",  "-T", "60", "--op", "all"});
   EXPECT_EQ(o.sweep.min_bytes, 1024u);
   EXPECT_EQ(o.sweep.max_bytes, 1u << 30);
   EXPECT_DOUBLE_EQ(o.sweep.step_factor, 4.0);
@@ -82,8 +82,8 @@ TEST(CollectivesOptions, HelpAndVersionWinOverABadValue) {
 }
 
 TEST(CollectivesOptions, TypedValuesAndBareSwitches) {
-  const CollectivesOptions o = options({"-c", "-z", "--backend", "MPI", "--format", "CSV", "--placement", "both",
-                                        "--target-noise", "2", "-o", "all"});
+  const CollectivesOptions o = options(
+      {"-c", "-z", "--backend", "MPI", "--format", "CSV", "--placement", "both", "--target-noise", "2", "-o", "all"});
   EXPECT_TRUE(o.check);
   EXPECT_TRUE(o.blocking);
   EXPECT_EQ(o.backend, "mpi");
@@ -118,34 +118,32 @@ TEST_P(CollectivesOptionsBadInput, OneLineNamingTheFlag) {
 
 INSTANTIATE_TEST_SUITE_P(
     Table, CollectivesOptionsBadInput,
-    ::testing::Values(BadInput{{"-b", "1M", "-e", "1K"}, "-b/--min-bytes"}, BadInput{{"-b", "0"}, "-b/--min-bytes"},
-                      BadInput{{"-e", "-5"}, "-e/--max-bytes"}, BadInput{{"-e", "lots"}, "-e/--max-bytes"},
-                      BadInput{{"-e", "99999999999999999999"}, "-e/--max-bytes"},
-                      BadInput{{"-f", "1"}, "-f/--step-factor"}, BadInput{{"-f", "0.5"}, "-f/--step-factor"},
-                      BadInput{{"-f", "x"}, "-f/--step-factor"}, BadInput{{"-i", "0"}, "-i/--step-bytes"},
-                      BadInput{{"-f", "2", "-i", "1K"}, "excludes"}, BadInput{{"-n", "0"}, "-n/--iters"},
-                      BadInput{{"-n", "ten"}, "-n/--iters"}, BadInput{{"-w", "-1"}, "-w/--warmup-iters"},
-                      BadInput{{"-c", "2"}, "-c/--check: expected 0 or 1 (got 2)"},
-                      BadInput{{"-z", "x"}, "-z/--blocking: expected 0 or 1 (got x)"},
-                      BadInput{{"-z", "-G", "2"}, "-z/--blocking: cannot be combined with -G/--cuda-graph"},
-                      BadInput{{"-g", "1025"}, "-g/--gpus-per-process: at most 1024"}, BadInput{{"-d", "float128"}, "-d/--dtype"},
-                      BadInput{{"-o", "mean"}, "-o/--redop"}, BadInput{{"--op", "allreduc"}, "--op"},
-                      BadInput{{"-r", "-1"}, "-r/--root"}, BadInput{{"-T", "-3"}, "-T/--timeout"},
-                      BadInput{{"--backend", "gloo"}, "--backend"}, BadInput{{"--placement", "sideways"}, "--placement"},
-                      BadInput{{"--format", "xml"}, "--format"}, BadInput{{"--max-time-per-size", "0"}, "--max-time-per-size"},
-                      BadInput{{"--target-noise", "0"}, "--target-noise"}, BadInput{{"--target-noise", "150%"}, "--target-noise"},
-                      BadInput{{"--batch-time", "-1"}, "--batch-time"}, BadInput{{"--min-samples", "0"}, "--min-samples"},
-                      BadInput{{"--csv", "same.out", "--json", "same.out"}, "--json"},
-                      BadInput{{"--csv", ""}, "--csv: empty file name"}, BadInput{{"--json", ""}, "--json: empty file name"},
-                      BadInput{{"--no-such-flag"}, "--no-such-flag"}, BadInput{{"stray"}, "stray"},
-                      BadInput{{"--threshold", "busbw>>1"}, "--threshold 'busbw>>1': '>1' is not a number"},
-                      BadInput{{"--threshold"}, "--threshold"},
-                      BadInput{{"--thresholds", ""}, "--thresholds: empty file name"},
-                      BadInput{{"--baseline", ""}, "--baseline: empty file name"},
-                      BadInput{{"--op", "alltoallv", "--alltoallv-distribution", "zipf:-2"}, "--alltoallv-distribution"},
-                      BadInput{{"--op", "alltoallv", "--alltoallv-distribution", "pareto:1"}, "--alltoallv-distribution"},
-                      BadInput{{"--alltoallv-distribution", "hot:0.5"},
-                               "--alltoallv-distribution: applies to alltoallv only"}));
+    ::testing::Values(
+        BadInput{{"-b", "1M", "-e", "1K"}, "-b/--min-bytes"}, BadInput{{"-b", "0"}, "-b/--min-bytes"},
+        BadInput{{"-e", "-5"}, "-e/--max-bytes"}, BadInput{{"-e", "lots"}, "-e/--max-bytes"},
+        BadInput{{"-e", "99999999999999999999"}, "-e/--max-bytes"}, BadInput{{"-f", "1"}, "-f/--step-factor"},
+        BadInput{{"-f", "0.5"}, "-f/--step-factor"}, BadInput{{"-f", "x"}, "-f/--step-factor"},
+        BadInput{{"-i", "0"}, "-i/--step-bytes"}, BadInput{{"-f", "2", "-i", "1K"}, "excludes"},
+        BadInput{{"-n", "0"}, "-n/--iters"}, BadInput{{"-n", "ten"}, "-n/--iters"},
+        BadInput{{"-w", "-1"}, "-w/--warmup-iters"}, BadInput{{"-c", "2"}, "-c/--check: expected 0 or 1 (got 2)"},
+        BadInput{{"-z", "x"}, "-z/--blocking: expected 0 or 1 (got x)"},
+        BadInput{{"-z", "-G", "2"}, "-z/--blocking: cannot be combined with -G/--cuda-graph"},
+        BadInput{{"-g", "1025"}, "-g/--gpus-per-process: at most 1024"}, BadInput{{"-d", "float128"}, "-d/--dtype"},
+        BadInput{{"-o", "mean"}, "-o/--redop"}, BadInput{{"--op", "allreduc"}, "--op"},
+        BadInput{{"-r", "-1"}, "-r/--root"}, BadInput{{"-T", "-3"}, "-T/--timeout"},
+        BadInput{{"--backend", "gloo"}, "--backend"}, BadInput{{"--placement", "sideways"}, "--placement"},
+        BadInput{{"--format", "xml"}, "--format"}, BadInput{{"--max-time-per-size", "0"}, "--max-time-per-size"},
+        BadInput{{"--target-noise", "0"}, "--target-noise"}, BadInput{{"--target-noise", "150%"}, "--target-noise"},
+        BadInput{{"--batch-time", "-1"}, "--batch-time"}, BadInput{{"--min-samples", "0"}, "--min-samples"},
+        BadInput{{"--csv", "same.out", "--json", "same.out"}, "--json"},
+        BadInput{{"--csv", ""}, "--csv: empty file name"}, BadInput{{"--json", ""}, "--json: empty file name"},
+        BadInput{{"--no-such-flag"}, "--no-such-flag"}, BadInput{{"stray"}, "stray"},
+        BadInput{{"--threshold", "busbw>>1"}, "--threshold 'busbw>>1': '>1' is not a number"},
+        BadInput{{"--threshold"}, "--threshold"}, BadInput{{"--thresholds", ""}, "--thresholds: empty file name"},
+        BadInput{{"--baseline", ""}, "--baseline: empty file name"},
+        BadInput{{"--op", "alltoallv", "--alltoallv-distribution", "zipf:-2"}, "--alltoallv-distribution"},
+        BadInput{{"--op", "alltoallv", "--alltoallv-distribution", "pareto:1"}, "--alltoallv-distribution"},
+        BadInput{{"--alltoallv-distribution", "hot:0.5"}, "--alltoallv-distribution: applies to alltoallv only"}));
 
 TEST(CollectivesOptions, AlltoallvDistributionIsParsedAndRecorded) {
   const CollectivesOptions named = options({"--op", "alltoall,alltoallv", "--alltoallv-distribution", "zipf:1.1"});

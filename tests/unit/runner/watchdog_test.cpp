@@ -48,7 +48,8 @@ TEST(Watchdog, ANewIdentityNamesTheRankFromThenOn) {
     std::this_thread::sleep_for(300ms);
   }
   ASSERT_EQ(recorder.calls.load(), 1);
-  EXPECT_EQ(recorder.message.rfind("bench-collectives: timeout: rank 2 (host node07, GPU 0000:1b:00.0): timing ", 0), 0u)
+  EXPECT_EQ(recorder.message.rfind("bench-collectives: timeout: rank 2 (host node07, GPU 0000:1b:00.0): timing ", 0),
+            0u)
       << recorder.message;
 }
 

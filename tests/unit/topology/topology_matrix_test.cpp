@@ -34,12 +34,14 @@ TEST(TopologyMatrix, PcieServerExactMatrix) {
       {"NODE", "NODE", "SYS", "SYS", "X", "SYS"}, {"SYS", "SYS", "PHB", "PHB", "SYS", "X"}};
   EXPECT_EQ(matrix_entries(node), expected);  // eno1 (no RDMA) is in the NIC table, not the matrix
   const std::string text = render_matrix(node);
-  EXPECT_NE(text.find("GPU2   SYS    SYS    X      PXB    SYS    PHB    4-7             1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU2   SYS    SYS    X      PXB    SYS    PHB    4-7             1\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("  NIC1: mlx5_1\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("eno1"), std::string::npos) << text;
   const std::string table = render_nic_table(node);
-  EXPECT_NE(table.find("mlx5_0    1    ACTIVE  LinkUp      200 Gb/s (4X HDR)     InfiniBand 0000:07:00.0  0    ibp7s0\n"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("mlx5_0    1    ACTIVE  LinkUp      200 Gb/s (4X HDR)     InfiniBand 0000:07:00.0  0    ibp7s0\n"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("eno1      1    ACTIVE  "), std::string::npos) << table;
 }
@@ -55,11 +57,16 @@ TEST(TopologyMatrix, DgxH100ByTheRuleOfItsLayout) {
       const bool gpu_i = i < 8, gpu_j = j < 8;
       const int pair_i = i % 8, pair_j = j % 8;
       std::string want;
-      if (i == j) want = "X";
-      else if (gpu_i && gpu_j) want = "NV18";
-      else if (pair_i == pair_j) want = "PIX";
-      else if ((pair_i < 4) == (pair_j < 4)) want = "NODE";
-      else want = "SYS";
+      if (i == j)
+        want = "X";
+      else if (gpu_i && gpu_j)
+        want = "NV18";
+      else if (pair_i == pair_j)
+        want = "PIX";
+      else if ((pair_i < 4) == (pair_j < 4))
+        want = "NODE";
+      else
+        want = "SYS";
       EXPECT_EQ(matrix[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)], want) << i << "," << j;
     }
   }

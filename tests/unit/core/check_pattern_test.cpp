@@ -166,8 +166,8 @@ TEST(HostBufferCheck, AgreesWithSimulatedCollectivesForEveryHostType) {
 // alltoallv exchanged by hand on host vectors with the counts every rank derives, then
 // checked piece by piece as the backends do: no mismatch, and one corrupted element found.
 TEST(HostBufferCheck, AlltoallvAgreesWithASimulatedExchange) {
-  for (const PeerDistribution distribution :
-       {PeerDistribution{}, PeerDistribution{PeerDistribution::Kind::zipf, 1.5}, PeerDistribution{PeerDistribution::Kind::hot, 0.7}}) {
+  for (const PeerDistribution distribution : {PeerDistribution{}, PeerDistribution{PeerDistribution::Kind::zipf, 1.5},
+                                              PeerDistribution{PeerDistribution::Kind::hot, 0.7}}) {
     for (const int ranks : {1, 2, 3, 5}) {
       OpCase c;
       c.op = Collective::alltoallv;
@@ -185,7 +185,8 @@ TEST(HostBufferCheck, AlltoallvAgreesWithASimulatedExchange) {
           const PeerCounts sender = peer_counts(distribution, c.shape.send_elements, ranks, source);
           const auto from = inputs[static_cast<std::size_t>(source)].begin() +
                             static_cast<std::ptrdiff_t>(sender.send_offsets[static_cast<std::size_t>(me)]);
-          out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>(sender.send_counts[static_cast<std::size_t>(me)]));
+          out.insert(out.end(), from,
+                     from + static_cast<std::ptrdiff_t>(sender.send_counts[static_cast<std::size_t>(me)]));
         }
         auto wrong = [&] {
           std::uint64_t total = 0;
@@ -194,7 +195,8 @@ TEST(HostBufferCheck, AlltoallvAgreesWithASimulatedExchange) {
                                            piece.first_index);
           return total;
         };
-        const std::string what = to_string(distribution) + " ranks " + std::to_string(ranks) + " rank " + std::to_string(me);
+        const std::string what =
+            to_string(distribution) + " ranks " + std::to_string(ranks) + " rank " + std::to_string(me);
         EXPECT_EQ(out.size(), output_region(c, me, ranks).elements) << what;
         EXPECT_EQ(wrong(), 0u) << what;
         if (out.empty()) continue;

@@ -20,7 +20,6 @@ namespace {
 
 using testing::usage_error_of;
 
-
 // ---- CSV -------------------------------------------------------------------------------
 
 TEST(CsvTable, QuotesCommasLineBreaksAndLineNumbers) {
@@ -51,7 +50,8 @@ TEST(CsvTable, MalformedInputNamesFileAndLine) {
       {"a\rb\n", "f.csv line 1: a carriage return that does not end a line"},
       {std::string("a\nx\0y\n", 6), "f.csv line 2: a NUL byte (not a text file)"},
   };
-  for (const auto& [text, message] : cases) EXPECT_EQ(usage_error_of([&] { parse_csv(text, "f.csv"); }), message) << text;
+  for (const auto& [text, message] : cases)
+    EXPECT_EQ(usage_error_of([&] { parse_csv(text, "f.csv"); }), message) << text;
 }
 
 // ---- Baselines ---------------------------------------------------------------------------
@@ -192,21 +192,44 @@ TEST(ThresholdRule, ParsesEveryForm) {
   constexpr std::uint64_t kAny = std::numeric_limits<std::uint64_t>::max();
   const std::vector<GoodRule> cases = {
       {"busbw>=300", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 300, Reference::none},
-      {"allreduce@64M..:busbw>=300GB/s", {Collective::allreduce}, 64u << 20, kAny, ThresholdMetric::busbw,
-       Comparison::at_least, 300, Reference::none},
-      {" allreduce , allgather @ 1K .. 8K : algbw > 2.5 ", {Collective::allreduce, Collective::allgather}, 1024, 8192,
-       ThresholdMetric::algbw, Comparison::above, 2.5, Reference::none},
+      {"allreduce@64M..:busbw>=300GB/s",
+       {Collective::allreduce},
+       64u << 20,
+       kAny,
+       ThresholdMetric::busbw,
+       Comparison::at_least,
+       300,
+       Reference::none},
+      {" allreduce , allgather @ 1K .. 8K : algbw > 2.5 ",
+       {Collective::allreduce, Collective::allgather},
+       1024,
+       8192,
+       ThresholdMetric::algbw,
+       Comparison::above,
+       2.5,
+       Reference::none},
       {"@1M:time<=12.5us", {}, 1u << 20, 1u << 20, ThresholdMetric::time, Comparison::at_most, 12.5, Reference::none},
-      {"*@..1M:time_us<1.1*baseline", {}, 0, 1u << 20, ThresholdMetric::time, Comparison::below, 1.1,
+      {"*@..1M:time_us<1.1*baseline",
+       {},
+       0,
+       1u << 20,
+       ThresholdMetric::time,
+       Comparison::below,
+       1.1,
        Reference::baseline},
       {"busbw>=90%*baseline", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 0.9, Reference::baseline},
       {"busbw>=baseline", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 1, Reference::baseline},
       {"efficiency>=70%", {}, 0, kAny, ThresholdMetric::efficiency, Comparison::at_least, 0.7, Reference::none},
       {"efficiency>=0.7", {}, 0, kAny, ThresholdMetric::efficiency, Comparison::at_least, 0.7, Reference::none},
-      {"BUSBW>=0.8*Achievable", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 0.8,
-       Reference::achievable},
-      {"reducescatter:busbw>=0.5*theoretical", {Collective::reducescatter}, 0, kAny, ThresholdMetric::busbw,
-       Comparison::at_least, 0.5, Reference::theoretical},
+      {"BUSBW>=0.8*Achievable", {}, 0, kAny, ThresholdMetric::busbw, Comparison::at_least, 0.8, Reference::achievable},
+      {"reducescatter:busbw>=0.5*theoretical",
+       {Collective::reducescatter},
+       0,
+       kAny,
+       ThresholdMetric::busbw,
+       Comparison::at_least,
+       0.5,
+       Reference::theoretical},
   };
   for (const GoodRule& c : cases) {
     SCOPED_TRACE(c.text);
@@ -392,10 +415,13 @@ std::vector<OpCase> plan_of(std::initializer_list<Collective> ops, std::initiali
 
 TEST(ThresholdCheck, PlanCheckRefusesRulesThatCannotApply) {
   const auto plan = plan_of({Collective::allreduce, Collective::broadcast}, {1024, 2048, 4096}, 4);
-  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"allreduce@1G..:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
-            "--threshold 'allreduce@1G..:busbw>=1': selects none of this run's measurements (allreduce,broadcast "
-            "from 1KiB to 4KiB)");
-  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"alltoall:busbw>=1"}), std::nullopt).check_plan(plan, 4); }).substr(0, 60),
+  EXPECT_EQ(
+      usage_error_of([&] { ThresholdCheck(rules_of({"allreduce@1G..:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
+      "--threshold 'allreduce@1G..:busbw>=1': selects none of this run's measurements (allreduce,broadcast "
+      "from 1KiB to 4KiB)");
+  EXPECT_EQ(usage_error_of([&] {
+              ThresholdCheck(rules_of({"alltoall:busbw>=1"}), std::nullopt).check_plan(plan, 4);
+            }).substr(0, 60),
             "--threshold 'alltoall:busbw>=1': selects none of this run's ");
 
   // The baseline was taken on 8 ranks: nothing to compare a 4-rank run with.
@@ -407,9 +433,10 @@ TEST(ThresholdCheck, PlanCheckRefusesRulesThatCannotApply) {
   // Partly covered: a note says how much is not compared.
   const Baseline four = baseline_with(row_of(Collective::allreduce, 1024, 4, 5.0), 5.0, 1.0);
   const auto notes = ThresholdCheck(rules_of({"allreduce:busbw>=baseline", "busbw>=0"}), four).check_plan(plan, 4);
-  EXPECT_EQ(notes, (std::vector<std::string>{
-                       "threshold 'allreduce:busbw>=baseline' (--threshold): 2 of 3 selected measurements have no row "
-                       "in --baseline b.csv and are not compared, e.g. allreduce 2KiB float sum out-of-place on 4 ranks"}));
+  EXPECT_EQ(notes,
+            (std::vector<std::string>{
+                "threshold 'allreduce:busbw>=baseline' (--threshold): 2 of 3 selected measurements have no row "
+                "in --baseline b.csv and are not compared, e.g. allreduce 2KiB float sum out-of-place on 4 ranks"}));
 }
 
 TEST(ThresholdCheck, SizesAreTheSweepsNotTheRoundedBytes) {
@@ -425,10 +452,12 @@ TEST(ThresholdCheck, SizesAreTheSweepsNotTheRoundedBytes) {
 
 TEST(ThresholdCheck, EveryNamedCollectiveMustBeInTheRun) {
   const auto plan = plan_of({Collective::allreduce}, {1024, 2048}, 4);
-  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"allreduce,allgather:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
+  EXPECT_EQ(usage_error_of(
+                [&] { ThresholdCheck(rules_of({"allreduce,allgather:busbw>=1"}), std::nullopt).check_plan(plan, 4); }),
             "--threshold 'allreduce,allgather:busbw>=1': selects no allgather measurement of this run (allreduce from "
             "1KiB to 2KiB)");
-  EXPECT_NO_THROW(ThresholdCheck(rules_of({"all:busbw>=1", "allreduce@2K:busbw>=1"}), std::nullopt).check_plan(plan, 4));
+  EXPECT_NO_THROW(
+      ThresholdCheck(rules_of({"all:busbw>=1", "allreduce@2K:busbw>=1"}), std::nullopt).check_plan(plan, 4));
 }
 
 TEST(ThresholdCheck, ABaselineFromAnotherBackendOrLayoutIsNoted) {
@@ -438,9 +467,10 @@ TEST(ThresholdCheck, ABaselineFromAnotherBackendOrLayoutIsNoted) {
   const Baseline base = parse_baseline(csv_of({like}), "--baseline b.csv");
   const auto plan = plan_of({Collective::allreduce}, {1024}, 4);
   const ThresholdCheck check(rules_of({"busbw>=baseline"}), base);
-  EXPECT_EQ(check.check_plan(plan, 4, "mpi", 1),
-            (std::vector<std::string>{"--baseline b.csv line 2 was measured with the nccl backend on 2 node(s); this run "
-                                      "uses mpi on 1: the comparison is not like with like"}));
+  EXPECT_EQ(
+      check.check_plan(plan, 4, "mpi", 1),
+      (std::vector<std::string>{"--baseline b.csv line 2 was measured with the nccl backend on 2 node(s); this run "
+                                "uses mpi on 1: the comparison is not like with like"}));
   EXPECT_TRUE(check.check_plan(plan, 4, "nccl", 2).empty());
 }
 
@@ -452,12 +482,13 @@ TEST(ThresholdCheck, ModelCheckAsksForTheRightBound) {
     if (op == Collective::broadcast) return "no NIC found";
     return std::nullopt;
   };
-  EXPECT_NO_THROW(ThresholdCheck(rules_of({"allreduce:efficiency>=0.5", "allreduce:busbw>=achievable", "busbw>=1"}),
-                                 std::nullopt)
-                      .check_model(plan, missing));
+  EXPECT_NO_THROW(
+      ThresholdCheck(rules_of({"allreduce:efficiency>=0.5", "allreduce:busbw>=achievable", "busbw>=1"}), std::nullopt)
+          .check_model(plan, missing));
   EXPECT_EQ(asked, (std::vector<std::pair<Collective, Reference>>{{Collective::allreduce, Reference::theoretical},
-                                                                   {Collective::allreduce, Reference::achievable}}));
-  EXPECT_EQ(usage_error_of([&] { ThresholdCheck(rules_of({"busbw>=0.5*theoretical"}), std::nullopt).check_model(plan, missing); }),
+                                                                  {Collective::allreduce, Reference::achievable}}));
+  EXPECT_EQ(usage_error_of(
+                [&] { ThresholdCheck(rules_of({"busbw>=0.5*theoretical"}), std::nullopt).check_model(plan, missing); }),
             "--threshold 'busbw>=0.5*theoretical': the bandwidth model has no theoretical busbw for broadcast here (no "
             "NIC found)");
 }

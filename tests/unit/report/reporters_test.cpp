@@ -280,7 +280,8 @@ TEST(OutputFile, FailedWriteNamesFlagAndPathAndLeavesNothing) {
     write_file_atomically(path, "{}", "--json");
     FAIL() << "wrote into a directory that does not exist";
   } catch (const BackendError& e) {
-    EXPECT_EQ(std::string(e.what()), "--json " + path + ": cannot create a temporary file beside it: No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              "--json " + path + ": cannot create a temporary file beside it: No such file or directory");
   }
   EXPECT_FALSE(fs::exists(path));
   EXPECT_TRUE(temporaries_in(dir.root()).empty());

@@ -1,9 +1,9 @@
 // Finding the bad node and the degraded device.
 #include <gtest/gtest.h>
 
+#include "commbench/core/error.hpp"
 #include "commbench/topology/hwloc_probe.hpp"
 #include "commbench/topology/node_comparison.hpp"
-#include "commbench/core/error.hpp"
 #include "commbench/topology/node_probe.hpp"
 #include "commbench/topology/sysfs_pcie.hpp"
 #include "temp_dir.hpp"
@@ -36,8 +36,7 @@ TEST(NodeFindings, DegradedNodeNamesEachDevice) {
   REQUIRE_HWLOC();
   const std::vector<std::string> expected = {
       "GPU 3 (0000:5d:00.0): PCIe link 31.51 GB/s, other NVIDIA H100 80GB HBM3 GPUs have 63.02 GB/s",
-      "GPU 5 (0000:ab:00.0): 16 NVLinks, other NVIDIA H100 80GB HBM3 GPUs have 18",
-      "mlx5_3 port 1: DOWN (Polling)",
+      "GPU 5 (0000:ab:00.0): 16 NVLinks, other NVIDIA H100 80GB HBM3 GPUs have 18", "mlx5_3 port 1: DOWN (Polling)",
       "mlx5_5 port 1: 200 Gb/s (2X NDR), other InfiniBand ports run at 400 Gb/s"};
   EXPECT_EQ(node_findings(offline("dgx-h100-degraded.xml", "degraded", "b")), expected);
 }
@@ -107,9 +106,10 @@ TEST(PcieLinks, IdleGpusAreNotDegradedButANarrowLinkIs) {
   EXPECT_EQ(node.gpus[0].pcie_generation_max, 5);
   EXPECT_DOUBLE_EQ(node.pci[0].link_gbps, 63.0);  // Gen5 x16, not the idle 4 GB/s
   EXPECT_DOUBLE_EQ(node.pci[1].link_gbps, 31.5);
-  EXPECT_EQ(node_findings(node), (std::vector<std::string>{
-                                     "GPU 1 (0000:2a:00.0): PCIe link x8 of x16",
-                                     "GPU 1 (0000:2a:00.0): PCIe link 31.5 GB/s, other NVIDIA H100 GPUs have 63 GB/s"}));
+  EXPECT_EQ(
+      node_findings(node),
+      (std::vector<std::string>{"GPU 1 (0000:2a:00.0): PCIe link x8 of x16",
+                                "GPU 1 (0000:2a:00.0): PCIe link 31.5 GB/s, other NVIDIA H100 GPUs have 63 GB/s"}));
   NodeTopology idle = two_idle_gpus();
   write_link(dir, "0000:2a:00.0", "32.0 GT/s PCIe", 16);
   read_sysfs_pcie_links(idle, dir.root().string());
