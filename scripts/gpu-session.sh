@@ -6,15 +6,36 @@
 #           process drives the GPUs) into .gpu/, which git ignores; the device tool carries
 #           it (carry: [".gpu"]).
 #   there:  scripts/gpu-session.sh run "$OUT"
-#           runs the gpu-labelled tests, the backend-extensions test (spin-kernel
-#           calibration, streams and events, overlap, peer send/recv: gpu-extensions.log)
+#           runs bench-topology's live probe, the gpu-labelled tests, the backend-extensions
+#           test (spin-kernel calibration, streams and events, overlap, peer send/recv:
+#           gpu-extensions.log)
 #           and the full sweep (8 B - 8 GiB, every collective, --check) and writes the
 #           program's own CSV/JSON/table and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
+#
+# The lent machine has a driver, CUDA and NCCL (the image's Python nvidia-nccl-cu13) but no
+# package registry: every other shared library the binaries need (hwloc, libibverbs, libnl,
+# libudev, pugixml, {fmt}, ...) is copied into .gpu/lib here and found there through
+# LD_LIBRARY_PATH.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 stage="$root/.gpu"
+
+# Copies into DEST every shared library the given binaries load that a bare GPU machine
+# may lack: all but the C/C++ runtime (always there) and the GPU stack (the machine's own
+# driver, CUDA and NCCL must be used, never copies from here).
+collect_libraries() {
+  local dest="$1"; shift
+  mkdir -p "$dest"
+  ldd "$@" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u | while read -r name path; do
+    case "$name" in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|libdl.so*|librt.so*) ;;
+      libcuda.so*|libnvidia-*|libnccl.so*|libcudart.so*|libnvidia-ml.so*) ;;
+      *) cp -L "$path" "$dest/$name" ;;
+    esac
+  done
+}
 
 case "${1:-}" in
   stage)
@@ -24,9 +45,13 @@ case "${1:-}" in
     # Tests on only for the extensions test's target; nothing else of them is built.
     COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=ON
                           -DCOMMBENCH_BUILD_MICROBENCH=OFF)
-    commbench_build --target bench-collectives commbench-gpu-extensions-test
+    commbench_build --target bench-collectives bench-topology commbench-gpu-extensions-test
+    rm -rf "$stage"
     mkdir -p "$stage"
-    cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
+    cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/bench/bench-topology" \
+       "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
+    collect_libraries "$stage/lib" "$stage"/bench-* "$stage/commbench-gpu-extensions-test"
+    echo "carried libraries: $(ls "$stage/lib" | tr '\n' ' ')"
     "$stage/bench-collectives" --version
     echo "staged $stage/bench-collectives; carry .gpu (and run from the repository root)"
     ;;
@@ -35,6 +60,7 @@ case "${1:-}" in
     mkdir -p "$out"
     bin="$stage/bench-collectives"
     [ -x "$bin" ] || { echo "no $bin: run 'scripts/gpu-session.sh stage' here first and carry .gpu" >&2; exit 2; }
+    export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # NCCL comes with the image's Python (nvidia-nccl-cu13) when no system copy exists.
     if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
       nccl_lib="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)"
@@ -44,6 +70,12 @@ case "${1:-}" in
       > "$out/gpu.txt" 2>&1 || { echo "no GPU here (nvidia-smi failed)" >&2; cat "$out/gpu.txt" >&2; exit 3; }
     "$bin" --version | tee "$out/version.txt"
     status=0
+    # The live probe: NVML, the CUDA device list, PCIe links (exit 1 = a finding, shown).
+    topology=0
+    "$stage/bench-topology" --json "$out/topology.json" --csv "$out/topology-links.csv" --force \
+      > "$out/topology.txt" 2>&1 || topology=$?
+    echo "bench-topology: exit $topology (topology.txt)"
+    [ "$topology" -le 1 ] || status=$topology
     COMMBENCH_BENCH_COLLECTIVES="$bin" PYTHONUNBUFFERED=1 \
       python3 "$root/tests/gpu/test_gpu_collectives.py" > "$out/gpu-tests.log" 2>&1 || status=$?
     echo "gpu tests: exit $status (log: gpu-tests.log)"
@@ -57,7 +89,7 @@ case "${1:-}" in
     exit "$status"
     ;;
   *)
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,/^set -euo pipefail/{/^set/!p}' "$0" >&2
     exit 2
     ;;
 esac

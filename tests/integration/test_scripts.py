@@ -10,6 +10,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.path.join(HERE, "..", "..", "scripts", "lib.sh")
+GPU_SESSION = os.path.join(HERE, "..", "..", "scripts", "gpu-session.sh")
+TOPOLOGY = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "")
 
 
 class DefaultRanks(unittest.TestCase):
@@ -53,6 +55,30 @@ class DefaultRanks(unittest.TestCase):
             rc, out, err = self.ranks(bad)
             self.assertEqual(rc, 2, bad)
             self.assertIn(f"COMMBENCH_NP='{bad}' is not a positive whole number", err)
+
+
+class GpuSessionStaging(unittest.TestCase):
+    """What `gpu-session.sh stage` carries to a GPU machine without a package registry:
+    every library the binaries load except the C/C++ runtime and the GPU stack."""
+
+    @unittest.skipUnless(TOPOLOGY, "COMMBENCH_BENCH_TOPOLOGY names no binary")
+    def test_carried_libraries(self):
+        dest = tempfile.mkdtemp(prefix="commbench-carried-")
+        try:
+            script = (f"source <(sed -n '/^collect_libraries()/,/^}}/p' '{GPU_SESSION}'); "
+                      f"collect_libraries '{dest}' '{TOPOLOGY}'")
+            p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            carried = set(os.listdir(dest))
+            needed = subprocess.run(["ldd", TOPOLOGY], capture_output=True, text=True, check=True).stdout
+            self.assertIn("libpugixml.so.1", carried)  # not on a bare image, needed by the XML reader
+            if "libfmt" in needed:
+                self.assertTrue(any(name.startswith("libfmt.so") for name in carried), carried)
+            for runtime in ("libc.so.6", "libstdc++.so.6", "libm.so.6", "libgcc_s.so.1"):
+                self.assertNotIn(runtime, carried)
+            self.assertFalse(any(name.startswith(("libcuda", "libnccl", "libnvidia")) for name in carried), carried)
+        finally:
+            shutil.rmtree(dest, ignore_errors=True)
 
 
 if __name__ == "__main__":
