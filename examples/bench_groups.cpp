@@ -4,6 +4,7 @@
 // theirs. It is built only on the seams (run_command, JobSession, Backend::split, Runner
 // over the one measurement loop, extra row fields); it contains no job set-up of its own.
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "commbench/cli/job_session.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/size.hpp"
+#include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
 
 namespace commbench {
@@ -62,6 +64,39 @@ GroupsOptions parse_options(int argc, char** argv, std::optional<std::string>& t
   return options;
 }
 
+// One row: an allreduce inside every group of `size` consecutive ranks, all groups at
+// once. The reporting rank's group (group 0) speaks for them.
+ResultRow measure_groups_of(int size, const GroupsOptions& options, Backend& world_backend, JobSession& session) {
+  const int rank = world_backend.group().rank();
+  std::unique_ptr<Backend> group;
+  session.step("splitting into groups of " + std::to_string(size),
+               [&] { group = world_backend.split(rank / size, rank); });
+  ResultRow row;
+  {
+    const std::vector<OpCase> plan = build_plan(PlanRequest{{Collective::allreduce},
+                                                            {DataType::float32},
+                                                            {ReduceOp::sum},
+                                                            {Placement::out_of_place},
+                                                            {options.bytes},
+                                                            0,
+                                                            group->ranks(),
+                                                            {}});
+    RunnerSettings settings;
+    settings.stopping.fixed_iterations = options.iterations;
+    Runner runner(*group, settings, &session.watchdog());
+    runner.prepare(plan);
+    row = runner.run(plan.front());
+  }
+  {
+    // Freeing a sub-communicator may wait for its peers.
+    auto guard = session.watchdog().guard("releasing the groups of " + std::to_string(size));
+    group.reset();
+  }
+  row.extra = {ExtraField{"group_size", std::int64_t{size}},
+               ExtraField{"groups", std::int64_t{world_backend.ranks() / size}}};
+  return row;
+}
+
 int run_groups(const GroupsOptions& options, JobSession& session) {
   Backend& world_backend = session.create_backend(BackendRequest{});
   session.step("checking the group sizes", [&] {
@@ -75,33 +110,21 @@ int run_groups(const GroupsOptions& options, JobSession& session) {
   context.extra_columns = {"group_size", "groups"};
   session.begin_results(context);
 
-  RunnerSettings settings;
-  settings.stopping.fixed_iterations = options.iterations;
   RunSummary summary;
-  for (int size : options.group_sizes) {
-    const int rank = world_backend.group().rank();
-    std::unique_ptr<Backend> group;
-    session.step("splitting into groups of " + std::to_string(size),
-                 [&] { group = world_backend.split(rank / size, rank); });
-    const std::vector<OpCase> plan = build_plan(PlanRequest{{Collective::allreduce},
-                                                            {DataType::float32},
-                                                            {ReduceOp::sum},
-                                                            {Placement::out_of_place},
-                                                            {options.bytes},
-                                                            0,
-                                                            group->ranks(),
-                                                            {}});
-    Runner runner(*group, settings, &session.watchdog());
-    runner.prepare(plan);
-    ResultRow row = runner.run(plan.front());
-    // Every group ran at once; the reporting rank's group (group 0) speaks for them.
-    row.extra = {ExtraField{"group_size", std::int64_t{size}},
-                 ExtraField{"groups", std::int64_t{world_backend.ranks() / size}}};
-    session.add_row(row);
-    summary.rows += 1;
+  std::optional<Interrupted> interruption;
+  try {
+    for (int size : options.group_sizes) {
+      session.add_row(measure_groups_of(size, options, world_backend, session));
+      summary.rows += 1;
+    }
+  } catch (const Interrupted& e) {
+    // Every rank agreed on it inside the measurement loop: the rows so far are kept.
+    interruption = e;
+    summary.complete = false;
   }
+  summary.exit_code = interruption ? static_cast<int>(interruption->exit_code()) : 0;
   session.finish_results(summary);
-  return 0;
+  return summary.exit_code;
 }
 
 }  // namespace

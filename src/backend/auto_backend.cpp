@@ -1,5 +1,6 @@
 #include "commbench/backend/auto_backend.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -9,14 +10,12 @@ AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int
   AutoBackendChoice choice;
   bool any_sees = false;
   int first_blind = -1;
-  std::map<std::string, std::pair<int, std::set<std::string>>> per_host;  // host → (ranks, distinct GPUs)
+  std::map<std::string, std::vector<std::set<std::string>>> per_host;  // host → what each of its ranks sees
   for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
     const RankDevices& seen = ranks[rank];
     any_sees = any_sees || !seen.bus_ids.empty();
     if (seen.bus_ids.empty() && first_blind < 0) first_blind = static_cast<int>(rank);
-    auto& [rank_count, gpus] = per_host[seen.host];
-    rank_count += 1;
-    gpus.insert(seen.bus_ids.begin(), seen.bus_ids.end());
+    per_host[seen.host].emplace_back(seen.bus_ids.begin(), seen.bus_ids.end());
   }
   if (!any_sees) return choice;  // no GPU anywhere: nothing to say
   if (first_blind >= 0) {
@@ -24,10 +23,32 @@ AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int
                   ranks[static_cast<std::size_t>(first_blind)].host + ") sees no CUDA device";
     return choice;
   }
-  for (const auto& [host, usage] : per_host) {
-    const auto& [rank_count, gpus] = usage;
+  // The rules device selection applies (device_selection.hpp): the ranks of a host see
+  // either the same GPUs, shared out by local rank, or pairwise disjoint ones.
+  for (const auto& [host, seen_by_rank] : per_host) {
+    const int rank_count = static_cast<int>(seen_by_rank.size());
+    const bool all_same = std::all_of(seen_by_rank.begin(), seen_by_rank.end(),
+                                      [&](const std::set<std::string>& seen) { return seen == seen_by_rank.front(); });
+    bool disjoint = true;
+    std::set<std::string> gpus;
+    std::size_t fewest = seen_by_rank.front().size();
+    for (const std::set<std::string>& seen : seen_by_rank) {
+      for (const std::string& gpu : seen) {
+        const bool first_time = gpus.insert(gpu).second;
+        disjoint = disjoint && first_time;
+      }
+      fewest = std::min(fewest, seen.size());
+    }
+    if (!all_same && !disjoint) {
+      choice.note = "--backend auto chose mpi: the ranks on host " + host +
+                    " see overlapping but different GPU sets (CUDA_VISIBLE_DEVICES), which NCCL device selection "
+                    "refuses";
+      return choice;
+    }
+    const bool enough = all_same ? rank_count * gpus_per_process <= static_cast<int>(gpus.size())
+                                 : static_cast<int>(fewest) >= gpus_per_process;
     const int needed = rank_count * gpus_per_process;
-    if (needed > static_cast<int>(gpus.size())) {
+    if (!enough) {
       const int fitting = static_cast<int>(gpus.size()) / gpus_per_process;
       choice.note = "--backend auto chose mpi: " + std::to_string(rank_count) + " ranks on host " + host + " need " +
                     std::to_string(needed) + " GPUs for NCCL (it cannot put two ranks on one GPU) but the host has " +

@@ -170,7 +170,7 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
   });
   std::optional<ThresholdCheck> thresholds;
   const ThresholdFiles threshold_files = read_threshold_files(options, world, watchdog);
-  collective_try(world, [&] {
+  session.step("checking the threshold rules", [&] {
     thresholds.emplace(parse_threshold_check(options, threshold_files));
     for (std::string& note :
          thresholds->check_plan(plan, backend.ranks(), backend.name(), backend.group().node_count()))
@@ -193,7 +193,8 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
   }
   for (std::string& note : bandwidth_notes(bandwidths)) notes.push_back(std::move(note));
   // A rule the model cannot evaluate is refused now, before any result file exists.
-  collective_try(world, [&] { thresholds->check_model(plan, missing_bound_in(bandwidths)); });
+  session.step("checking the threshold rules against the bandwidth model",
+               [&] { thresholds->check_model(plan, missing_bound_in(bandwidths)); });
 
   session.open_outputs(options.outputs());
   RunContext context = session.run_context(options.describe());

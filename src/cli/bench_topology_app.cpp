@@ -93,9 +93,10 @@ int run_in_job(const TopologyOptions& o, JobStart& start) {
   }
   const RunContext context = session.run_context(o.describe());
   int exit_code = 0;
-  collective_try(world, [&] {
+  session.step("writing the report", [&] {
     if (session.reporting()) exit_code = report(o, context, world, gathered, probe_seconds);
   });
+  auto guard = session.watchdog().guard("agreeing on the exit code");
   return world.max(exit_code);
 }
 

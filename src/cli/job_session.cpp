@@ -54,9 +54,13 @@ JobSession::JobSession(JobStart& start, std::string schema) : start_(start), sch
 }
 
 JobSession::~JobSession() {
-  // The job's watchdog outlives the session (it guards MPI_Finalize): it must forget the
-  // backend before the backend goes.
+  // The job's watchdog outlives the session (it guards MPI_Finalize): it forgets the
+  // backend first (waiting for an abort in progress), then guards the release, which
+  // waits for peers (communicator destruction) like any other step.
   start_.watch.set_backend(nullptr);
+  if (backend_ == nullptr) return;
+  auto guard = watchdog().guard("releasing the " + backend_->name() + " backend");
+  backend_.reset();
 }
 
 void JobSession::step(const std::string& what, const std::function<void()>& body) {

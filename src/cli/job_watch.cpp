@@ -20,9 +20,17 @@ JobWatch::JobWatch(const std::string& program, double timeout_seconds)
       watchdog_(timeout_seconds, program,
                 "rank " + std::to_string(launcher_rank_or_zero()) + " (host " + this_host() + ")",
                 [this](const std::string& message) {
-                  if (Backend* live = backend_.load()) live->abort();
+                  {
+                    std::lock_guard lock(backend_mutex_);
+                    if (backend_ != nullptr) backend_->abort();
+                  }
                   Watchdog::print_and_exit(message, std::chrono::milliseconds(linger_ms_.load()));
                 }) {}
+
+void JobWatch::set_backend(Backend* backend) {
+  std::lock_guard lock(backend_mutex_);
+  backend_ = backend;
+}
 
 void JobWatch::adopt_heartbeat(std::unique_ptr<HeartbeatChannel> channel, std::vector<std::string> labels) {
   watchdog_.attach_heartbeat(nullptr, {});  // before the old channel goes

@@ -561,9 +561,12 @@ class StallInEveryPhase(TempDirTest):
                     self.assertRegex(err, r"bench-collectives: timeout: rank 0 \(host [^)]+\): .*not responding: "
                                           r"rank 1 \(host [^)]+\) (silent for|never reported)")
                     self.assertNotRegex(err, r"not responding: .*rank [02] \(")
-                if os.path.exists(self.path("out.json")):  # never half a document
+                # The JSON is whole (written by the reporting rank before the stall
+                # ended the job) or absent, and no temporary file is left beside it.
+                if os.path.exists(self.path("out.json")):
                     with open(self.path("out.json")) as f:
                         self.assertTrue(json.load(f)["complete"])
+                self.assertEqual([name for name in os.listdir(self.dir) if ".tmp." in name], [])
 
 
 def built_backends():

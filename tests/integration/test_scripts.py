@@ -45,7 +45,11 @@ class DefaultRanks(unittest.TestCase):
     def test_four_host_ranks_without_gpus(self):
         self.fake_gpus(0)  # a driver that lists nothing
         self.assertEqual(self.ranks()[:2], (0, "4"))
-        os.remove(os.path.join(self.bin, "nvidia-smi"))  # no driver at all
+        # nvidia-smi installed but no driver loaded: it fails (first on PATH, so a real one
+        # on a GPU host does not answer instead).
+        with open(os.path.join(self.bin, "nvidia-smi"), "w") as f:
+            f.write("#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the driver' >&2\n"
+                    "exit 9\n")
         self.assertEqual(self.ranks()[:2], (0, "4"))
 
     def test_commbench_np_wins_and_is_checked(self):

@@ -19,8 +19,10 @@ struct AutoBackendChoice {
   std::string note;  // why a machine with GPUs runs the host backend; empty otherwise
 };
 
-// `ranks` is indexed by rank. NCCL when every rank sees a device and every host has at
-// least (its ranks x gpus_per_process) distinct GPUs among what its ranks see.
+// `ranks` is indexed by rank. NCCL when every rank sees a device and, on every host, the
+// ranks either see the same GPUs and there are at least (ranks x gpus_per_process) of them,
+// or see pairwise disjoint sets of at least gpus_per_process each: what device selection
+// (device_selection.hpp) accepts.
 AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int gpus_per_process);
 
 }  // namespace commbench

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,8 @@ class JobWatch {
   Watchdog& watchdog() { return watchdog_; }
   double timeout_seconds() const { return timeout_seconds_; }
   // Aborted (NCCL communicators) before the process ends on a timeout; null for none.
-  void set_backend(Backend* backend) { backend_.store(backend); }
+  // Waits for an abort in progress, so the backend can be destroyed once this returns.
+  void set_backend(Backend* backend);
   // How long a rank waits after its own timeout line before exiting, so the launcher
   // does not tear rank 0 down before rank 0 has named the stragglers.
   void set_linger(std::chrono::milliseconds linger) { linger_ms_.store(linger.count()); }
@@ -39,7 +41,8 @@ class JobWatch {
 
  private:
   double timeout_seconds_;
-  std::atomic<Backend*> backend_{nullptr};
+  std::mutex backend_mutex_;  // held while aborting and while the backend changes
+  Backend* backend_ = nullptr;
   std::atomic<long long> linger_ms_{0};
   std::unique_ptr<HeartbeatChannel> heartbeat_;
   Watchdog watchdog_;  // last: its thread reads the members above

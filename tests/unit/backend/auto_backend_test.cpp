@@ -30,6 +30,17 @@ TEST(AutoBackend, FourRanksOnAOneGpuWorkstationRunTheHostBackendAndSayWhy) {
             "but the host has 1; to measure the GPUs start 1 rank per node");
 }
 
+TEST(AutoBackend, OverlappingButDifferentSetsRunTheHostBackend) {
+  // Rank 0 sees both GPUs, rank 1 only the first: device selection would refuse NCCL.
+  const AutoBackendChoice choice = choose_auto_backend({{"a", {kGpu0, kGpu1}}, {"a", {kGpu0}}}, 1);
+  EXPECT_FALSE(choice.nccl);
+  EXPECT_EQ(choice.note,
+            "--backend auto chose mpi: the ranks on host a see overlapping but different GPU sets "
+            "(CUDA_VISIBLE_DEVICES), which NCCL device selection refuses");
+  // Disjoint sets with too few GPUs each for -g 2.
+  EXPECT_FALSE(choose_auto_backend({{"a", {kGpu0}}, {"a", {kGpu1}}}, 2).nccl);
+}
+
 TEST(AutoBackend, TooFewGpusForGpusPerProcessOrARankWithoutOne) {
   EXPECT_FALSE(choose_auto_backend({{"a", {kGpu0, kGpu1}}}, 4).nccl);
   const AutoBackendChoice blind = choose_auto_backend({{"a", {kGpu0}}, {"b", {}}}, 1);
