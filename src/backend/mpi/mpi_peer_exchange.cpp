@@ -39,7 +39,9 @@ class MpiPeerExchange final : public PeerExchange {
   std::uint64_t message_bytes() const override { return message_bytes_; }
 
   void run_single() override {
-    std::memset(received_.data(), kStaleByte, received_.size());
+    // A rank that receives nothing has no buffer (memset of a null pointer is undefined,
+    // even for 0 bytes).
+    if (!received_.empty()) std::memset(received_.data(), kStaleByte, received_.size());
     start()->wait();
   }
 
