@@ -25,7 +25,10 @@ AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int
   }
   // The rules device selection applies (device_selection.hpp): the ranks of a host see
   // either the same GPUs, shared out by local rank, or pairwise disjoint ones.
-  for (const auto& [host, seen_by_rank] : per_host) {
+  for (const auto& host_and_sets : per_host) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+    const std::string& host = host_and_sets.first;
+    const std::vector<std::set<std::string>>& seen_by_rank = host_and_sets.second;
     const int rank_count = static_cast<int>(seen_by_rank.size());
     const bool all_same = std::all_of(seen_by_rank.begin(), seen_by_rank.end(),
                                       [&](const std::set<std::string>& seen) { return seen == seen_by_rank.front(); });
