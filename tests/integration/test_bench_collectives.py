@@ -297,9 +297,8 @@ class Failures(TempDirTest):
     def test_timeout_exits_4_naming_rank_host_and_step(self):
         rc, out, err = run(2, "--op", "allreduce", "-b", "64M", "-e", "64M", "-n", "3", "-T", "0.001")
         self.assertEqual(rc, 4, err)
-        # The first guarded step that outlasts 1 ms ends the job; with the watchdog armed
-        # from before MPI starts, that is usually starting MPI itself (StallInEveryPhase
-        # covers each phase by name).
+        # The first guarded step that outlasts 1 ms ends the job: usually joining the ranks
+        # right after MPI_Init (StallInEveryPhase covers each phase by name).
         self.assertRegex(err, r"bench-collectives: timeout: rank [01] \(host [^)]+\): "
                               r"(starting MPI|joining the job's ranks|opening the heartbeat channel|"
                               r"creating the auto backend|allocating the buffers|"
@@ -506,7 +505,7 @@ class FaultInjection(TempDirTest):
 
 
 class StallInEveryPhase(TempDirTest):
-    """Issue 13: a rank that stalls in any phase, from starting MPI to finalizing it, ends
+    """Issue 13: a rank that stalls in any phase, from joining the ranks to finalizing MPI, ends
     the job within timeout + 10 s with exit 4 and a line naming the phase; once the
     heartbeat channel is open, rank 0 also names the stalled rank. COMMBENCH_DEBUG_STALL
     makes rank 1 stop itself (SIGSTOP) at the first guarded step whose name contains the
@@ -516,7 +515,7 @@ class StallInEveryPhase(TempDirTest):
     # outlasts it, short enough to keep 16 phases near 100 s.
     TIMEOUT_S = 4
     # (text of the guarded step, whether rank 0 can name the stalled rank by then)
-    PHASES = [("starting MPI", False), ("joining the job's ranks", False), ("opening the heartbeat channel", False),
+    PHASES = [("joining the job's ranks", False), ("opening the heartbeat channel", False),
               ("creating the auto backend", True), ("exchanging each rank's GPUs", True), ("planning the sweep", True),
               ("allocating the buffers", True), ("probing the topology for the bandwidth model", True),
               ("opening the result files", True), ("gathering each rank's devices", True),
