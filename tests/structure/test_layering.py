@@ -1,5 +1,6 @@
 """Lower layers never include higher ones: core knows only itself; topology, report,
-validate and backend build on core; the runner on backend; cli may use everything.
+validate and backend build on core; the runner on backend; pattern (bench-patterns' schedules and their executor) on the
+runner and the bandwidth model; cli may use everything.
 A header of a higher layer in a lower one (the CSV reporter in the topology matrix, as
 before) fails here, naming the file and the include.
 """
@@ -15,6 +16,7 @@ ALLOWED = {
     "validate": {"core", "validate"},
     "backend": {"core", "backend"},
     "runner": {"core", "backend", "runner"},
+    "pattern": {"core", "backend", "runner", "topology", "pattern"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"commbench/([a-z_]+)/', re.MULTILINE)
 
