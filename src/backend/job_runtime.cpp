@@ -1,7 +1,9 @@
 #include "commbench/backend/job_runtime.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "commbench/backend/local_bootstrap.hpp"
 #include "commbench/config.hpp"
@@ -20,6 +22,8 @@ class MpiRuntime final : public JobRuntime {
  public:
   MpiRuntime(int* argc, char*** argv) : environment_(argc, argv) {}
   std::unique_ptr<Bootstrap> world() override { return std::make_unique<mpi::MpiBootstrap>(MPI_COMM_WORLD); }
+  void take_arrival_census(ArrivalBoard& board, const std::string& step, int round,
+                           std::vector<std::string> hosts) override;
   std::string mpi_version() const override { return mpi::MpiEnvironment::library_version(); }
   [[noreturn]] void abort_job(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
@@ -29,11 +33,50 @@ class MpiRuntime final : public JobRuntime {
  private:
   mpi::MpiEnvironment environment_;
 };
+
+// On MPI_COMM_WORLD itself: duplicating it (the world bootstrap's first act) is already
+// collective. The tags are the census's own; nothing else sends on MPI_COMM_WORLD.
+void MpiRuntime::take_arrival_census(ArrivalBoard& board, const std::string& step, int round,
+                                     std::vector<std::string> hosts) {
+  constexpr int kCensusTag = 7400;
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) return;
+  if (rank != 0) {
+    // Small enough to go eagerly: the sender does not wait for rank 0 to match it.
+    mpi::check_mpi(MPI_Send(&round, 1, MPI_INT, 0, kCensusTag + round, MPI_COMM_WORLD), "MPI_Send (arrival)");
+    return;
+  }
+  board.open(step, size, std::move(hosts));
+  std::vector<int> rounds(static_cast<std::size_t>(size));
+  std::vector<MPI_Request> requests(static_cast<std::size_t>(size - 1));
+  for (int peer = 1; peer < size; ++peer)
+    mpi::check_mpi(MPI_Irecv(&rounds[static_cast<std::size_t>(peer)], 1, MPI_INT, peer, kCensusTag + round,
+                             MPI_COMM_WORLD, &requests[static_cast<std::size_t>(peer - 1)]),
+                   "MPI_Irecv (arrival)");
+  std::vector<int> done(requests.size());
+  int outstanding = size - 1;
+  while (outstanding > 0) {
+    int count = 0;
+    mpi::check_mpi(
+        MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count, done.data(), MPI_STATUSES_IGNORE),
+        "MPI_Testsome (arrival)");
+    for (int k = 0; k < count; ++k) board.mark_arrived(done[static_cast<std::size_t>(k)] + 1);
+    outstanding -= count;
+    // A peer late by seconds (a stall, a slow start) should not cost a core the
+    // other ranks on this node need to start.
+    if (outstanding > 0 && count == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  board.close();
+}
 #endif
 
 class LocalRuntime final : public JobRuntime {
  public:
   std::unique_ptr<Bootstrap> world() override { return std::make_unique<LocalBootstrap>(); }
+  void take_arrival_census(ArrivalBoard&, const std::string&, int, std::vector<std::string>) override {}
   std::string mpi_version() const override { return "none (single process)"; }
   [[noreturn]] void abort_job(int code) override {
     std::fflush(nullptr);

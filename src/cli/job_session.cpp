@@ -34,16 +34,23 @@ std::vector<std::string> gathered_devices(Bootstrap& group, const Backend& backe
 
 JobSession::JobSession(JobStart& start, std::string schema) : start_(start), schema_(std::move(schema)) {
   Watchdog& watchdog = start_.watch.watchdog();
+  // Both steps before the heartbeat channel are collective: an arrival census first lets
+  // rank 0 name a rank that never reaches them (host names are not known in the first).
+  const bool watched = start_.watch.timeout_seconds() > 0;
   {
     // Every rank's host name is exchanged here: a rank that never arrives stalls it.
-    auto guard = watchdog.guard("joining the job's ranks");
+    const std::string step = "joining the job's ranks";
+    auto guard = watchdog.guard(step);
+    if (watched) start_.runtime.take_arrival_census(start_.watch.arrivals(), step, 1, {});
     world_ = start_.runtime.world();
   }
   watchdog.set_identity(rank_name(world_->rank(), world_->hostname()));
-  if (start_.watch.timeout_seconds() > 0 && world_->size() > 1) {
+  if (watched && world_->size() > 1) {
     std::unique_ptr<HeartbeatChannel> heartbeat;
     {
-      auto guard = watchdog.guard("opening the heartbeat channel");
+      const std::string step = "opening the heartbeat channel";
+      auto guard = watchdog.guard(step);
+      start_.runtime.take_arrival_census(start_.watch.arrivals(), step, 2, world_->hostnames());
       heartbeat = HeartbeatChannel::open(*world_);
     }
     // Rank 0 names the stragglers; the others print their own line and wait a moment

@@ -25,7 +25,12 @@ JobWatch::JobWatch(const std::string& program, double timeout_seconds)
                     if (backend_ != nullptr) backend_->abort();
                   }
                   Watchdog::print_and_exit(message, std::chrono::milliseconds(linger_ms_.load()));
-                }) {}
+                }) {
+  watchdog_.attach_arrivals(&arrivals_);
+  // Rank 0 names the missing ranks from the first step on (the arrival census); the
+  // others wait a moment after their own line so the launcher does not end rank 0 first.
+  if (launcher_rank_or_zero() != 0) set_linger(std::chrono::milliseconds(3000));
+}
 
 void JobWatch::set_backend(Backend* backend) {
   std::lock_guard lock(backend_mutex_);

@@ -22,6 +22,11 @@ void Watchdog::attach_heartbeat(HeartbeatChannel* channel, std::vector<std::stri
   hosts_ = std::move(hosts);
 }
 
+void Watchdog::attach_arrivals(const ArrivalBoard* board) {
+  std::lock_guard lock(mutex_);
+  arrivals_ = board;
+}
+
 void Watchdog::set_identity(std::string who) {
   std::lock_guard lock(mutex_);
   who_ = std::move(who);
@@ -97,6 +102,8 @@ void Watchdog::watch() {
     if (heartbeat_ != nullptr && heartbeat_->collecting())
       message += "; " + describe_stragglers(heartbeat_->snapshot(), hosts_, sequence_, std::chrono::steady_clock::now(),
                                             silence_threshold());
+    else if (arrivals_ != nullptr && !arrivals_->describe().empty())
+      message += "; " + arrivals_->describe();
     armed_ = false;
     lock.unlock();
     on_expiry_(message);

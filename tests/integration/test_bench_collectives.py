@@ -514,16 +514,15 @@ class StallInEveryPhase(TempDirTest):
     # Long enough that no healthy step (MPI start-up under ASan on a loaded 2-core VM)
     # outlasts it, short enough to keep 16 phases near 100 s.
     TIMEOUT_S = 4
-    # (text of the guarded step, whether rank 0 can name the stalled rank by then)
-    PHASES = [("joining the job's ranks", False), ("opening the heartbeat channel", False),
-              ("creating the auto backend", True), ("exchanging each rank's GPUs", True), ("planning the sweep", True),
-              ("allocating the buffers", True), ("probing the topology for the bandwidth model", True),
-              ("opening the result files", True), ("gathering each rank's devices", True),
-              ("writing the result headers", True), ("(check)", True), ("(timed batch", True),
-              ("(stop agreement)", True),
-              ("writing the results", True), ("finalizing MPI", True)]
-    # Before the heartbeat channel exists no rank can know which peer is missing: each
-    # waiting rank names itself and the phase (docs/methodology.md, "Timeouts").
+    # (text of the guarded step, how rank 0 names the stalled rank: its arrival census
+    # before the heartbeat channel exists, the heartbeats afterwards)
+    PHASES = [("joining the job's ranks", "census"), ("opening the heartbeat channel", "census")] + [
+        (phase, "heartbeat") for phase in (
+            "creating the auto backend", "exchanging each rank's GPUs", "planning the sweep", "allocating the buffers",
+            "probing the topology for the bandwidth model", "opening the result files",
+            "gathering each rank's devices", "writing the result headers", "(check)", "(timed batch",
+            "(stop agreement)", "writing the results", "finalizing MPI")]
+    # Every waiting rank also names itself and the phase (docs/methodology.md, "Timeouts").
 
     def stall(self, phase):
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -544,7 +543,7 @@ class StallInEveryPhase(TempDirTest):
         return proc.returncode, err, elapsed, ranks
 
     def test_a_rank_stalled_in_any_phase_is_reported_with_exit_4(self):
-        for phase, names_the_rank in self.PHASES:
+        for phase, how_named in self.PHASES:
             with self.subTest(phase=phase):
                 rc, err, elapsed, ranks = self.stall(phase)
                 self.assertIn("rank 1 stops itself at", err)  # the hook fired in this phase
@@ -556,7 +555,13 @@ class StallInEveryPhase(TempDirTest):
                     r"bench-collectives: timeout: rank [02] \(host [^)]+\): .*" + re.escape(phase) +
                     r".* did not complete within 4 s \(-T/--timeout\)", line)]
                 self.assertTrue(waiting, err)
-                if names_the_rank:
+                if how_named == "census":
+                    # Before the ranks exchanged names, rank 0 cannot know the host.
+                    host = "unknown" if phase.startswith("joining") else "[^)]+"
+                    self.assertRegex(err, r"(?m)^bench-collectives: timeout: rank 0 \(host [^)]+\): " + re.escape(phase) +
+                                     r" did not complete .*; not arrived at " + re.escape(phase) +
+                                     r": rank 1 \(host " + host + r"\)$")
+                else:
                     self.assertRegex(err, r"bench-collectives: timeout: rank 0 \(host [^)]+\): .*not responding: "
                                           r"rank 1 \(host [^)]+\) (silent for|never reported)")
                     self.assertNotRegex(err, r"not responding: .*rank [02] \(")

@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "commbench/backend/arrival_census.hpp"
 #include "commbench/backend/bootstrap.hpp"
 
 namespace commbench {
@@ -15,6 +17,11 @@ class JobRuntime {
   virtual ~JobRuntime() = default;
   // A bootstrap over every process of the job.
   virtual std::unique_ptr<Bootstrap> world() = 0;
+  // Point to point, before the collective `step`: every rank tells rank 0 it arrived,
+  // and rank 0 waits until all did, marking them on `board` (see arrival_census.hpp).
+  // `round` tells successive censuses apart; `hosts` as ArrivalBoard::open takes them.
+  virtual void take_arrival_census(ArrivalBoard& board, const std::string& step, int round,
+                                   std::vector<std::string> hosts) = 0;
   // "Open MPI v4.1.4", or "none (single process)".
   virtual std::string mpi_version() const = 0;
   // Ends every process of the job with `code` (other ranks may be stuck in a collective).

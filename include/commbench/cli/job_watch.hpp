@@ -39,6 +39,8 @@ class JobWatch {
   void adopt_heartbeat(std::unique_ptr<HeartbeatChannel> channel, std::vector<std::string> labels);
   // Renames the ranks in rank 0's account of stragglers (with their GPUs, say).
   void relabel_ranks(std::vector<std::string> labels);
+  // Rank 0's census of who arrived at the steps before the heartbeat channel exists.
+  ArrivalBoard& arrivals() { return arrivals_; }
 
  private:
   double timeout_seconds_;
@@ -46,6 +48,7 @@ class JobWatch {
   Backend* backend_ = nullptr;
   std::atomic<long long> linger_ms_{0};
   std::unique_ptr<HeartbeatChannel> heartbeat_;
+  ArrivalBoard arrivals_;
   Watchdog watchdog_;  // last: its thread reads the members above
 };
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "commbench/backend/arrival_census.hpp"
 #include "commbench/runner/heartbeat.hpp"
 #include "commbench/runner/stall_hook.hpp"
 
@@ -40,6 +41,9 @@ class Watchdog {
   // Heartbeats go out on every poll; on rank 0 (the collector) an expiry message also
   // says which ranks are silent or behind. `hosts` is indexed by rank.
   void attach_heartbeat(HeartbeatChannel* channel, std::vector<std::string> hosts);
+  // Before the heartbeat channel exists: on rank 0, an expiry message names the ranks
+  // that have not arrived at the step (the board's census); null for none.
+  void attach_arrivals(const ArrivalBoard* board);
   // Renames this rank in messages once more is known (its GPUs, after the backend exists).
   void set_identity(std::string who);
   // How long a rank may be silent before rank 0 calls it not responding.
@@ -80,6 +84,7 @@ class Watchdog {
   std::chrono::nanoseconds poll_{};
   HeartbeatChannel* heartbeat_ = nullptr;
   std::vector<std::string> hosts_;
+  const ArrivalBoard* arrivals_ = nullptr;
   StallHook stall_hook_ = StallHook::from_environment();
   int own_rank_ = launcher_rank_or_zero();
   std::thread thread_;
