@@ -60,7 +60,7 @@ GroupsOptions parse_options(int argc, char** argv, std::optional<std::string>& t
   }
   options.bytes = parse_size(size_text, "-b/--bytes");
   options.timeout_seconds = parse_timeout_seconds(timeout_text);
-  check_output_paths(options.outputs);
+  if (is_reporting_process()) check_output_paths(options.outputs);
   return options;
 }
 

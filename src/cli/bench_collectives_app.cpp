@@ -245,7 +245,7 @@ int run_bench_collectives(int argc, char** argv) {
       if (parsed.version_requested) return parsed.text_to_print + "\nbackends: " + available_backends();
       return parsed.text_to_print;
     }
-    check_output_paths(parsed.options->outputs());
+    if (is_reporting_process()) check_output_paths(parsed.options->outputs());
     return std::nullopt;
   };
   return run_command(

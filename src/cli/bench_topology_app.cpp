@@ -186,11 +186,14 @@ int run_bench_topology(int argc, char** argv) {
   const auto prepare = [&]() -> std::optional<std::string> {
     parsed = parse_topology_command_line(argc, argv);
     if (!parsed.options) return parsed.text_to_print;
-    const TopologyOptions& o = *parsed.options;
-    const std::pair<const std::string&, const char*> outputs[] = {{o.csv_path, "--csv"}, {o.json_path, "--json"}};
+    // Only the reporting process writes files, so only its file system is asked.
+    if (!is_reporting_process()) return std::nullopt;
+    const TopologyOptions& options = *parsed.options;
+    const std::pair<const std::string&, const char*> outputs[] = {{options.csv_path, "--csv"},
+                                                                  {options.json_path, "--json"}};
     // Both checked before either directory is made: a refusal leaves nothing behind.
     for (const auto& [path, flag] : outputs)
-      if (!path.empty()) check_output_path(path, flag, o.force, OutputKind::replaced);
+      if (!path.empty()) check_output_path(path, flag, options.force, OutputKind::replaced);
     for (const auto& [path, flag] : outputs)
       if (!path.empty()) create_parent_directories(path, flag);
     return std::nullopt;

@@ -41,6 +41,11 @@ void print_command_error(const char* program, const std::string& message) {
   std::fflush(stderr);
 }
 
+bool is_reporting_process() {
+  const std::optional<int> launcher = launcher_rank([](const char* name) { return std::getenv(name); });
+  return !launcher || *launcher == 0;
+}
+
 int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions, double timeout_seconds,
                        const std::string& command_line, const std::function<int(JobStart&)>& body) {
   // Before MPI starts, so the library's own allocations follow it too.
@@ -69,8 +74,7 @@ int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle
 int run_command(const char* program, int argc, char** argv, bool handle_interruptions,
                 const std::function<std::optional<std::string>()>& prepare,
                 const std::function<double()>& timeout_seconds, const std::function<int(JobStart&)>& body) {
-  const std::optional<int> launcher = launcher_rank([](const char* name) { return std::getenv(name); });
-  const bool prints_before_mpi = !launcher || *launcher == 0;
+  const bool prints_before_mpi = is_reporting_process();
   const std::string command_line = quoted_command_line(argc, argv);
   std::optional<std::string> text_instead;
   try {

@@ -254,6 +254,26 @@ class OutputsAndModes(TempDirTest):
         with open(target) as f:
             self.assertEqual(f.readline().strip().split(","), COLUMNS)
 
+    def test_only_the_reporting_rank_asks_its_file_system(self):
+        # Two ranks whose working directories differ, as on two nodes: the file exists
+        # only where rank 1 runs. Rank 1 never writes it, so it must not refuse the run
+        # (it used to exit 2 alone, silently, and the launcher ended the job).
+        node_a, node_b = self.path("node-a"), self.path("node-b")
+        os.makedirs(node_a)
+        os.makedirs(node_b)
+        with open(os.path.join(node_b, "rows.csv"), "w") as f:
+            f.write("rank 1's node\n")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        args = [BIN, "--op", "allreduce", "-b", "8", "-e", "8", "-n", "1", "--csv", "rows.csv"]
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "1", "-wdir", node_a, *args, ":",
+                            "-np", "1", "-wdir", node_b, *args], capture_output=True, text=True, timeout=TIMEOUT_S,
+                           env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(node_a, "rows.csv")) as f:
+            self.assertEqual(f.readline().strip().split(","), COLUMNS)
+        with open(os.path.join(node_b, "rows.csv")) as f:
+            self.assertEqual(f.read(), "rank 1's node\n")
+
     def test_help_prints_once(self):
         rc, out, err = run(2, "--help")
         self.assertEqual(rc, 0)

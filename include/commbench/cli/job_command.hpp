@@ -33,10 +33,17 @@ struct JobStart {
 int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle_interruptions, double timeout_seconds,
                        const std::string& command_line, const std::function<int(JobStart&)>& body);
 
+// Whether this process is the launcher's rank 0 (or runs without a launcher): the one
+// that prints before MPI starts and, after it, writes the result files.
+bool is_reporting_process();
+
 // The whole life of a command. `prepare` runs before MPI: it parses the flags and checks
-// what can be checked alone (output paths), keeping what it parsed, and returns text to
-// print instead of running (help, version) or nullopt to run. Its UsageError is printed
-// by the launcher's rank 0 only (every rank finds the same one) and returns 2. Then
+// what can be checked alone, keeping what it parsed, and returns text to print instead of
+// running (help, version) or nullopt to run. Its UsageError is printed by the launcher's
+// rank 0 only and returns 2, so it must be one every rank finds alike (the flags): a check
+// whose answer depends on the node, such as whether an output file exists, belongs only
+// to the reporting process (is_reporting_process()), which alone writes the files; on
+// another node it would end that rank silently and the job without a reason. Then
 // `timeout_seconds()` (read from what prepare parsed) arms the job's watchdog, and `body`
 // runs in the job runtime.
 int run_command(const char* program, int argc, char** argv, bool handle_interruptions,
