@@ -4,9 +4,12 @@
 // the slowest rank's mean time per call in microseconds, the figure bench-collectives
 // prints as time_us. Sizes mean what they mean in bench-collectives (float elements):
 // the whole buffer for allreduce and broadcast, the gathered buffer for allgather, the
-// input buffer for reducescatter.
+// input buffer for reducescatter. With a fourth argument `page`, both buffers start on a
+// page boundary, as bench-collectives' host buffers do (by default they are std::vector's).
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,8 +19,16 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS\n");
+  std::fprintf(stderr, "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS [page]\n");
   return 2;
+}
+
+constexpr std::size_t kPageFloats = 4096 / sizeof(float);
+
+// The first page boundary inside `storage` (which has a page to spare).
+float* page_start(std::vector<float>& storage) {
+  const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+  return reinterpret_cast<float*>((address + 4095) & ~std::uintptr_t{4095});
 }
 
 }  // namespace
@@ -27,7 +38,7 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (argc != 4) {
+  if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "page")) {
     MPI_Finalize();
     return usage();
   }
@@ -36,8 +47,18 @@ int main(int argc, char** argv) {
   const long iterations = std::atol(argv[3]);
   const bool chunked = op == "allgather" || op == "reducescatter";
   const int count = static_cast<int>(std::max(1L, bytes / 4 / (chunked ? ranks : 1)));  // per rank (per chunk)
-  std::vector<float> send(static_cast<std::size_t>(count) * (op == "reducescatter" ? ranks : 1), 1.0f);
-  std::vector<float> recv(static_cast<std::size_t>(count) * (op == "allgather" ? ranks : 1), 0.0f);
+  const bool page_aligned = argc == 5;
+  std::vector<float> send_storage(static_cast<std::size_t>(count) * (op == "reducescatter" ? ranks : 1) +
+                                  (page_aligned ? kPageFloats : 0));
+  std::vector<float> recv_storage(static_cast<std::size_t>(count) * (op == "allgather" ? ranks : 1) +
+                                  (page_aligned ? kPageFloats : 0));
+  float* send_data = page_aligned ? page_start(send_storage) : send_storage.data();
+  float* recv_data = page_aligned ? page_start(recv_storage) : recv_storage.data();
+  std::fill(send_data, send_storage.data() + send_storage.size(), 1.0f);
+  struct {
+    float* data() const { return pointer; }
+    float* pointer;
+  } send{send_data}, recv{recv_data};
   auto call = [&] {
     if (op == "allreduce") return MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     if (op == "allgather")
