@@ -78,6 +78,12 @@ PathBudget nvlink_budget(const NodeTopology& node, const std::vector<int>& used)
   return {spec, achievable, text};
 }
 
+// An NVLink part whose NVLinks the source could not record: its PCIe path is not its link.
+PathBudget unrecorded_nvlinks_budget(const NodeTopology& node, int gpu) {
+  return unknown_budget("the NVLinks of GPU " + std::to_string(node.gpus[static_cast<std::size_t>(gpu)].index) +
+                        " (an NVLink part) were not recorded by the source");
+}
+
 bool crosses_sockets(const NodeTopology& node, int gpu_a, int gpu_b) {
   const Connection c = classify(node, {Endpoint::Kind::gpu, gpu_a}, {Endpoint::Kind::gpu, gpu_b});
   return c.kind == PathClass::sys;
@@ -187,6 +193,7 @@ PathBudget intra_node_budget(const NodeTopology& node, const JobLayout& layout) 
   const UsedGpus used = used_gpus(node, layout);
   if (!used.missing.empty()) return unknown_budget("GPU " + used.missing + " is not in the probed topology");
   if (used.indexes.size() < 2) return unknown_budget("one GPU per node: no link inside the node is crossed");
+  if (const auto gpu = gpu_with_unrecorded_nvlinks(node, used.indexes)) return unrecorded_nvlinks_budget(node, *gpu);
   PathBudget nvlink = nvlink_budget(node, used.indexes);
   if (nvlink.spec_gbps) return nvlink;
   return pcie_ring_budget(node, used.indexes, true);
@@ -199,6 +206,7 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
   const UsedGpus used = used_gpus(node, layout);
   if (!used.missing.empty()) return unknown_budget("GPU " + used.missing + " is not in the probed topology");
   if (used.indexes.size() < 2) return unknown_budget("one GPU per node: no link inside the node is crossed");
+  if (const auto gpu = gpu_with_unrecorded_nvlinks(node, used.indexes)) return unrecorded_nvlinks_budget(node, *gpu);
   // A pair through NVSwitches gets the smaller GPU's switch links; directly linked GPUs
   // their shared links. The narrowest neighbouring pair bounds the whole exchange.
   double spec = 0, achievable = 0;

@@ -8,11 +8,15 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include "commbench/config.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/pci_bus_id.hpp"
+#include "commbench/topology/ibverbs_probe.hpp"
 #include "commbench/topology/link_spec.hpp"
+#include "commbench/topology/nvlink_parts.hpp"
 #include "commbench/topology/xml_document.hpp"
 
 #if COMMBENCH_HAVE_HWLOC
@@ -155,6 +159,68 @@ hwloc_obj_t pci_parent_of(hwloc_obj_t object) {
   return object;
 }
 
+const char* info_of(hwloc_obj_t object, const char* name) { return hwloc_obj_get_info_by_name(object, name); }
+
+// The port number N of an info named "Port<N>State"; none for any other info.
+std::optional<int> state_info_port(std::string_view name) {
+  constexpr std::string_view prefix = "Port", suffix = "State";
+  if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix))
+    return std::nullopt;
+  const std::string_view digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  int port = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (error != std::errc{} || end != digits.data() + digits.size() || port < 1) return std::nullopt;
+  return port;
+}
+
+// The link layer a network device shows for its port: IPoIB interfaces have 20-byte
+// hardware addresses (queue pair and GID), Ethernet ones 6. Empty when neither.
+std::string link_layer_of_address(const char* address) {
+  if (address == nullptr) return "";
+  const std::string_view text = address;
+  const std::size_t bytes = static_cast<std::size_t>(std::count(text.begin(), text.end(), ':')) + 1;
+  if (text.size() != bytes * 3 - 1) return "";
+  return bytes == 20 ? "InfiniBand" : bytes == 6 ? "Ethernet" : "";
+}
+
+// hwloc's Linux backend copies each port's state into the OpenFabrics device's infos
+// ("Port1State" = 4 for ACTIVE) and names the port of each network device ("Port").
+// It records no rate and no physical state: those stay unknown.
+std::vector<NicPort> ports_of(hwloc_obj_t openfabrics, const std::vector<hwloc_obj_t>& network_devices) {
+  std::vector<NicPort> ports;
+  for (unsigned i = 0; i < openfabrics->infos_count; ++i) {
+    const hwloc_info_s& info = openfabrics->infos[i];
+    const std::optional<int> number = state_info_port(info.name);
+    if (!number || info.value == nullptr) continue;
+    NicPort port;
+    port.port = *number;
+    unsigned code = 0;
+    const std::string_view value = info.value;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), code);
+    if (error == std::errc{} && end == value.data() + value.size()) {
+      port.state = ib_port_state_name(code);
+      port.state_code = port.state.empty() ? 0 : static_cast<int>(code);
+    }
+    for (const hwloc_obj_t network : network_devices) {
+      const char* network_port = info_of(network, "Port");
+      if (network_port != nullptr && std::to_string(port.port) == network_port)
+        port.link_layer = link_layer_of_address(info_of(network, "Address"));
+    }
+    ports.push_back(std::move(port));
+  }
+  std::sort(ports.begin(), ports.end(), [](const NicPort& a, const NicPort& b) { return a.port < b.port; });
+  return ports;
+}
+
+// A GPU whose NVLinks hwloc could not record: only its NVML backend adds the
+// NVLinkBandwidth matrix, and a topology without it says nothing about NVLink.
+void mark_unrecorded_nvlinks(NodeTopology& node) {
+  for (Gpu& gpu : node.gpus) {
+    const PciObject& pci = node.pci[static_cast<std::size_t>(gpu.pci)];
+    if (is_nvlink_part(pci.vendor, pci.device_id, gpu.model)) gpu.nvlinks_unrecorded = true;
+  }
+}
+
 void add_gpus_and_nics(NodeTopology& node, const TreeBuilder& tree, const std::string& where) {
   std::vector<Gpu> gpus;
   std::map<std::string, Nic> nics;
@@ -179,17 +245,22 @@ void add_gpus_and_nics(NodeTopology& node, const TreeBuilder& tree, const std::s
     } else if (pci.kind == PciKind::device) {
       // An OpenFabrics OS device makes it an RDMA NIC, whatever its class: older
       // ConnectX cards report 0x0c06 (InfiniBand controller) rather than 0x0207.
-      std::string rdma_name;
+      hwloc_obj_t openfabrics = nullptr;
+      std::vector<hwloc_obj_t> network_devices;
       std::vector<std::string> netdevs;
       for (hwloc_obj_t os = object->io_first_child; os != nullptr; os = os->next_sibling) {
         if (os->type != HWLOC_OBJ_OS_DEVICE || os->name == nullptr) continue;
-        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) rdma_name = os->name;
-        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK) netdevs.emplace_back(os->name);
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) openfabrics = os;
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK) {
+          network_devices.push_back(os);
+          netdevs.emplace_back(os->name);
+        }
       }
       // Plain Ethernet NICs without RDMA are not what NCCL uses; sysfs lists them separately.
-      if (rdma_name.empty()) continue;
+      if (openfabrics == nullptr) continue;
       Nic nic;
-      nic.name = rdma_name;
+      nic.name = openfabrics->name;
+      nic.ports = ports_of(openfabrics, network_devices);
       nic.pci = index;
       nic.bus_id = pci.bus_id;
       nic.numa = pci.numa;
@@ -211,13 +282,27 @@ void add_gpus_and_nics(NodeTopology& node, const TreeBuilder& tree, const std::s
   for (auto& [name, nic] : nics) node.nics.push_back(std::move(nic));
 }
 
+// What wrote the export: hwloc puts its version and the program into the root's infos
+// (since hwloc 2.0); the library reading it is named too, as it decides what is kept.
+std::string writer_of(hwloc_topology_t topology) {
+  const hwloc_obj_t root = hwloc_get_root_obj(topology);
+  const char* version = info_of(root, "hwlocVersion");
+  const char* program = info_of(root, "ProcessName");
+  std::string text = "written by ";
+  if (program != nullptr) text += std::string(program) + " of ";
+  text +=
+      version != nullptr ? std::string("hwloc ") + version : std::string("an hwloc that did not record its version");
+  return text + ", read with hwloc " + HWLOC_VERSION;
+}
+
 // hwloc's NVML backend records, per pair of objects, NVLink bandwidth in MB/s: GPU to GPU,
 // GPU to NVSwitch (a PCI device) or GPU to CPU (POWER). Each link of a generation carries
 // the spec rate, so the link count is the bandwidth divided by it.
-void add_nvlinks(hwloc_topology_t topology, NodeTopology& node, const TreeBuilder& tree) {
+// False when the topology has no such matrix: hwloc then knows nothing about NVLink.
+bool add_nvlinks(hwloc_topology_t topology, NodeTopology& node, const TreeBuilder& tree) {
   unsigned count = 1;
   hwloc_distances_s* distances = nullptr;
-  if (hwloc_distances_get_by_name(topology, "NVLinkBandwidth", &count, &distances, 0) != 0 || count == 0) return;
+  if (hwloc_distances_get_by_name(topology, "NVLinkBandwidth", &count, &distances, 0) != 0 || count == 0) return false;
   auto gpu_of = [&](hwloc_obj_t object) -> int {
     const hwloc_obj_t pci = pci_parent_of(object);
     const auto found = tree.index_of.find(pci);
@@ -260,6 +345,7 @@ void add_nvlinks(hwloc_topology_t topology, NodeTopology& node, const TreeBuilde
     }
   }
   hwloc_distances_release(topology, distances);
+  return true;
 }
 
 bool is_hex(std::string_view text) {
@@ -378,8 +464,8 @@ NodeTopology probe_hwloc(const std::string& xml_path) {
   node.hostname = host_name_of(topology.get(), xml_path);
   // HWLOC_VERSION is the library the build compiled against; the runtime only reports
   // its API version, which lags (2.9 has API 2.8).
-  node.sources.push_back(std::string("hwloc ") + HWLOC_VERSION +
-                         (xml_path.empty() ? " (this machine)" : " " + xml_path));
+  node.sources.push_back(xml_path.empty() ? std::string("hwloc ") + HWLOC_VERSION + " (this machine)"
+                                          : "hwloc XML " + xml_path + " (" + writer_of(topology.get()) + ")");
 
   for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, nullptr); numa != nullptr;
        numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, numa)) {
@@ -392,7 +478,7 @@ NodeTopology probe_hwloc(const std::string& xml_path) {
                                              : "PCI tree unknown: " + xml_path + " has no PCI objects");
   }
   add_gpus_and_nics(node, tree, where);
-  add_nvlinks(topology.get(), node, tree);
+  if (!add_nvlinks(topology.get(), node, tree)) mark_unrecorded_nvlinks(node);
   return node;
 }
 

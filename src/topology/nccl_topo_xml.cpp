@@ -100,8 +100,11 @@ class Loader {
     if (root.name != "system")
       fail(root, "root element is <" + shown(root.name) + ">, expected <system> (not an NCCL topology dump?)");
     // NCCL writes version 1, RCCL 2; the layout is the same, so any version is read.
+    std::string writer = "NCCL topology dump";
     if (const std::string* version = root.attribute("version"))
-      (void)integer(root, "version", *version, 0, INT_MAX, "a non-negative integer");
+      writer += ", format version " +
+                std::to_string(integer(root, "version", *version, 0, INT_MAX, "a non-negative integer"));
+    topo_.pci_detail = PciTreeDetail::switches_only;
     for (const XmlElement& child : root.children)
       if (wanted(root, child)) cpu(child);
 
@@ -110,10 +113,16 @@ class Loader {
                      [](const NvlinkGroup& a, const NvlinkGroup& b) { return a.gpu < b.gpu; });
     std::sort(topo_.numa_nodes.begin(), topo_.numa_nodes.end(),
               [](const NumaNode& a, const NumaNode& b) { return a.os_index < b.os_index; });
-    topo_.sources.push_back(std::string(kSource) + " " + where_);
-    topo_.unknowns.push_back(std::string(kSource) + " " + where_ +
-                             ": the dump carries no NIC port state, physical state or link layer, "
-                             "no GPU P2P status and no GPU model names");
+    // The dump names no NCCL release, only the format NCCL wrote it in.
+    topo_.sources.push_back(std::string(kSource) + " " + where_ + " (" + writer + ")");
+    const std::string prefix = std::string(kSource) + " " + where_ + ": ";
+    topo_.unknowns.push_back(prefix +
+                             "the dump records no NIC port state: a listed port is taken as ACTIVE, since NCCL "
+                             "lists only the ports it found usable; physical state and link layer unknown");
+    topo_.unknowns.push_back(prefix + "no GPU P2P status and no GPU model names");
+    topo_.unknowns.push_back(prefix +
+                             "NCCL leaves host bridges and root ports out of the dump: whether two devices "
+                             "under one CPU share a host bridge (PHB) or not (NODE) is unknown, shown ?");
     return std::move(topo_);
   }
 
@@ -391,7 +400,9 @@ class Loader {
       if (*speed != "-1")
         port.rate_gbit = integer(element, "speed", *speed, 0, INT_MAX, "a speed in Mb/s (or -1 when unknown)") / 1000.0;
     }
-    // NCCL lists only ports it can use, so a listed port is up.
+    // The dump has no state field. NCCL lists only ports it can use (its InfiniBand
+    // transport skips every port that is not ACTIVE), so a listed port was up when NCCL
+    // wrote the dump; `unknowns` says that this is inferred.
     port.state_code = 4;
     port.state = "ACTIVE";
     entry.ports.push_back(std::move(port));

@@ -6,6 +6,7 @@
 #include "commbench/topology/hwloc_probe.hpp"
 #include "commbench/topology/ibverbs_probe.hpp"
 #include "commbench/topology/nccl_topo_xml.hpp"
+#include "commbench/topology/nvlink_parts.hpp"
 #include "commbench/topology/nvml_probe.hpp"
 #include "commbench/topology/sysfs_nics.hpp"
 #include "commbench/topology/sysfs_pcie.hpp"
@@ -88,7 +89,11 @@ NodeTopology probe_node(const ProbeOptions& options) {
       node.unknowns.push_back(
           "GPUs from the CUDA runtime unknown: this build has no NCCL backend, which holds the CUDA runtime");
     }
+    const std::size_t sources_before = node.sources.size();
     probe_nvml(node);  // names itself in `sources` when it loads
+    // NVML answered: it reads every GPU's NVLinks, so none is unrecorded any more.
+    if (node.sources.size() > sources_before)
+      for (Gpu& gpu : node.gpus) gpu.nvlinks_unrecorded = false;
   } else {
     node.unknowns.push_back(
         "NVLink state, P2P status and current PCIe link of GPUs unknown: offline input (NVML reads only live GPUs)");
@@ -107,7 +112,12 @@ NodeTopology probe_node(const ProbeOptions& options) {
       merge_nics(node, read_sysfs_nics("/sys"));
     }
   } else if (options.nccl_topo_xml.empty()) {
-    node.unknowns.push_back("NIC port state and rate unknown: offline input without --sysfs-root");
+    // hwloc exports carry each port's state but never its rate.
+    const bool states =
+        std::any_of(node.nics.begin(), node.nics.end(), [](const Nic& nic) { return !nic.ports.empty(); });
+    node.unknowns.push_back(states ? "NIC port rates and physical states unknown: the hwloc export records port "
+                                     "states only; give --sysfs-root for the rest"
+                                   : "NIC port state and rate unknown: offline input without --sysfs-root");
   }
   attach_to_pci_tree(node);
   // GPU links: NVML first (live), then sysfs (live /sys, or the offline tree when given).
@@ -126,6 +136,7 @@ NodeTopology probe_node(const ProbeOptions& options) {
   bool any_rdma = false;
   for (const Nic& nic : node.nics) any_rdma = any_rdma || nic.rdma;
   if (node.gpus.empty()) node.unknowns.push_back("no NVIDIA GPU found");
+  if (const std::string line = unrecorded_nvlinks_line(node); !line.empty()) node.unknowns.push_back(line);
   if (!any_rdma) node.unknowns.push_back("no RDMA NIC found");
   return node;
 }

@@ -68,16 +68,24 @@ PathClass pci_path_class(const NodeTopology& node, int pci_a, int pci_b) {
     if (found == chain_b.end()) continue;
     const PciObject& ancestor = node.pci[static_cast<std::size_t>(chain_a[i])];
     if (ancestor.kind == PciKind::host_bridge) return PathClass::phb;
-    // A switch is an upstream port with downstream ports below it: two devices in the same
-    // switch each cross one downstream port. More bridges on a side mean nested switches.
     const auto position_b = static_cast<std::size_t>(found - chain_b.begin());
     const int deepest = std::max(bridges_below(node, chain_a, i), bridges_below(node, chain_b, position_b));
-    return deepest <= 1 ? PathClass::pix : PathClass::pxb;
+    // With every bridge recorded, a switch is an upstream port with downstream ports below
+    // it: two devices in the same switch each cross one downstream port, and more bridges
+    // on a side mean nested switches. Where each bridge stands for a whole switch (NCCL's
+    // dump), any bridge below the common one is a second switch: PXB, as NCCL and
+    // nvidia-smi say.
+    const int one_switch = node.pci_detail == PciTreeDetail::switches_only ? 0 : 1;
+    return deepest <= one_switch ? PathClass::pix : PathClass::pxb;
   }
   // Different PCI trees: whether the CPU interconnect is crossed decides NODE or SYS.
   const int numa_a = numa_of_root(node, chain_a);
   const int numa_b = numa_of_root(node, chain_b);
-  if (numa_a >= 0 && numa_b >= 0) return numa_a == numa_b ? PathClass::node : PathClass::sys;
+  if (numa_a >= 0 && numa_b >= 0 && numa_a != numa_b) return PathClass::sys;
+  // Without host bridges in the tree, two trees of one NUMA node may hang off one host
+  // bridge (PHB) or two (NODE): the source cannot tell, so neither is claimed.
+  if (node.pci_detail == PciTreeDetail::switches_only) return PathClass::unknown;
+  if (numa_a >= 0 && numa_b >= 0) return PathClass::node;
   // A tree attached to the whole machine (no single NUMA node): on a one-NUMA-node machine
   // that is still local; otherwise the locality is not known.
   if (node.numa_nodes.size() <= 1) return PathClass::node;
@@ -93,6 +101,13 @@ int nvlinks_to_gpu(const NodeTopology& node, int gpu, const std::string& peer_bu
     }
   }
   return links;
+}
+
+std::optional<int> gpu_with_unrecorded_nvlinks(const NodeTopology& node, const std::vector<int>& gpus) {
+  for (const int gpu : gpus) {
+    if (node.gpus[static_cast<std::size_t>(gpu)].nvlinks_unrecorded) return gpu;
+  }
+  return std::nullopt;
 }
 
 int nvlinks_to_switches(const NodeTopology& node, int gpu) {
@@ -114,9 +129,16 @@ Connection classify(const NodeTopology& node, Endpoint a, Endpoint b) {
     // pair is limited by the GPU with fewer (nvidia-smi prints the same).
     const int switched = std::min(nvlinks_to_switches(node, a.index), nvlinks_to_switches(node, b.index));
     if (switched > 0) return {PathClass::nvlink, switched};
+    // An NVLink part whose source cannot record NVLink: the PCI path would be a guess.
+    if (node.gpus[static_cast<std::size_t>(a.index)].nvlinks_unrecorded ||
+        node.gpus[static_cast<std::size_t>(b.index)].nvlinks_unrecorded)
+      return {PathClass::unknown, 0};
   }
   const int pci_a = endpoint_pci(node, a);
   const int pci_b = endpoint_pci(node, b);
+  // Two endpoints in one PCI function (ports of one NIC): they share the device's
+  // link, as two functions behind one switch port would, so PIX rather than the device itself.
+  if (valid_pci(node, pci_a) && pci_a == pci_b) return {PathClass::pix, 0};
   if (valid_pci(node, pci_a) && valid_pci(node, pci_b)) return {pci_path_class(node, pci_a, pci_b), 0};
   // Without a PCI tree, NUMA placement still proves a path crosses sockets.
   const int numa_a = endpoint_numa(node, a);

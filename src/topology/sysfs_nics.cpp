@@ -179,8 +179,9 @@ void merge_nics(NodeTopology& node, std::vector<Nic> nics) {
     for (std::string& netdev : incoming.netdevs)
       if (std::find(nic.netdevs.begin(), nic.netdevs.end(), netdev) == nic.netdevs.end())
         nic.netdevs.push_back(std::move(netdev));
-    // NCCL's dump lists every usable port as active and says nothing of its state; ports
-    // read from the device (libibverbs, sysfs) replace those. Between two sources that do
+    // NCCL's dump lists every usable port as active and says nothing of its state, and an
+    // hwloc export has the state but no rate; ports read from the device (libibverbs,
+    // sysfs) replace those. Between two sources that do
     // read the device, the first (libibverbs, asked before sysfs) stands.
     const auto reads_port_state = [](const std::string& source) { return source == "ibverbs" || source == "sysfs"; };
     if (nic.ports.empty() ||

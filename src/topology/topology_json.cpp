@@ -53,6 +53,14 @@ Capability parse_capability(const std::string& text) {
   return text == "yes" ? Capability::yes : text == "no" ? Capability::no : Capability::unknown;
 }
 
+const char* detail_name(PciTreeDetail detail) {
+  return detail == PciTreeDetail::switches_only ? "switches_only" : "every_bridge";
+}
+
+PciTreeDetail parse_detail(const std::string& text) {
+  return text == "switches_only" ? PciTreeDetail::switches_only : PciTreeDetail::every_bridge;
+}
+
 // Every field of the model is named once, here: writing and reading both walk these
 // lists, so the two can never disagree. `v(name, member)` is a stored field;
 // `v.derived(name, value)` is written for readers of the file and ignored when reading.
@@ -96,6 +104,7 @@ void fields(Self& g, Visit& v) {
   v("pcie_width_current", g.pcie_width_current);
   v("pcie_width_max", g.pcie_width_max);
   v("source", g.source);
+  v("nvlinks_unrecorded", g.nvlinks_unrecorded);
 }
 
 template <typename Self, typename Visit>
@@ -152,6 +161,7 @@ void fields(Self& node, Visit& v) {
   v("hostname", node.hostname);
   v("sources", node.sources);
   v("unknowns", node.unknowns);
+  v("pci_detail", node.pci_detail);
   v("numa_nodes", node.numa_nodes);
   v("pci", node.pci);
   v("gpus", node.gpus);
@@ -181,6 +191,8 @@ struct Writer {
       return peer_name(value);
     } else if constexpr (std::is_same_v<T, Capability>) {
       return capability_name(value);
+    } else if constexpr (std::is_same_v<T, PciTreeDetail>) {
+      return detail_name(value);
     } else if constexpr (requires(Writer & w) { fields(value, w); }) {
       Writer nested;
       fields(value, nested);
@@ -213,6 +225,8 @@ struct Reader {
       value = parse_peer(j.get<std::string>());
     } else if constexpr (std::is_same_v<T, Capability>) {
       value = parse_capability(j.get<std::string>());
+    } else if constexpr (std::is_same_v<T, PciTreeDetail>) {
+      value = parse_detail(j.get<std::string>());
     } else if constexpr (requires(Reader & r) { fields(value, r); }) {
       Reader nested{&j};
       fields(value, nested);

@@ -202,6 +202,42 @@ class Fixtures(TempDirTest):
         self.assertEqual(doc["nodes"][0]["matrix"][0][15], "NV6")
 
 
+class PublicDumps(TempDirTest):
+    """Reduced copies of real machines' dumps (origins in the fixture folders' README.md):
+    each healthy one exits 0, and what its source cannot say is ? with an unknown: line."""
+
+    CASES = [
+        (("--nccl-topo-xml", fixture("nccl", "hgx-a100-switches.xml")), False,
+         ["from: nccl-topo-xml " + fixture("nccl", "hgx-a100-switches.xml") + " (NCCL topology dump, format version 1)\n",
+          "GPU1   NV12   X      NV12   ?      PXB    SYS    ", "(PHB) or not (NODE) is unknown, shown ?\n"]),
+        (("--nccl-topo-xml", fixture("nccl", "dual-port-roce.xml")), False,
+         ["NIC0   ?      SYS    X      PIX    ", "a listed port is taken as ACTIVE"]),
+        (("--hwloc-xml", fixture("hwloc", "jureca-dc-a100.xml")), True,
+         ["(written by lstopo-no-graphics of hwloc 2.2.0, read with hwloc ",
+          "GPU0   X      ?      ?      ?      PIX    SYS    SYS    SYS    ",
+          "unknown: NVLinks of GPU 0,1,2,3 (A100-SXM4-40GB, NVLink parts) unknown"]),
+    ]
+
+    def test_each_public_dump_exits_0_with_its_unknowns(self):
+        for args, hwloc, lines in self.CASES:
+            if hwloc and not HWLOC:
+                continue
+            with self.subTest(dump=args[1]):
+                rc, out, err = run(*args, "--nodes", "2", "--json", self.path("p.json"), "--force")
+                self.assertEqual(rc, 0, err + out)
+                for line in lines:
+                    self.assertIn(line, out)
+
+    @needs_hwloc
+    def test_no_pcie_figure_stands_in_for_unrecorded_nvlinks(self):
+        rc, out, err = run("--hwloc-xml", fixture("hwloc", "jureca-dc-a100.xml"), "--json", self.path("j.json"))
+        self.assertEqual(rc, 0, err)
+        doc = json.load(open(self.path("j.json")))
+        self.assertEqual([p["state"] for n in doc["nodes"][0]["nics"] for p in n["ports"]], ["ACTIVE"] * 4)
+        self.assertTrue(doc["theoretical_busbw"])
+        self.assertTrue(all(r["spec_busbw_gbps"] is None for r in doc["theoretical_busbw"]), doc["theoretical_busbw"])
+
+
 class BadInput(TempDirTest):
     def write(self, name, text):
         path = self.path(name)

@@ -46,6 +46,9 @@ struct Gpu {
   int pcie_generation_current = 0, pcie_generation_max = 0;
   int pcie_width_current = 0, pcie_width_max = 0;
   std::string source;  // "hwloc", "nccl-topo-xml", "nvml", "cuda"
+  // True when the GPU is an NVLink part (SXM) but the source cannot record NVLink (an
+  // hwloc export without NVML): its GPU pairs are then unknown, never PCIe-only.
+  bool nvlinks_unrecorded = false;
 };
 
 enum class NvlinkPeer { gpu, nvswitch, cpu, unknown };
@@ -95,8 +98,15 @@ struct NumaNode {
   std::vector<int> cpus;
 };
 
+// How much of the PCI tree a source records. hwloc and sysfs record every bridge: host
+// bridges, root ports, and both ports of a PCIe switch. NCCL's dump keeps one <pci> per
+// PCIe switch (its upstream port) and leaves out downstream ports, root ports and host
+// bridges, so a bridge there stands for a whole switch and host bridges are unknown.
+enum class PciTreeDetail { every_bridge, switches_only };
+
 struct NodeTopology {
   std::string hostname;
+  PciTreeDetail pci_detail = PciTreeDetail::every_bridge;
   std::vector<NumaNode> numa_nodes;
   std::vector<PciObject> pci;
   std::vector<Gpu> gpus;

@@ -3,7 +3,9 @@
 // a GPU and its NIC are well placed.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "commbench/topology/node_topology.hpp"
 
@@ -17,7 +19,8 @@ enum class PathClass {
   phb,      // common ancestor is a PCIe host bridge (the CPU's root complex)
   node,     // different host bridges, same NUMA node
   sys,      // different NUMA nodes: crosses the SMP interconnect (QPI/UPI/xGMI)
-  unknown,  // the sources did not say where one of the devices sits
+  unknown,  // the sources did not say where one of the devices sits, whether a path
+            // crosses a host bridge (NCCL's dump), or whether NVLink joins two GPUs
 };
 
 struct Connection {
@@ -35,16 +38,23 @@ struct Endpoint {
 };
 
 // PCI-only classification of two objects of node.pci (indexes), with the NUMA node of
-// each used when they hang off different host bridges.
+// each used when they hang off different host bridges. How many bridges make a second
+// switch, and whether NODE can be told from PHB, follow node.pci_detail.
 PathClass pci_path_class(const NodeTopology& node, int pci_a, int pci_b);
 
-// Full classification of two endpoints: NVLink first for GPU pairs, then the PCI path.
+// Full classification of two endpoints: NVLink first for GPU pairs (unknown when either
+// GPU's NVLinks were not recorded), then the PCI path; two endpoints in one PCI function
+// (ports of one NIC) are PIX.
 Connection classify(const NodeTopology& node, Endpoint a, Endpoint b);
 
 // NVLinks of one GPU (index into node.gpus): direct to a GPU with this bus id, and in
 // total to NVSwitches.
 int nvlinks_to_gpu(const NodeTopology& node, int gpu, const std::string& peer_bus_id);
 int nvlinks_to_switches(const NodeTopology& node, int gpu);
+
+// The first of `gpus` (indexes into node.gpus) that is an NVLink part whose source could
+// not record NVLink (Gpu::nvlinks_unrecorded); none when every GPU's links are known.
+std::optional<int> gpu_with_unrecorded_nvlinks(const NodeTopology& node, const std::vector<int>& gpus);
 
 // Per-direction bandwidth of every PCI link between two objects (each object's link to
 // its parent, up to but excluding the common ancestor); the smallest known one, or 0 when

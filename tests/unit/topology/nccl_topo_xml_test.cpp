@@ -134,11 +134,18 @@ TEST(NcclTopoXml, LoadsTheDgxH100Fixture) {
   EXPECT_EQ(topo.nvlinks.size(), 8u);
   EXPECT_EQ(topo.nics.size(), 8u);
   EXPECT_TRUE(topo.p2p.empty());
-  EXPECT_EQ(topo.sources, std::vector<std::string>{"nccl-topo-xml " + path});
-  ASSERT_EQ(topo.unknowns.size(), 1u);
-  EXPECT_EQ(topo.unknowns[0], "nccl-topo-xml " + path +
-                                  ": the dump carries no NIC port state, physical state or link layer, "
-                                  "no GPU P2P status and no GPU model names");
+  EXPECT_EQ(topo.sources,
+            std::vector<std::string>{"nccl-topo-xml " + path + " (NCCL topology dump, format version 1)"});
+  EXPECT_EQ(topo.pci_detail, PciTreeDetail::switches_only);
+  EXPECT_EQ(topo.unknowns, (std::vector<std::string>{
+                               "nccl-topo-xml " + path +
+                                   ": the dump records no NIC port state: a listed port is taken as ACTIVE, since "
+                                   "NCCL lists only the ports it found usable; physical state and link layer unknown",
+                               "nccl-topo-xml " + path + ": no GPU P2P status and no GPU model names",
+                               "nccl-topo-xml " + path +
+                                   ": NCCL leaves host bridges and root ports out of the dump: whether two devices "
+                                   "under one CPU share a host bridge (PHB) or not (NODE) is unknown, shown ?",
+                           }));
 }
 
 TEST(NcclTopoXml, LoadsThePcieFixture) {
@@ -245,9 +252,10 @@ TEST(NcclTopoXml, ReadsWhatOlderAndNewerNcclVersionsWrite) {
       "</system>\n");
   ASSERT_EQ(topo.numa_nodes.size(), 1u);  // numaid -1 is no NUMA node
   EXPECT_EQ(topo.numa_nodes[0].os_index, 0);
-  ASSERT_EQ(topo.unknowns.size(), 2u);
+  ASSERT_EQ(topo.unknowns.size(), 4u);
   EXPECT_EQ(topo.unknowns[0],
             "nccl-topo-xml x.xml: <cpu> at line 2 has numaid -1: the NUMA node of the devices under it is unknown");
+  EXPECT_EQ(topo.sources, std::vector<std::string>{"nccl-topo-xml x.xml (NCCL topology dump, format version 2)"});
 
   ASSERT_EQ(topo.pci.size(), 3u);
   // No class: a <pci> with <pci> children is a bridge. "8 GT/s" is how kernels <= 5.6 wrote Gen3.
