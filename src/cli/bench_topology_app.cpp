@@ -60,6 +60,7 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
                                   {"ranks_per_node", layout.ranks_per_node},
                                   {"spec_busbw_gbps", nullptr},
                                   {"achievable_busbw_gbps", nullptr},
+                                  {"algorithm", bw.algorithm},
                                   {"basis", bw.basis}};
     if (bw.spec_gbps) row["spec_busbw_gbps"] = *bw.spec_gbps;
     if (bw.achievable_gbps) row["achievable_busbw_gbps"] = *bw.achievable_gbps;
