@@ -323,17 +323,7 @@ bool infiniband_fabric(const NodeTopology& node) {
 
 // The largest spec over the algorithms bounds whatever NCCL picks; the largest achievable
 // is what its tuner would pick for large messages.
-TheoreticalBusbw best_allreduce(const NodeTopology& node, const JobLayout& layout, const TheoreticalBusbw& ring) {
-  AllreduceInputs inputs;
-  inputs.nodes = std::max(layout.nodes, 1);
-  inputs.ranks_per_node = std::max(layout.ranks_per_node, 1);
-  if (inputs.ranks_per_node > 1) inputs.intra = intra_node_budget(node, layout);
-  if (inputs.nodes > 1) inputs.inter = inter_node_budget(node, layout);
-  const UsedGpus used = used_gpus(node, layout);
-  std::string why_not;
-  if (inputs.ranks_per_node > 1 && used.indexes.size() > 1) inputs.nvls = nvls_support(node, used.indexes, why_not);
-  inputs.infiniband = infiniband_fabric(node);
-  const std::vector<AlgorithmBusbw> algorithms = allreduce_algorithms(inputs);
+TheoreticalBusbw best_allreduce(const std::vector<AlgorithmBusbw>& algorithms, const TheoreticalBusbw& ring) {
   const AlgorithmBusbw* by_spec = &algorithms.front();
   const AlgorithmBusbw* by_achievable = &algorithms.front();
   for (const AlgorithmBusbw& algorithm : algorithms) {
@@ -390,7 +380,22 @@ TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, cons
   }
   const TheoreticalBusbw bound = bound_by_terms(terms);
   if (op != Collective::allreduce || !bound.spec_gbps) return bound;
-  return best_allreduce(node, layout, bound);
+  return best_allreduce(allreduce_busbw_by_algorithm(node, layout), bound);
+}
+
+std::vector<AlgorithmBusbw> allreduce_busbw_by_algorithm(const NodeTopology& node, const JobLayout& layout) {
+  AllreduceInputs inputs;
+  inputs.nodes = std::max(layout.nodes, 1);
+  inputs.ranks_per_node = std::max(layout.ranks_per_node, 1);
+  if (inputs.ranks_per_node > 1) inputs.intra = intra_node_budget(node, layout);
+  if (inputs.nodes > 1) inputs.inter = inter_node_budget(node, layout);
+  if ((inputs.ranks_per_node > 1 && !inputs.intra.spec_gbps) || (inputs.nodes > 1 && !inputs.inter.spec_gbps))
+    return {};
+  const UsedGpus used = used_gpus(node, layout);
+  std::string why_not;
+  if (inputs.ranks_per_node > 1 && used.indexes.size() > 1) inputs.nvls = nvls_support(node, used.indexes, why_not);
+  inputs.infiniband = infiniband_fabric(node);
+  return allreduce_algorithms(inputs);
 }
 
 }  // namespace commbench

@@ -54,6 +54,11 @@ PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout);
 // the spec figure bounds whichever NCCL picks; the other collectives run as rings.
 TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, const JobLayout& layout);
 
+struct AlgorithmBusbw;  // allreduce_algorithms.hpp
+// Every allreduce algorithm the layout enables with its own figures, ring first (what
+// NCCL_ALGO=... would reach); empty when a path budget is unknown.
+std::vector<AlgorithmBusbw> allreduce_busbw_by_algorithm(const NodeTopology& node, const JobLayout& layout);
+
 // What NCCL's topology model assumes one link delivers, per direction, in GB/s.
 // By generation; nvlink_rate() is the figure per GPU (sm_86 parts get 12).
 double nccl_model_nvlink_gbps(int generation);              // 18, 20, 20, 20.6, 40.1 for NVLink 1..5
