@@ -20,6 +20,7 @@
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
+#include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/node_comparison.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/topology/topology_matrix.hpp"
@@ -60,6 +61,7 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
                                   {"ranks_per_node", layout.ranks_per_node},
                                   {"spec_busbw_gbps", nullptr},
                                   {"achievable_busbw_gbps", nullptr},
+                                  {"algorithm", bw.algorithm},
                                   {"basis", bw.basis}};
     if (bw.spec_gbps) row["spec_busbw_gbps"] = *bw.spec_gbps;
     if (bw.achievable_gbps) row["achievable_busbw_gbps"] = *bw.achievable_gbps;
@@ -116,6 +118,8 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
   std::printf("# node %s, from: ", first.hostname.c_str());
   for (std::size_t i = 0; i < first.sources.size(); ++i) std::printf("%s%s", i ? "; " : "", first.sources[i].c_str());
   std::printf("\n\n%s\n%s\n", render_matrix(first).c_str(), render_nic_table(first).c_str());
+  for (const std::string& line : describe_non_compute_nics(first, nic_roles(first)))
+    std::printf("note: %s\n", line.c_str());
   for (const std::string& unknown : first.unknowns) std::printf("unknown: %s\n", unknown.c_str());
 
   nlohmann::ordered_json bandwidth_rows = nlohmann::ordered_json::array();

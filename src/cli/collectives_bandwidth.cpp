@@ -53,7 +53,8 @@ CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::ve
       probe_failure = e.what();
     }
   }
-  for (const Collective op : ops) model[op] = {std::nullopt, std::nullopt, "topology probe failed: " + probe_failure};
+  for (const Collective op : ops)
+    model[op] = {std::nullopt, std::nullopt, "topology probe failed: " + probe_failure, ""};
   return model;
 }
 

@@ -6,7 +6,11 @@
 #include <set>
 
 #include "commbench/core/collective_descriptor.hpp"
+#include "commbench/topology/allreduce_algorithms.hpp"
+#include "commbench/topology/gpu_ring.hpp"
 #include "commbench/topology/link_spec.hpp"
+#include "commbench/topology/nic_roles.hpp"
+#include "commbench/topology/nvlink_rate.hpp"
 #include "commbench/topology/pci_path.hpp"
 
 namespace commbench {
@@ -38,14 +42,6 @@ UsedGpus used_gpus(const NodeTopology& node, const JobLayout& layout) {
   return used;
 }
 
-double spec_per_link(const NodeTopology& node, int gpu) {
-  const Gpu& g = node.gpus[static_cast<std::size_t>(gpu)];
-  for (const NvlinkGroup& group : node.nvlinks) {
-    if (group.gpu == g.index && group.gbps_per_link > 0) return group.gbps_per_link;
-  }
-  return nvlink_link_bandwidth_gbps(g.nvlink_generation).value_or(0);
-}
-
 // NVLinks a GPU can use toward the job: all switch links, plus direct links to other used GPUs.
 int usable_nvlinks(const NodeTopology& node, int gpu, const std::vector<int>& used) {
   int links = nvlinks_to_switches(node, gpu);
@@ -55,26 +51,28 @@ int usable_nvlinks(const NodeTopology& node, int gpu, const std::vector<int>& us
   return links;
 }
 
+// Every GPU's usable NVLinks together: rings can run over each of them (NCCL builds one ring
+// per link pair), so the GPU with the least bandwidth bounds the node.
 PathBudget nvlink_budget(const NodeTopology& node, const std::vector<int>& used) {
   double spec = 0, achievable = 0;
   int narrowest = -1;
   for (const int gpu : used) {
     const int links = usable_nvlinks(node, gpu, used);
-    const double per_link = spec_per_link(node, gpu);
-    if (links == 0 || per_link == 0) return unknown_budget("");
-    const double gpu_spec = links * per_link;
+    if (links == 0) return unknown_budget("");
+    const NvlinkRate rate = nvlink_rate(node.gpus[static_cast<std::size_t>(gpu)]);
+    if (!rate.spec_gbps) return unknown_budget("NVLink rate unknown: " + rate.why_unknown);
+    const double gpu_spec = links * *rate.spec_gbps;
     if (narrowest < 0 || gpu_spec < spec) {
       spec = gpu_spec;
-      achievable = links * nccl_model_nvlink_gbps(node.gpus[static_cast<std::size_t>(gpu)].nvlink_generation);
+      achievable = links * *rate.achievable_gbps;
       narrowest = gpu;
     }
   }
   const Gpu& g = node.gpus[static_cast<std::size_t>(narrowest)];
   const int links = usable_nvlinks(node, narrowest, used);
   char text[160];
-  std::snprintf(text, sizeof text, "NVLink %d: %d links x %.4g GB/s per GPU (GPU %d) = %s", g.nvlink_generation, links,
-                spec_per_link(node, narrowest), g.index, format_gbps(spec).c_str());
-  if (achievable == 0) achievable = spec;  // generation unknown: no model figure to lower it
+  std::snprintf(text, sizeof text, "NVLink %d: %d links x %.6g GB/s per GPU (GPU %d) = %s", g.nvlink_generation, links,
+                *nvlink_rate(g).spec_gbps, g.index, format_gbps(spec).c_str());
   return {spec, achievable, text};
 }
 
@@ -82,6 +80,21 @@ PathBudget nvlink_budget(const NodeTopology& node, const std::vector<int>& used)
 PathBudget unrecorded_nvlinks_budget(const NodeTopology& node, int gpu) {
   return unknown_budget("the NVLinks of GPU " + std::to_string(node.gpus[static_cast<std::size_t>(gpu)].index) +
                         " (an NVLink part) were not recorded by the source");
+}
+
+bool any_nvlink(const NodeTopology& node, const std::vector<int>& used) {
+  return std::any_of(used.begin(), used.end(), [&](int gpu) { return usable_nvlinks(node, gpu, used) > 0; });
+}
+
+// Not every pair NVLinked: the best ring decides. If it stays on NVLink, rings can use
+// every link; if it must cross PCIe, its slowest hop bounds the whole ring.
+PathBudget partial_mesh_budget(const NodeTopology& node, const std::vector<int>& used) {
+  std::string why;
+  const std::optional<GpuRing> ring = best_gpu_ring(node, used, why);
+  if (!ring) return unknown_budget(why);
+  if (ring->nvlink_only) return nvlink_budget(node, used);
+  return {ring->slowest.spec_gbps, ring->slowest.achievable_gbps,
+          describe(node, *ring) + " (not every GPU pair is NVLinked)"};
 }
 
 bool crosses_sockets(const NodeTopology& node, int gpu_a, int gpu_b) {
@@ -108,7 +121,7 @@ PathBudget pcie_ring_budget(const NodeTopology& node, const std::vector<int>& us
 }
 
 // NICs on the same PCIe switch as one of the GPUs (PIX/PXB).
-std::vector<int> near_nics(const NodeTopology& node, const UsedGpus& used) {
+std::vector<int> near_nics(const NodeTopology& node, const NicRoles& roles, const UsedGpus& used) {
   std::vector<int> chosen;
   std::set<int> seen;
   // Rail-optimised nodes give each GPU a NIC on its own switch; NCCL uses those.
@@ -116,7 +129,8 @@ std::vector<int> near_nics(const NodeTopology& node, const UsedGpus& used) {
     for (std::size_t n = 0; n < node.nics.size(); ++n) {
       const PathClass kind =
           classify(node, {Endpoint::Kind::gpu, gpu}, {Endpoint::Kind::nic, static_cast<int>(n)}).kind;
-      if ((kind == PathClass::pix || kind == PathClass::pxb) && seen.insert(static_cast<int>(n)).second) {
+      if ((kind == PathClass::pix || kind == PathClass::pxb) && roles.role[n] == NicRole::compute &&
+          seen.insert(static_cast<int>(n)).second) {
         chosen.push_back(static_cast<int>(n));
       }
     }
@@ -124,11 +138,13 @@ std::vector<int> near_nics(const NodeTopology& node, const UsedGpus& used) {
   return chosen;
 }
 
-std::vector<int> nics_for(const NodeTopology& node, const UsedGpus& used) {
-  std::vector<int> chosen = near_nics(node, used);
+// Only compute ports: a front-end or storage NIC on a GPU's switch, or a bridge, carries
+// none of the job's traffic (NCCL picks the fabric's NICs).
+std::vector<int> nics_for(const NodeTopology& node, const NicRoles& roles, const UsedGpus& used) {
+  std::vector<int> chosen = near_nics(node, roles, used);
   if (!chosen.empty()) return chosen;
   for (std::size_t n = 0; n < node.nics.size(); ++n) {
-    if (node.nics[n].rdma) chosen.push_back(static_cast<int>(n));
+    if (node.nics[n].rdma && roles.role[n] == NicRole::compute) chosen.push_back(static_cast<int>(n));
   }
   return chosen;
 }
@@ -159,10 +175,11 @@ PortSum active_ports(const NodeTopology& node, const std::vector<int>& nics) {
 
 // The single fastest active port: for host ranks without RDMA ports MPI's likeliest
 // interface (the basis says it is a guess), and for a flow from a GPU without a NIC of its own.
-std::vector<int> fastest_active_nic(const NodeTopology& node) {
+std::vector<int> fastest_active_nic(const NodeTopology& node, const NicRoles& roles) {
   int best = -1;
   double best_gbit = 0;
   for (std::size_t n = 0; n < node.nics.size(); ++n) {
+    if (roles.role[n] != NicRole::compute) continue;
     for (const NicPort& port : node.nics[n].ports) {
       if (port.active() && port.rate_gbit > best_gbit) {
         best_gbit = port.rate_gbit;
@@ -194,9 +211,9 @@ PathBudget intra_node_budget(const NodeTopology& node, const JobLayout& layout) 
   if (!used.missing.empty()) return unknown_budget("GPU " + used.missing + " is not in the probed topology");
   if (used.indexes.size() < 2) return unknown_budget("one GPU per node: no link inside the node is crossed");
   if (const auto gpu = gpu_with_unrecorded_nvlinks(node, used.indexes)) return unrecorded_nvlinks_budget(node, *gpu);
-  PathBudget nvlink = nvlink_budget(node, used.indexes);
-  if (nvlink.spec_gbps) return nvlink;
-  return pcie_ring_budget(node, used.indexes, true);
+  if (!any_nvlink(node, used.indexes)) return pcie_ring_budget(node, used.indexes, true);
+  if (all_pairs_nvlinked(node, used.indexes)) return nvlink_budget(node, used.indexes);
+  return partial_mesh_budget(node, used.indexes);
 }
 
 PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
@@ -214,26 +231,18 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
   for (std::size_t i = 0; i < used.indexes.size(); ++i) {
     const int a = used.indexes[i];
     const int b = used.indexes[(i + 1) % used.indexes.size()];
-    const Connection c = classify(node, {Endpoint::Kind::gpu, a}, {Endpoint::Kind::gpu, b});
-    double pair_spec = 0, pair_achievable = 0;
-    if (c.kind == PathClass::nvlink && spec_per_link(node, a) > 0) {
-      pair_spec = c.nvlinks * spec_per_link(node, a);
-      const double model = nccl_model_nvlink_gbps(node.gpus[static_cast<std::size_t>(a)].nvlink_generation);
-      pair_achievable = model > 0 ? c.nvlinks * model : pair_spec;
-    } else {
-      pair_spec = pci_path_bottleneck_gbps(node, node.gpus[static_cast<std::size_t>(a)].pci,
-                                           node.gpus[static_cast<std::size_t>(b)].pci);
-      pair_achievable = pair_spec * kNcclPcieFraction;
-    }
-    if (pair_spec == 0)
+    const GpuHop hop = gpu_hop(node, a, b);
+    if (hop.spec_gbps == 0) {
       return unknown_budget("the link between GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) +
-                            " and GPU " + std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + " is unknown");
-    if (spec == 0 || pair_spec < spec) {
-      spec = pair_spec;
-      achievable = pair_achievable;
+                            " and GPU " + std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + " is unknown" +
+                            (hop.why_unknown.empty() ? "" : ": " + hop.why_unknown));
+    }
+    if (spec == 0 || hop.spec_gbps < spec) {
+      spec = hop.spec_gbps;
+      achievable = hop.achievable_gbps;
       text = "GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) + " to GPU " +
-             std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + to_string(c) + " " +
-             format_gbps(pair_spec);
+             std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + hop.label + " " +
+             format_gbps(hop.spec_gbps);
     }
   }
   return {spec, achievable, text};
@@ -241,14 +250,12 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
 
 PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout) {
   const UsedGpus used = used_gpus(node, layout);
-  std::vector<int> nics = layout.gpu_bus_ids.empty() ? std::vector<int>{} : nics_for(node, used);
+  const NicRoles roles = nic_roles(node);
+  std::vector<int> nics = nics_for(node, roles, used);
   std::string assumption;
-  if (layout.gpu_bus_ids.empty()) {
-    nics = nics_for(node, used);
-    if (active_ports(node, nics).ports == 0) {
-      nics = fastest_active_nic(node);
-      assumption = " (assumes MPI uses the fastest active port)";
-    }
+  if (layout.gpu_bus_ids.empty() && active_ports(node, nics).ports == 0) {
+    nics = fastest_active_nic(node, roles);
+    assumption = " (assumes MPI uses the fastest active port)";
   }
   const PortSum sum = active_ports(node, nics);
   if (sum.ports == 0) return unknown_budget("no active NIC port found to carry traffic between nodes");
@@ -263,14 +270,15 @@ PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout) 
   // In a ring of point-to-point sends only the node's last GPU sends out and its first
   // receives: each uses the NIC on its own switch (or, without one, the fastest port).
   const UsedGpus used = used_gpus(node, layout);
+  const NicRoles roles = nic_roles(node);
   double bound = 0;
   std::string names;
   for (const int gpu :
        {used.indexes.empty() ? -1 : used.indexes.back(), used.indexes.empty() ? -1 : used.indexes.front()}) {
     UsedGpus one;
     if (gpu >= 0) one.indexes = {gpu};
-    PortSum near = gpu >= 0 ? active_ports(node, near_nics(node, one)) : PortSum{};
-    if (near.ports == 0) near = active_ports(node, fastest_active_nic(node));
+    PortSum near = gpu >= 0 ? active_ports(node, near_nics(node, roles, one)) : PortSum{};
+    if (near.ports == 0) near = active_ports(node, fastest_active_nic(node, roles));
     if (near.ports == 0) continue;
     // Several ports near one GPU: NCCL spreads a flow over them, so they add up.
     if (bound == 0 || near.gbps < bound) {
@@ -282,42 +290,21 @@ PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout) 
   return {bound, bound * kNetworkAchievableFraction, "NIC " + names + " " + format_gbps(bound)};
 }
 
-TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, const JobLayout& layout) {
-  const int nodes = std::max(layout.nodes, 1);
-  const int per_node = std::max(layout.ranks_per_node, 1);
-  const int ranks = nodes * per_node;
-  if (ranks == 1) return {std::nullopt, std::nullopt, "one rank: nothing crosses a link (busbw is 0 by definition)"};
+namespace {
 
-  // Each term: a path budget scaled by how much of a rank's bus traffic crosses it.
-  struct Term {
-    PathBudget budget;
-    double scale;
-    std::string label;
-  };
-  std::vector<Term> terms;
-  const double n = ranks, k = per_node;
-  switch (descriptor_of(op).traffic) {
-    case BusTraffic::neighbour_pair:
-      if (per_node > 1) terms.push_back({pair_budget(node, layout), 1.0, "intra-node"});
-      if (nodes > 1) terms.push_back({single_nic_budget(node, layout), 1.0, "inter-node"});
-      break;
-    case BusTraffic::all_pairs:
-      // Per rank, (k-1)/n of its send buffer stays on the node and (n-k)/n leaves it; busbw
-      // counts (n-1)/n, so each path's budget scales by (n-1) over its share.
-      if (per_node > 1) terms.push_back({intra_node_budget(node, layout), (n - 1) / (k - 1), "intra-node"});
-      if (nodes > 1) terms.push_back({inter_node_budget(node, layout), (n - 1) / (k * (n - k)), "inter-node"});
-      break;
-    case BusTraffic::ring:
-      // Rings cross each node boundary once per direction: a node's NICs carry busbw in total.
-      if (per_node > 1) terms.push_back({intra_node_budget(node, layout), 1.0, "intra-node"});
-      if (nodes > 1) terms.push_back({inter_node_budget(node, layout), 1.0, "inter-node"});
-      break;
-  }
+// Each term: a path budget scaled by how much of a rank's bus traffic crosses it.
+struct Term {
+  PathBudget budget;
+  double scale;
+  std::string label;
+};
+
+TheoreticalBusbw bound_by_terms(const std::vector<Term>& terms) {
   TheoreticalBusbw result;
   std::string basis;
   for (const Term& term : terms) {
     if (!term.budget.spec_gbps) {
-      return {std::nullopt, std::nullopt, term.label + " bandwidth unknown: " + term.budget.description};
+      return {std::nullopt, std::nullopt, term.label + " bandwidth unknown: " + term.budget.description, ""};
     }
     const double spec = *term.budget.spec_gbps * term.scale;
     const double achievable = *term.budget.achievable_gbps * term.scale;
@@ -333,7 +320,90 @@ TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, cons
     basis += (basis.empty() ? "" : "; ") + part;
   }
   result.basis = terms.size() > 1 ? "min of " + basis : basis;
+  result.algorithm = "ring";
   return result;
+}
+
+bool infiniband_fabric(const NodeTopology& node) {
+  const NicRoles roles = nic_roles(node);
+  return roles.compute_kind.rfind("InfiniBand", 0) == 0;
+}
+
+// The largest spec over the algorithms bounds whatever NCCL picks; the largest achievable
+// is what its tuner would pick for large messages.
+TheoreticalBusbw best_allreduce(const std::vector<AlgorithmBusbw>& algorithms, const TheoreticalBusbw& ring) {
+  const AlgorithmBusbw* by_spec = &algorithms.front();
+  const AlgorithmBusbw* by_achievable = &algorithms.front();
+  for (const AlgorithmBusbw& algorithm : algorithms) {
+    if (*algorithm.spec_gbps > *by_spec->spec_gbps) by_spec = &algorithm;
+    if (algorithm.achievable_gbps && *algorithm.achievable_gbps > *by_achievable->achievable_gbps)
+      by_achievable = &algorithm;
+  }
+  if (by_spec == &algorithms.front() && by_achievable == by_spec) return ring;
+  TheoreticalBusbw best{by_spec->spec_gbps, by_achievable->achievable_gbps, "", by_spec->algorithm};
+  best.basis = by_spec->algorithm + ": " + (by_spec == &algorithms.front() ? ring.basis : by_spec->basis);
+  if (by_achievable != by_spec) {
+    best.basis += "; achievable by " + by_achievable->algorithm + ": " +
+                  (by_achievable == &algorithms.front() ? ring.basis : by_achievable->basis);
+  }
+  return best;
+}
+
+}  // namespace
+
+TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, const JobLayout& layout) {
+  const int nodes = std::max(layout.nodes, 1);
+  const int per_node = std::max(layout.ranks_per_node, 1);
+  const int ranks = nodes * per_node;
+  if (ranks == 1)
+    return {std::nullopt, std::nullopt, "one rank: nothing crosses a link (busbw is 0 by definition)", ""};
+
+  std::vector<Term> terms;
+  const double n = ranks, k = per_node;
+  switch (descriptor_of(op).traffic) {
+    case BusTraffic::neighbour_pair:
+      if (per_node > 1) terms.push_back({pair_budget(node, layout), 1.0, "intra-node"});
+      if (nodes > 1) terms.push_back({single_nic_budget(node, layout), 1.0, "inter-node"});
+      break;
+    case BusTraffic::all_pairs: {
+      // Per rank, (k-1)/n of its send buffer stays on the node and (n-k)/n leaves it; busbw
+      // counts (n-1)/n, so each path's budget scales by (n-1) over its share.
+      const UsedGpus used = used_gpus(node, layout);
+      const bool partial_mesh = per_node > 1 && used.missing.empty() && used.indexes.size() > 1 &&
+                                any_nvlink(node, used.indexes) && !all_pairs_nvlinked(node, used.indexes);
+      if (partial_mesh) {
+        // Some peers lack NVLink: they share the GPU's PCIe link, pair by pair.
+        const PairwiseBound pairs = alltoall_pairwise_bound(node, used.indexes, ranks);
+        terms.push_back({{pairs.spec_gbps, pairs.achievable_gbps, pairs.description}, 1.0, "intra-node"});
+      } else if (per_node > 1) {
+        terms.push_back({intra_node_budget(node, layout), (n - 1) / (k - 1), "intra-node"});
+      }
+      if (nodes > 1) terms.push_back({inter_node_budget(node, layout), (n - 1) / (k * (n - k)), "inter-node"});
+      break;
+    }
+    case BusTraffic::ring:
+      if (per_node > 1) terms.push_back({intra_node_budget(node, layout), 1.0, "intra-node"});
+      if (nodes > 1) terms.push_back({inter_node_budget(node, layout), 1.0, "inter-node"});
+      break;
+  }
+  const TheoreticalBusbw bound = bound_by_terms(terms);
+  if (op != Collective::allreduce || !bound.spec_gbps) return bound;
+  return best_allreduce(allreduce_busbw_by_algorithm(node, layout), bound);
+}
+
+std::vector<AlgorithmBusbw> allreduce_busbw_by_algorithm(const NodeTopology& node, const JobLayout& layout) {
+  AllreduceInputs inputs;
+  inputs.nodes = std::max(layout.nodes, 1);
+  inputs.ranks_per_node = std::max(layout.ranks_per_node, 1);
+  if (inputs.ranks_per_node > 1) inputs.intra = intra_node_budget(node, layout);
+  if (inputs.nodes > 1) inputs.inter = inter_node_budget(node, layout);
+  if ((inputs.ranks_per_node > 1 && !inputs.intra.spec_gbps) || (inputs.nodes > 1 && !inputs.inter.spec_gbps))
+    return {};
+  const UsedGpus used = used_gpus(node, layout);
+  std::string why_not;
+  if (inputs.ranks_per_node > 1 && used.indexes.size() > 1) inputs.nvls = nvls_support(node, used.indexes, why_not);
+  inputs.infiniband = infiniband_fabric(node);
+  return allreduce_algorithms(inputs);
 }
 
 }  // namespace commbench

@@ -5,6 +5,7 @@
 
 #include "commbench/core/number_text.hpp"
 #include "commbench/topology/link_spec.hpp"
+#include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/pci_path.hpp"
 
 namespace commbench {
@@ -147,24 +148,30 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
                          std::to_string(most_links));
     }
   }
-  std::map<std::string, double> fastest;  // per link layer, among active RDMA ports
-  for (const Nic& nic : node.nics) {
-    for (const NicPort& port : nic.ports) {
-      if (nic.rdma && port.active()) fastest[port.link_layer] = std::max(fastest[port.link_layer], port.rate_gbit);
+  // Ports are only compared with ports of their own kind (link layer and device): a 100 GbE
+  // storage or front-end port next to 400G compute ports is not degraded. Only compute
+  // ports fail for being down: an unused port of a storage NIC is normal.
+  const NicRoles roles = nic_roles(node);
+  std::map<std::string, double> fastest;  // per kind, among active RDMA ports
+  for (std::size_t n = 0; n < node.nics.size(); ++n) {
+    for (const NicPort& port : node.nics[n].ports) {
+      if (node.nics[n].rdma && port.active()) fastest[roles.kind[n]] = std::max(fastest[roles.kind[n]], port.rate_gbit);
     }
   }
-  for (const Nic& nic : node.nics) {
-    if (!nic.rdma) continue;
+  for (std::size_t n = 0; n < node.nics.size(); ++n) {
+    const Nic& nic = node.nics[n];
+    if (!nic.rdma || roles.role[n] == NicRole::virtual_interface) continue;
     for (const NicPort& port : nic.ports) {
       const std::string id = nic.name + " port " + std::to_string(port.port);
       if (!port.active()) {
+        if (roles.role[n] != NicRole::compute) continue;
         findings.push_back(id + ": " + (port.state.empty() ? std::string("not active") : port.state) +
                            (port.physical_state.empty() ? "" : " (" + port.physical_state + ")"));
-      } else if (port.rate_gbit > 0 && port.rate_gbit < fastest[port.link_layer]) {
+      } else if (port.rate_gbit > 0 && port.rate_gbit < fastest[roles.kind[n]]) {
         std::string rate = rate_text(port.rate_gbit);
         if (port.lanes > 0 && !port.speed.empty()) rate += " (" + std::to_string(port.lanes) + "X " + port.speed + ")";
-        findings.push_back(id + ": " + rate + ", other " + port.link_layer + " ports run at " +
-                           rate_text(fastest[port.link_layer]));
+        findings.push_back(id + ": " + rate + ", other " + (port.link_layer.empty() ? "" : port.link_layer + " ") +
+                           "ports run at " + rate_text(fastest[roles.kind[n]]));
       }
     }
   }

@@ -24,7 +24,8 @@ struct JobLayout {
 struct TheoreticalBusbw {
   std::optional<double> spec_gbps;
   std::optional<double> achievable_gbps;
-  std::string basis;  // the bottleneck and its figures, or why nothing can be said
+  std::string basis;      // the bottleneck and its figures, or why nothing can be said
+  std::string algorithm;  // the NCCL algorithm the spec figure is for: "ring", "NVLS", "tree", ...
 };
 
 // One path class of a layout: the links inside a node, or the NICs between nodes.
@@ -35,20 +36,31 @@ struct PathBudget {
 };
 
 // Per-GPU bandwidth inside a node for ring-like traffic (every GPU sends and receives at
-// the rate): NVLink to switches and to the other GPUs of the job, else the narrowest PCIe
-// link on the ring through the GPUs in bus order.
+// the rate): NVLink to switches and to the other GPUs of the job when rings can stay on
+// NVLink; on a partial NVLink mesh the slowest hop of the best ring; without NVLink the
+// narrowest PCIe link on the ring through the GPUs in bus order.
 PathBudget intra_node_budget(const NodeTopology& node, const JobLayout& layout);
 // Between two neighbouring GPUs (sendrecv): the NVLinks they share or their PCIe path.
 PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout);
-// A node's NIC bandwidth toward other nodes: the active ports of the NICs nearest (PIX/PXB)
-// to the job's GPUs, or all active RDMA ports, or for host ranks the fastest Ethernet port.
+// A node's NIC bandwidth toward other nodes: the active ports of the compute NICs
+// (nic_roles) nearest (PIX/PXB) to the job's GPUs, or all active compute RDMA ports, or for
+// host ranks the fastest compute port.
 PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout);
 // One NIC port (a single flow between two nodes uses one).
 PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout);
 
+// The bound of a collective on a layout. AllReduce takes the best of the algorithms the
+// layout enables (ring, tree, NVLS, NVLS-tree, CollNet: allreduce_algorithms.hpp), so
+// the spec figure bounds whichever NCCL picks; the other collectives run as rings.
 TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, const JobLayout& layout);
 
+struct AlgorithmBusbw;  // allreduce_algorithms.hpp
+// Every allreduce algorithm the layout enables with its own figures, ring first (what
+// NCCL_ALGO=... would reach); empty when a path budget is unknown.
+std::vector<AlgorithmBusbw> allreduce_busbw_by_algorithm(const NodeTopology& node, const JobLayout& layout);
+
 // What NCCL's topology model assumes one link delivers, per direction, in GB/s.
+// By generation; nvlink_rate() is the figure per GPU (sm_86 parts get 12).
 double nccl_model_nvlink_gbps(int generation);              // 18, 20, 20, 20.6, 40.1 for NVLink 1..5
 inline constexpr double kNcclPcieFraction = 12.0 / 15.75;   // NCCL's 12 GB/s for PCIe Gen3 x16
 inline constexpr double kNetworkAchievableFraction = 0.96;  // ~24 GB/s per 200 Gb/s port

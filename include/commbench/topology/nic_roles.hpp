@@ -1,0 +1,44 @@
+// Which network ports NCCL would use between nodes. A node carries ports of several roles:
+// the compute fabric (RDMA NICs of one kind, one per GPU or pair of GPUs), front-end and
+// storage NICs (often another link layer or another device), management ports, and
+// virtual interfaces (Linux bridges, container networks). Only compute ports carry a
+// job's traffic, and a port is only degraded against ports of its own kind: a 100 GbE
+// storage port next to 400G InfiniBand is not a slow compute port.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "commbench/topology/node_topology.hpp"
+
+namespace commbench {
+
+enum class NicRole {
+  compute,            // the RDMA fabric NCCL would use (or, without RDMA, the fastest kind of port)
+  other,              // a real port of another kind: front-end, storage, management
+  virtual_interface,  // a bridge or container interface (lxcbr0, br-*, docker0, veth*)
+};
+
+std::string_view to_string(NicRole role);
+
+struct NicRoles {
+  std::vector<NicRole> role;      // one per node.nics entry
+  std::vector<std::string> kind;  // one per node.nics entry: "InfiniBand 15b3:1021", "Ethernet 8086:1563"
+  std::string compute_kind;       // the kind chosen as the compute fabric; empty when there is none
+};
+
+// A NIC's kind: link layer, RDMA or not, and PCI vendor:device when the source gives them.
+// Ports of one kind are peers; ports of different kinds are never compared.
+std::string nic_kind(const NodeTopology& node, const Nic& nic);
+
+// The compute kind is the RDMA kind with the most active bandwidth (ties: more ports, then
+// name order); without any RDMA port, the non-RDMA kind with the most. Virtual interfaces
+// never count.
+NicRoles nic_roles(const NodeTopology& node);
+
+// One line per NIC that is not a compute NIC, saying why it is left out ("mlx5_8: Ethernet
+// 15b3:1017, not the compute fabric (InfiniBand 15b3:1021): not used between nodes, not
+// compared with compute ports").
+std::vector<std::string> describe_non_compute_nics(const NodeTopology& node, const NicRoles& roles);
+
+}  // namespace commbench

@@ -1,0 +1,142 @@
+#include "commbench/topology/allreduce_algorithms.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "commbench/core/number_text.hpp"
+#include "commbench/topology/link_spec.hpp"
+#include "commbench/topology/nvlink_rate.hpp"
+#include "commbench/topology/pci_path.hpp"
+
+namespace commbench {
+namespace {
+
+// NCCL's model refinements (src/graph/tuning.cc): the tree's allreduce efficiency, and
+// NVLS's per generation (nvlsEfficiency).
+constexpr double kNcclTreeEfficiency = 0.92;
+constexpr double kNcclNvlsHopper = 0.85;
+constexpr double kNcclNvlsBlackwell = 0.74;
+
+std::string figure(double gbps) { return significant_text(gbps, 4); }
+
+double min_of(std::optional<double> a, double b) { return a ? std::min(*a, b) : b; }
+
+}  // namespace
+
+std::optional<NvlsSupport> nvls_support(const NodeTopology& node, const std::vector<int>& gpus, std::string& why_not) {
+  NvlsSupport support;
+  for (const int index : gpus) {
+    const Gpu& gpu = node.gpus[static_cast<std::size_t>(index)];
+    const int switch_links = nvlinks_to_switches(node, index);
+    if (switch_links == 0) {
+      why_not = fmt::format("GPU {} has no NVSwitch link", gpu.index);
+      return std::nullopt;
+    }
+    // NVLink SHARP came with the third NVSwitch generation, which Hopper (NVLink 4) drives.
+    const bool hopper_or_later = gpu.sm >= 90 || (gpu.sm == 0 && gpu.nvlink_generation >= 4);
+    if (!hopper_or_later) {
+      why_not = fmt::format("GPU {} is older than Hopper: its NVSwitches do not reduce", gpu.index);
+      return std::nullopt;
+    }
+    const NvlinkRate rate = nvlink_rate(gpu);
+    if (!rate.spec_gbps) {
+      why_not = rate.why_unknown;
+      return std::nullopt;
+    }
+    const double spec = switch_links * *rate.spec_gbps;
+    if (support.spec_gbps_per_gpu == 0 || spec < support.spec_gbps_per_gpu) {
+      support.spec_gbps_per_gpu = spec;
+      support.achievable_gbps_per_gpu = switch_links * *rate.achievable_gbps;
+      support.description = fmt::format("GPU {}: {} NVSwitch links x {} GB/s = {}", gpu.index, switch_links,
+                                        figure(*rate.spec_gbps), format_gbps(spec));
+    }
+    const bool blackwell = gpu.sm >= 100 || (gpu.sm == 0 && gpu.nvlink_generation >= 5);
+    const double efficiency = blackwell ? kNcclNvlsBlackwell : kNcclNvlsHopper;
+    support.efficiency = support.efficiency == 0 ? efficiency : std::min(support.efficiency, efficiency);
+  }
+  return support;
+}
+
+std::vector<AlgorithmBusbw> allreduce_algorithms(const AllreduceInputs& in) {
+  const int nodes = std::max(in.nodes, 1), k = std::max(in.ranks_per_node, 1);
+  const double n = static_cast<double>(nodes) * k;
+  const bool local = k > 1, across = nodes > 1;
+  const double ring_factor = 2 * (n - 1) / n;  // busbw per algbw
+  std::vector<AlgorithmBusbw> algorithms;
+
+  // Ring: every rank sends and receives 2(n-1)/n of the buffer, so busbw is the link rate;
+  // a ring crosses each node boundary once per direction, so a node's NICs carry it.
+  AlgorithmBusbw ring{"ring", std::nullopt, std::nullopt, ""};
+  std::string ring_basis;
+  if (local) {
+    ring.spec_gbps = *in.intra.spec_gbps;
+    ring.achievable_gbps = *in.intra.achievable_gbps;
+    ring_basis = "intra-node: " + in.intra.description;
+  }
+  if (across) {
+    ring.spec_gbps = min_of(ring.spec_gbps, *in.inter.spec_gbps);
+    ring.achievable_gbps = min_of(ring.achievable_gbps, *in.inter.achievable_gbps);
+    ring_basis += (ring_basis.empty() ? "" : "; ") + std::string("inter-node: ") + in.inter.description;
+  }
+  ring.basis = (local && across ? "min of " : "") + ring_basis;
+  algorithms.push_back(ring);
+
+  // Per node the network carries the buffer once each way on two nodes (double binary tree:
+  // each node is the other's parent in one tree), twice beyond; NCCL models the two-node
+  // case with twice the network bandwidth.
+  const double tree_net_factor = nodes == 2 ? ring_factor : ring_factor / 2;
+  const double nccl_net_factor = nodes == 2 ? 2.0 : 1.0;
+  if (in.nvls && !across && local) {
+    // Each GPU sends its buffer into the switches and a reduced 1/k of it, and receives
+    // as much back: (k+1)/k of the buffer per direction, busbw <= B x 2(k-1)/(k+1).
+    const double factor = 2.0 * (k - 1) / (k + 1);
+    algorithms.push_back({"NVLS", in.nvls->spec_gbps_per_gpu * factor,
+                          in.nvls->achievable_gbps_per_gpu * factor * in.nvls->efficiency,
+                          fmt::format("NVLink SHARP (the NVSwitches reduce): {} x 2(k-1)/(k+1) = {}; achievable x {} "
+                                      "(NCCL's NVLS efficiency)",
+                                      in.nvls->description, format_gbps(in.nvls->spec_gbps_per_gpu * factor),
+                                      figure(in.nvls->efficiency))});
+  }
+  if (across) {
+    // Tree: within a node a chain carries the buffer up and down (busbw <= B x (n-1)/n).
+    AlgorithmBusbw tree{"tree", *in.inter.spec_gbps * tree_net_factor, *in.inter.achievable_gbps * nccl_net_factor, ""};
+    if (local) {
+      tree.spec_gbps = std::min(*tree.spec_gbps, *in.intra.spec_gbps * (n - 1) / n);
+      tree.achievable_gbps = std::min(*tree.achievable_gbps, *in.intra.achievable_gbps);
+    }
+    *tree.achievable_gbps *= kNcclTreeEfficiency * (n - 1) / n;
+    tree.basis = fmt::format(
+        "double binary tree over {} nodes: NICs {} x {}{}", nodes, format_gbps(*in.inter.spec_gbps),
+        figure(tree_net_factor),
+        local ? fmt::format(", chain inside the node {} x {}", format_gbps(*in.intra.spec_gbps), figure((n - 1) / n))
+              : std::string());
+    algorithms.push_back(tree);
+  }
+  if (in.nvls && across && local) {
+    // NVLS inside each node, a tree between nodes: the switches move (k+1)/k of the buffer
+    // per GPU, the NICs what a tree moves.
+    const double intra_factor = ring_factor * k / (k + 1);
+    const double nvls_achievable = in.nvls->achievable_gbps_per_gpu * 2.0 * (k - 1) / (k + 1) * in.nvls->efficiency;
+    algorithms.push_back({"NVLS-tree",
+                          std::min(in.nvls->spec_gbps_per_gpu * intra_factor, *in.inter.spec_gbps * tree_net_factor),
+                          std::min(nvls_achievable, *in.inter.achievable_gbps * nccl_net_factor),
+                          fmt::format("NVLink SHARP inside the node ({} x {}), tree between {} nodes (NICs {} x {})",
+                                      format_gbps(in.nvls->spec_gbps_per_gpu), figure(intra_factor), nodes,
+                                      format_gbps(*in.inter.spec_gbps), figure(tree_net_factor))});
+  }
+  if (in.infiniband && nodes > 2) {
+    // SHARP in the InfiniBand switches: each node sends its reduced buffer once and gets the
+    // result once, whatever the node count (on two nodes the tree already does). Whether the
+    // switches offer it cannot be seen from a node, so it only raises the bound, never the
+    // achievable figure.
+    const double intra_spec = in.nvls ? in.nvls->spec_gbps_per_gpu * ring_factor * k / (k + 1)
+                                      : (local ? *in.intra.spec_gbps * k * (n - 1) / ((k - 1) * n) : 0);
+    const double net_spec = *in.inter.spec_gbps * ring_factor;
+    algorithms.push_back({"CollNet", intra_spec > 0 ? std::min(intra_spec, net_spec) : net_spec, std::nullopt,
+                          fmt::format("SHARP in the InfiniBand switches, if the fabric offers it: NICs {} x {}",
+                                      format_gbps(*in.inter.spec_gbps), figure(ring_factor))});
+  }
+  return algorithms;
+}
+
+}  // namespace commbench
