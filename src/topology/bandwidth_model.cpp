@@ -173,6 +173,20 @@ PortSum active_ports(const NodeTopology& node, const std::vector<int>& nics) {
   return sum;
 }
 
+// Why `nics` carry nothing the model can count: no active port at all, or active ports
+// whose rate the source did not record (an hwloc export has states but no rates).
+PathBudget no_countable_port(const NodeTopology& node, const std::vector<int>& nics) {
+  std::string unrated;
+  for (const int n : nics) {
+    const Nic& nic = node.nics[static_cast<std::size_t>(n)];
+    for (const NicPort& port : nic.ports)
+      if (port.active() && port.rate_gbit <= 0) unrated += (unrated.empty() ? "" : ", ") + nic.name;
+  }
+  if (unrated.empty()) return unknown_budget("no active NIC port found to carry traffic between nodes");
+  return unknown_budget("active NIC ports of unrecorded rate (" + unrated +
+                        "): the source gives port states but no rates");
+}
+
 // The single fastest active port: for host ranks without RDMA ports MPI's likeliest
 // interface (the basis says it is a guess), and for a flow from a GPU without a NIC of its own.
 std::vector<int> fastest_active_nic(const NodeTopology& node, const NicRoles& roles) {
@@ -258,7 +272,7 @@ PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout) 
     assumption = " (assumes MPI uses the fastest active port)";
   }
   const PortSum sum = active_ports(node, nics);
-  if (sum.ports == 0) return unknown_budget("no active NIC port found to carry traffic between nodes");
+  if (sum.ports == 0) return no_countable_port(node, nics.empty() ? nics_for(node, roles, used) : nics);
   const std::string text = std::to_string(sum.ports) + " active NIC port" + (sum.ports == 1 ? "" : "s") + " (" +
                            sum.names + ") = " + format_gbps(sum.gbps) + " per node";
   return {sum.gbps, sum.gbps * kNetworkAchievableFraction, text + assumption};

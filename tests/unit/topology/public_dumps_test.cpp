@@ -187,6 +187,22 @@ TEST(PublicHwlocExports, PortStatesAreReadFromTheExport) {
   EXPECT_FALSE(has_line_containing(node.unknowns, "NIC port state and rate unknown"));
 }
 
+// Active ports whose rate the export does not record: the inter-node figure is unknown
+// and says why, not "no active NIC port" (they are active).
+TEST(PublicHwlocExports, InterNodeBasisNamesActivePortsOfUnknownRate) {
+  REQUIRE_HWLOC();
+  const NodeTopology node = hwloc_export("jureca-dc-a100.xml");
+  JobLayout layout;
+  layout.nodes = 2;
+  layout.ranks_per_node = 4;
+  for (const Gpu& gpu : node.gpus) layout.gpu_bus_ids.push_back(gpu.bus_id);
+  const PathBudget between = inter_node_budget(node, layout);
+  EXPECT_FALSE(between.spec_gbps);
+  EXPECT_EQ(between.description.rfind("active NIC ports of unrecorded rate (mlx5_", 0), 0u) << between.description;
+  EXPECT_NE(between.description.find("): the source gives port states but no rates"), std::string::npos)
+      << between.description;
+}
+
 // The provenance names what wrote the export (its root's hwlocVersion and ProcessName
 // infos) besides the hwloc that read it; an export without them says so.
 TEST(PublicHwlocExports, ProvenanceNamesTheHwlocThatWroteTheFile) {
