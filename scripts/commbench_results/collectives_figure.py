@@ -60,9 +60,12 @@ def collect_series(results):
         for key, rows in table.groupby(keys, dropna=False, sort=False):
             grouped.append((run, dict(zip(keys, key)), rows.sort_values("bytes")))
     # Name a line only by what varies between lines: "allreduce", not "allreduce float out sum".
-    # Empty values do not count: redop is empty for allgather and "sum" for every reduction,
-    # which says nothing a reader needs.
-    varying = [k for k in SERIES_KEYS[1:] if len({_text(g[1].get(k)) for g in grouped} - {""}) > 1]
+    # Only what varies within one run names a line; what differs between runs is in the run's
+    # label. Empty values do not count: redop is empty for allgather and "sum" for every
+    # reduction, which says nothing a reader needs.
+    varying = [k for k in SERIES_KEYS[1:]
+               if any(len({_text(key.get(k)) for r, key, _ in grouped if r == run} - {""}) > 1
+                      for run in range(len(results)))]
     series = []
     for run, key, rows in grouped:
         parts = [str(key["op"])] + [_key_text(k, key[k]) for k in varying]

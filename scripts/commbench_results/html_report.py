@@ -43,6 +43,7 @@ def render_html_report(results, figure):
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>{_e(_heading(results))}</title><style>{STYLE}</style></head><body>",
              f"<h1>{_e(_heading(results))}</h1>",
+             "".join(f"<p>{_e(describe_run(r.provenance) or r.path)}</p>" for r in results),
              f'<figure id="plot">{_inline_svg(figure)}</figure>']
     for label, result in zip(labels, results):
         name = f"{label} — {result.path}" if label else result.path
@@ -54,9 +55,8 @@ def render_html_report(results, figure):
 
 
 def _heading(results):
-    if len(results) == 1:
-        return "commbench report: " + (describe_run(results[0].provenance) or results[0].path)
-    return f"commbench report: {len(results)} runs"
+    program = results[0].provenance.get("program", "commbench")
+    return f"commbench report: {program}" + (f", {len(results)} runs" if len(results) > 1 else "")
 
 
 def _inline_svg(figure):
