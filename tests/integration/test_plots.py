@@ -170,6 +170,19 @@ class Figure(RealRunTest):
         # One hue per op across runs: allreduce of the two runs differs only in shade.
         self.assertNotEqual(legend_lines(figure.axes[0])[0].get_color(), legend_lines(figure.axes[0])[2].get_color())
 
+    def test_provenance_from_csv_comment_lines(self):
+        # A CSV alone (no JSON beside it) whose '#' lines carry the console header's provenance.
+        os.makedirs(self.path("alone"), exist_ok=True)
+        alone = self.path(os.path.join("alone", "run.csv"))
+        write_text(alone, "# bench-collectives 0.1.0 (commit abc1234)\n# backend: mpi (Open MPI v4.1.4)\n"
+                   "# ranks: 2  nodes: 1  started: 2026-01-02T03:04:05Z\n#   rank 0-1 hostx\n" + read_text(self.csv))
+        result = read_result(alone)
+        self.assertEqual(len(result.table), len(self.rows))
+        self.assertEqual(list(result.table["line"])[:2], [6, 7])
+        title = build_collectives_figure([result]).axes[0].get_title()
+        self.assertEqual(title, "bench-collectives · mpi (Open MPI v4.1.4) · 2 ranks on 1 node: hostx · "
+                         "2026-01-02 03:04 UTC · commit abc1234")
+
     def test_png_and_svg_are_written_and_show_the_lines(self):
         png, svg = self.path("sweep.png"), self.path("sweep.svg")
         for out in (png, svg):
