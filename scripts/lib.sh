@@ -9,7 +9,9 @@ COMMBENCH_BUILD="${COMMBENCH_BUILD:-$COMMBENCH_ROOT/build}"
 COMMBENCH_PACKAGES=(build-essential cmake pkg-config python3 libopenmpi-dev openmpi-bin
                     libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
                     libpugixml-dev
-                    libhwloc-dev libibverbs-dev clang libclang-rt-14-dev)
+                    libhwloc-dev libibverbs-dev clang libclang-rt-14-dev
+                    python3-matplotlib python3-pandas)
+# python3-matplotlib and python3-pandas: scripts/plot and scripts/compare (run.sh plots its run).
 
 commbench_log() { printf '[commbench] %s\n' "$*" >&2; }
 

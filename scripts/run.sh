@@ -6,7 +6,8 @@
 #   scripts/run.sh -e 1M --op all   extra flags go to bench-collectives
 # Environment: COMMBENCH_NP (ranks; default one per GPU, or 4 on a machine without GPUs),
 # COMMBENCH_RESULTS (default results/local).
-# Writes the tables to stdout and CSV + JSON of both under results/local/.
+# Writes the tables to stdout, CSV + JSON of both under results/local/, and the plot of the
+# sweep, results/local/collectives.png.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF)
@@ -36,7 +37,21 @@ fi
 # --oversubscribe). The table's header names the backend that ran.
 backend=auto
 commbench_log "running bench-collectives on $np local ranks (backend: $backend)"
+bench_rc=0
 mpirun -q --oversubscribe -np "$np" "$COMMBENCH_BUILD/bench/bench-collectives" \
   --backend "$backend" --check \
-  --csv "$results/collectives.csv" --json "$results/collectives.json" --force "$@"
+  --csv "$results/collectives.csv" --json "$results/collectives.json" --force "$@" || bench_rc=$?
 commbench_log "wrote $results/collectives.csv and $results/collectives.json"
+
+# The picture of the run, also when a check or threshold failed (exit 1) or the run was
+# interrupted (130, 143): the rows measured are what the user wants to see. The JSON
+# carries the provenance for the title.
+# Other exit codes (bad input, a failed write, a stall) may leave an earlier run's files.
+plot_input="$results/collectives.json"
+[ -f "$plot_input" ] || plot_input="$results/collectives.csv"
+case "$bench_rc" in 0|1|130|143) plot_wanted=1 ;; *) plot_wanted=0 ;; esac
+if [ "$plot_wanted" = 1 ] && [ -f "$plot_input" ]; then
+  "$COMMBENCH_ROOT/scripts/plot" "$plot_input" -o "$results/collectives.png"
+  commbench_log "plot of this run: $results/collectives.png (scripts/plot, docs/plots.md)"
+fi
+exit "$bench_rc"

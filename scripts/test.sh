@@ -8,6 +8,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON)
+# Only the tests need a browser: the HTML report is checked in headless Chromium
+# (tests/integration/test_plots.py). Heavy, so not in run.sh's list.
+COMMBENCH_PACKAGES+=(chromium)
 
 commbench_install_packages
 commbench_build

@@ -1,0 +1,41 @@
+"""Which figure each kind of result file gets, and saving it. A later command's kind
+(patterns, p2p, validation) adds its builder to BUILDERS."""
+import os
+
+from .collectives_figure import build_collectives_figure
+from .errors import InputError
+from .topology_figure import build_links_figure, build_topology_figure
+
+BUILDERS = {
+    "collectives": build_collectives_figure,
+    "topology": build_topology_figure,
+    "topology-links": build_links_figure,
+}
+FORMATS = (".png", ".svg")
+
+
+def build_figure(results, **options):
+    """One figure of files of one kind; files of different kinds do not share axes."""
+    kinds = list(dict.fromkeys(r.kind for r in results))
+    if len(kinds) > 1:
+        other = next(r for r in results if r.kind != kinds[0])
+        raise InputError(other.path, 1, f"a {other.kind} file cannot share a plot with {kinds[0]} files "
+                         f"({results[0].path}); plot them separately")
+    for result in results:
+        if result.table.empty:
+            raise InputError(result.path, 1, "no rows to plot (an interrupted run before its first row?)")
+    builder = BUILDERS[kinds[0]]
+    return builder(results, **options) if kinds[0] == "collectives" else builder(results)
+
+
+def save_figure(figure, path):
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in FORMATS:
+        raise ValueError(f"{path}: unknown picture format '{extension}' (use .png or .svg)")
+    # dpi matters for PNG only; 150 keeps 8-point legend text sharp.
+    figure.savefig(path, dpi=150, format=extension[1:], metadata=_metadata(extension))
+
+
+def _metadata(extension):
+    # No creation date: the same results give the same file (reviewable in git).
+    return {"Software": "commbench scripts/plot"} if extension == ".png" else {"Date": None}

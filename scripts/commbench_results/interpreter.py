@@ -1,0 +1,24 @@
+"""Finding an interpreter that has the plotting libraries. Standard library only: it runs
+before they are imported.
+
+Debian's python3-matplotlib and python3-pandas are installed for the system interpreter,
+/usr/bin/python3; a python3 earlier on PATH (pyenv, a venv) does not see them. Rather than
+fail there, the scripts start again under the system interpreter once."""
+import importlib.util
+import os
+import sys
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def ensure_libraries(program, modules):
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    here = os.path.realpath(sys.executable or "")
+    if os.access(SYSTEM_PYTHON, os.X_OK) and here != os.path.realpath(SYSTEM_PYTHON):
+        os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(sys.argv[0]), *sys.argv[1:]])
+    packages = " ".join(f"python3-{m}" for m in missing)
+    sys.stderr.write(f"{program}: error: Python lacks {', '.join(missing)}: install them "
+                     f"(Debian: apt-get install {packages}; scripts/run.sh and scripts/test.sh do this)\n")
+    sys.exit(2)

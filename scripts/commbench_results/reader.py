@@ -1,0 +1,417 @@
+"""Reads any commbench result file into a ResultFile: what kind it is, its provenance and
+its rows as a pandas DataFrame.
+
+The kind comes from the file itself, never from its name: a JSON document names its
+layout in `schema` ("commbench.collectives/2"), a CSV is recognised by its header. Each
+kind has one reader in KINDS; a later command (patterns, p2p, validation) adds its schema
+family and reader there, and a figure builder in figures.py.
+
+Every problem is an InputError naming the file and the line, because the user's next step
+is to open the file there.
+"""
+import csv
+import io
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+import pandas
+
+from .errors import InputError
+
+# Columns of bench-collectives' rows (docs/output-format.md), by type. Files are read by
+# column name, so older files (commbench.collectives/1 lacks achievable_busbw_gbps and the
+# later appended columns) read the same way: a missing optional column is empty.
+TEXT_COLUMNS = ("backend", "op", "placement", "dtype", "redop", "slowest_host", "threshold", "stop_reason")
+INTEGER_COLUMNS = ("root", "bytes", "count", "ranks", "nodes", "iterations", "samples", "slowest_rank", "wrong")
+NUMBER_COLUMNS = ("time_us", "time_min_us", "time_mean_us", "p50_us", "p99_us", "noise", "algbw_gbps",
+                  "busbw_gbps", "theoretical_busbw_gbps", "achievable_busbw_gbps", "efficiency")
+# What a plot or a comparison cannot do without.
+REQUIRED_COLUMNS = ("op", "placement", "dtype", "bytes", "ranks", "time_us", "algbw_gbps", "busbw_gbps")
+ROW_COLUMNS = TEXT_COLUMNS + INTEGER_COLUMNS + NUMBER_COLUMNS
+
+TOPOLOGY_LINKS_HEADER = ["host", "from", "to", "type", "count", "spec_gbps", "state"]
+
+# The provenance keys every command's JSON carries (report/provenance_json); CSV comment
+# lines and a JSON file beside a CSV can supply them too.
+PROVENANCE_KEYS = ("program", "version", "commit", "command_line", "started_at", "backend", "backend_version",
+                   "mpi_version", "ranks", "nodes", "rank_hosts", "devices", "settings", "environment", "notes")
+
+
+@dataclass
+class ResultFile:
+    path: str
+    kind: str                # "collectives", "topology" or "topology-links"
+    schema: str              # the JSON's schema string, or "csv:<kind>" for a CSV
+    provenance: dict = field(default_factory=dict)
+    table: pandas.DataFrame = None  # one row per result row, plus `line`: where it is in the file
+    complete: bool = True
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+
+
+def read_result(path):
+    text = _read_text(path)
+    if not text.strip():
+        raise InputError(path, 1, "empty file: no header and no rows")
+    if text.lstrip().startswith("{"):
+        return _read_json(path, text)
+    return _read_csv(path, text)
+
+
+def _read_text(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(path, None, e.strerror or str(e)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, data.count(b"\n", 0, e.start) + 1, "not UTF-8 text") from None
+
+
+# ---------------------------------------------------------------------------------------
+# JSON: dispatch on the schema family ("commbench.collectives") and check its version.
+
+
+def _read_collectives_document(path, text, doc):
+    typed = [_typed_row(path, line, row, json_values=True) for line, row in _objects_with_lines(path, text, doc, "rows")]
+    provenance = _provenance_of(doc)
+    return ResultFile(path, "collectives", doc["schema"], provenance, _rows_table(path, typed),
+                      complete=doc.get("complete", True) is not False)
+
+
+def _read_topology_document(path, text, doc):
+    records = []
+    for line, entry in _objects_with_lines(path, text, doc, "theoretical_busbw"):
+        if not isinstance(entry.get("collective"), str):
+            raise InputError(path, line, "a theoretical_busbw entry needs a 'collective' name")
+        record = {"collective": entry["collective"], "line": line}
+        for key in ("nodes", "ranks_per_node", "spec_busbw_gbps", "achievable_busbw_gbps"):
+            value = entry.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise InputError(path, line, f"'{key}' must be a number or null, not {json.dumps(value)}")
+            record[key] = value
+        record["basis"] = entry.get("basis", "")
+        records.append(record)
+    provenance = _provenance_of(doc)
+    provenance.setdefault("rank_hosts", [n.get("hostname", "") for n in doc.get("nodes", []) if isinstance(n, dict)])
+    table = pandas.DataFrame.from_records(
+        records, columns=["collective", "nodes", "ranks_per_node", "spec_busbw_gbps", "achievable_busbw_gbps",
+                          "basis", "line"])
+    return ResultFile(path, "topology", doc["schema"], provenance, table)
+
+
+def _objects_with_lines(path, text, doc, key):
+    """(line, object) for each element of the array doc[key], checked to be objects."""
+    elements = doc.get(key)
+    if not isinstance(elements, list):
+        raise InputError(path, _key_line(text, key), f"'{key}' must be an array of objects")
+    lines = _array_element_lines(text, key)
+    for index, element in enumerate(elements):
+        line = lines[index] if index < len(lines) else 1
+        if not isinstance(element, dict):
+            raise InputError(path, line, f"element {index + 1} of '{key}' is not an object")
+        yield line, element
+
+
+# schema family -> (versions this script reads, reader). Add a command's kind here.
+KINDS = {
+    "commbench.collectives": ((1, 2), _read_collectives_document),
+    "commbench.groups": ((1,), _read_collectives_document),  # bench-groups: the same rows plus its own columns
+    "commbench.topology": ((1, 2), _read_topology_document),
+}
+
+
+def known_schemas():
+    return ", ".join(f"{family}/{'|'.join(map(str, versions))}" for family, (versions, _) in KINDS.items())
+
+
+def _read_json(path, text):
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(path, e.lineno, f"not valid JSON: {e.msg} (column {e.colno})") from None
+    if not isinstance(doc, dict):
+        raise InputError(path, 1, "a commbench JSON file is an object with a 'schema' key")
+    schema = doc.get("schema")
+    if not isinstance(schema, str):
+        raise InputError(path, _key_line(text, "schema"), "no 'schema' string: not a commbench result file")
+    family, _, version = schema.rpartition("/")
+    if family not in KINDS:
+        raise InputError(path, _key_line(text, "schema"),
+                         f"unknown schema '{schema}' (this script reads {known_schemas()})")
+    versions, reader = KINDS[family]
+    if not version.isdigit() or int(version) not in versions:
+        raise InputError(path, _key_line(text, "schema"),
+                         f"schema '{schema}': this script reads versions {', '.join(map(str, versions))} of {family}")
+    return reader(path, text, doc)
+
+
+def _provenance_of(doc):
+    # commbench.topology/1 kept the provenance keys at the top level.
+    source = doc.get("provenance") if isinstance(doc.get("provenance"), dict) else doc
+    provenance = {key: source[key] for key in PROVENANCE_KEYS if source.get(key) is not None}
+    for count in ("ranks", "nodes"):  # topology/1's top-level `nodes` is the node list, not a count
+        if not isinstance(provenance.get(count), int):
+            provenance.pop(count, None)
+    return provenance
+
+
+def _key_line(text, key):
+    match = re.search(r'(?<!\\)"%s"\s*:' % re.escape(key), text)
+    return text.count("\n", 0, match.start()) + 1 if match else 1
+
+
+_SPACE = re.compile(r"\s*")
+
+
+def _array_element_lines(text, key):
+    """The line on which each element of the array under `key` starts. Called on text that
+    json.loads accepted, so the walk below cannot fail."""
+    match = re.search(r'(?<!\\)"%s"\s*:\s*\[' % re.escape(key), text)
+    if not match:
+        return []
+    decoder = json.JSONDecoder()
+    position = match.end()
+    line = text.count("\n", 0, position) + 1
+    lines = []
+    while True:
+        start = _SPACE.match(text, position).end()
+        line += text.count("\n", position, start)
+        if text[start] == "]":
+            return lines
+        lines.append(line)
+        _, end = decoder.raw_decode(text, start)
+        line += text.count("\n", start, end)
+        position = _SPACE.match(text, end).end()
+        line += text.count("\n", end, position)
+        if text[position] == ",":
+            position += 1
+
+
+# ---------------------------------------------------------------------------------------
+# CSV: bench-collectives rows (any command's rows: extra columns are kept as text) or
+# bench-topology's links. Lines starting with '#' are comments; those that look like the
+# console header or `# key: value` supply provenance.
+
+
+def _read_csv(path, text):
+    comments, records = _csv_records(path, text)
+    if not records:
+        raise InputError(path, 1, "no CSV header: the file holds only comment lines")
+    header_line, header = records[0]
+    if header == TOPOLOGY_LINKS_HEADER:
+        return _links_file(path, records)
+    if "op" in header and "busbw_gbps" in header:
+        return _collectives_csv(path, comments, records)
+    raise InputError(path, header_line,
+                     "not a commbench CSV: the header is neither bench-collectives' rows (op, bytes, busbw_gbps, ...) "
+                     "nor bench-topology's links (" + ",".join(TOPOLOGY_LINKS_HEADER) + ")")
+
+
+def _csv_records(path, text):
+    comments, records = [], []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    line = 1
+    try:
+        for fields in reader:
+            if fields and fields[0].startswith("#"):
+                comments.append(",".join(fields))
+            elif fields:
+                records.append((line, fields))
+            line = reader.line_num + 1
+    except csv.Error as e:
+        raise InputError(path, reader.line_num, f"bad CSV: {e}") from None
+    return comments, records
+
+
+def _collectives_csv(path, comments, records):
+    header_line, header = records[0]
+    duplicates = {c for c in header if header.count(c) > 1}
+    if duplicates:
+        raise InputError(path, header_line, f"column '{sorted(duplicates)[0]}' appears twice in the header")
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise InputError(path, header_line, f"the header lacks column{'s' if len(missing) > 1 else ''} "
+                         + ", ".join(missing))
+    typed = []
+    for line, fields in records[1:]:
+        if len(fields) != len(header):
+            raise InputError(path, line, f"{len(fields)} fields, but the header names {len(header)} columns")
+        typed.append(_typed_row(path, line, dict(zip(header, fields)), json_values=False))
+    table = _rows_table(path, typed)
+    provenance = _provenance_from_comments(comments)
+    _fill_from_sibling_json(path, provenance, len(typed))
+    _fill_from_rows(provenance, table)
+    schema = "csv:collectives"
+    return ResultFile(path, "collectives", schema, provenance, table)
+
+
+def _links_file(path, records):
+    rows = []
+    for line, fields in records[1:]:
+        if len(fields) != len(TOPOLOGY_LINKS_HEADER):
+            raise InputError(path, line, f"{len(fields)} fields, but the header names {len(TOPOLOGY_LINKS_HEADER)}")
+        row = dict(zip(TOPOLOGY_LINKS_HEADER, fields))
+        for column in ("count", "spec_gbps"):
+            row[column] = _number(path, line, column, row[column], integer=column == "count")
+        row["line"] = line
+        rows.append(row)
+    table = pandas.DataFrame.from_records(rows, columns=TOPOLOGY_LINKS_HEADER + ["line"])
+    provenance = {"program": "bench-topology", "rank_hosts": sorted(set(table["host"]))}
+    return ResultFile(path, "topology-links", "csv:topology-links", provenance, table)
+
+
+# ---------------------------------------------------------------------------------------
+# Rows: one checked dict per row, whichever file it came from.
+
+
+def _typed_row(path, line, raw, json_values):
+    missing = [c for c in REQUIRED_COLUMNS if c not in raw]
+    if missing:
+        raise InputError(path, line, "the row lacks " + ", ".join(missing))
+    row = {"line": line}
+    for column, value in raw.items():
+        if column in INTEGER_COLUMNS or column in NUMBER_COLUMNS:
+            row[column] = _number(path, line, column, value, integer=column in INTEGER_COLUMNS,
+                                  json_value=json_values)
+        elif value is None or value == "":
+            row[column] = None
+        elif json_values and not isinstance(value, str):
+            row[column] = json.dumps(value)  # a command's own column holding a number: kept as text
+        else:
+            row[column] = value
+    for column in REQUIRED_COLUMNS:
+        if row[column] is None:
+            raise InputError(path, line, f"'{column}' is empty")
+    for column in ("op", "placement", "dtype"):
+        if not isinstance(row[column], str):
+            raise InputError(path, line, f"'{column}' must be text")
+    if row["bytes"] <= 0:
+        raise InputError(path, line, f"'bytes' must be positive, not {row['bytes']}")
+    if row["time_us"] <= 0:
+        raise InputError(path, line, f"'time_us' must be positive, not {row['time_us']}")
+    for column in ("algbw_gbps", "busbw_gbps", "noise"):
+        if row.get(column) is not None and row[column] < 0:
+            raise InputError(path, line, f"'{column}' must not be negative ({row[column]})")
+    return row
+
+
+def _number(path, line, column, value, integer, json_value=False):
+    if value is None or value == "":
+        return None
+    if json_value:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(path, line, f"'{column}' must be a number, not {json.dumps(value)}")
+        number = value
+    else:
+        try:
+            number = int(value) if integer else float(value)
+        except ValueError:
+            kind = "a whole number" if integer else "a number"
+            raise InputError(path, line, f"'{column}' must be {kind}, not '{value}'") from None
+    if integer and number != int(number):
+        raise InputError(path, line, f"'{column}' must be a whole number, not {number}")
+    if not math.isfinite(number):
+        raise InputError(path, line, f"'{column}' must be finite, not {value}")
+    return int(number) if integer else float(number)
+
+
+def _rows_table(path, rows):
+    extra = []
+    for row in rows:
+        extra += [c for c in row if c not in ROW_COLUMNS and c != "line" and c not in extra]
+    table = pandas.DataFrame.from_records(rows, columns=list(ROW_COLUMNS) + extra + ["line"])
+    # Integer columns with empty cells would become floats; keep them as objects so that
+    # `root` 0 stays 0 and an empty root stays None.
+    for column in INTEGER_COLUMNS:
+        table[column] = pandas.Series([None if v is None or v != v else int(v) for v in table[column]],
+                                      index=table.index, dtype=object)
+    for column in TEXT_COLUMNS:
+        table[column] = table[column].astype(object).where(table[column].notna(), None)
+    for column in NUMBER_COLUMNS:  # empty cells become NaN, which matplotlib leaves out of a line
+        table[column] = table[column].astype(float)
+    return table
+
+
+# ---------------------------------------------------------------------------------------
+# Provenance of a CSV: comments, the JSON written beside it by the same run, the rows.
+
+_HEADER_PATTERNS = (
+    re.compile(r"^#\s*(?P<program>bench-[\w-]+) (?P<version>\S+) \(commit (?P<commit>[^)]+)\)"),
+    re.compile(r"^#\s*backend: (?P<backend>\S+) \((?P<backend_version>.*)\)\s*$"),
+    re.compile(r"^#\s*ranks: (?P<ranks>\d+)\s+nodes: (?P<nodes>\d+)\s+started: (?P<started_at>\S+)"),
+)
+_RANK_HOSTS = re.compile(r"^#\s+rank (?P<first>\d+)(?:-(?P<last>\d+))? (?P<host>\S+)\s*$")
+_DEVICE = re.compile(r"^#\s+(?P<device>rank \d+: GPU .*)$")
+_KEY_VALUE = re.compile(r"^#\s*(?:provenance\.)?(?P<key>[a-z_]+)\s*[:=]\s*(?P<value>.*?)\s*$")
+
+
+def _provenance_from_comments(comments):
+    provenance, hosts, devices = {}, [], []
+    for comment in comments:
+        matched = False
+        for pattern in _HEADER_PATTERNS:
+            m = pattern.match(comment)
+            if m:
+                provenance.update({k: (int(v) if k in ("ranks", "nodes") else v) for k, v in m.groupdict().items()})
+                matched = True
+        if matched:
+            continue
+        m = _RANK_HOSTS.match(comment)
+        if m:
+            last = int(m["last"] or m["first"])
+            hosts += [m["host"]] * (last - int(m["first"]) + 1)
+            continue
+        m = _DEVICE.match(comment)
+        if m:
+            devices.append(m["device"])
+            continue
+        m = _KEY_VALUE.match(comment)
+        if m and m["key"] in PROVENANCE_KEYS and m["key"] not in provenance:
+            value = m["value"]
+            provenance[m["key"]] = int(value) if m["key"] in ("ranks", "nodes") and value.isdigit() else value
+    if hosts:
+        provenance["rank_hosts"] = hosts
+    if devices:
+        provenance["devices"] = devices
+    return provenance
+
+
+def _fill_from_sibling_json(path, provenance, row_count):
+    """bench-collectives writes --csv and --json of one run side by side; the JSON holds the
+    provenance the CSV has no room for. Used only when it is the same run (same rows)."""
+    sibling = os.path.splitext(path)[0] + ".json"
+    if sibling == path or not os.path.isfile(sibling):
+        return
+    try:
+        with open(sibling, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return
+    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("commbench.collectives/"):
+        return
+    if not isinstance(doc.get("rows"), list) or len(doc["rows"]) != row_count:
+        return
+    for key, value in _provenance_of(doc).items():
+        provenance.setdefault(key, value)
+
+
+def _fill_from_rows(provenance, table):
+    if table.empty:
+        return
+    first = table.iloc[0]
+    provenance.setdefault("backend", first["backend"])
+    provenance.setdefault("ranks", first["ranks"])
+    if first["nodes"] is not None:
+        provenance.setdefault("nodes", first["nodes"])
+    if "rank_hosts" not in provenance:
+        hosts = sorted({h for h in table["slowest_host"] if h})
+        if hosts:
+            provenance["rank_hosts"] = hosts
