@@ -37,6 +37,11 @@ void HostStreamSet::enqueue(std::string_view stream, const OpCase& c, Buffers& b
       stream, [this, c, &buffers] { return backend_.start(c, buffers); }, true);
 }
 
+void HostStreamSet::enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) {
+  enqueue_operation(
+      stream, [&over, c, &buffers] { return over.start(c, buffers); }, true);
+}
+
 void HostStreamSet::enqueue(std::string_view stream, PeerExchange& exchange) {
   enqueue_operation(
       stream, [&exchange] { return exchange.start(); }, true);

@@ -32,6 +32,7 @@ class HostStreamSet final : public StreamSet {
   ~HostStreamSet() override;
 
   void enqueue(std::string_view stream, const OpCase& c, Buffers& buffers) override;
+  void enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) override;
   void enqueue(std::string_view stream, PeerExchange& exchange) override;
   void enqueue_compute(std::string_view stream, double seconds) override;
   StreamEvent record(std::string_view stream) override;

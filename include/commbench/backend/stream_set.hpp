@@ -44,6 +44,11 @@ class StreamSet {
 
   // One operation of `c` (as Backend::start would run it) on `stream`.
   virtual void enqueue(std::string_view stream, const OpCase& c, Buffers& buffers) = 0;
+  // One operation of `c` over `over`'s communicator on `stream`: `over` is the set's own
+  // backend or one split from it (Backend::split), and `buffers` were allocated by `over`.
+  // One set then orders, with its events, collectives over several sub-communicators (a
+  // training step's tensor-, pipeline- and data-parallel groups) and its compute.
+  virtual void enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) = 0;
   // One round of `exchange` on `stream`.
   virtual void enqueue(std::string_view stream, PeerExchange& exchange) = 0;
   // The compute stand-in busy for `seconds` on `stream`, with compute()'s calibration

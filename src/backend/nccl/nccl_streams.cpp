@@ -24,6 +24,17 @@ class NcclStreamSet final : public StreamSet {
     enqueue_on(c, buffers, *state_, streams(stream));
   }
 
+  void enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) override {
+    auto* on_gpu = dynamic_cast<NcclBackend*>(&over);
+    if (on_gpu == nullptr) throw UsageError("streams: the collective's backend is not the nccl backend");
+    NcclBackend::State& state = state_of(*on_gpu);
+    // A split keeps the parent's GPUs in the parent's order (NcclBackend::split), so the
+    // set's per-device streams line up with the sub-communicator's devices.
+    if (device_handles(state).size() != devices_.size())
+      throw UsageError("streams: the collective's communicator drives other GPUs than the stream set");
+    enqueue_on(c, buffers, state, streams(stream));
+  }
+
   void enqueue(std::string_view stream, PeerExchange& exchange) override {
     auto* on_gpu = dynamic_cast<NcclPeerExchange*>(&exchange);
     if (on_gpu == nullptr) throw UsageError("streams: the peer exchange was not made by the nccl backend");
