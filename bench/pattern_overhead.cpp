@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     PatternStepWorkload workload(groups, schedule, "overhead");
     workload.prepare();
     constexpr int kRepeats = 5;
-    double best_bare = 1e9, best_pattern = 1e9;
+    double best_bare = 1e9, best_pattern = 1e9, best_reported = 1e9;
     for (int repeat = 0; repeat < kRepeats; ++repeat) {
       world.group().barrier();
       const auto begin = std::chrono::steady_clock::now();
@@ -47,16 +47,21 @@ int main(int argc, char** argv) {
       const double bare = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       world.group().barrier();
       const double pattern = workload.time(1);
+      // What bench-patterns prints: the step from its origin event to its last item's end
+      // (the accounting after the step is outside it).
+      const double reported = workload.steps().back().step_seconds;
       best_bare = std::min(best_bare, world.group().max(bare));
       best_pattern = std::min(best_pattern, world.group().max(pattern));
+      best_reported = std::min(best_reported, world.group().max(reported));
     }
     workload.release();
     if (world.group().rank() == 0)
       std::printf(
           "collectives %zu ranks %d bare %.3f ms pattern %.3f ms per-collective bare %.3f us pattern %.3f us "
-          "overhead %.3f us\n",
+          "overhead %.3f us reported-step overhead %.3f us\n",
           count, world.ranks(), best_bare * 1e3, best_pattern * 1e3, best_bare / count * 1e6,
-          best_pattern / count * 1e6, (best_pattern - best_bare) / count * 1e6);
+          best_pattern / count * 1e6, (best_pattern - best_bare) / count * 1e6,
+          (best_reported - best_bare) / count * 1e6);
   }
   MPI_Finalize();
   return 0;

@@ -126,6 +126,8 @@ void PatternStepWorkload::prepare() {
 
 void PatternStepWorkload::run_step() {
   StreamSet& streams = *streams_;
+  // The last step's times were read: its events can be recorded again.
+  streams.forget_events();
   // Every stream drained at the end of the last step: the origin stands for each one's start.
   const StreamEvent origin = streams.record(kOriginStream);
   for (std::size_t i = 0; i < schedule_.steps.size(); ++i) {

@@ -65,6 +65,13 @@ class StreamSet {
   // first). Both must have completed: UsageError otherwise.
   virtual double elapsed_seconds(StreamEvent from, StreamEvent to) = 0;
 
+  // Forgets every event recorded so far; later records may reuse their ids (and on the GPU
+  // their cudaEvents). Call once nothing waits on them any more and their times have been
+  // read, e.g. between the steps of a schedule that records an event per item: without
+  // it the events of a long run pile up (and creating a cudaEvent per record costs host
+  // time that a small collective's launch cannot hide). UsageError while items are queued.
+  virtual void forget_events() = 0;
+
   // The stand-in enqueue_compute runs; calibrate it here.
   virtual ComputeStandIn& compute() = 0;
 };
