@@ -1,6 +1,7 @@
 #include "commbench/backend/host_stream_set.hpp"
 
 #include <exception>
+#include <stdexcept>
 
 #include "commbench/backend/peer_exchange.hpp"
 #include "commbench/core/error.hpp"
@@ -20,32 +21,55 @@ HostStreamSet::~HostStreamSet() {
 
 HostStreamSet::Queue& HostStreamSet::queue(std::string_view stream) {
   auto found = streams_.find(stream);
-  if (found == streams_.end()) found = streams_.emplace(std::string(stream), Queue{}).first;
+  if (found == streams_.end()) {
+    found = streams_.emplace(std::string(stream), Queue{}).first;
+    sweep_order_.push_back(&found->second);
+  }
   return found->second;
 }
 
-void HostStreamSet::enqueue_operation(std::string_view stream, Starter starter, bool communicates) {
-  Item item;
-  item.starter = std::move(starter);
-  if (communicates) item.communication = communications_enqueued_++;
+void HostStreamSet::enqueue_operation(std::string_view stream, Item item) {
+  if (item.kind != ItemKind::compute) item.communication = communications_enqueued_++;
   queue(stream).push_back(std::move(item));
   sweep();  // start it now if it is first in line, as a launch would
 }
 
+std::unique_ptr<PendingOperation> HostStreamSet::start(Item& item) {
+  switch (item.kind) {
+    case ItemKind::collective: return item.over->start(item.op_case, *item.buffers);
+    case ItemKind::peer_round: return item.exchange->start();
+    case ItemKind::compute: return compute_.start(item.compute_request);
+    case ItemKind::record:
+    case ItemKind::wait: break;
+  }
+  throw std::logic_error("host streams: a record or wait has nothing to start");
+}
+
 void HostStreamSet::enqueue(std::string_view stream, const OpCase& c, Buffers& buffers) {
-  enqueue_operation(
-      stream, [this, c, &buffers] { return backend_.start(c, buffers); }, true);
+  enqueue(stream, backend_, c, buffers);
+}
+
+void HostStreamSet::enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) {
+  Item item;
+  item.kind = ItemKind::collective;
+  item.over = &over;
+  item.op_case = c;
+  item.buffers = &buffers;
+  enqueue_operation(stream, std::move(item));
 }
 
 void HostStreamSet::enqueue(std::string_view stream, PeerExchange& exchange) {
-  enqueue_operation(
-      stream, [&exchange] { return exchange.start(); }, true);
+  Item item;
+  item.kind = ItemKind::peer_round;
+  item.exchange = &exchange;
+  enqueue_operation(stream, std::move(item));
 }
 
 void HostStreamSet::enqueue_compute(std::string_view stream, double seconds) {
-  const double request = compute_.corrected_request(seconds);
-  enqueue_operation(
-      stream, [this, request] { return compute_.start(request); }, false);
+  Item item;
+  item.kind = ItemKind::compute;
+  item.compute_request = compute_.corrected_request(seconds);
+  enqueue_operation(stream, std::move(item));
 }
 
 StreamEvent HostStreamSet::record(std::string_view stream) {
@@ -78,7 +102,7 @@ void HostStreamSet::advance(Queue& queue) {
     } else {
       if (!head.running) {
         if (head.communication && *head.communication != communications_started_) return;
-        head.running = head.starter();
+        head.running = start(head);
         if (head.communication) ++communications_started_;
       }
       if (!head.running->test()) return;
@@ -88,7 +112,7 @@ void HostStreamSet::advance(Queue& queue) {
 }
 
 void HostStreamSet::sweep() {
-  for (auto& [name, queue] : streams_) advance(queue);
+  for (Queue* queue : sweep_order_) advance(*queue);
 }
 
 void HostStreamSet::drain_until(const std::function<bool()>& done) {
@@ -113,10 +137,16 @@ void HostStreamSet::synchronize(std::string_view stream) {
 
 void HostStreamSet::synchronize_all() {
   drain_until([this] {
-    for (const auto& [name, queue] : streams_)
-      if (!queue.empty()) return false;
+    for (const Queue* queue : sweep_order_)
+      if (!queue->empty()) return false;
     return true;
   });
+}
+
+void HostStreamSet::forget_events() {
+  for (const Queue* queue : sweep_order_)
+    if (!queue->empty()) throw UsageError("forget_events: items are still queued (synchronize first)");
+  event_times_.clear();  // keeps its capacity: the next step records without reallocating
 }
 
 const HostStreamSet::Clock::time_point& HostStreamSet::completed_at(StreamEvent event) const {

@@ -9,23 +9,34 @@
 
 namespace commbench {
 
-CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops) {
-  Bootstrap& group = backend.group();
+std::optional<NodeTopology> probe_reporting_node(Bootstrap& group, std::string& failure) {
   // Rank 0 probes its node and sends it as the JSON bench-topology gathers nodes with; a
   // failed probe sends its reason instead, which becomes the basis of every figure.
-  std::string node_json, probe_failure;
+  std::string node_json;
+  failure.clear();
   if (group.rank() == 0) {
     try {
       node_json = topology_to_json_text(probe_node(probe_options_for_this_build("", "", "")));
     } catch (const Error& e) {
-      probe_failure = e.what();
+      failure = e.what();
     }
   }
   node_json = group.broadcast(node_json, 0);
-  probe_failure = group.broadcast(probe_failure, 0);
+  failure = group.broadcast(failure, 0);
+  if (!failure.empty()) return std::nullopt;
+  // Every rank reads the same text, so all agree on success or on the same failure.
+  try {
+    return topology_from_json_text(node_json, "the topology model of rank 0");
+  } catch (const Error& e) {
+    failure = e.what();
+    return std::nullopt;
+  }
+}
 
-  // Every rank models the layout of rank 0's node from what all ranks know: the GPUs of
-  // the processes on that host, and how many processes and ranks run there.
+JobLayout layout_of_group(Backend& backend) {
+  Bootstrap& group = backend.group();
+  // Every rank models the layout of the first rank's node from what all ranks know: the
+  // GPUs of the processes on that host, and how many processes and ranks run there.
   std::string own_ids;
   for (const std::string& id : backend.device_bus_ids()) own_ids += (own_ids.empty() ? "" : ",") + id;
   const std::vector<std::string> all_ids = group.all_gather(own_ids);
@@ -41,20 +52,17 @@ CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::ve
   }
   const int ranks_per_process = group.size() > 0 ? backend.ranks() / group.size() : 1;
   layout.ranks_per_node = processes_per_node * ranks_per_process;
+  return layout;
+}
 
-  // Every rank models from the same text, so all agree on success or on the same failure.
+CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops) {
+  std::string probe_failure;
+  const std::optional<NodeTopology> node = probe_reporting_node(backend.group(), probe_failure);
+  const JobLayout layout = layout_of_group(backend);
   CollectiveBandwidths model;
-  if (probe_failure.empty()) {
-    try {
-      const NodeTopology node = topology_from_json_text(node_json, "the topology model of rank 0");
-      for (const Collective op : ops) model[op] = theoretical_busbw(op, node, layout);
-      return model;
-    } catch (const Error& e) {
-      probe_failure = e.what();
-    }
-  }
   for (const Collective op : ops)
-    model[op] = {std::nullopt, std::nullopt, "topology probe failed: " + probe_failure, ""};
+    model[op] = node ? theoretical_busbw(op, *node, layout)
+                     : TheoreticalBusbw{std::nullopt, std::nullopt, "topology probe failed: " + probe_failure, ""};
   return model;
 }
 

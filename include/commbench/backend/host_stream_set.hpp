@@ -32,6 +32,7 @@ class HostStreamSet final : public StreamSet {
   ~HostStreamSet() override;
 
   void enqueue(std::string_view stream, const OpCase& c, Buffers& buffers) override;
+  void enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) override;
   void enqueue(std::string_view stream, PeerExchange& exchange) override;
   void enqueue_compute(std::string_view stream, double seconds) override;
   StreamEvent record(std::string_view stream) override;
@@ -40,23 +41,30 @@ class HostStreamSet final : public StreamSet {
   void synchronize(std::string_view stream) override;
   void synchronize_all() override;
   double elapsed_seconds(StreamEvent from, StreamEvent to) override;
+  void forget_events() override;
   ComputeStandIn& compute() override { return compute_; }
 
  private:
   using Clock = std::chrono::steady_clock;
-  using Starter = std::function<std::unique_ptr<PendingOperation>()>;
-  enum class ItemKind { operation, record, wait };
+  enum class ItemKind { collective, peer_round, compute, record, wait };
+  // What starting an item needs, held in the item itself: a schedule enqueues thousands
+  // of small collectives, and a heap-allocated closure per item showed in their cost.
   struct Item {
-    ItemKind kind = ItemKind::operation;
-    Starter starter;                             // operation
-    std::optional<std::uint64_t> communication;  // operation: its place in the start order
-    std::unique_ptr<PendingOperation> running;   // operation, once started
+    ItemKind kind = ItemKind::collective;
+    Backend* over = nullptr;                     // collective
+    OpCase op_case;                              // collective
+    Buffers* buffers = nullptr;                  // collective
+    PeerExchange* exchange = nullptr;            // peer_round
+    double compute_request = 0;                  // compute: the corrected request
+    std::optional<std::uint64_t> communication;  // collective, peer_round: place in the start order
+    std::unique_ptr<PendingOperation> running;   // once started
     std::size_t event = 0;                       // record, wait
   };
   using Queue = std::deque<Item>;
 
   Queue& queue(std::string_view stream);
-  void enqueue_operation(std::string_view stream, Starter starter, bool communicates);
+  void enqueue_operation(std::string_view stream, Item item);
+  std::unique_ptr<PendingOperation> start(Item& item);
   // Advances `queue` as far as it can.
   void advance(Queue& queue);
   // One sweep over every queue. Draining never stalls for good: an event exists before
@@ -69,6 +77,9 @@ class HostStreamSet final : public StreamSet {
   Backend& backend_;
   HostComputeStandIn compute_;
   std::map<std::string, Queue, std::less<>> streams_;  // after compute_: items go first
+  // The queues of streams_ in creation order: a sweep (several per item) walks this
+  // rather than the map's nodes. Map nodes never move, so the pointers stay valid.
+  std::vector<Queue*> sweep_order_;
   std::vector<std::optional<Clock::time_point>> event_times_;
   std::uint64_t communications_enqueued_ = 0;
   std::uint64_t communications_started_ = 0;

@@ -44,6 +44,11 @@ class StreamSet {
 
   // One operation of `c` (as Backend::start would run it) on `stream`.
   virtual void enqueue(std::string_view stream, const OpCase& c, Buffers& buffers) = 0;
+  // One operation of `c` over `over`'s communicator on `stream`: `over` is the set's own
+  // backend or one split from it (Backend::split), and `buffers` were allocated by `over`.
+  // One set then orders, with its events, collectives over several sub-communicators (a
+  // training step's tensor-, pipeline- and data-parallel groups) and its compute.
+  virtual void enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) = 0;
   // One round of `exchange` on `stream`.
   virtual void enqueue(std::string_view stream, PeerExchange& exchange) = 0;
   // The compute stand-in busy for `seconds` on `stream`, with compute()'s calibration
@@ -59,6 +64,13 @@ class StreamSet {
   // Seconds from the completion of `from` to that of `to` (negative when `to` completed
   // first). Both must have completed: UsageError otherwise.
   virtual double elapsed_seconds(StreamEvent from, StreamEvent to) = 0;
+
+  // Forgets every event recorded so far; later records may reuse their ids (and on the GPU
+  // their cudaEvents). Call once nothing waits on them any more and their times have been
+  // read, e.g. between the steps of a schedule that records an event per item: without
+  // it the events of a long run pile up (and creating a cudaEvent per record costs host
+  // time that a small collective's launch cannot hide). UsageError while items are queued.
+  virtual void forget_events() = 0;
 
   // The stand-in enqueue_compute runs; calibrate it here.
   virtual ComputeStandIn& compute() = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,13 @@ using CollectiveBandwidths = std::map<Collective, TheoreticalBusbw>;
 // Every rank returns the same answer. A probe failure only makes the model unknown (with
 // the reason in the basis); it never fails the benchmark.
 CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops);
+
+// Rank 0 of `group` probes its node; every rank gets it, or nullopt and the same
+// `failure` on every rank. Collective.
+std::optional<NodeTopology> probe_reporting_node(Bootstrap& group, std::string& failure);
+// The layout of `backend`'s group as the model sees it: its nodes, and the ranks and GPUs
+// of its members on its first rank's node. Collective over the group.
+JobLayout layout_of_group(Backend& backend);
 
 // Fills theoretical_busbw_gbps, achievable_busbw_gbps and efficiency of a row.
 void apply_bandwidth_model(const CollectiveBandwidths& model, ResultRow& row);

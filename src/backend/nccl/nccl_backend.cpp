@@ -868,6 +868,8 @@ std::vector<DeviceHandle> device_handles(const NcclBackend::State& state) {
   return handles;
 }
 
+NcclBackend::State& state_of(NcclBackend& backend) { return *backend.state_; }
+
 bool poll_events(NcclBackend::State& state, const std::vector<cudaEvent_t>& events, const char* what) {
   return state.poll(events, what);
 }

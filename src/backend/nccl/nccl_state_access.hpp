@@ -22,6 +22,8 @@ struct DeviceHandle {
 };
 
 std::vector<DeviceHandle> device_handles(const NcclBackend::State& state);
+// The state of `backend` (a stream set enqueues collectives over its sub-communicators).
+NcclBackend::State& state_of(NcclBackend& backend);
 
 // Whether every event (one per device) completed, checking NCCL's asynchronous errors
 // meanwhile; an error aborts the communicators and throws BackendError naming it.

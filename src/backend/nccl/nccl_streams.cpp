@@ -24,6 +24,17 @@ class NcclStreamSet final : public StreamSet {
     enqueue_on(c, buffers, *state_, streams(stream));
   }
 
+  void enqueue(std::string_view stream, Backend& over, const OpCase& c, Buffers& buffers) override {
+    auto* on_gpu = dynamic_cast<NcclBackend*>(&over);
+    if (on_gpu == nullptr) throw UsageError("streams: the collective's backend is not the nccl backend");
+    NcclBackend::State& state = state_of(*on_gpu);
+    // A split keeps the parent's GPUs in the parent's order (NcclBackend::split), so the
+    // set's per-device streams line up with the sub-communicator's devices.
+    if (device_handles(state).size() != devices_.size())
+      throw UsageError("streams: the collective's communicator drives other GPUs than the stream set");
+    enqueue_on(c, buffers, state, streams(stream));
+  }
+
   void enqueue(std::string_view stream, PeerExchange& exchange) override {
     auto* on_gpu = dynamic_cast<NcclPeerExchange*>(&exchange);
     if (on_gpu == nullptr) throw UsageError("streams: the peer exchange was not made by the nccl backend");
@@ -36,11 +47,29 @@ class NcclStreamSet final : public StreamSet {
 
   StreamEvent record(std::string_view stream) override {
     const std::vector<cudaStream_t> targets = streams(stream);
+    if (!spare_events_.empty()) {
+      // A forgotten event recorded again: no cudaEventCreate on the launch path.
+      std::vector<CudaEvent> per_device = std::move(spare_events_.back());
+      spare_events_.pop_back();
+      for (std::size_t i = 0; i < devices_.size(); ++i) {
+        check_cuda_call(cudaSetDevice(devices_[i]), "cudaSetDevice");
+        check_cuda_call(cudaEventRecord(per_device[i].get(), targets[i]), "cudaEventRecord");
+      }
+      events_.push_back(std::move(per_device));
+      return StreamEvent{events_.size() - 1};
+    }
     std::vector<CudaEvent> per_device;
     for (std::size_t i = 0; i < devices_.size(); ++i)
       per_device.push_back(recorded_event(devices_[i], true, targets[i]));
     events_.push_back(std::move(per_device));
     return StreamEvent{events_.size() - 1};
+  }
+
+  void forget_events() override {
+    // Every stream drained first: a re-recorded event must not be one a queued wait names.
+    synchronize_all();
+    for (auto& per_device : events_) spare_events_.push_back(std::move(per_device));
+    events_.clear();
   }
 
   void wait(std::string_view stream, StreamEvent event) override {
@@ -100,6 +129,7 @@ class NcclStreamSet final : public StreamSet {
   std::vector<int> devices_;
   std::map<std::string, std::vector<CudaStream>, std::less<>> streams_;
   std::vector<std::vector<CudaEvent>> events_;
+  std::vector<std::vector<CudaEvent>> spare_events_;  // forgotten, ready to record again
 };
 
 }  // namespace

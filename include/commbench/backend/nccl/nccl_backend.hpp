@@ -63,6 +63,8 @@ class NcclBackend final : public Backend {
   std::unique_ptr<StreamSet> streams() override;
 
   struct State;
+  // The extensions' door (nccl_state_access.hpp): a stream set reaches a split's state.
+  friend State& state_of(NcclBackend& backend);
 
  private:
   NcclBackend(std::unique_ptr<Bootstrap> group, std::shared_ptr<State> state);

@@ -74,6 +74,23 @@ TEST(MpiStreams, OneStreamRunsItsItemsOneAfterAnother) {
   EXPECT_THROW(streams->elapsed_seconds(begin, StreamEvent{99}), UsageError);
 }
 
+TEST(MpiStreams, ForgottenEventsAreHandedOutAgain) {
+  auto backend = world_backend();
+  auto streams = backend->streams();
+  const StreamEvent first = streams->record("compute");
+  streams->enqueue_compute("compute", 0.02);
+  const StreamEvent second = streams->record("compute");
+  EXPECT_THROW(streams->forget_events(), UsageError);  // the compute is still queued
+  streams->synchronize_all();
+  EXPECT_GE(streams->elapsed_seconds(first, second), 0.02 * 0.99);
+  streams->forget_events();
+  EXPECT_THROW(streams->elapsed_seconds(first, second), UsageError);  // forgotten
+  const StreamEvent again = streams->record("compute");
+  EXPECT_EQ(again.id, 0u);
+  streams->synchronize_all();
+  EXPECT_TRUE(streams->query(again));
+}
+
 // Calibration of the host stand-in: requested vs measured after correction, every rank at
 // once, as they would overlap in a benchmark. Two tolerances, because this machine is
 // shared: the fastest corrected run of each duration must end within 0.5 ms of the request

@@ -1,0 +1,38 @@
+// A pattern's step measured by the one measurement loop, and the breakdown every rank
+// agrees on: the slowest rank's (the one whose mean step took longest), as the loop
+// reports the slowest rank's time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "commbench/backend/bootstrap.hpp"
+#include "commbench/pattern/pattern_executor.hpp"
+#include "commbench/pattern/step_accounting.hpp"
+#include "commbench/runner/measurement.hpp"
+#include "commbench/runner/watchdog.hpp"
+
+namespace commbench {
+
+struct PatternMeasurement {
+  Measurement loop;                  // wall time per step, as every command's rows report it
+  StepBreakdown step;                // the slowest rank's mean over the timed steps
+  std::vector<StepBreakdown> steps;  // the slowest rank's timed steps, in order
+  int breakdown_rank = 0;            // whose breakdowns these are
+};
+
+// Runs `warmup` steps, then exactly `steps` timed ones (collective over `world`, guarded
+// by `watchdog` when given). Throws Interrupted as the loop does.
+PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& world, std::uint64_t steps,
+                                   std::uint64_t warmup, Watchdog* watchdog);
+
+// Collective: the timed steps of the rank with the longest mean step, on every rank.
+std::vector<StepBreakdown> slowest_rank_steps(Bootstrap& world, std::span<const StepBreakdown> mine, int& slowest_rank);
+
+// A breakdown as text and back (what the agreement broadcasts); UsageError on bad text.
+std::string breakdown_to_text(const StepBreakdown& step);
+StepBreakdown breakdown_from_text(const std::string& text);
+
+}  // namespace commbench

@@ -1,0 +1,356 @@
+#include "commbench/cli/bench_patterns_app.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../pattern/TEMPORARY_schedule_stub.hpp"  // TEMPORARY: at merge, "pattern_flags.hpp" and the schedule JSON header
+#include "command_line_parser.hpp"
+#include "commbench/cli/flag_values.hpp"
+#include "commbench/cli/job_command.hpp"
+#include "commbench/cli/job_session.hpp"
+#include "commbench/cli/pattern_bandwidth.hpp"
+#include "commbench/core/build_info.hpp"
+#include "commbench/core/csv_field.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
+#include "commbench/core/text_table.hpp"
+#include "commbench/pattern/pattern_executor.hpp"
+#include "commbench/pattern/pattern_measurement.hpp"
+#include "commbench/pattern/pattern_report.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance_json.hpp"
+#include "commbench/runner/interruption.hpp"
+
+namespace commbench {
+namespace {
+
+constexpr const char* kProgram = "bench-patterns";
+constexpr const char* kPatternsSchema = "commbench.patterns/1";
+
+struct PatternRunOptions {
+  std::string backend = "auto";
+  std::uint64_t steps = 10;
+  std::uint64_t warmup = 2;
+  double timeout_seconds = 300;
+  std::string csv_path, json_path, dump_path;
+  bool dry_run = false;
+  bool force = false;
+  PatternFlags pattern;
+};
+
+struct ParsedPatternCommandLine {
+  std::optional<PatternRunOptions> options;
+  std::string text_to_print;
+};
+
+ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
+  CLI::App app{
+      "bench-patterns: the collectives of one training step (DDP, FSDP, ZeRO, pipeline, tensor and expert parallel), "
+      "run with compute standing in for the model; reports what communication is exposed and why."};
+  app.name(kProgram);
+  PatternRunOptions o;
+  add_parsed_option(
+      app, "--backend", o.backend,
+      [](const std::string& text) {
+        if (text != "auto" && text != "mpi" && text != "nccl")
+          throw UsageError("--backend: '" + text + "' is not one of auto, mpi, nccl");
+        return text;
+      },
+      "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
+      ->default_str(o.backend);
+  add_parsed_option(
+      app, "-n,--iters", o.steps, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
+      "Training steps measured", "N")
+      ->default_str(std::to_string(o.steps));
+  add_parsed_option(
+      app, "-w,--warmup", o.warmup, [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
+      "Steps run before measuring", "N")
+      ->default_str(std::to_string(o.warmup));
+  add_parsed_option(app, "-T,--timeout", o.timeout_seconds, parse_timeout_seconds,
+                    "Seconds one step may take before the run ends with exit 4; 0 disables", "SECONDS")
+      ->default_str(significant_text(o.timeout_seconds));
+  add_parsed_option(
+      app, "--csv", o.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
+      "Write a row per collective type and per step to this CSV file", "FILE");
+  add_parsed_option(
+      app, "--json", o.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
+      "Write provenance, the pattern and every figure to this JSON file", "FILE");
+  add_parsed_option(
+      app, "--dump-schedule", o.dump_path,
+      [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
+      "Write every rank's schedule as JSON lines, one step a line", "FILE");
+  app.add_flag("--dry-run", o.dry_run,
+               "Build and write the schedule (--dump-schedule), then exit without communicating");
+  app.add_flag("--force", o.force, "Overwrite existing result files");
+  add_pattern_flags(app, o.pattern);
+  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
+  switch (parse_command_line(app, argc, argv, *version_flag)) {
+    case CommandLineRequest::help: return {std::nullopt, app.help()};
+    case CommandLineRequest::version:
+      return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
+    case CommandLineRequest::run: break;
+  }
+  if (o.dry_run && o.dump_path.empty())
+    throw UsageError("--dry-run: give --dump-schedule FILE to write the schedule to");
+  check_distinct_outputs(o.csv_path, o.json_path);
+  return {o, ""};
+}
+
+const std::pair<const std::string&, const char*> output_flags(const PatternRunOptions& o, int index) {
+  switch (index) {
+    case 0: return {o.csv_path, "--csv"};
+    case 1: return {o.json_path, "--json"};
+    default: return {o.dump_path, "--dump-schedule"};
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& o, const PatternConfig& config) {
+  return {{"pattern", std::string(name_of(config.kind))},
+          {"model", config.model.name},
+          {"parameters", significant_text(config.model.parameters)},
+          {"layers", std::to_string(config.model.layers)},
+          {"tp", std::to_string(config.layout.tensor)},
+          {"pp", std::to_string(config.layout.pipeline)},
+          {"dp", std::to_string(config.layout.data)},
+          {"ep", std::to_string(config.layout.expert)},
+          {"steps", std::to_string(o.steps)},
+          {"warmup", std::to_string(o.warmup)},
+          {"backend", o.backend}};
+}
+
+std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
+std::string optional_gbps(const std::optional<double>& gbps) { return gbps ? significant_text(*gbps, 4) : "?"; }
+
+void print_report(const PatternConfig& config, const PatternMeasurement& measured, const PatternReport& report,
+                  const std::vector<std::string>& notes) {
+  std::printf("# %s: %s, tp %d x pp %d x dp %d (ep %d), %s steps, breakdown of rank %d (slowest)\n", kProgram,
+              std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline,
+              config.layout.data, config.layout.expert, std::to_string(measured.loop.iterations).c_str(),
+              measured.breakdown_rank);
+  TextTable steps({{{"step"}, Align::right, 5},
+                   {{"time ms"}, Align::right, 10},
+                   {{"compute ms"}, Align::right, 11},
+                   {{"comm ms"}, Align::right, 10},
+                   {{"exposed ms"}, Align::right, 11}},
+                  "  ", "  ");
+  for (std::size_t i = 0; i < measured.steps.size(); ++i) {
+    const StepBreakdown& step = measured.steps[i];
+    steps.add_row({std::to_string(i), ms(step.step_seconds), ms(step.compute_seconds), ms(step.communication_seconds),
+                   ms(step.exposed_seconds)});
+  }
+  std::printf("%s", steps.render().c_str());
+  const StepBreakdown& mean = report.step;
+  std::printf("step %s ms (wall, slowest rank %s ms); compute %s ms; communication %s ms (busy %s ms); exposed %s ms\n",
+              ms(mean.step_seconds).c_str(), ms(measured.loop.slowest_seconds).c_str(),
+              ms(mean.compute_seconds).c_str(), ms(mean.communication_seconds).c_str(),
+              ms(mean.communication_busy_seconds).c_str(), ms(mean.exposed_seconds).c_str());
+  TextTable types({{{"type"}, Align::left, 24},
+                   {{"count"}, Align::right, 6},
+                   {{"bytes"}, Align::right, 10},
+                   {{"time ms"}, Align::right, 10},
+                   {{"exposed ms"}, Align::right, 11},
+                   {{"busbw GB/s"}, Align::right, 11},
+                   {{"theory"}, Align::right, 8},
+                   {{"median"}, Align::right, 9},
+                   {{"bound"}, Align::left, 0, 2}},
+                  "  ", "  ");
+  for (const CommunicationTypeReport& type : report.types)
+    types.add_row({label_of(type.totals.type) + " (" + std::to_string(type.group.ranks) + ")",
+                   std::to_string(type.totals.count), format_size(type.totals.bytes), ms(type.totals.seconds),
+                   ms(type.totals.exposed_seconds), significant_text(type.busbw_gbps, 4),
+                   optional_gbps(type.group.spec_gbps), format_size(type.median_bytes),
+                   type.latency_bound ? "latency" : "bandwidth"});
+  std::printf("%s", types.render().c_str());
+  std::printf("NIC: %s\n", report.nic.text.c_str());
+  std::printf("verdict: %s — %s\n", std::string(name_of(report.bound)).c_str(), report.top_cause.c_str());
+  for (const std::string& note : notes) std::printf("# note: %s\n", note.c_str());
+  std::fflush(stdout);
+}
+
+nlohmann::ordered_json optional_json(const std::optional<double>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json step_json(const StepBreakdown& step) {
+  return {{"step_seconds", step.step_seconds},
+          {"compute_seconds", step.compute_seconds},
+          {"communication_seconds", step.communication_seconds},
+          {"communication_busy_seconds", step.communication_busy_seconds},
+          {"exposed_seconds", step.exposed_seconds},
+          {"unattributed_exposed_seconds", step.unattributed_exposed_seconds}};
+}
+
+nlohmann::ordered_json type_json(const CommunicationTypeReport& type) {
+  return {{"type", label_of(type.totals.type)},
+          {"kind", type.totals.type.kind == StepKind::peer ? "peer" : "collective"},
+          {"op", name_of(type.totals.type.op)},
+          {"group", name_of(type.totals.type.group)},
+          {"group_ranks", type.group.ranks},
+          {"group_nodes", type.group.nodes},
+          {"count", type.totals.count},
+          {"bytes", type.totals.bytes},
+          {"median_bytes", type.median_bytes},
+          {"seconds", type.totals.seconds},
+          {"exposed_seconds", type.totals.exposed_seconds},
+          {"algbw_gbps", type.algbw_gbps},
+          {"busbw_gbps", type.busbw_gbps},
+          {"theoretical_busbw_gbps", optional_json(type.group.spec_gbps)},
+          {"achievable_busbw_gbps", optional_json(type.group.achievable_gbps)},
+          {"efficiency", optional_json(type.efficiency)},
+          {"half_peak_bytes", optional_json(type.half_peak_bytes)},
+          {"latency_bound", type.latency_bound},
+          {"basis", type.group.basis}};
+}
+
+// CSV: one row per collective type (record "type") and one per measured step (record
+// "step"), each with the pattern's parameters in front.
+std::string results_csv(const std::vector<std::pair<std::string, std::string>>& settings,
+                        const PatternMeasurement& measured, const PatternReport& report) {
+  std::string header;
+  std::string prefix;
+  for (const auto& [key, value] : settings) {
+    header += key + ",";
+    prefix += csv_escape(value) + ",";
+  }
+  header +=
+      "record,step,type,op,group,group_ranks,count,bytes,seconds,exposed_seconds,busbw_gbps,theoretical_busbw_gbps,"
+      "efficiency,latency_bound,step_seconds,compute_seconds,communication_seconds,step_exposed_seconds\n";
+  std::string csv = header;
+  const auto number = [](double value) { return significant_text(value, 9); };
+  const auto optional_number = [&](const std::optional<double>& value) { return value ? number(*value) : ""; };
+  for (const CommunicationTypeReport& type : report.types)
+    csv += prefix + "type,," + label_of(type.totals.type) + "," + std::string(name_of(type.totals.type.op)) + "," +
+           std::string(name_of(type.totals.type.group)) + "," + std::to_string(type.group.ranks) + "," +
+           std::to_string(type.totals.count) + "," + std::to_string(type.totals.bytes) + "," +
+           number(type.totals.seconds) + "," + number(type.totals.exposed_seconds) + "," + number(type.busbw_gbps) +
+           "," + optional_number(type.group.spec_gbps) + "," + optional_number(type.efficiency) + "," +
+           (type.latency_bound ? "true" : "false") + ",,,,\n";
+  for (std::size_t i = 0; i < measured.steps.size(); ++i) {
+    const StepBreakdown& step = measured.steps[i];
+    csv += prefix + "step," + std::to_string(i) + ",,,,,,,,,,,,," + number(step.step_seconds) + "," +
+           number(step.compute_seconds) + "," + number(step.communication_seconds) + "," +
+           number(step.exposed_seconds) + "\n";
+  }
+  return csv;
+}
+
+void write_results(const PatternRunOptions& o, const RunContext& context, const PatternMeasurement& measured,
+                   const PatternReport& report, const ComputeCalibration& calibration, int exit_code) {
+  if (!o.csv_path.empty()) write_file_atomically(o.csv_path, results_csv(context.settings, measured, report), "--csv");
+  if (o.json_path.empty()) return;
+  nlohmann::ordered_json doc;
+  doc["schema"] = context.schema;
+  doc["provenance"] = provenance_json(context);
+  nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : context.settings) pattern[key] = value;
+  doc["pattern"] = pattern;
+  doc["steps_measured"] = measured.loop.iterations;
+  doc["wall_step_seconds"] = {{"slowest", measured.loop.slowest_seconds},
+                              {"fastest", measured.loop.fastest_seconds},
+                              {"mean", measured.loop.mean_seconds},
+                              {"slowest_rank", measured.loop.slowest_rank}};
+  doc["breakdown_rank"] = measured.breakdown_rank;
+  doc["mean_step"] = step_json(report.step);
+  doc["steps"] = nlohmann::ordered_json::array();
+  for (const StepBreakdown& step : measured.steps) doc["steps"].push_back(step_json(step));
+  doc["types"] = nlohmann::ordered_json::array();
+  for (const CommunicationTypeReport& type : report.types) doc["types"].push_back(type_json(type));
+  doc["nic"] = {{"crosses_nodes", report.nic.crosses_nodes},
+                {"bytes_per_node_per_step", report.nic.bytes_per_node},
+                {"gbps_per_nic", report.nic.gbps_per_nic},
+                {"nic_gbps", optional_json(report.nic.nic_gbps)},
+                {"text", report.nic.text}};
+  doc["verdict"] = {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
+  doc["compute_calibration"] = {{"offset_seconds", calibration.offset_seconds},
+                                {"worst_absolute_error_seconds", calibration.worst_absolute_error_seconds()}};
+  doc["exit_code"] = exit_code;
+  write_file_atomically(o.json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
+                        "--json");
+}
+
+int run_in_job(const PatternRunOptions& o, JobStart& start) {
+  JobSession session(start, kPatternsSchema);
+  Bootstrap& world = session.world();
+  PatternConfig config;
+  std::vector<std::string> notes;
+  session.step("resolving the pattern", [&] {
+    config = resolve_pattern_config(o.pattern, world.size(), world.local_size(), notes);
+    config.layout.validate(world.size());
+  });
+  RankSchedule schedule;
+  session.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
+  if (!o.dump_path.empty()) {
+    session.step("writing the schedule", [&] {
+      if (!session.reporting()) return;
+      std::string lines;
+      for (int rank = 0; rank < world.size(); ++rank) lines += schedule_json_lines(build_schedule(config, rank));
+      write_file_atomically(o.dump_path, lines, "--dump-schedule");
+    });
+  }
+  if (o.dry_run) return 0;
+
+  BackendRequest request;
+  request.name = o.backend;
+  Backend& backend = session.create_backend(request);
+  std::unique_ptr<PatternGroups> groups;
+  session.step("splitting the pattern's groups",
+               [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
+  PatternBandwidthModel model;
+  session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
+  RunContext context = session.run_context(describe(o, config));
+  context.notes.insert(context.notes.end(), notes.begin(), notes.end());
+
+  PatternMeasurement measured;
+  ComputeCalibration calibration;
+  int exit_code = 0;
+  try {
+    PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
+    measured = measure_pattern(workload, world, o.steps, o.warmup, &session.watchdog());
+    calibration = workload.calibration();
+    if (!workload.compute_occupies().empty())
+      context.notes.push_back("compute stand-in: " + workload.compute_occupies());
+  } catch (const Interrupted& e) {
+    exit_code = static_cast<int>(e.exit_code());
+  }
+  {
+    auto guard = session.watchdog().guard("releasing the pattern's groups");
+    groups.reset();
+  }
+  if (exit_code != 0) return exit_code;
+  const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
+  if (session.reporting()) {
+    print_report(config, measured, report, context.notes);
+    write_results(o, context, measured, report, calibration, exit_code);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int run_bench_patterns(int argc, char** argv) {
+  ParsedPatternCommandLine parsed;
+  const auto prepare = [&]() -> std::optional<std::string> {
+    parsed = parse_pattern_command_line(argc, argv);
+    if (!parsed.options) return parsed.text_to_print;
+    // Every file checked before any directory is made: a refusal leaves nothing behind.
+    for (int index = 0; index < 3; ++index) {
+      const auto [path, flag] = output_flags(*parsed.options, index);
+      if (!path.empty()) check_output_path(path, flag, parsed.options->force, OutputKind::replaced);
+    }
+    for (int index = 0; index < 3; ++index) {
+      const auto [path, flag] = output_flags(*parsed.options, index);
+      if (!path.empty()) create_parent_directories(path, flag);
+    }
+    return std::nullopt;
+  };
+  return run_command(
+      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
+      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
+}
+
+}  // namespace commbench
