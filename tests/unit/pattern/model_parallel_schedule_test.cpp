@@ -13,11 +13,8 @@
 namespace commbench {
 namespace {
 
-using testing::config_of;
 using testing::count;
 using testing::is_op;
-using testing::small_llama;
-using testing::total_bytes;
 
 std::string order_text(const std::vector<PipelineSlot>& order) {
   std::string text;
@@ -57,7 +54,7 @@ TEST(PatternPipeline, InterleavedOrderFollowsMegatron) {
 }
 
 TEST(PatternPipeline, StagesExchangeActivationsAndGradientsWithNeighbours) {
-  PatternConfig config = config_of(PatternKind::pipeline, small_llama(8), 1, 1, 4);
+  PatternConfig config = testing::config_of(PatternKind::pipeline, testing::small_llama(8), 1, 1, 4);
   config.pipeline.micro_batches = 8;
   const std::uint64_t activations = 1u * 128u * 1024u * 2u;  // micro-batch x sequence x hidden x bf16
   std::vector<RankSchedule> stages;
@@ -98,7 +95,7 @@ TEST(PatternPipeline, StagesExchangeActivationsAndGradientsWithNeighbours) {
 }
 
 TEST(PatternPipeline, ComputeWaitsForTheActivationsItReceives) {
-  PatternConfig config = config_of(PatternKind::pipeline, small_llama(4), 1, 1, 2);
+  PatternConfig config = testing::config_of(PatternKind::pipeline, testing::small_llama(4), 1, 1, 2);
   const RankSchedule last = build_schedule(config, 1);
   for (const ScheduleStep& step : last.steps) {
     if (step.kind != StepKind::compute || step.phase != StepPhase::forward || step.layer != 2) continue;
@@ -109,7 +106,7 @@ TEST(PatternPipeline, ComputeWaitsForTheActivationsItReceives) {
 }
 
 TEST(PatternTensorParallel, FourAllreducesPerLayerPerMicroBatch) {
-  PatternConfig config = config_of(PatternKind::tp, small_llama(4), 1, 2);
+  PatternConfig config = testing::config_of(PatternKind::tp, testing::small_llama(4), 1, 2);
   config.model.gradient_accumulation = 3;
   const RankSchedule schedule = build_schedule(config, 1);
   const auto tensor_allreduce = [](const ScheduleStep& step) {
@@ -121,7 +118,7 @@ TEST(PatternTensorParallel, FourAllreducesPerLayerPerMicroBatch) {
 }
 
 TEST(PatternTensorParallel, SequenceParallelReduceScattersAndGathers) {
-  PatternConfig config = config_of(PatternKind::tp, small_llama(4), 1, 2);
+  PatternConfig config = testing::config_of(PatternKind::tp, testing::small_llama(4), 1, 2);
   config.tensor_parallel.sequence_parallel = true;
   const RankSchedule schedule = build_schedule(config, 0);
   EXPECT_EQ(count(schedule, [](const ScheduleStep& step) { return is_op(step, Collective::allreduce); }), 0u);
@@ -132,7 +129,7 @@ TEST(PatternTensorParallel, SequenceParallelReduceScattersAndGathers) {
 }
 
 ModelShape small_moe() {
-  ModelShape model = small_llama(2);
+  ModelShape model = testing::small_llama(2);
   model.experts = 4;
   model.top_k = 2;
   model.ffn = 1024;
@@ -140,7 +137,7 @@ ModelShape small_moe() {
 }
 
 TEST(PatternExpertParallel, DispatchAndCombinePerMoeLayer) {
-  PatternConfig config = config_of(PatternKind::ep, small_moe(), 4);
+  PatternConfig config = testing::config_of(PatternKind::ep, small_moe(), 4);
   config.layout.expert = 2;
   config.routing = PeerDistribution{PeerDistribution::Kind::zipf, 1.2};
   const RankSchedule schedule = build_schedule(config, 3);
@@ -158,19 +155,19 @@ TEST(PatternExpertParallel, DispatchAndCombinePerMoeLayer) {
 
 TEST(PatternComposition, GroupMembersIssueTheSameCollectivesInTheSameOrder) {
   std::vector<PatternConfig> configs;
-  configs.push_back(config_of(PatternKind::ddp, small_llama(4), 2, 2, 2));
-  configs.push_back(config_of(PatternKind::zero1, small_llama(4), 2, 2, 2));
+  configs.push_back(testing::config_of(PatternKind::ddp, testing::small_llama(4), 2, 2, 2));
+  configs.push_back(testing::config_of(PatternKind::zero1, testing::small_llama(4), 2, 2, 2));
   configs.back().tensor_parallel.sequence_parallel = true;
-  configs.push_back(config_of(PatternKind::zero3, small_llama(4), 4));
+  configs.push_back(testing::config_of(PatternKind::zero3, testing::small_llama(4), 4));
   configs.back().layout.ranks_per_node = 2;
   configs.back().zero.zero_hpz_partition_size = 2;
-  configs.push_back(config_of(PatternKind::fsdp, small_llama(4), 4, 2));
+  configs.push_back(testing::config_of(PatternKind::fsdp, testing::small_llama(4), 4, 2));
   configs.back().layout.ranks_per_node = 4;
   configs.back().fsdp.sharding = FsdpSharding::hybrid_shard;
-  configs.push_back(config_of(PatternKind::zero2, small_moe(), 4));
+  configs.push_back(testing::config_of(PatternKind::zero2, small_moe(), 4));
   configs.back().layout.expert = 2;
   configs.back().routing = PeerDistribution{PeerDistribution::Kind::hot, 0.5};
-  configs.push_back(config_of(PatternKind::pipeline, small_llama(8), 1, 2, 2));
+  configs.push_back(testing::config_of(PatternKind::pipeline, testing::small_llama(8), 1, 2, 2));
   configs.back().pipeline.virtual_stages = 2;
   configs.back().pipeline.micro_batches = 4;
   for (const PatternConfig& config : configs) {
@@ -195,17 +192,17 @@ TEST(PatternComposition, GroupMembersIssueTheSameCollectivesInTheSameOrder) {
 }
 
 TEST(PatternComposition, ImpossibleLayoutsNameTheFlag) {
-  PatternConfig config = config_of(PatternKind::pipeline, small_llama(2), 1, 1, 4);
+  PatternConfig config = testing::config_of(PatternKind::pipeline, testing::small_llama(2), 1, 1, 4);
   EXPECT_EQ(testing::usage_error_of([&] { build_schedule(config, 0); }),
             "--pp 4: more pipeline stages than the model's 2 layers");
-  config = config_of(PatternKind::zero3, small_llama(4), 2, 1, 2);
+  config = testing::config_of(PatternKind::zero3, testing::small_llama(4), 2, 1, 2);
   EXPECT_EQ(testing::usage_error_of([&] { build_schedule(config, 0); }),
             "--pp 2: DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only, not --pattern zero3");
-  config = config_of(PatternKind::ep, small_moe(), 4);
+  config = testing::config_of(PatternKind::ep, small_moe(), 4);
   config.layout.expert = 4;
   config.model.experts = 6;
   EXPECT_EQ(testing::usage_error_of([&] { build_schedule(config, 0); }), "--ep 4: must divide --experts 6");
-  config = config_of(PatternKind::pipeline, small_llama(8), 1, 1, 2);
+  config = testing::config_of(PatternKind::pipeline, testing::small_llama(8), 1, 1, 2);
   config.pipeline.virtual_stages = 2;
   config.pipeline.micro_batches = 3;
   EXPECT_EQ(testing::usage_error_of([&] { build_schedule(config, 0); }),
