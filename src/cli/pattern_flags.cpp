@@ -1,5 +1,7 @@
 #include "pattern_flags.hpp"
 
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
@@ -284,7 +286,7 @@ ParallelLayout layout_of(const PatternFlags& flags, PatternKind kind, const Mode
       throw UsageError(fmt::format("{} {}: more than the job's {} ranks", flag, *value, world_ranks));
   // A model-parallel pattern on its own spans what it can unless told otherwise: tp the
   // node, pp the job, ep the data-parallel ranks.
-  layout.tensor = flags.tensor.value_or(kind == PatternKind::tp ? std::min(world_ranks, ranks_per_node) : 1);
+  layout.tensor = flags.tensor.value_or(kind == PatternKind::tp ? std::gcd(world_ranks, ranks_per_node) : 1);
   layout.pipeline =
       flags.pipeline.value_or(kind == PatternKind::pipeline ? std::min(world_ranks / layout.tensor, model.layers) : 1);
   if (flags.data) {
