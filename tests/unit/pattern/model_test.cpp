@@ -72,5 +72,36 @@ TEST(PatternModel, ComputeMillisecondsAndScale) {
   }
 }
 
+// Every preset under every pattern on 16 ranks, 8 per node, as a user would run them:
+// the schedule builds, ends with the optimizer, and reduces every gradient it holds.
+TEST(PatternModel, EveryPresetBuildsUnderEveryPattern) {
+  for (const std::string_view preset : model_preset_names()) {
+    for (const PatternKind kind : {PatternKind::ddp, PatternKind::fsdp, PatternKind::zero1, PatternKind::zero2,
+                                   PatternKind::zero3, PatternKind::pipeline, PatternKind::tp, PatternKind::ep}) {
+      PatternConfig config = testing::config_of(kind, model_preset(preset, "--preset"), 16);
+      config.layout.ranks_per_node = 8;
+      if (kind == PatternKind::pipeline) config.layout = {1, 4, 4, 1, 8};
+      if (kind == PatternKind::tp) config.layout = {8, 1, 2, 1, 8};
+      if (kind == PatternKind::ep) {
+        if (config.model.experts <= 1) continue;
+        config.layout.expert = 8;
+      }
+      const RankSchedule schedule = build_schedule(config, 9);
+      ASSERT_FALSE(schedule.steps.empty());
+      EXPECT_EQ(schedule.steps.back().phase, StepPhase::optimizer) << preset << " " << name_of(kind);
+      if (kind == PatternKind::zero3 || kind == PatternKind::fsdp) {
+        double held = 0;
+        for (const ParameterTensor& tensor : rank_tensors(config.model, config.layout, 9))
+          held += static_cast<double>(tensor.elements) * 2;
+        EXPECT_EQ(
+            static_cast<double>(testing::total_bytes(
+                schedule, [](const ScheduleStep& step) { return testing::is_op(step, Collective::reducescatter); })),
+            held)
+            << preset << " " << name_of(kind);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace commbench
