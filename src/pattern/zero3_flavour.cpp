@@ -4,11 +4,13 @@
 //   every rank (ds_persist), up to stage3_model_persistence_threshold in all; the others
 //   are all-gathered when their module runs (fetch_sub_module), in forward and again in
 //   backward;
-// - the coordinator knows the module trace of the step: with each fetch it prefetches the
-//   parameters of the next modules, up to stage3_prefetch_bucket_size elements, as long
-//   as the gathered parameters stay under stage3_max_live_parameters;
-// - after a module runs its parameters are released, unless the trace uses them again
-//   within stage3_max_reuse_distance elements (__params_to_release);
+// - the coordinator knows the step's trace as a queue of parameter uses; each fetch takes
+//   the module's own uses off it, then prefetches: it takes further uses off the queue
+//   until those not gathered yet fill stage3_prefetch_bucket_size elements (or the room
+//   left under stage3_max_live_parameters), and gathers them in one call;
+// - after a module runs its parameters are released, unless a later use of theirs was
+//   taken off the queue while they were gathered (the prefetcher skipped it), or the
+//   trace uses them again within stage3_max_reuse_distance elements (__params_to_release);
 // - gradients are reduce-scattered in reduce_bucket_size buckets as their hooks fire
 //   (__add_grad_to_ipg_bucket, __reduce_and_partition_ipg_grads), every micro-batch; with
 //   overlap_comm (on by default for stage 3) on its own stream, else the compute waits;
@@ -18,6 +20,7 @@
 // a layer's compute waits for all of its modules' parameters. The trace is one
 // micro-batch's forward and backward: the coordinator starts over each micro-batch.
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -35,6 +38,12 @@ struct LeafModule {
 struct TracePosition {
   std::size_t module = 0;
   bool backward = false;
+};
+
+// One use of a parameter in the trace: the coordinator's __ParamInTrace.
+struct QueuedUse {
+  std::size_t tensor = 0;
+  long long step = 0;  // the trace position that uses it
 };
 
 // "layers.3.mlp.up_proj" -> its module is the weight's owner; experts share one module.
@@ -82,19 +91,35 @@ class Zero3Flavour : public DataParallelFlavour {
         forward_positions_[layer].push_back(trace_.size());
         trace_.push_back({module, false});
       }
+    // Backward starts with the whole model's own backward hook, a module of no
+    // parameters of its own: the last forward module is not the very next step.
+    const std::size_t model_module = modules_.size();
+    modules_.emplace_back();
+    model_backward_position_ = trace_.size();
+    trace_.push_back({model_module, true});
     for (std::size_t layer = stage.layers.size(); layer-- > 0;)
       for (auto module = layer_modules_[layer].rbegin(); module != layer_modules_[layer].rend(); ++module) {
         backward_positions_[layer].push_back(trace_.size());
         trace_.push_back({*module, true});
       }
+    // The parameter queue: every use of every parameter, in trace order.
+    for (std::size_t position = 0; position < trace_.size(); ++position)
+      for (const std::size_t tensor : modules_[trace_[position].module].tensors)
+        queue_.push_back({tensor, static_cast<long long>(position)});
     available_.assign(stage.tensors.size(), false);
     gathered_by_.assign(stage.tensors.size(), 0);
   }
 
-  void begin_pass(ScheduleWriter&, const PassBounds& pass) override {
-    if (pass.backward) return;
+  void begin_pass(ScheduleWriter& writer, const PassBounds& pass) override {
+    if (pass.backward) {
+      fetch(writer, model_backward_position_, {0, pass.micro_batch, true, false, false});
+      return;
+    }
+    // reset_step: the queue starts over; nothing is gathered but what persists.
     std::fill(available_.begin(), available_.end(), false);
     live_elements_ = 0;
+    queue_position_ = 0;
+    last_use_taken_.assign(stage_.tensors.size(), std::numeric_limits<long long>::min());
   }
 
   std::vector<std::size_t> before_layer(ScheduleWriter& writer, const LayerPass& pass) override {
@@ -147,50 +172,62 @@ class Zero3Flavour : public DataParallelFlavour {
     }
   }
 
+  // fetch_sub_module: gather what the module needs, take its entries off the parameter
+  // queue, then prefetch from the queue.
   void fetch(ScheduleWriter& writer, std::size_t position, const LayerPass& pass) {
     const LeafModule& module = modules_[trace_[position].module];
     std::vector<std::size_t> needed;
     for (const std::size_t tensor : module.tensors)
       if (!persistent_[tensor] && !available_[tensor]) needed.push_back(tensor);
-    const int layer = stage_.tensors[module.tensors.front()].layer;
     if (!needed.empty())
-      gather(writer, needed, pass, fmt::format("fetch {}", stage_.tensors[needed.front()].name), layer);
+      gather(writer, needed, pass, fmt::format("fetch {}", stage_.tensors[needed.front()].name),
+             stage_.tensors[needed.front()].layer);
 
-    // Prefetch what the trace needs next, within the prefetch bucket and the live limit.
+    const auto step = static_cast<long long>(position);
+    std::size_t not_yet_taken = 0;
+    for (const std::size_t tensor : module.tensors) not_yet_taken += last_use_taken_[tensor] < step ? 1 : 0;
+    for (std::size_t taken = 0; taken < not_yet_taken && queue_position_ < queue_.size(); ++taken) {
+      const QueuedUse& use = queue_[queue_position_++];
+      last_use_taken_[use.tensor] = use.step;
+    }
+
+    // Prefetch: take uses off the queue until the parameters not yet gathered among them
+    // fill the bucket or the room left under max_live_parameters. A parameter that is
+    // gathered already when its later use is taken stays until that use.
     const ZeroSettings& zero = config_.zero;
+    if (zero.stage3_prefetch_bucket_size == 0) return;
+    const std::uint64_t room =
+        zero.stage3_max_live_parameters > live_elements_ ? zero.stage3_max_live_parameters - live_elements_ : 0;
+    const std::uint64_t limit = std::min(room, zero.stage3_prefetch_bucket_size);
     std::vector<std::size_t> prefetch;
     std::vector<bool> chosen(stage_.tensors.size(), false);
     std::uint64_t prefetching = 0;
-    bool live_limit_reached = false;
-    for (std::size_t next = position + 1;
-         next < trace_.size() && prefetching < zero.stage3_prefetch_bucket_size && !live_limit_reached; ++next) {
-      for (const std::size_t tensor : modules_[trace_[next].module].tensors) {
-        if (persistent_[tensor] || available_[tensor] || chosen[tensor]) continue;
-        const std::uint64_t elements = stage_.tensors[tensor].elements;
-        if (live_elements_ + prefetching + elements > zero.stage3_max_live_parameters) {
-          live_limit_reached = true;
-          break;
-        }
-        chosen[tensor] = true;
-        prefetch.push_back(tensor);
-        prefetching += elements;
-      }
+    while (queue_position_ < queue_.size() && prefetching < limit) {
+      const QueuedUse& use = queue_[queue_position_++];
+      last_use_taken_[use.tensor] = std::max(last_use_taken_[use.tensor], use.step);
+      if (persistent_[use.tensor] || available_[use.tensor] || chosen[use.tensor]) continue;
+      chosen[use.tensor] = true;
+      prefetch.push_back(use.tensor);
+      prefetching += stage_.tensors[use.tensor].elements;
     }
     if (!prefetch.empty())
       gather(writer, prefetch, pass, fmt::format("prefetch {}", stage_.tensors[prefetch.front()].name),
              stage_.tensors[prefetch.front()].layer);
   }
 
+  // release_sub_module / __params_to_release, with the step counter already past `position`.
   void release(std::size_t position) {
     const LeafModule& module = modules_[trace_[position].module];
+    const auto next_step = static_cast<long long>(position) + 1;
     for (const std::size_t tensor : module.tensors) {
-      if (persistent_[tensor] || !available_[tensor] || used_again_soon(tensor, position)) continue;
+      if (persistent_[tensor] || !available_[tensor]) continue;
+      if (last_use_taken_[tensor] > next_step || used_again_soon(tensor, position)) continue;
       available_[tensor] = false;
       live_elements_ -= stage_.tensors[tensor].elements;
     }
   }
 
-  // Whether the trace after `position` uses `tensor` within max_reuse_distance elements.
+  // Whether the modules after `position`, up to max_reuse_distance elements of them, use `tensor`.
   bool used_again_soon(std::size_t tensor, std::size_t position) const {
     std::uint64_t traversed = 0;
     for (std::size_t next = position + 1; next < trace_.size(); ++next) {
@@ -220,6 +257,11 @@ class Zero3Flavour : public DataParallelFlavour {
   std::vector<TracePosition> trace_;
   std::vector<std::vector<std::size_t>> forward_positions_;
   std::vector<std::vector<std::size_t>> backward_positions_;
+  std::size_t model_backward_position_ = 0;
+  std::vector<QueuedUse> queue_;
+  std::size_t queue_position_ = 0;
+  // __most_recent_step_id_param_fetched_for: the latest use of each parameter taken off the queue.
+  std::vector<long long> last_use_taken_;
   std::vector<bool> available_;
   std::vector<std::size_t> gathered_by_;
   std::uint64_t live_elements_ = 0;
