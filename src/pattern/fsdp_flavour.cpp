@@ -17,6 +17,7 @@
 // Gradients are reduce-scattered in every micro-batch (FSDP without no_sync).
 #include <algorithm>
 #include <deque>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -89,7 +90,7 @@ class FsdpFlavour : public DataParallelFlavour {
     const int per_unit = config_.fsdp.layers_per_unit;
     unit_of_.assign(stage_.layers.size(), 0);
     int first_block = -1;
-    std::vector<std::size_t> block_unit;  // unit of each wrapped group
+    std::map<int, std::size_t> block_unit;  // unit of each wrapped group of blocks
     for (std::size_t index = 0; index < stage_.layers.size(); ++index) {
       const LocalLayer& layer = stage_.layers[index];
       std::size_t unit = 0;
@@ -101,9 +102,9 @@ class FsdpFlavour : public DataParallelFlavour {
         unit = root_;
       } else {
         if (first_block < 0) first_block = layer.layer;
-        const auto group = static_cast<std::size_t>((layer.layer - first_block) / per_unit);
-        if (group >= block_unit.size()) {
-          block_unit.push_back(units_.size());
+        const int group = (layer.layer - first_block) / per_unit;
+        if (block_unit.count(group) == 0) {
+          block_unit[group] = units_.size();
           units_.push_back(FsdpUnit{false, index, index, 0, layer.layer});
         }
         unit = block_unit[group];

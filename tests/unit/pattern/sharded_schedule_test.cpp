@@ -191,6 +191,18 @@ TEST(PatternFsdp, UnitSizeSetsTheGathers) {
   EXPECT_EQ(count(build_schedule(config, 0), is_allgather), 1u);
 }
 
+TEST(PatternFsdp, UnitsUnderAnInterleavedPipeline) {
+  // Stage 0 of 2 with two chunks holds layers 0-1 and 4-5 (of 8): two units of two
+  // blocks, plus the root (the embedding).
+  PatternConfig config = config_of(PatternKind::fsdp, small_llama(8), 2, 1, 2);
+  config.pipeline.virtual_stages = 2;
+  config.pipeline.micro_batches = 2;
+  config.fsdp.layers_per_unit = 2;
+  config.fsdp.sharding = FsdpSharding::shard_grad_op;
+  // Each micro-batch gathers the root once and each unit once per chunk forward.
+  EXPECT_EQ(count(build_schedule(config, 0), is_allgather), 2u * 3u);
+}
+
 TEST(PatternFsdp, HybridShardGathersInTheNodeAndAllreducesAcross) {
   PatternConfig config = config_of(PatternKind::fsdp, small_llama(4), 4);
   config.layout.ranks_per_node = 2;
