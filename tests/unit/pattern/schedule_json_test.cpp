@@ -1,5 +1,7 @@
 #include "commbench/pattern/schedule_json.hpp"
 
+#include "commbench/pattern/pattern_description.hpp"
+
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -54,6 +56,23 @@ TEST(PatternScheduleJson, PeerStepsNameTheirRoundAndComputeIsOptional) {
   EXPECT_EQ(with_compute.size(), schedule.steps.size());
   EXPECT_EQ(with_compute.front()["op"], "compute");
   EXPECT_TRUE(with_compute.front().contains("seconds"));
+}
+
+TEST(PatternDescription, NamesOnlyWhatThePatternReads) {
+  PatternConfig config = testing::config_of(PatternKind::zero3, testing::small_llama(2), 4);
+  const auto pairs = describe_pattern_config(config);
+  const auto value_of = [&pairs](const std::string& name) {
+    for (const auto& [key, value] : pairs)
+      if (key == name) return value;
+    return std::string("(absent)");
+  };
+  EXPECT_EQ(value_of("pattern"), "zero3");
+  EXPECT_EQ(value_of("dp"), "4");
+  EXPECT_EQ(value_of("zero_optimization.overlap_comm"), "1");
+  EXPECT_EQ(value_of("zero_optimization.stage3_prefetch_bucket_size"), "50000000");
+  EXPECT_EQ(value_of("zero_optimization.allgather_bucket_size"), "(absent)");
+  EXPECT_EQ(value_of("bucket_cap_mb"), "(absent)");
+  EXPECT_EQ(value_of("tflops"), "400");
 }
 
 }  // namespace
