@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "../pattern/TEMPORARY_schedule_stub.hpp"  // TEMPORARY: at merge, "pattern_flags.hpp" and the schedule JSON header
 #include "command_line_parser.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
@@ -22,9 +21,11 @@
 #include "commbench/pattern/pattern_executor.hpp"
 #include "commbench/pattern/pattern_measurement.hpp"
 #include "commbench/pattern/pattern_report.hpp"
+#include "commbench/pattern/schedule_json.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/runner/interruption.hpp"
+#include "pattern_flags.hpp"
 
 namespace commbench {
 namespace {
@@ -53,41 +54,41 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
       "bench-patterns: the collectives of one training step (DDP, FSDP, ZeRO, pipeline, tensor and expert parallel), "
       "run with compute standing in for the model; reports what communication is exposed and why."};
   app.name(kProgram);
-  PatternRunOptions o;
+  PatternRunOptions options;
   add_parsed_option(
-      app, "--backend", o.backend,
+      app, "--backend", options.backend,
       [](const std::string& text) {
         if (text != "auto" && text != "mpi" && text != "nccl")
           throw UsageError("--backend: '" + text + "' is not one of auto, mpi, nccl");
         return text;
       },
       "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
-      ->default_str(o.backend);
+      ->default_str(options.backend);
   add_parsed_option(
-      app, "-n,--iters", o.steps, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
+      app, "-n,--iters", options.steps, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
       "Training steps measured", "N")
-      ->default_str(std::to_string(o.steps));
+      ->default_str(std::to_string(options.steps));
   add_parsed_option(
-      app, "-w,--warmup", o.warmup, [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
+      app, "-w,--warmup", options.warmup, [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
       "Steps run before measuring", "N")
-      ->default_str(std::to_string(o.warmup));
-  add_parsed_option(app, "-T,--timeout", o.timeout_seconds, parse_timeout_seconds,
+      ->default_str(std::to_string(options.warmup));
+  add_parsed_option(app, "-T,--timeout", options.timeout_seconds, parse_timeout_seconds,
                     "Seconds one step may take before the run ends with exit 4; 0 disables", "SECONDS")
-      ->default_str(significant_text(o.timeout_seconds));
+      ->default_str(significant_text(options.timeout_seconds));
   add_parsed_option(
-      app, "--csv", o.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
+      app, "--csv", options.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
       "Write a row per collective type and per step to this CSV file", "FILE");
   add_parsed_option(
-      app, "--json", o.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
+      app, "--json", options.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
       "Write provenance, the pattern and every figure to this JSON file", "FILE");
   add_parsed_option(
-      app, "--dump-schedule", o.dump_path,
+      app, "--dump-schedule", options.dump_path,
       [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
       "Write every rank's schedule as JSON lines, one step a line", "FILE");
-  app.add_flag("--dry-run", o.dry_run,
+  app.add_flag("--dry-run", options.dry_run,
                "Build and write the schedule (--dump-schedule), then exit without communicating");
-  app.add_flag("--force", o.force, "Overwrite existing result files");
-  add_pattern_flags(app, o.pattern);
+  app.add_flag("--force", options.force, "Overwrite existing result files");
+  add_pattern_flags(app, options.pattern);
   const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   switch (parse_command_line(app, argc, argv, *version_flag)) {
     case CommandLineRequest::help: return {std::nullopt, app.help()};
@@ -95,21 +96,22 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
       return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
     case CommandLineRequest::run: break;
   }
-  if (o.dry_run && o.dump_path.empty())
+  if (options.dry_run && options.dump_path.empty())
     throw UsageError("--dry-run: give --dump-schedule FILE to write the schedule to");
-  check_distinct_outputs(o.csv_path, o.json_path);
-  return {o, ""};
+  check_distinct_outputs(options.csv_path, options.json_path);
+  return {options, ""};
 }
 
-const std::pair<const std::string&, const char*> output_flags(const PatternRunOptions& o, int index) {
+const std::pair<const std::string&, const char*> output_flags(const PatternRunOptions& options, int index) {
   switch (index) {
-    case 0: return {o.csv_path, "--csv"};
-    case 1: return {o.json_path, "--json"};
-    default: return {o.dump_path, "--dump-schedule"};
+    case 0: return {options.csv_path, "--csv"};
+    case 1: return {options.json_path, "--json"};
+    default: return {options.dump_path, "--dump-schedule"};
   }
 }
 
-std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& o, const PatternConfig& config) {
+std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
+                                                          const PatternConfig& config) {
   return {{"pattern", std::string(name_of(config.kind))},
           {"model", config.model.name},
           {"parameters", significant_text(config.model.parameters)},
@@ -118,9 +120,9 @@ std::vector<std::pair<std::string, std::string>> describe(const PatternRunOption
           {"pp", std::to_string(config.layout.pipeline)},
           {"dp", std::to_string(config.layout.data)},
           {"ep", std::to_string(config.layout.expert)},
-          {"steps", std::to_string(o.steps)},
-          {"warmup", std::to_string(o.warmup)},
-          {"backend", o.backend}};
+          {"steps", std::to_string(options.steps)},
+          {"warmup", std::to_string(options.warmup)},
+          {"backend", options.backend}};
 }
 
 std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
@@ -239,10 +241,11 @@ std::string results_csv(const std::vector<std::pair<std::string, std::string>>& 
   return csv;
 }
 
-void write_results(const PatternRunOptions& o, const RunContext& context, const PatternMeasurement& measured,
+void write_results(const PatternRunOptions& options, const RunContext& context, const PatternMeasurement& measured,
                    const PatternReport& report, const ComputeCalibration& calibration, int exit_code) {
-  if (!o.csv_path.empty()) write_file_atomically(o.csv_path, results_csv(context.settings, measured, report), "--csv");
-  if (o.json_path.empty()) return;
+  if (!options.csv_path.empty())
+    write_file_atomically(options.csv_path, results_csv(context.settings, measured, report), "--csv");
+  if (options.json_path.empty()) return;
   nlohmann::ordered_json doc;
   doc["schema"] = context.schema;
   doc["provenance"] = provenance_json(context);
@@ -269,40 +272,40 @@ void write_results(const PatternRunOptions& o, const RunContext& context, const 
   doc["compute_calibration"] = {{"offset_seconds", calibration.offset_seconds},
                                 {"worst_absolute_error_seconds", calibration.worst_absolute_error_seconds()}};
   doc["exit_code"] = exit_code;
-  write_file_atomically(o.json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
-                        "--json");
+  write_file_atomically(options.json_path,
+                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
 }
 
-int run_in_job(const PatternRunOptions& o, JobStart& start) {
+int run_in_job(const PatternRunOptions& options, JobStart& start) {
   JobSession session(start, kPatternsSchema);
   Bootstrap& world = session.world();
   PatternConfig config;
   std::vector<std::string> notes;
   session.step("resolving the pattern", [&] {
-    config = resolve_pattern_config(o.pattern, world.size(), world.local_size(), notes);
+    config = resolve_pattern_config(options.pattern, world.size(), world.local_size(), notes);
     config.layout.validate(world.size());
   });
   RankSchedule schedule;
   session.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
-  if (!o.dump_path.empty()) {
+  if (!options.dump_path.empty()) {
     session.step("writing the schedule", [&] {
       if (!session.reporting()) return;
       std::string lines;
       for (int rank = 0; rank < world.size(); ++rank) lines += schedule_json_lines(build_schedule(config, rank));
-      write_file_atomically(o.dump_path, lines, "--dump-schedule");
+      write_file_atomically(options.dump_path, lines, "--dump-schedule");
     });
   }
-  if (o.dry_run) return 0;
+  if (options.dry_run) return 0;
 
   BackendRequest request;
-  request.name = o.backend;
+  request.name = options.backend;
   Backend& backend = session.create_backend(request);
   std::unique_ptr<PatternGroups> groups;
   session.step("splitting the pattern's groups",
                [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
   PatternBandwidthModel model;
   session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
-  RunContext context = session.run_context(describe(o, config));
+  RunContext context = session.run_context(describe(options, config));
   context.notes.insert(context.notes.end(), notes.begin(), notes.end());
 
   PatternMeasurement measured;
@@ -310,8 +313,9 @@ int run_in_job(const PatternRunOptions& o, JobStart& start) {
   int exit_code = 0;
   try {
     PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
-    measured = measure_pattern(workload, world, o.steps, o.warmup, &session.watchdog());
+    measured = measure_pattern(workload, world, options.steps, options.warmup, &session.watchdog());
     calibration = workload.calibration();
+    context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
     if (!workload.compute_occupies().empty())
       context.notes.push_back("compute stand-in: " + workload.compute_occupies());
   } catch (const Interrupted& e) {
@@ -325,7 +329,7 @@ int run_in_job(const PatternRunOptions& o, JobStart& start) {
   const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
   if (session.reporting()) {
     print_report(config, measured, report, context.notes);
-    write_results(o, context, measured, report, calibration, exit_code);
+    write_results(options, context, measured, report, calibration, exit_code);
   }
   return exit_code;
 }

@@ -41,6 +41,39 @@ double parse_number(std::string text, const char* flag, bool percent_allowed) {
   return value;
 }
 
+double parse_scaled_count(const std::string& text, const char* flag) {
+  std::string number = text;
+  double scale = 1;
+  if (!number.empty()) {
+    switch (number.back()) {
+      case 'k':
+      case 'K': scale = 1e3; break;
+      case 'm':
+      case 'M': scale = 1e6; break;
+      case 'b':
+      case 'B':
+      case 'g':
+      case 'G': scale = 1e9; break;
+      case 't':
+      case 'T': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1) number.pop_back();
+  }
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  value *= scale;
+  if (used == 0 || used != number.size() || !std::isfinite(value))
+    throw UsageError(std::string(flag) + ": '" + excerpt(text) + "' is not a count (like 8e9 or 8B)");
+  if (!(value > 0)) throw UsageError(std::string(flag) + ": must be positive (got " + excerpt(text) + ")");
+  return value;
+}
+
 double parse_timeout_seconds(const std::string& text) {
   const double seconds = parse_number(text, "-T/--timeout", false);
   constexpr double kYear = 365.0 * 24 * 3600;

@@ -16,7 +16,9 @@ PatternBandwidthModel model_pattern_bandwidth(PatternGroups& groups) {
     if (!groups.has(role)) continue;
     Backend& backend = groups.backend(role);
     const JobLayout layout = layout_of_group(backend);
-    for (const Collective op : all_collectives()) {
+    // Every collective, alltoallv included (MoE dispatch), which --op all leaves out.
+    for (std::size_t op_index = 0; op_index < kCollectiveCount; ++op_index) {
+      const auto op = static_cast<Collective>(op_index);
       GroupBandwidth bandwidth;
       bandwidth.ranks = backend.ranks();
       bandwidth.nodes = layout.nodes;

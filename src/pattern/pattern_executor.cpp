@@ -71,6 +71,27 @@ PatternStepWorkload::PatternStepWorkload(PatternGroups& groups, RankSchedule sch
 
 PatternStepWorkload::~PatternStepWorkload() = default;
 
+OpCase PatternStepWorkload::carried_case(Backend& backend, const ScheduleStep& step, std::size_t index) {
+  OpCase wanted = op_case_for(step, backend.ranks());
+  const auto why = backend.unsupported_reason(step.op, step.dtype, wanted.redop);
+  if (!why) return wanted;
+  // MPI has no 16- or 8-bit floating-point type, yet every training step moves bf16: the
+  // host backend carries such data as float32 elements of the same bytes. The traffic is
+  // the pattern's; only the reduction's arithmetic is float32's.
+  if (size_of(step.dtype) < size_of(DataType::float32)) {
+    ScheduleStep carried = step;
+    carried.dtype = DataType::float32;
+    OpCase substitute = op_case_for(carried, backend.ranks());
+    if (!backend.unsupported_reason(carried.op, carried.dtype, substitute.redop)) {
+      const std::string note = "the " + backend.name() + " backend carries " + std::string(name_of(step.dtype)) +
+                               " data as float32 elements of the same bytes (it has no such type)";
+      if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
+      return substitute;
+    }
+  }
+  throw UsageError("pattern schedule: " + step_name(index, step) + ": " + *why);
+}
+
 void PatternStepWorkload::prepare() {
   // Cases first, so an impossible combination fails before any memory is taken.
   std::array<BufferRequirement, kGroupRoleCount> needed{};
@@ -79,9 +100,7 @@ void PatternStepWorkload::prepare() {
     if (step.kind != StepKind::collective) continue;
     Backend& backend = groups_.backend(step.group);
     backend_of_[i] = &backend;
-    cases_[i] = op_case_for(step, backend.ranks());
-    if (const auto why = backend.unsupported_reason(step.op, step.dtype, cases_[i].redop))
-      throw UsageError("pattern schedule: " + step_name(i, step) + ": " + *why);
+    cases_[i] = carried_case(backend, step, i);
     BufferRequirement& need = needed[static_cast<std::size_t>(step.group)];
     need.send_bytes = std::max(need.send_bytes, cases_[i].send_bytes());
     need.recv_bytes = std::max(need.recv_bytes, cases_[i].recv_bytes());
@@ -137,7 +156,11 @@ void PatternStepWorkload::run_step() {
     switch (step.kind) {
       case StepKind::collective: streams.enqueue(step.stream, *backend_of_[i], cases_[i], *buffers_of_[i]); break;
       case StepKind::peer: streams.enqueue(step.stream, *exchanges_[step.peer_round]); break;
-      case StepKind::compute: streams.enqueue_compute(step.stream, step.compute_seconds); break;
+      case StepKind::compute:
+        // No compute asked for (--compute-ms 0): the stand-in is not started at all, since
+        // even an empty task costs its thread's wake-up; the step keeps its place in order.
+        if (step.compute_seconds > 0) streams.enqueue_compute(step.stream, step.compute_seconds);
+        break;
     }
     ends_[i] = streams.record(step.stream);
   }

@@ -60,7 +60,10 @@ StepBreakdown account_step(const RankSchedule& schedule, std::span<const ItemTim
       breakdown.communication_seconds += end - ready;
       who = static_cast<int>(index);
     }
-    if (end > ready) {
+    // A compute step of no time is not run (its end is only its stream's order), so it
+    // hides nothing: the stamp jitter between its ready and end is not compute.
+    const bool runs = step.kind != StepKind::compute || step.compute_seconds > 0;
+    if (end > ready && runs) {
       boundaries.push_back({ready, +1, who});
       boundaries.push_back({end, -1, who});
     }

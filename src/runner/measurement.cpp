@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "commbench/backend/collective_try.hpp"
 #include "commbench/core/statistics.hpp"
 #include "commbench/runner/interruption.hpp"
 
@@ -107,7 +108,9 @@ void MeasurementLoop::throw_interrupted(const Workload& workload) {
 Measurement MeasurementLoop::measure(Workload& workload) {
   {
     const auto guard = guard_of(watchdog_, workload.describe() + " (preparing)");
-    workload.prepare();
+    // A case a backend refuses fails on every rank alike, an allocation on some only:
+    // either way one message, and no rank left waiting in the next collective.
+    collective_try(group_, [&] { workload.prepare(); });
   }
   Measurement result;
   if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);

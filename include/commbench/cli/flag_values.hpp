@@ -11,6 +11,11 @@ std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64
 // A finite number; with percent_allowed a trailing '%' is accepted (and ignored here).
 double parse_number(std::string text, const char* flag, bool percent_allowed);
 
+// A large count as people write model sizes: "8e9", "8000000000", "8B", "70b", "1.5T",
+// "500M", "17K" (decimal suffixes K, M, B or G, T). Must be positive and finite;
+// UsageError "FLAG: 'x' is not a count (like 8e9 or 8B)" otherwise.
+double parse_scaled_count(const std::string& text, const char* flag);
+
 // -T/--timeout of every command: 0 (off) or a positive number of seconds, at most a year
 // (larger values would overflow the watchdog's clock arithmetic).
 double parse_timeout_seconds(const std::string& text);

@@ -11,6 +11,7 @@
 
 #include "commbench/core/dtype.hpp"
 #include "commbench/core/peer_distribution.hpp"
+#include "commbench/pattern/framework_settings.hpp"
 #include "commbench/pattern/parallel_layout.hpp"
 #include "commbench/pattern/schedule.hpp"
 
@@ -35,6 +36,14 @@ struct ModelShape {
   DataType dtype = DataType::bfloat16;
   int experts = 1;  // 1: dense
   int top_k = 1;
+  // Known for presets (their config.json); 0 when not given. Without hidden, each layer
+  // counts as one parameter tensor; without vocabulary, what the layers do not hold is
+  // the embedding and output head (model_tensors.hpp).
+  int vocabulary = 0;
+  int attention_heads = 0;
+  int kv_heads = 0;  // grouped-query attention; 0: as many as attention_heads
+  bool tied_embeddings = false;
+  int shared_experts = 0;  // MoE: experts every token passes through besides its top_k
 };
 
 // Every setting the schedules read. Field names follow the frameworks' own keys.
@@ -42,11 +51,34 @@ struct PatternConfig {
   PatternKind kind = PatternKind::ddp;
   ModelShape model;
   ParallelLayout layout;
-  // DDP, FSDP, ZeRO, pipeline, MoE routing and compute settings follow here, each named
-  // as its framework names it (docs/patterns.md).
+  // Each framework's settings, named as the framework names them (docs/patterns.md).
+  DdpSettings ddp;
+  FsdpSettings fsdp;
+  ZeroSettings zero;
+  PipelineSettings pipeline;
+  TensorParallelSettings tensor_parallel;
+  ComputeSettings compute;
+  // MoE routing: how each rank's tokens split over the expert group in dispatch/combine.
+  PeerDistribution routing;
+
+  // The data-parallel flavour the step reduces gradients with: the kind itself for
+  // ddp/fsdp/zero*, DDP (Megatron's) for the model-parallel kinds.
+  PatternKind data_parallel_kind() const;
+  // DeepSpeed's stage (1..3) for zero kinds, 0 otherwise.
+  int zero_stage() const;
+  // Pipeline micro-batches per step (M), resolved from PipelineSettings::micro_batches.
+  int micro_batches() const;
 };
 
-// The schedule `world_rank` runs for one training step under `config`.
+// UsageError (one line, naming the flag or ds_config key) when `config` asks for what the
+// frameworks cannot do: a layout that does not fit the model (--pp above the layers,
+// --ep not dividing --experts), ZeRO-2/3 under a pipeline (DeepSpeed's pipeline engine
+// takes stage 0 or 1), ZeRO-3 or FSDP with expert parallelism, an interleaved pipeline
+// whose micro-batches are not a multiple of the stages, hpZ outside stage 3 or not the
+// node's data-parallel ranks.
+void validate_pattern_config(const PatternConfig& config);
+
+// The schedule `world_rank` runs for one training step under `config` (validated first).
 RankSchedule build_schedule(const PatternConfig& config, int world_rank);
 
 }  // namespace commbench

@@ -54,9 +54,14 @@ class PatternStepWorkload final : public Workload {
   const ComputeCalibration& calibration() const { return calibration_; }
   // Where the compute runs ("one host thread", "132 blocks x 128 threads ...").
   const std::string& compute_occupies() const { return compute_occupies_; }
+  // What prepare() had to adapt to the backend (a type it lacks), for the report's notes.
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   void run_step();
+  // The case `step` runs as on `backend`: as scheduled, or with 16- and 8-bit floats
+  // carried as float32 of the same bytes where the backend lacks them (noted).
+  OpCase carried_case(Backend& backend, const ScheduleStep& step, std::size_t index);
 
   PatternGroups& groups_;
   RankSchedule schedule_;
@@ -72,6 +77,7 @@ class PatternStepWorkload final : public Workload {
   std::unique_ptr<StreamSet> streams_;
   ComputeCalibration calibration_;
   std::string compute_occupies_;
+  std::vector<std::string> notes_;
 
   std::vector<StreamEvent> ends_;
   std::vector<ItemTiming> timings_;

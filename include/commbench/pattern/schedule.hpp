@@ -38,7 +38,10 @@ std::string_view name_of(StepPhase phase);  // "forward", "backward", "optimizer
 
 struct ScheduleStep {
   StepKind kind = StepKind::compute;
-  std::string stream;  // "compute", "comm", "allgather", "reducescatter", "p2p", ...
+  // "compute" for compute; a collective or peer step runs on the stream named after its
+  // group ("data", "tensor", "pipeline", ...: name_of(GroupRole)), as c10d runs each
+  // process group's collectives on one NCCL stream in issue order (docs/patterns.md).
+  std::string stream;
   StepPhase phase = StepPhase::forward;
   std::string label;     // what it stands for: "layer 3 params", "bucket 7", "mb 2 activations"
   int layer = -1;        // model layer (or FSDP unit / ZeRO-3 submodule); -1 none
