@@ -81,6 +81,9 @@ class ZeroBlockReader {
   ZeroBlockReader(std::string_view label, int hidden, std::vector<std::string>& warnings)
       : label_(label), hidden_(hidden), warnings_(warnings) {}
 
+  // Keys are quoted as the file spells them: escaped, so a warning stays one line.
+  void warn(const std::string& warning) { warnings_.push_back(one_line(warning)); }
+
   [[noreturn]] void fail(std::string_view key, const std::string& problem) const {
     throw UsageError(fmt::format("{}: {}: {}", label_, key, problem));
   }
@@ -133,7 +136,7 @@ class ZeroBlockReader {
           fail(name, fmt::format("contradicts zero_optimization.{} ({} vs {})", other, excerpt(value.dump()),
                                  excerpt(block[other].dump())));
         if (stage != 3 && stage != 0) {
-          warnings_.push_back(fmt::format("{}: {}: read by ZeRO stage 3 only, not stage {}", label_, name, stage));
+          warn(fmt::format("{}: {}: read by ZeRO stage 3 only, not stage {}", label_, name, stage));
           if (is_auto(value)) continue;
         }
       }
@@ -164,7 +167,7 @@ class ZeroBlockReader {
         zero.reduce_scatter = flag(name, value);
       else if (key == "allgather_partitions") {
         if (!flag(name, value))
-          warnings_.push_back(
+          warn(
               fmt::format("{}: {}: false (allreduce of the updated parameters) is not modelled; "
                           "counted as all-gather",
                           label_, name));
@@ -172,9 +175,9 @@ class ZeroBlockReader {
         continue;
       } else if (listed(kUnmodelledKeys, key)) {
         if (!switched_off(value))
-          warnings_.push_back(fmt::format("{}: {}: not modelled (the schedule assumes it is off)", label_, name));
+          warn(fmt::format("{}: {}: not modelled (the schedule assumes it is off)", label_, name));
       } else {
-        warnings_.push_back(fmt::format("{}: {}: unknown key, not read", label_, name));
+        warn(fmt::format("{}: {}: unknown key, not read", label_, name));
       }
     }
   }
@@ -208,6 +211,9 @@ DeepSpeedConfig parse_deepspeed_config(std::string_view text, std::string_view l
     root = Json::parse(text);
   } catch (const Json::parse_error& error) {
     throw UsageError(fmt::format("{}: not JSON (byte {})", label, error.byte));
+  } catch (const Json::out_of_range&) {
+    // The parser's number overflow ("2e816") is not a parse_error.
+    throw UsageError(fmt::format("{}: not JSON (a number out of range)", label));
   }
   if (!root.is_object()) throw UsageError(fmt::format("{}: expected a JSON object", label));
   DeepSpeedConfig config;
@@ -225,7 +231,8 @@ DeepSpeedConfig parse_deepspeed_config(std::string_view text, std::string_view l
   for (const auto& [key, value] : root.items())
     if (!listed(kReadTopLevel, key)) not_read += (not_read.empty() ? "" : ", ") + key;
   if (!not_read.empty())
-    warnings.push_back(fmt::format("{}: not read (no effect on the step's communication): {}", label, not_read));
+    warnings.push_back(
+        one_line(fmt::format("{}: not read (no effect on the step's communication): {}", label, not_read)));
   return config;
 }
 

@@ -30,6 +30,17 @@ std::string error_of(const std::vector<std::string>& arguments, int ranks = 8) {
   return usage_error_of([&] { resolved(arguments, ranks); });
 }
 
+TEST(PatternFlags, HelpListsTheFlagsByGroup) {
+  CLI::App app{"test"};
+  PatternFlags flags;
+  add_pattern_flags(app, flags);
+  const std::string help = app.help();
+  for (const char* expected : {"Model:", "Parallel layout:", "Framework settings:", "Compute stand-in:", "--preset",
+                               "llama-4-scout", "--micro-batches", "-M", "--deepspeed-config", "--limit-all-gathers"})
+    EXPECT_NE(help.find(expected), std::string::npos) << expected;
+  EXPECT_EQ(*parsed_flags({"-M", "16"}).micro_batches, 16);
+}
+
 TEST(PatternFlags, CountsTakeExponentsAndSuffixes) {
   EXPECT_EQ(*parsed_flags({"--params", "8e9"}).parameters, 8e9);
   EXPECT_EQ(*parsed_flags({"--params", "8B"}).parameters, 8e9);

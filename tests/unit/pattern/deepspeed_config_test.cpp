@@ -90,6 +90,8 @@ TEST(PatternDeepSpeedConfig, UnknownAndUnmodelledKeysAreListed) {
 TEST(PatternDeepSpeedConfig, BadInputNamesTheKey) {
   EXPECT_EQ(error_of("{\"zero_optimization\": {\"stage\": 3,"), "ds.json: not JSON (byte 35)");
   EXPECT_EQ(error_of("[1, 2]"), "ds.json: expected a JSON object");
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"reduce_bucket_size": 2e816}})"),
+            "ds.json: not JSON (a number out of range)");
   EXPECT_EQ(error_of(R"({"zero_optimization": {"reduce_bucket_size": -1}})"),
             "ds.json: zero_optimization.reduce_bucket_size: -1 is negative");
   EXPECT_EQ(error_of(R"({"zero_optimization": {"allgather_bucket_size": 2.5}})"),
@@ -102,6 +104,14 @@ TEST(PatternDeepSpeedConfig, BadInputNamesTheKey) {
             "ds.json: zero_optimization.overlap_comm: expected true or false, got \"yes\"");
   EXPECT_EQ(error_of(R"({"train_micro_batch_size_per_gpu": 0})"),
             "ds.json: train_micro_batch_size_per_gpu: 0 is not a positive whole number");
+}
+
+TEST(PatternDeepSpeedConfig, WarningsStayOneLine) {
+  std::vector<std::string> warnings;
+  parsed("{\"zero_optimization\": {\"a\\nb\": 1}, \"c\\nd\": 2}", warnings);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0], "ds.json: zero_optimization.a\\nb: unknown key, not read");
+  EXPECT_EQ(warnings[1], "ds.json: not read (no effect on the step's communication): c\\nd");
 }
 
 TEST(PatternDeepSpeedConfig, ContradictionsNameTheKey) {

@@ -4,9 +4,21 @@
 #include "commbench/pattern/model_presets.hpp"
 #include "commbench/pattern/model_tensors.hpp"
 #include "schedule_test_support.hpp"
+#include "usage_error.hpp"
 
 namespace commbench {
 namespace {
+
+TEST(PatternModel, NamesOfPatternsPhasesAndFsdpSettings) {
+  EXPECT_EQ(parse_pattern_kind("ZeRO3", "--pattern"), PatternKind::zero3);
+  EXPECT_EQ(name_of(PatternKind::pipeline), "pipeline");
+  EXPECT_EQ(testing::usage_error_of([] { parse_pattern_kind("zero4", "--pattern"); }),
+            "--pattern: unknown value 'zero4'; expected one of: ddp, fsdp, zero1, zero2, zero3, pipeline, tp, ep");
+  EXPECT_EQ(name_of(StepPhase::optimizer), "optimizer");
+  EXPECT_EQ(parse_fsdp_sharding("HYBRID_SHARD", "--fsdp-sharding"), FsdpSharding::hybrid_shard);
+  EXPECT_EQ(name_of(FsdpSharding::shard_grad_op), "SHARD_GRAD_OP");
+  EXPECT_EQ(parse_fsdp_backward_prefetch("backward_post", "--backward-prefetch"), FsdpBackwardPrefetch::backward_post);
+}
 
 TEST(PatternModel, PresetsAddUpToThePublishedSizes) {
   EXPECT_NEAR(model_preset("llama-3-8b", "--preset").parameters, 8.03e9, 0.005e9);
