@@ -2,15 +2,17 @@
 # Proving the NCCL backend on a lent GPU machine (one GPU, no MPI, no package registry):
 #
 #   here:   scripts/gpu-session.sh stage
-#           builds bench-collectives and the backend-extensions test without MPI (one
+#           builds bench-collectives, bench-topology, bench-patterns and the backend-extensions
+#           test without MPI (one
 #           process drives the GPUs) into .gpu/, which git ignores; the device tool carries
 #           it (carry: [".gpu"]).
 #   there:  scripts/gpu-session.sh run "$OUT"
 #           runs bench-topology's live probe, the gpu-labelled tests, the backend-extensions
 #           test (spin-kernel calibration, streams and events, overlap, peer send/recv:
 #           gpu-extensions.log)
-#           and the full sweep (8 B - 8 GiB, every collective, --check) and writes the
-#           program's own CSV/JSON/table and logs to the folder.
+#           the full sweep (8 B - 8 GiB, every collective, --check) and one bench-patterns
+#           step per framework (ddp, fsdp, zero3), and writes the programs' own CSV/JSON/
+#           tables and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
 #
@@ -45,11 +47,11 @@ case "${1:-}" in
     # Tests on only for the extensions test's target; nothing else of them is built.
     COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=ON
                           -DCOMMBENCH_BUILD_MICROBENCH=OFF)
-    commbench_build --target bench-collectives bench-topology commbench-gpu-extensions-test
+    commbench_build --target bench-collectives bench-topology bench-patterns commbench-gpu-extensions-test
     rm -rf "$stage"
     mkdir -p "$stage"
     cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/bench/bench-topology" \
-       "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
+       "$COMMBENCH_BUILD/bench/bench-patterns" "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
     collect_libraries "$stage/lib" "$stage"/bench-* "$stage/commbench-gpu-extensions-test"
     echo "carried libraries: $(ls "$stage/lib" | tr '\n' ' ')"
     "$stage/bench-collectives" --version
@@ -86,6 +88,16 @@ case "${1:-}" in
     "$bin" --backend nccl --op all -b 8 -e 8G -c 1 --csv "$out/sweep.csv" --json "$out/sweep.json" --force \
       > "$out/sweep.txt" 2> "$out/sweep.err" || status=$?
     echo "sweep: exit $status"; tail -5 "$out/sweep.txt"
+    # One step per framework on this process's GPUs: the NCCL streams, the spin kernel and
+    # the event recycling under the executor (one GPU: no data-parallel collective).
+    for pattern in ddp fsdp zero3; do
+      patterns=0
+      "$stage/bench-patterns" --backend nccl --pattern "$pattern" --preset llama-3-8b --layers 4 -n 5 \
+        --json "$out/patterns-$pattern.json" --csv "$out/patterns-$pattern.csv" --force \
+        > "$out/patterns-$pattern.txt" 2>&1 || patterns=$?
+      echo "bench-patterns $pattern: exit $patterns (patterns-$pattern.txt)"
+      [ "$patterns" -eq 0 ] || status=$patterns
+    done
     exit "$status"
     ;;
   *)

@@ -54,6 +54,35 @@ class BadInput(TempDirTest):
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertFalse(os.path.exists(json_path))
 
+    def test_bad_model_config_and_layout_are_one_line_exit_2_and_no_file(self):
+        not_json = self.path("not.json")
+        with open(not_json, "w") as f:
+            f.write("{not json")
+        negative = self.path("negative.json")
+        with open(negative, "w") as f:
+            json.dump({"zero_optimization": {"stage": 3, "reduce_bucket_size": -5}}, f)
+        cases = [
+            (["--preset", "llama-9"], "--preset: unknown preset 'llama-9'; expected one of: llama-3-8b, mistral-7b, "
+                                      "llama-3-70b, llama-4-scout"),
+            (["--params", "-5"], "--params: must be positive (got -5)"),
+            (["--preset", "llama-3-8b", "--layers", "-2"], "--layers: must be at least 1 (got -2)"),
+            (["--preset", "llama-3-8b", "--deepspeed-config", not_json],
+             f"--deepspeed-config {not_json}: not JSON (byte 3)"),
+            (["--preset", "llama-3-8b", "--deepspeed-config", negative],
+             f"--deepspeed-config {negative}: zero_optimization.reduce_bucket_size: -5 is negative"),
+            (["--preset", "llama-3-8b", "--pattern", "pipeline", "--pp", "8"], "--pp 8: more than the job's 2 ranks"),
+            (["--pattern", "bogus"], "--pattern: unknown value 'bogus'"),
+        ]
+        json_path = self.path("out.json")
+        for args, message in cases:
+            with self.subTest(args=args):
+                code, out, err = run(2, *args, "--json", json_path)
+                self.assertEqual(code, 2, err)
+                lines = err.strip().splitlines()
+                self.assertEqual(len(lines), 1, err)  # once, not once per rank
+                self.assertTrue(lines[0].startswith("bench-patterns: error: " + message), err)
+                self.assertFalse(os.path.exists(json_path))
+
     def test_dry_run_needs_a_schedule_file(self):
         code, _, err = run(1, "--dry-run")
         self.assertEqual(code, 2, err)
