@@ -128,6 +128,10 @@ std::vector<std::pair<std::string, std::string>> describe(const PatternRunOption
 std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
 std::string optional_gbps(const std::optional<double>& gbps) { return gbps ? significant_text(*gbps, 4) : "?"; }
 
+std::optional<PipelineBubble> bubble_of(const PatternConfig& config, const StepBreakdown& step) {
+  return pipeline_bubble(config.layout.pipeline, config.micro_batches(), config.pipeline.virtual_stages, step);
+}
+
 void print_report(const PatternConfig& config, const PatternMeasurement& measured, const PatternReport& report,
                   const std::vector<std::string>& notes) {
   std::printf("# %s: %s, tp %d x pp %d x dp %d (ep %d), %s steps, breakdown of rank %d (slowest)\n", kProgram,
@@ -168,6 +172,9 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
                    optional_gbps(type.group.spec_gbps), format_size(type.median_bytes),
                    type.latency_bound ? "latency" : "bandwidth"});
   std::printf("%s", types.render().c_str());
+  if (const auto bubble = bubble_of(config, report.step))
+    std::printf("pipeline bubble: %s%% of the step measured (not compute), ideal %s%% ((P-1)/(v x M+P-1))\n",
+                significant_text(100 * bubble->measured, 3).c_str(), significant_text(100 * bubble->ideal, 3).c_str());
   std::printf("NIC: %s\n", report.nic.text.c_str());
   std::printf("verdict: %s — %s\n", std::string(name_of(report.bound)).c_str(), report.top_cause.c_str());
   for (const std::string& note : notes) std::printf("# note: %s\n", note.c_str());
@@ -242,7 +249,8 @@ std::string results_csv(const std::vector<std::pair<std::string, std::string>>& 
 }
 
 void write_results(const PatternRunOptions& options, const RunContext& context, const PatternMeasurement& measured,
-                   const PatternReport& report, const ComputeCalibration& calibration, int exit_code) {
+                   const PatternReport& report, const std::optional<PipelineBubble>& bubble,
+                   const ComputeCalibration& calibration, int exit_code) {
   if (!options.csv_path.empty())
     write_file_atomically(options.csv_path, results_csv(context.settings, measured, report), "--csv");
   if (options.json_path.empty()) return;
@@ -269,6 +277,7 @@ void write_results(const PatternRunOptions& options, const RunContext& context, 
                 {"nic_gbps", optional_json(report.nic.nic_gbps)},
                 {"text", report.nic.text}};
   doc["verdict"] = {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
+  if (bubble) doc["pipeline_bubble"] = {{"measured", bubble->measured}, {"ideal", bubble->ideal}};
   doc["compute_calibration"] = {{"offset_seconds", calibration.offset_seconds},
                                 {"worst_absolute_error_seconds", calibration.worst_absolute_error_seconds()}};
   doc["exit_code"] = exit_code;
@@ -329,7 +338,7 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
   if (session.reporting()) {
     print_report(config, measured, report, context.notes);
-    write_results(options, context, measured, report, calibration, exit_code);
+    write_results(options, context, measured, report, bubble_of(config, report.step), calibration, exit_code);
   }
   return exit_code;
 }

@@ -4,6 +4,7 @@
 
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
+#include "commbench/pattern/pipeline_order.hpp"
 
 namespace commbench {
 
@@ -127,6 +128,14 @@ PatternReport build_pattern_report(const StepBreakdown& step, const std::map<Com
     line += "; below " + format_size(kFallbackLatencyBoundBytes) + ": fewer, larger collectives";
   report.top_cause = line;
   return report;
+}
+
+std::optional<PipelineBubble> pipeline_bubble(int stages, int micro_batches, int chunks, const StepBreakdown& step) {
+  if (stages < 2 || step.step_seconds <= 0) return std::nullopt;
+  PipelineBubble bubble;
+  bubble.measured = std::clamp(1.0 - step.compute_seconds / step.step_seconds, 0.0, 1.0);
+  bubble.ideal = ideal_pipeline_bubble(stages, micro_batches, chunks);
+  return bubble;
 }
 
 }  // namespace commbench

@@ -119,6 +119,13 @@ class Patterns(TempDirTest):
                 self.assertIn("provenance", doc)
                 self.assertIn(doc["verdict"]["bound"], ["compute-bound", "bandwidth-bound", "latency-bound"])
                 self.assertIn("verdict:", out)
+                if pattern == "pipeline":
+                    # 4 stages; M defaults to 2 x P = 8 micro-batches: (P-1)/(M+P-1) = 3/11.
+                    self.assertAlmostEqual(doc["pipeline_bubble"]["ideal"], 3 / 11)
+                    self.assertGreater(doc["pipeline_bubble"]["measured"], 0)
+                    self.assertIn("pipeline bubble:", out)
+                else:
+                    self.assertNotIn("pipeline_bubble", doc)
                 types = {t["op"] + "/" + t["group"]: t for t in doc["types"]}
                 self.assertEqual(set(types), self.EXPECTED_TYPES[pattern])
                 for label, row in types.items():

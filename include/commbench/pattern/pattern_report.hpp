@@ -77,6 +77,15 @@ double bus_factor_of(const CommunicationType& type, int ranks);
 // Median of the schedule's sizes for each communication type.
 std::map<CommunicationType, std::uint64_t> median_sizes(const RankSchedule& schedule);
 
+// A pipeline stage's bubble: the measured idle fraction of its step (what is not compute:
+// the warm-up and drain of 1F1B and any exchange it waits on) beside the ideal
+// (P - 1) / (v x M + P - 1) of Megatron's schedules. Empty without pipeline stages.
+struct PipelineBubble {
+  double measured = 0;
+  double ideal = 0;
+};
+std::optional<PipelineBubble> pipeline_bubble(int stages, int micro_batches, int chunks, const StepBreakdown& step);
+
 PatternReport build_pattern_report(const StepBreakdown& step, const std::map<CommunicationType, std::uint64_t>& medians,
                                    const std::map<CommunicationType, GroupBandwidth>& bandwidths, const NicModel& nic);
 

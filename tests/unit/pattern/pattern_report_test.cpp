@@ -76,5 +76,17 @@ TEST(PatternReport, GroupsAcrossNodesLoadTheNics) {
   EXPECT_NE(report.nic.text.find("of 25 GB/s"), std::string::npos) << report.nic.text;
 }
 
+TEST(PatternReport, PipelineBubbleMeasuredBesideTheIdeal) {
+  StepBreakdown step;
+  step.step_seconds = 1.0;
+  step.compute_seconds = 0.7;
+  const auto bubble = pipeline_bubble(4, 8, 1, step);
+  ASSERT_TRUE(bubble);
+  EXPECT_DOUBLE_EQ(bubble->measured, 0.3);
+  EXPECT_DOUBLE_EQ(bubble->ideal, 3.0 / 11.0);                          // (P - 1) / (M + P - 1)
+  EXPECT_DOUBLE_EQ(pipeline_bubble(4, 8, 2, step)->ideal, 3.0 / 19.0);  // interleaved: v x M
+  EXPECT_FALSE(pipeline_bubble(1, 8, 1, step));                         // no stages, no bubble
+}
+
 }  // namespace
 }  // namespace commbench
