@@ -22,6 +22,7 @@
 #include "commbench/pattern/pattern_measurement.hpp"
 #include "commbench/pattern/pattern_report.hpp"
 #include "commbench/pattern/schedule_json.hpp"
+#include "commbench/pattern/step_trace.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/runner/interruption.hpp"
@@ -38,7 +39,7 @@ struct PatternRunOptions {
   std::uint64_t steps = 10;
   std::uint64_t warmup = 2;
   double timeout_seconds = 300;
-  std::string csv_path, json_path, dump_path;
+  std::string csv_path, json_path, dump_path, trace_path;
   bool dry_run = false;
   bool force = false;
   PatternFlags pattern;
@@ -85,6 +86,11 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
       app, "--dump-schedule", options.dump_path,
       [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
       "Write every rank's schedule as JSON lines, one step a line", "FILE");
+  add_parsed_option(
+      app, "--trace", options.trace_path, [](const std::string& text) { return non_empty_file_name(text, "--trace"); },
+      "Write the last measured step of every rank as a Chrome trace (opens in Perfetto): compute and each "
+      "collective on its stream",
+      "FILE");
   app.add_flag("--dry-run", options.dry_run,
                "Build and write the schedule (--dump-schedule), then exit without communicating");
   app.add_flag("--force", options.force, "Overwrite existing result files");
@@ -98,14 +104,18 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
   }
   if (options.dry_run && options.dump_path.empty())
     throw UsageError("--dry-run: give --dump-schedule FILE to write the schedule to");
+  if (options.dry_run && !options.trace_path.empty()) throw UsageError("--trace: a dry run measures no step to trace");
   check_distinct_outputs(options.csv_path, options.json_path);
   return {options, ""};
 }
+
+constexpr int kOutputFlagCount = 4;
 
 const std::pair<const std::string&, const char*> output_flags(const PatternRunOptions& options, int index) {
   switch (index) {
     case 0: return {options.csv_path, "--csv"};
     case 1: return {options.json_path, "--json"};
+    case 2: return {options.trace_path, "--trace"};
     default: return {options.dump_path, "--dump-schedule"};
   }
 }
@@ -319,11 +329,13 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
 
   PatternMeasurement measured;
   ComputeCalibration calibration;
+  std::vector<ItemTiming> last_timings;
   int exit_code = 0;
   try {
     PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
     measured = measure_pattern(workload, world, options.steps, options.warmup, &session.watchdog());
     calibration = workload.calibration();
+    last_timings = workload.last_timings();
     context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
     if (!workload.compute_occupies().empty())
       context.notes.push_back("compute stand-in: " + workload.compute_occupies());
@@ -335,6 +347,18 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
     groups.reset();
   }
   if (exit_code != 0) return exit_code;
+  if (!options.trace_path.empty()) {
+    session.step("writing the trace", [&] {
+      const std::string own =
+          rank_trace_events(schedule, last_timings, world.rank(),
+                            "rank " + std::to_string(world.rank()) + " (host " + world.hostname() + ")");
+      const std::vector<std::string> fragments = world.all_gather(own);
+      if (session.reporting())
+        write_file_atomically(options.trace_path,
+                              chrome_trace(fragments, std::string(name_of(config.kind)) + " step, last measured"),
+                              "--trace");
+    });
+  }
   const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
   if (session.reporting()) {
     print_report(config, measured, report, context.notes);
@@ -350,12 +374,14 @@ int run_bench_patterns(int argc, char** argv) {
   const auto prepare = [&]() -> std::optional<std::string> {
     parsed = parse_pattern_command_line(argc, argv);
     if (!parsed.options) return parsed.text_to_print;
+    // Only the reporting process writes files, so only its file system is asked.
+    if (!is_reporting_process()) return std::nullopt;
     // Every file checked before any directory is made: a refusal leaves nothing behind.
-    for (int index = 0; index < 3; ++index) {
+    for (int index = 0; index < kOutputFlagCount; ++index) {
       const auto [path, flag] = output_flags(*parsed.options, index);
       if (!path.empty()) check_output_path(path, flag, parsed.options->force, OutputKind::replaced);
     }
-    for (int index = 0; index < 3; ++index) {
+    for (int index = 0; index < kOutputFlagCount; ++index) {
       const auto [path, flag] = output_flags(*parsed.options, index);
       if (!path.empty()) create_parent_directories(path, flag);
     }

@@ -178,6 +178,25 @@ class Patterns(TempDirTest):
             self.assertIn(key, lines[0])
         self.assertFalse(os.path.exists(csv_path))
 
+    def test_trace_has_every_rank_stream_and_collective(self):
+        trace_path, dump = self.path("step.trace.json"), self.path("schedule.jsonl")
+        code, _, err = run(4, "--backend", "mpi", "--pattern", "tp", "--tp", "2", "--pp", "2", *SMALL_MODEL,
+                           "--compute-ms", "1", "-n", "2", "--trace", trace_path, "--dump-schedule", dump)
+        self.assertEqual(code, 0, err)
+        events = read_json(trace_path)["traceEvents"]
+        complete = [e for e in events if e["ph"] == "X"]
+        self.assertEqual({e["pid"] for e in complete}, {0, 1, 2, 3})
+        for event in complete:
+            self.assertGreaterEqual(event["ts"], 0)
+            self.assertGreaterEqual(event["dur"], 0)
+        # Every collective and peer step of the schedule is one event on its rank's track.
+        scheduled = [json.loads(line) for line in read_lines(dump)]
+        for rank in range(4):
+            communication = [e for e in complete if e["pid"] == rank and e["cat"] != "compute"]
+            self.assertEqual(len(communication), len([s for s in scheduled if s["rank"] == rank]), rank)
+        threads = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+        self.assertTrue({"compute", "tensor", "pipeline"} <= threads, threads)
+
     def test_csv_has_a_row_per_type_and_per_step(self):
         csv_path = self.path("out.csv")
         code, _, err = run(2, "--backend", "mpi", "--pattern", "ddp", *SMALL_MODEL, "-n", "3",
