@@ -4,12 +4,14 @@ import os
 
 from .collectives_figure import build_collectives_figure
 from .errors import InputError
+from .patterns_figure import build_patterns_figure
 from .topology_figure import build_links_figure, build_topology_figure
 
 BUILDERS = {
     "collectives": build_collectives_figure,
     "topology": build_topology_figure,
     "topology-links": build_links_figure,
+    "patterns": build_patterns_figure,
 }
 FORMATS = (".png", ".svg")
 

@@ -43,7 +43,7 @@ PROVENANCE_KEYS = ("program", "version", "commit", "command_line", "started_at",
 @dataclass
 class ResultFile:
     path: str
-    kind: str                # "collectives", "topology" or "topology-links"
+    kind: str                # "collectives", "topology", "topology-links" or "patterns"
     schema: str              # the JSON's schema string, or "csv:<kind>" for a CSV
     provenance: dict = field(default_factory=dict)
     table: pandas.DataFrame = None  # one row per result row, plus `line`: where it is in the file
@@ -120,11 +120,41 @@ def _objects_with_lines(path, text, doc, key):
         yield line, element
 
 
+# A bench-patterns step's parts (docs/patterns.md): seconds of the mean measured step.
+STEP_KEYS = ("step_seconds", "compute_seconds", "communication_busy_seconds", "exposed_seconds",
+             "unattributed_exposed_seconds")
+
+
+def _read_patterns_document(path, text, doc):
+    """One row: the run's mean step split into its parts, and each collective type's
+    exposed time (columns `exposed:<type>`), so runs and tuning trials stack side by side."""
+    step = doc.get("mean_step")
+    line = _key_line(text, "mean_step")
+    if not isinstance(step, dict):
+        raise InputError(path, line, "'mean_step' must be an object")
+    record = {"line": line}
+    for key in STEP_KEYS:
+        value = step.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+            raise InputError(path, line, f"mean_step.{key} must be a non-negative number, not {json.dumps(value)}")
+        record[key] = float(value)
+    for type_line, entry in _objects_with_lines(path, text, doc, "types"):
+        label, exposed = entry.get("type"), entry.get("exposed_seconds")
+        if not isinstance(label, str) or isinstance(exposed, bool) or not isinstance(exposed, (int, float)):
+            raise InputError(path, type_line, "a types entry needs a 'type' name and 'exposed_seconds'")
+        record["exposed:" + label] = float(exposed)
+    pattern = doc.get("pattern") if isinstance(doc.get("pattern"), dict) else {}
+    record["pattern"] = str(pattern.get("pattern", pattern.get("kind", "")) or
+                            _provenance_of(doc).get("settings", {}).get("pattern", ""))
+    return ResultFile(path, "patterns", doc["schema"], _provenance_of(doc), pandas.DataFrame.from_records([record]))
+
+
 # schema family -> (versions this script reads, reader). Add a command's kind here.
 KINDS = {
     "commbench.collectives": ((1, 2), _read_collectives_document),
     "commbench.groups": ((1,), _read_collectives_document),  # bench-groups: the same rows plus its own columns
     "commbench.topology": ((1, 2), _read_topology_document),
+    "commbench.patterns": ((1,), _read_patterns_document),
 }
 
 
