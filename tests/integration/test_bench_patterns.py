@@ -216,7 +216,7 @@ if __name__ == "__main__":
 COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
 # How far a --predict --from step may be from the measured one, as a factor either way.
 # On the 2-core host this was written on (4 oversubscribed ranks, load 4 to 5) the predicted
-# DDP step came out 0.61 to 0.95 of the measured one over seven runs (docs/patterns.md): the
+# DDP step came out 0.61 to 0.95 of the measured one over eight runs (docs/patterns.md): the
 # pattern's allreduces run beside its stream threads, the sweep's alone. 2.5 holds under load.
 PREDICTION_TOLERANCE = 2.5
 
