@@ -1,20 +1,30 @@
 #include "commbench/cli/bench_patterns_app.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "command_line_parser.hpp"
+#include "commbench/cli/bandwidth_cost_model.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
+#include "commbench/cli/live_probe.hpp"
 #include "commbench/cli/pattern_bandwidth.hpp"
+#include "commbench/cli/sweep_cost_model.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/csv_field.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/text_table.hpp"
@@ -22,6 +32,7 @@
 #include "commbench/pattern/pattern_measurement.hpp"
 #include "commbench/pattern/pattern_report.hpp"
 #include "commbench/pattern/schedule_json.hpp"
+#include "commbench/pattern/step_prediction.hpp"
 #include "commbench/pattern/step_trace.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
@@ -42,6 +53,11 @@ struct PatternRunOptions {
   std::string csv_path, json_path, dump_path, trace_path;
   bool dry_run = false;
   bool force = false;
+  // --predict: the step computed from a cost model, nothing run
+  bool predict = false;
+  std::string from_path;
+  int nodes = 1;
+  std::optional<int> gpus_per_node;
   PatternFlags pattern;
 };
 
@@ -94,6 +110,25 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
   app.add_flag("--dry-run", options.dry_run,
                "Build and write the schedule (--dump-schedule), then exit without communicating");
   app.add_flag("--force", options.force, "Overwrite existing result files");
+  app.add_flag("--predict", options.predict,
+               "Compute the step's communication timeline from a cost model instead of running it (one process "
+               "predicts any node count: --nodes x --gpus-per-node ranks)");
+  add_parsed_option(
+      app, "--from", options.from_path, [](const std::string& text) { return non_empty_file_name(text, "--from"); },
+      "With --predict: cost each collective from this bench-collectives --csv file (default: the bandwidth model of "
+      "this node)",
+      "FILE");
+  add_parsed_option(
+      app, "--nodes", options.nodes,
+      [](const std::string& text) { return static_cast<int>(parse_count(text, "--nodes", 1)); },
+      "With --predict: nodes of the predicted job", "N")
+      ->default_str(std::to_string(options.nodes));
+  add_parsed_option(
+      app, "--gpus-per-node", options.gpus_per_node,
+      [](const std::string& text) {
+        return std::optional<int>(static_cast<int>(parse_count(text, "--gpus-per-node", 1)));
+      },
+      "With --predict: ranks per node of the predicted job", "G");
   add_pattern_flags(app, options.pattern);
   const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   switch (parse_command_line(app, argc, argv, *version_flag)) {
@@ -106,6 +141,15 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
     throw UsageError("--dry-run: give --dump-schedule FILE to write the schedule to");
   if (options.dry_run && !options.trace_path.empty()) throw UsageError("--trace: a dry run measures no step to trace");
   check_distinct_outputs(options.csv_path, options.json_path);
+  if (!options.predict) {
+    if (!options.from_path.empty()) throw UsageError("--from: applies to --predict only");
+    if (options.gpus_per_node) throw UsageError("--gpus-per-node: applies to --predict only (a run takes the job's)");
+    if (options.nodes != 1) throw UsageError("--nodes: applies to --predict only (a run takes the job's)");
+  } else {
+    if (!options.gpus_per_node) throw UsageError("--predict: give --gpus-per-node G, the ranks on each node");
+    if (options.dry_run) throw UsageError("--dry-run: --predict runs nothing already");
+    if (!options.dump_path.empty()) throw UsageError("--dump-schedule: not with --predict (use --dry-run without it)");
+  }
   return {options, ""};
 }
 
@@ -142,12 +186,20 @@ std::optional<PipelineBubble> bubble_of(const PatternConfig& config, const StepB
   return pipeline_bubble(config.layout.pipeline, config.micro_batches(), config.pipeline.virtual_stages, step);
 }
 
+// `predicted_by`: the cost model's basis when the step was predicted, not measured.
 void print_report(const PatternConfig& config, const PatternMeasurement& measured, const PatternReport& report,
-                  const std::vector<std::string>& notes) {
-  std::printf("# %s: %s, tp %d x pp %d x dp %d (ep %d), %s steps, breakdown of rank %d (slowest)\n", kProgram,
-              std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline,
-              config.layout.data, config.layout.expert, std::to_string(measured.loop.iterations).c_str(),
-              measured.breakdown_rank);
+                  const std::vector<std::string>& notes, const std::string& predicted_by = "") {
+  if (predicted_by.empty())
+    std::printf("# %s: %s, tp %d x pp %d x dp %d (ep %d), %s steps, breakdown of rank %d (slowest)\n", kProgram,
+                std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline,
+                config.layout.data, config.layout.expert, std::to_string(measured.loop.iterations).c_str(),
+                measured.breakdown_rank);
+  else
+    std::printf(
+        "# %s: PREDICTED (nothing run) %s, tp %d x pp %d x dp %d (ep %d), breakdown of rank %d (slowest); "
+        "cost model: %s\n",
+        kProgram, std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline,
+        config.layout.data, config.layout.expert, measured.breakdown_rank, predicted_by.c_str());
   TextTable steps({{{"step"}, Align::right, 5},
                    {{"time ms"}, Align::right, 10},
                    {{"compute ms"}, Align::right, 11},
@@ -161,10 +213,12 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
   }
   std::printf("%s", steps.render().c_str());
   const StepBreakdown& mean = report.step;
-  std::printf("step %s ms (wall, slowest rank %s ms); compute %s ms; communication %s ms (busy %s ms); exposed %s ms\n",
-              ms(mean.step_seconds).c_str(), ms(measured.loop.slowest_seconds).c_str(),
-              ms(mean.compute_seconds).c_str(), ms(mean.communication_seconds).c_str(),
-              ms(mean.communication_busy_seconds).c_str(), ms(mean.exposed_seconds).c_str());
+  std::printf(
+      "%sstep %s ms (wall, slowest rank %s ms); compute %s ms; communication %s ms (busy %s ms); exposed %s ms\n",
+      predicted_by.empty() ? "" : "predicted ", ms(mean.step_seconds).c_str(),
+      ms(measured.loop.slowest_seconds).c_str(), ms(mean.compute_seconds).c_str(),
+      ms(mean.communication_seconds).c_str(), ms(mean.communication_busy_seconds).c_str(),
+      ms(mean.exposed_seconds).c_str());
   TextTable types({{{"type"}, Align::left, 24},
                    {{"count"}, Align::right, 6},
                    {{"bytes"}, Align::right, 10},
@@ -367,6 +421,142 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   return exit_code;
 }
 
+// The cost model --predict asks: the sweep given with --from, or the bandwidth model of
+// this node (every node of the predicted job assumed alike).
+std::unique_ptr<CommunicationCostModel> prediction_costs(const PatternRunOptions& options) {
+  if (!options.from_path.empty())
+    return std::make_unique<SweepCostModel>(read_input_file(options.from_path, "--from"),
+                                            "--from " + options.from_path);
+  try {
+    return std::make_unique<BandwidthCostModel>(probe_node(probe_options_for_this_build("", "", "")),
+                                                *options.gpus_per_node);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& e) {
+    throw UsageError(std::string("--predict: probing this node for the bandwidth model failed (") + e.what() +
+                     "); give --from a bench-collectives CSV");
+  }
+}
+
+// The group a type runs over in the predicted layout, with the bandwidth model's figure
+// when that is the cost model (a sweep has none: its figures are what was measured).
+GroupBandwidth predicted_group(const ParallelLayout& layout, const CommunicationType& type, int world_rank,
+                               const BandwidthCostModel* bandwidth, const std::string& basis) {
+  GroupBandwidth group;
+  const std::vector<int> members = layout.members(type.group, world_rank);
+  std::set<int> nodes;
+  for (const int member : members) nodes.insert(member / layout.ranks_per_node);
+  group.ranks = static_cast<int>(members.size());
+  group.nodes = static_cast<int>(nodes.size());
+  group.basis = basis;
+  if (bandwidth) {
+    const TheoreticalBusbw figure = bandwidth->figure(type.op, group.ranks, group.nodes);
+    group.spec_gbps = figure.spec_gbps;
+    group.achievable_gbps = figure.achievable_gbps;
+    group.basis = figure.basis;
+  }
+  return group;
+}
+
+// --predict: the step's timeline from the cost model, reported as a measured step is
+// (same console table, CSV and JSON with "predicted": true, the trace). Nothing is run,
+// so one process answers for any node count.
+std::string predict_and_report(const PatternRunOptions& options) {
+  const long long ranks = static_cast<long long>(options.nodes) * *options.gpus_per_node;
+  if (ranks > (1 << 24))
+    throw UsageError("--nodes: " + std::to_string(options.nodes) + " x --gpus-per-node " +
+                     std::to_string(*options.gpus_per_node) + " ranks is more than 16777216");
+  std::vector<std::string> notes;
+  const PatternConfig config =
+      resolve_pattern_config(options.pattern, static_cast<int>(ranks), *options.gpus_per_node, notes);
+  config.layout.validate(static_cast<int>(ranks));
+  const std::unique_ptr<CommunicationCostModel> costs = prediction_costs(options);
+  const auto started = std::chrono::steady_clock::now();
+  StepPrediction prediction = predict_step(config, *costs);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  PatternMeasurement predicted;
+  std::size_t slowest = 0;
+  std::vector<StepBreakdown> breakdowns;
+  for (std::size_t index = 0; index < prediction.ranks.size(); ++index) {
+    breakdowns.push_back(account_step(prediction.ranks[index].schedule, prediction.ranks[index].timings));
+    if (breakdowns[index].step_seconds > breakdowns[slowest].step_seconds) slowest = index;
+  }
+  const RankSchedule& schedule = prediction.ranks[slowest].schedule;
+  predicted.step = breakdowns[slowest];
+  predicted.steps = {predicted.step};
+  predicted.breakdown_rank = schedule.world_rank;
+  predicted.loop.iterations = 1;
+  predicted.loop.slowest_seconds = predicted.loop.fastest_seconds = predicted.loop.mean_seconds =
+      predicted.step.step_seconds;
+  predicted.loop.slowest_rank = schedule.world_rank;
+  for (const double figure : {predicted.step.step_seconds, predicted.step.exposed_seconds})
+    if (!std::isfinite(figure)) throw UsageError("--predict: the cost model gave a step that is not finite");
+
+  const auto* bandwidth = dynamic_cast<const BandwidthCostModel*>(costs.get());
+  std::map<CommunicationType, GroupBandwidth> groups;
+  for (const CommunicationTotals& type : predicted.step.types)
+    groups[type.type] = predicted_group(config.layout, type.type, schedule.world_rank, bandwidth, costs->basis());
+  NicModel nic;
+  nic.basis = "not modelled by --predict";
+  const PatternReport report = build_pattern_report(predicted.step, median_sizes(schedule), groups, nic);
+
+  if (const auto* sweep = dynamic_cast<const SweepCostModel*>(costs.get()))
+    for (const std::string& note : sweep->notes()) notes.push_back(note);
+  notes.push_back(prediction.every_rank ? "every rank's schedule simulated"
+                                        : "one rank per pipeline stage simulated for all " + std::to_string(ranks) +
+                                              " ranks (its stage's ranks run the same schedule: docs/patterns.md)");
+  if (bandwidth) notes.push_back(costs->basis());
+
+  if (!is_reporting_process()) return "";
+  std::vector<std::pair<std::string, std::string>> settings = describe(options, config);
+  settings.erase(std::remove_if(settings.begin(), settings.end(),
+                                [](const auto& entry) {
+                                  return entry.first == "steps" || entry.first == "warmup" || entry.first == "backend";
+                                }),
+                 settings.end());
+  settings.insert(settings.end(), {{"predicted", "true"},
+                                   {"nodes", std::to_string(options.nodes)},
+                                   {"gpus_per_node", std::to_string(*options.gpus_per_node)},
+                                   {"cost_model", costs->basis()}});
+  print_report(config, predicted, report, notes, costs->basis());
+  if (!options.csv_path.empty())
+    write_file_atomically(options.csv_path, results_csv(settings, predicted, report), "--csv");
+  if (!options.json_path.empty()) {
+    nlohmann::ordered_json doc;
+    doc["schema"] = kPatternsSchema;
+    doc["predicted"] = true;
+    doc["cost_model"] = {{"basis", costs->basis()}, {"from", options.from_path.empty() ? "bandwidth model" : "sweep"}};
+    nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : settings) pattern[key] = value;
+    doc["pattern"] = pattern;
+    doc["ranks"] = ranks;
+    doc["simulated_ranks"] = prediction.ranks.size();
+    doc["every_rank_simulated"] = prediction.every_rank;
+    doc["prediction_seconds"] = elapsed;
+    doc["breakdown_rank"] = predicted.breakdown_rank;
+    doc["mean_step"] = step_json(report.step);
+    doc["types"] = nlohmann::ordered_json::array();
+    for (const CommunicationTypeReport& type : report.types) doc["types"].push_back(type_json(type));
+    doc["verdict"] = {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
+    if (const auto bubble = bubble_of(config, report.step))
+      doc["pipeline_bubble"] = {{"predicted", bubble->measured}, {"ideal", bubble->ideal}};
+    doc["notes"] = notes;
+    write_file_atomically(options.json_path,
+                          doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+  }
+  if (!options.trace_path.empty()) {
+    std::vector<std::string> fragments;
+    for (const PredictedRank& rank : prediction.ranks)
+      fragments.push_back(rank_trace_events(rank.schedule, rank.timings, rank.schedule.world_rank,
+                                            "rank " + std::to_string(rank.schedule.world_rank) + " (predicted)"));
+    write_file_atomically(options.trace_path,
+                          chrome_trace(fragments, std::string(name_of(config.kind)) + " step, predicted"), "--trace");
+  }
+  return "# predicted in " + significant_text(elapsed, 3) + " s, " + std::to_string(prediction.ranks.size()) +
+         " schedules simulated";
+}
+
 }  // namespace
 
 int run_bench_patterns(int argc, char** argv) {
@@ -375,7 +565,8 @@ int run_bench_patterns(int argc, char** argv) {
     parsed = parse_pattern_command_line(argc, argv);
     if (!parsed.options) return parsed.text_to_print;
     // Only the reporting process writes files, so only its file system is asked.
-    if (!is_reporting_process()) return std::nullopt;
+    // --predict runs nothing: the other processes of an mpirun have nothing to do.
+    if (!is_reporting_process()) return parsed.options->predict ? std::optional<std::string>("") : std::nullopt;
     // Every file checked before any directory is made: a refusal leaves nothing behind.
     for (int index = 0; index < kOutputFlagCount; ++index) {
       const auto [path, flag] = output_flags(*parsed.options, index);
@@ -385,6 +576,7 @@ int run_bench_patterns(int argc, char** argv) {
       const auto [path, flag] = output_flags(*parsed.options, index);
       if (!path.empty()) create_parent_directories(path, flag);
     }
+    if (parsed.options->predict) return predict_and_report(*parsed.options);
     return std::nullopt;
   };
   return run_command(

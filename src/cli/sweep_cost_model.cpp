@@ -1,0 +1,166 @@
+#include "commbench/cli/sweep_cost_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "commbench/core/error.hpp"
+#include "commbench/validate/csv_table.hpp"
+
+namespace commbench {
+namespace {
+
+double number_in(const CsvTable& table, const CsvRecord& record, std::size_t column, const std::string& origin) {
+  const std::string& text = record.fields[column];
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value) || value < 0)
+    throw UsageError(fmt::format("{} line {}: {} '{}' is not a non-negative number", origin, record.line,
+                                 table.header[column], text));
+  return value;
+}
+
+// log-log between two points; linear where a value is not positive (no logarithm).
+double log_log(double x, double x0, double y0, double x1, double y1) {
+  if (x1 == x0) return y0;
+  if (x <= 0 || x0 <= 0 || x1 <= 0 || y0 <= 0 || y1 <= 0) return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+  const double weight = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return std::exp(std::log(y0) + weight * (std::log(y1) - std::log(y0)));
+}
+
+// The series' value at `bytes` with `pick` choosing time or busbw, and whether it lies
+// outside the measured sizes (below: the smallest's; above: the largest's busbw).
+template <typename Pick>
+double interpolate(const std::vector<SweepPoint>& points, std::uint64_t bytes, Pick pick, int& outside) {
+  outside = 0;
+  const auto above = std::lower_bound(points.begin(), points.end(), bytes,
+                                      [](const SweepPoint& point, std::uint64_t size) { return point.bytes < size; });
+  if (above == points.begin()) {
+    outside = above->bytes == bytes ? 0 : -1;
+    return pick(*above);
+  }
+  if (above == points.end()) {
+    outside = 1;
+    return pick(points.back());
+  }
+  const SweepPoint& below = *(above - 1);
+  return log_log(static_cast<double>(bytes), static_cast<double>(below.bytes), pick(below),
+                 static_cast<double>(above->bytes), pick(*above));
+}
+
+std::string size_text(std::uint64_t bytes) { return std::to_string(bytes) + " B"; }
+
+}  // namespace
+
+SweepCostModel::SweepCostModel(std::string_view csv_text, std::string origin) : origin_(std::move(origin)) {
+  const CsvTable table = parse_csv(csv_text, origin_);
+  const char* names[] = {"op", "bytes", "ranks", "nodes", "time_us", "busbw_gbps"};
+  std::size_t columns[6] = {};
+  for (std::size_t index = 0; index < 6; ++index) {
+    const auto column = table.column(names[index]);
+    if (!column)
+      throw UsageError(
+          fmt::format("{}: no '{}' column (a bench-collectives --csv file has op, bytes, ranks, nodes, "
+                      "time_us, busbw_gbps)",
+                      origin_, names[index]));
+    columns[index] = *column;
+  }
+  struct Sum {
+    double seconds = 0, busbw = 0;
+    int count = 0;
+  };
+  std::map<SeriesKey, std::map<std::uint64_t, Sum>> sums;
+  for (const CsvRecord& record : table.records) {
+    const std::string& op_text = record.fields[columns[0]];
+    const Collective op = parse_collective(op_text, fmt::format("{} line {}: op", origin_, record.line));
+    const auto bytes = static_cast<std::uint64_t>(number_in(table, record, columns[1], origin_));
+    const int ranks = static_cast<int>(number_in(table, record, columns[2], origin_));
+    const int nodes = std::max(1, static_cast<int>(number_in(table, record, columns[3], origin_)));
+    Sum& sum = sums[SeriesKey{op, ranks, nodes}][bytes];
+    sum.seconds += number_in(table, record, columns[4], origin_) * 1e-6;
+    sum.busbw += number_in(table, record, columns[5], origin_);
+    ++sum.count;
+  }
+  if (sums.empty()) throw UsageError(origin_ + ": no measurements (the file has a header only)");
+  for (const auto& [key, sizes] : sums) {
+    std::vector<SweepPoint>& points = series_[key];
+    for (const auto& [bytes, sum] : sizes) points.push_back({bytes, sum.seconds / sum.count, sum.busbw / sum.count});
+  }
+}
+
+const std::vector<SweepPoint>& SweepCostModel::series_for(const CommunicationCostQuery& query,
+                                                          SeriesKey& chosen) const {
+  const auto exact = series_.find(SeriesKey{query.op, query.ranks, query.nodes});
+  if (exact != series_.end()) {
+    chosen = exact->first;
+    return exact->second;
+  }
+  // The nearest measured group: the same node count first (the same links), then ranks.
+  const std::vector<SweepPoint>* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const auto& [key, points] : series_) {
+    const auto& [op, ranks, nodes] = key;
+    if (op != query.op || ranks < 2) continue;
+    const double distance = 1000.0 * std::abs(std::log(static_cast<double>(nodes) / std::max(query.nodes, 1))) +
+                            std::abs(std::log(static_cast<double>(ranks) / std::max(query.ranks, 1)));
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = &points;
+      chosen = key;
+    }
+  }
+  if (!best) {
+    std::string measured;
+    for (const auto& [key, points] : series_) {
+      const std::string name(name_of(std::get<0>(key)));
+      if (measured.find(name) == std::string::npos) measured += (measured.empty() ? "" : ", ") + name;
+    }
+    throw UsageError(
+        fmt::format("{}: the sweep has no {} over 2 or more ranks, which the step issues (measured: {}; "
+                    "run bench-collectives --op {})",
+                    origin_, name_of(query.op), measured, name_of(query.op)));
+  }
+  return *best;
+}
+
+double SweepCostModel::seconds(const CommunicationCostQuery& query) const {
+  SeriesKey chosen;
+  const std::vector<SweepPoint>& points = series_for(query, chosen);
+  const auto& [op, ranks, nodes] = chosen;
+  const std::string what = fmt::format("{} of {} over {} ranks on {} nodes", name_of(query.op), size_text(query.bytes),
+                                       query.ranks, query.nodes);
+  int outside = 0;
+  double seconds = 0;
+  if (ranks == query.ranks && nodes == query.nodes) {
+    seconds = interpolate(
+        points, query.bytes, [](const SweepPoint& point) { return point.seconds; }, outside);
+    if (outside > 0) seconds *= static_cast<double>(query.bytes) / static_cast<double>(points.back().bytes);
+  } else {
+    const double busbw = interpolate(
+        points, query.bytes, [](const SweepPoint& point) { return point.busbw_gbps; }, outside);
+    if (busbw <= 0)
+      throw UsageError(
+          fmt::format("{}: {} has no bus bandwidth to convert from (busbw 0 at {} ranks)", origin_, what, ranks));
+    seconds = static_cast<double>(query.bytes) * bus_bandwidth_factor(query.op, query.ranks) / (busbw * 1e9);
+    notes_.insert(fmt::format("{} {}: converted through busbw from the sweep's {} ranks on {} nodes (extrapolated)",
+                              origin_, name_of(query.op), ranks, nodes));
+  }
+  if (outside < 0)
+    notes_.insert(
+        fmt::format("{} {} over {} ranks: sizes below the sweep's smallest ({}) take its time "
+                    "(extrapolated)",
+                    origin_, name_of(query.op), ranks, size_text(points.front().bytes)));
+  if (outside > 0)
+    notes_.insert(
+        fmt::format("{} {} over {} ranks: sizes above the sweep's largest ({}) keep its bus bandwidth "
+                    "(extrapolated)",
+                    origin_, name_of(query.op), ranks, size_text(points.back().bytes)));
+  return seconds;
+}
+
+std::string SweepCostModel::basis() const { return "bench-collectives sweep " + origin_; }
+
+}  // namespace commbench

@@ -1,0 +1,70 @@
+// The --from cost model on a hand-written sweep: log-log interpolation between sizes,
+// the floor and the bandwidth beyond them, conversion to other rank counts through
+// busbw, and the errors naming what is missing.
+#include "commbench/cli/sweep_cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "usage_error.hpp"
+
+namespace commbench {
+namespace {
+
+// allreduce over 4 ranks on 1 node: 10 us at 1 KiB, 80 us at 4 KiB (busbw = bytes / time
+// x 2(n-1)/n = 1.5 x algbw).
+constexpr const char* kSweep =
+    "op,bytes,ranks,nodes,dtype,time_us,busbw_gbps\n"
+    "allreduce,1024,4,1,float32,10,0.1536\n"
+    "allreduce,4096,4,1,float32,80,0.0768\n";
+
+CommunicationCostQuery allreduce(std::uint64_t bytes, int ranks = 4, int nodes = 1) {
+  return {StepKind::collective, Collective::allreduce, bytes, ranks, nodes};
+}
+
+TEST(SweepCostModel, InterpolatesTimeInLogLogBetweenSizes) {
+  const SweepCostModel model(kSweep, "--from sweep.csv");
+  EXPECT_NEAR(model.seconds(allreduce(1024)), 10e-6, 1e-12);
+  // Halfway in log size: the geometric mean of the times, not the arithmetic one (45 us).
+  EXPECT_NEAR(model.seconds(allreduce(2048)), std::sqrt(10e-6 * 80e-6), 1e-12);
+  EXPECT_TRUE(model.notes().empty());
+}
+
+TEST(SweepCostModel, BeyondTheSweepTheFloorAndTheBandwidthHoldAndAreNoted) {
+  const SweepCostModel model(kSweep, "--from sweep.csv");
+  EXPECT_NEAR(model.seconds(allreduce(256)), 10e-6, 1e-12);
+  EXPECT_NEAR(model.seconds(allreduce(8192)), 160e-6, 1e-12);
+  ASSERT_EQ(model.notes().size(), 2u);
+  EXPECT_NE(model.notes()[0].find("extrapolated"), std::string::npos);
+}
+
+TEST(SweepCostModel, OtherRankCountsConvertThroughBusBandwidth) {
+  const SweepCostModel model(kSweep, "--from sweep.csv");
+  // 8 ranks: busbw 0.0768 GB/s at 4 KiB, factor 2 x 7 / 8 = 1.75: 4096 x 1.75 / 0.0768e9.
+  EXPECT_NEAR(model.seconds(allreduce(4096, 8)), 4096 * 1.75 / 0.0768e9, 1e-12);
+  ASSERT_EQ(model.notes().size(), 1u);
+  EXPECT_NE(model.notes()[0].find("converted through busbw from the sweep's 4 ranks on 1 nodes"), std::string::npos);
+}
+
+TEST(SweepCostModel, AnOpTheSweepLacksIsAUsageErrorNamingIt) {
+  const SweepCostModel model(kSweep, "--from sweep.csv");
+  EXPECT_EQ(testing::usage_error_of([&] {
+              model.seconds({StepKind::collective, Collective::allgather, 1024, 4, 1});
+            }),
+            "--from sweep.csv: the sweep has no allgather over 2 or more ranks, which the step issues (measured: "
+            "allreduce; run bench-collectives --op allgather)");
+}
+
+TEST(SweepCostModel, AFileWithoutTheColumnsIsAUsageErrorNamingTheColumn) {
+  EXPECT_EQ(testing::usage_error_of([] { SweepCostModel("op,bytes,ranks,nodes,busbw_gbps\n", "--from a.csv"); }),
+            "--from a.csv: no 'time_us' column (a bench-collectives --csv file has op, bytes, ranks, nodes, time_us, "
+            "busbw_gbps)");
+  EXPECT_EQ(testing::usage_error_of([] {
+              SweepCostModel("op,bytes,ranks,nodes,time_us,busbw_gbps\nallreduce,1024,4,1,fast,1\n", "--from a.csv");
+            }),
+            "--from a.csv line 2: time_us 'fast' is not a non-negative number");
+}
+
+}  // namespace
+}  // namespace commbench
