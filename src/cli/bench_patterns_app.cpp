@@ -237,8 +237,9 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
                    type.latency_bound ? "latency" : "bandwidth"});
   std::printf("%s", types.render().c_str());
   if (const auto bubble = bubble_of(config, report.step))
-    std::printf("pipeline bubble: %s%% of the step measured (not compute), ideal %s%% ((P-1)/(v x M+P-1))\n",
-                significant_text(100 * bubble->measured, 3).c_str(), significant_text(100 * bubble->ideal, 3).c_str());
+    std::printf("pipeline bubble: %s%% of the step %s (not compute), ideal %s%% ((P-1)/(v x M+P-1))\n",
+                significant_text(100 * bubble->measured, 3).c_str(), predicted_by.empty() ? "measured" : "predicted",
+                significant_text(100 * bubble->ideal, 3).c_str());
   std::printf("NIC: %s\n", report.nic.text.c_str());
   std::printf("verdict: %s — %s\n", std::string(name_of(report.bound)).c_str(), report.top_cause.c_str());
   for (const std::string& note : notes) std::printf("# note: %s\n", note.c_str());
