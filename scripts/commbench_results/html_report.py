@@ -29,7 +29,17 @@ COLLECTIVE_COLUMNS = (
     ("efficiency (%)", "efficiency", lambda v: f"{v * 100:.1f}"), ("wrong", "wrong", str),
     ("threshold", "threshold", str), ("stopped by", "stop_reason", str),
 )
-TEXT_CELLS = {"op", "dtype", "placement", "redop", "stop_reason", "threshold", "collective", "basis", "host", "from",
+def _ms(seconds):
+    return f"{seconds * 1e3:.4g}"
+
+
+# bench-patterns: the mean step's parts, then each collective type's exposed time.
+PATTERN_COLUMNS = (
+    ("pattern", "pattern", str), ("step (ms)", "step_seconds", _ms), ("compute (ms)", "compute_seconds", _ms),
+    ("communication busy (ms)", "communication_busy_seconds", _ms), ("exposed (ms)", "exposed_seconds", _ms),
+    ("nothing running (ms)", "unattributed_exposed_seconds", _ms),
+)
+TEXT_CELLS = {"pattern", "op", "dtype", "placement", "redop", "stop_reason", "threshold", "collective", "basis", "host", "from",
               "to", "type", "state"}
 
 
@@ -88,6 +98,9 @@ def _rows_table(result):
     table = result.table
     if result.kind == "collectives":
         columns = [c for c in COLLECTIVE_COLUMNS if c[1] in table.columns]
+    elif result.kind == "patterns":
+        columns = [c for c in PATTERN_COLUMNS if c[1] in table.columns]
+        columns += [(f"exposed {c[len('exposed:'):]} (ms)", c, _ms) for c in table.columns if c.startswith("exposed:")]
     else:
         columns = [(c, c, str) for c in table.columns if c != "line"]
     head = "".join(f"<th>{_e(heading)}</th>" for heading, _, _ in columns)

@@ -375,6 +375,17 @@ class Patterns(unittest.TestCase):
         self.assertEqual({label.get_text() for label in type_axes.get_yticklabels()},
                          {"allreduce/data", "allgather/data", "reducescatter/data"})
 
+    def test_html_report_tabulates_the_step_in_milliseconds(self):
+        report, png = os.path.join(self.dir, "patterns.html"), os.path.join(self.dir, "for-html.png")
+        self.assertEqual(script(PLOT, *self.files, "-o", png, "--html", report), (0, "", ""))
+        text = read_text(report)
+        self.assertIn("<svg", text)
+        for heading in ("step (ms)", "exposed (ms)", "exposed allreduce/data (ms)", "exposed allgather/data (ms)"):
+            self.assertIn(f"<th>{heading}</th>", text)
+        with open(self.files[0]) as f:
+            step_ms = json.load(f)["mean_step"]["step_seconds"] * 1e3
+        self.assertIn(f"<td>{step_ms:.4g}</td>", text)
+
     def test_png_is_written(self):
         png = os.path.join(self.dir, "patterns.png")
         self.assertEqual(script(PLOT, *self.files, "-o", png), (0, "", ""))
