@@ -34,10 +34,12 @@
 #include "commbench/pattern/schedule_json.hpp"
 #include "commbench/pattern/step_prediction.hpp"
 #include "commbench/pattern/step_trace.hpp"
+#include "commbench/pattern/tuning_space.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "pattern_flags.hpp"
+#include "pattern_tuning.hpp"
 
 namespace commbench {
 namespace {
@@ -58,6 +60,9 @@ struct PatternRunOptions {
   std::string from_path;
   int nodes = 1;
   std::optional<int> gpus_per_node;
+  // --tune: search the framework's knobs by measuring (pattern_tuning.hpp)
+  bool tune = false;
+  TuneRequest tune_request;
   PatternFlags pattern;
 };
 
@@ -65,6 +70,31 @@ struct ParsedPatternCommandLine {
   std::optional<PatternRunOptions> options;
   std::string text_to_print;
 };
+
+// --tune runs trials, not one measured step: what describes one step does not apply, and
+// each trial is short unless -n/-w say otherwise.
+void check_tuning_flags(const CLI::App& app, PatternRunOptions& options, bool measure_all) {
+  const bool tuning_given = app.count("--tune-budget") > 0 || !options.tune_request.output_path.empty() || measure_all;
+  if (!options.tune) {
+    if (tuning_given)
+      throw UsageError(std::string(app.count("--tune-budget") > 0 ? "--tune-budget"
+                                   : measure_all                  ? "--tune-measure-all"
+                                                                  : "--tune-output") +
+                       ": applies to --tune only");
+    return;
+  }
+  if (options.predict) throw UsageError("--tune: measures on the job's ranks; --predict runs nothing");
+  if (options.dry_run) throw UsageError("--dry-run: --tune measures trials");
+  if (!options.trace_path.empty()) throw UsageError("--trace: not with --tune (trace one run of the best settings)");
+  if (!options.dump_path.empty()) throw UsageError("--dump-schedule: not with --tune");
+  options.tune_request.prune = !measure_all;
+  options.tune_request.steps = app.count("--iters") > 0 ? options.steps : 3;
+  options.tune_request.warmup = app.count("--warmup") > 0 ? options.warmup : 1;
+  options.tune_request.csv_path = options.csv_path;
+  options.tune_request.json_path = options.json_path;
+  check_distinct_paths(options.csv_path, "--csv", options.tune_request.output_path, "--tune-output");
+  check_distinct_paths(options.json_path, "--json", options.tune_request.output_path, "--tune-output");
+}
 
 ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
   CLI::App app{
@@ -129,6 +159,33 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
         return std::optional<int>(static_cast<int>(parse_count(text, "--gpus-per-node", 1)));
       },
       "With --predict: ranks per node of the predicted job", "G");
+  const std::string tuning = "Tuning";
+  app.add_flag("--tune", options.tune,
+               "Search the framework's knobs (DDP bucket_cap_mb; FSDP unit and prefetch; ZeRO buckets, prefetch, "
+               "persistence, live parameters, overlap_comm) by measuring short runs; print the trials and the best "
+               "settings")
+      ->group(tuning);
+  add_parsed_option(
+      app, "--tune-budget", options.tune_request.budget_seconds,
+      [](const std::string& text) {
+        const double seconds = parse_number(text, "--tune-budget", false);
+        if (!(seconds > 0)) throw UsageError("--tune-budget: must be positive (got " + text + ")");
+        return seconds;
+      },
+      "Wall-clock seconds the search may take; it starts no trial that would end past it", "SECONDS")
+      ->default_str(significant_text(options.tune_request.budget_seconds))
+      ->group(tuning);
+  add_parsed_option(
+      app, "--tune-output", options.tune_request.output_path,
+      [](const std::string& text) { return non_empty_file_name(text, "--tune-output"); },
+      "Write the best settings as the framework reads them: a ds_config.json fragment (ZeRO) or the "
+      "constructor's keyword arguments (DDP, FSDP), JSON",
+      "FILE")
+      ->group(tuning);
+  bool measure_all = false;
+  app.add_flag("--tune-measure-all", measure_all,
+               "Measure every candidate: no pruning by the cost model fitted to the first trial")
+      ->group(tuning);
   add_pattern_flags(app, options.pattern);
   const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   switch (parse_command_line(app, argc, argv, *version_flag)) {
@@ -137,6 +194,7 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
       return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
     case CommandLineRequest::run: break;
   }
+  check_tuning_flags(app, options, measure_all);
   if (options.dry_run && options.dump_path.empty())
     throw UsageError("--dry-run: give --dump-schedule FILE to write the schedule to");
   if (options.dry_run && !options.trace_path.empty()) throw UsageError("--trace: a dry run measures no step to trace");
@@ -153,13 +211,14 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
   return {options, ""};
 }
 
-constexpr int kOutputFlagCount = 4;
+constexpr int kOutputFlagCount = 5;
 
 const std::pair<const std::string&, const char*> output_flags(const PatternRunOptions& options, int index) {
   switch (index) {
     case 0: return {options.csv_path, "--csv"};
     case 1: return {options.json_path, "--json"};
     case 2: return {options.trace_path, "--trace"};
+    case 3: return {options.tune_request.output_path, "--tune-output"};
     default: return {options.dump_path, "--dump-schedule"};
   }
 }
@@ -374,6 +433,12 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   BackendRequest request;
   request.name = options.backend;
   Backend& backend = session.create_backend(request);
+  if (options.tune) {
+    session.step("listing the knobs to tune", [&] { tuning_space(config); });
+    RunContext context = session.run_context(describe(options, config));
+    context.notes.insert(context.notes.end(), notes.begin(), notes.end());
+    return run_pattern_tuning(session, backend, config, context, options.tune_request);
+  }
   std::unique_ptr<PatternGroups> groups;
   session.step("splitting the pattern's groups",
                [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });

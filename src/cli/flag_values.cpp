@@ -83,11 +83,16 @@ double parse_timeout_seconds(const std::string& text) {
 }
 
 void check_distinct_outputs(const std::string& csv_path, const std::string& json_path) {
-  if (csv_path.empty() || json_path.empty()) return;
+  check_distinct_paths(csv_path, "--csv", json_path, "--json");
+}
+
+void check_distinct_paths(const std::string& first_path, const char* first_flag, const std::string& second_path,
+                          const char* second_flag) {
+  if (first_path.empty() || second_path.empty()) return;
   std::error_code ec;
   const auto resolved = [&](const std::string& path) { return std::filesystem::weakly_canonical(path, ec).string(); };
-  const std::string csv = resolved(csv_path), json = resolved(json_path);
-  if (csv == json) throw UsageError("--json: same file as --csv (" + csv_path + ")");
+  if (resolved(first_path) == resolved(second_path))
+    throw UsageError(std::string(second_flag) + ": same file as " + first_flag + " (" + first_path + ")");
 }
 
 }  // namespace commbench

@@ -307,3 +307,137 @@ class Prediction(TempDirTest):
                 code, _, err = run(1, *args, *SMALL_MODEL)
                 self.assertEqual(code, 2, err)
                 self.assertIn(message, err)
+
+
+# The keyword arguments of torch.nn.parallel.DistributedDataParallel and of
+# torch.distributed.fsdp.FullyShardedDataParallel (PyTorch 2.5), and the zero_optimization
+# fields of DeepSpeed's DeepSpeedZeroConfig that --tune writes: a file with any other key
+# would not load.
+DDP_KWARGS = {"module", "device_ids", "output_device", "dim", "broadcast_buffers", "init_sync", "process_group",
+              "bucket_cap_mb", "find_unused_parameters", "check_reduction", "gradient_as_bucket_view", "static_graph",
+              "delay_all_reduce_named_params", "param_to_hook_all_reduce", "mixed_precision", "device_mesh"}
+FSDP_KWARGS = {"module", "process_group", "sharding_strategy", "cpu_offload", "auto_wrap_policy", "backward_prefetch",
+               "mixed_precision", "ignored_modules", "param_init_fn", "device_id", "sync_module_states",
+               "forward_prefetch", "limit_all_gathers", "use_orig_params", "ignored_states", "device_mesh"}
+DEEPSPEED_ZERO_KEYS = {"stage", "overlap_comm", "reduce_bucket_size", "allgather_bucket_size", "reduce_scatter",
+                       "contiguous_gradients", "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold",
+                       "stage3_max_live_parameters", "stage3_max_reuse_distance"}
+# Tiny tensors in many blocks: with 1 KiB buckets every tensor is its own allreduce, so
+# the step is hundreds of latency-bound collectives; any sensible bucket size is far faster.
+LATENCY_BOUND_DDP = ["--pattern", "ddp", "--params", "1.5M", "--layers", "64", "--hidden", "32", "--ffn", "128",
+                     "--seq", "64", "--compute-ms", "0"]
+TINY_BUCKETS = ["--bucket-cap-mb", "0.001", "--first-bucket-mb", "0.001"]
+
+
+class Tuning(TempDirTest):
+    def tune(self, *args, budget=120):
+        # --tune=1, not a bare --tune: Open MPI's mpirun reads "--tune FILE" of its own
+        # anywhere on the command line (docs/patterns.md).
+        started = time.monotonic()
+        code, out, err = run(4, "--backend", "mpi", "--tune=1", "--tune-budget", budget, *args)
+        return code, out, err, time.monotonic() - started
+
+    def check_trials(self, doc, csv_path, out):
+        trials = doc["trials"]
+        self.assertEqual(trials[0]["verdict"], "start")
+        self.assertIsNone(trials[0]["knob"])
+        for trial in trials:
+            self.assertIn(trial["verdict"], {"start", "better", "kept", "pruned", "skipped", "confirm"})
+            if trial["verdict"] in {"start", "better", "kept", "confirm"}:
+                self.assertGreater(trial["measured"]["step_seconds"], 0)
+                self.assertGreaterEqual(trial["measured"]["exposed_seconds"], 0)
+                self.assertLessEqual(trial["measured"]["exposed_seconds"], trial["measured"]["step_seconds"] * 1.0001)
+            else:
+                self.assertIsNone(trial["measured"])
+        with open(csv_path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), len(trials))
+        self.assertEqual([row["verdict"] for row in rows], [t["verdict"] for t in trials])
+        # The console table has a row per trial, numbered from 0.
+        table_rows = [line.split() for line in out.splitlines() if line[:5].strip().isdigit()]
+        self.assertEqual([int(cells[0]) for cells in table_rows], list(range(len(trials))))
+
+    def test_zero3_on_4_ranks_recommends_within_the_budget_a_fragment_deepspeed_reads(self):
+        budget = 120
+        fragment, csv_path, json_path = self.path("ds_fragment.json"), self.path("t.csv"), self.path("t.json")
+        code, out, err, elapsed = self.tune("--pattern", "zero3", *SMALL_MODEL, "--tune-output", fragment,
+                                            "--csv", csv_path, "--json", json_path, budget=budget)
+        self.assertEqual(code, 0, err)
+        self.assertLess(elapsed, budget + 20, "the run outlasted its budget")
+        doc = read_json(json_path)
+        self.assertEqual(doc["schema"], "commbench.patterns-tune/1")
+        self.assertLessEqual(doc["elapsed_seconds"], budget)
+        self.check_trials(doc, csv_path, out)
+        # Every candidate of every knob has its row: 1 + sum(candidates - 1).
+        knobs = {t["knob"] for t in doc["trials"] if t["verdict"] != "confirm"} - {None}
+        self.assertEqual(knobs, {"zero_optimization." + k for k in [
+            "overlap_comm", "reduce_bucket_size", "stage3_prefetch_bucket_size",
+            "stage3_param_persistence_threshold", "stage3_max_live_parameters"]})
+        self.assertIn("recommendation:", out)
+        settings = read_json(fragment)
+        self.assertEqual(list(settings), ["zero_optimization"])
+        self.assertLessEqual(set(settings["zero_optimization"]), DEEPSPEED_ZERO_KEYS)
+        self.assertEqual(settings["zero_optimization"]["stage"], 3)
+        self.assertEqual(settings, doc["recommendation"]["framework_settings"])
+        # The fragment is a ds_config bench-patterns (and DeepSpeed) reads without a warning.
+        schedule = self.path("schedule.jsonl")
+        code, out, err = run(1, *SMALL_MODEL, "--deepspeed-config", fragment, "--dry-run", "--dump-schedule",
+                             schedule)
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("warning", err + out)
+        self.assertNotIn("unknown", err + out)
+
+    def test_tiny_ddp_buckets_are_moved_up_and_the_measured_step_improves(self):
+        kwargs, json_path = self.path("ddp_kwargs.json"), self.path("t.json")
+        code, out, err, _ = self.tune(*LATENCY_BOUND_DDP, *TINY_BUCKETS, "--tune-output", kwargs, "--json", json_path)
+        self.assertEqual(code, 0, err)
+        recommended = read_json(kwargs)
+        self.assertLessEqual(set(recommended), DDP_KWARGS)
+        self.assertGreater(recommended["bucket_cap_mb"], 0.001)
+        doc = read_json(json_path)
+        self.assertLess(doc["recommendation"]["step_seconds"], 0.8 * doc["recommendation"]["start_step_seconds"])
+        # Measured again outside the search, as a user would check it: the step is faster.
+        steps = {}
+        for name, buckets in [("start", TINY_BUCKETS),
+                              ("tuned", ["--bucket-cap-mb", recommended["bucket_cap_mb"], "--first-bucket-mb",
+                                         "0.001"])]:
+            path = self.path(name + ".json")
+            code, _, err = run(4, "--backend", "mpi", *LATENCY_BOUND_DDP, *buckets, "-n", "20", "--json", path)
+            self.assertEqual(code, 0, err)
+            steps[name] = read_json(path)["mean_step"]["step_seconds"]
+        self.assertLess(steps["tuned"], 0.8 * steps["start"], steps)
+        print(f"\nDDP 1 KiB buckets: {steps['start'] * 1e3:.3f} ms/step; tuned bucket_cap_mb "
+              f"{recommended['bucket_cap_mb']}: {steps['tuned'] * 1e3:.3f} ms/step")
+
+    def test_fsdp_writes_its_keyword_arguments_and_a_short_budget_skips_the_rest(self):
+        kwargs, csv_path, json_path = self.path("fsdp_kwargs.json"), self.path("t.csv"), self.path("t.json")
+        code, out, err, _ = self.tune("--pattern", "fsdp", *SMALL_MODEL, "--tune-output", kwargs, "--csv", csv_path,
+                                      "--json", json_path, budget=0.001)
+        self.assertEqual(code, 0, err)
+        doc = read_json(json_path)
+        self.check_trials(doc, csv_path, out)
+        self.assertTrue(doc["budget_exhausted"])
+        self.assertEqual({t["verdict"] for t in doc["trials"][1:]}, {"skipped"})
+        self.assertIn("the budget (--tune-budget 0.001) ended the search", out)
+        self.assertIn("recommendation: keep your settings", out)
+        self.assertLessEqual(set(read_json(kwargs)), FSDP_KWARGS)
+
+    def test_bad_tuning_flags_are_one_line_exit_2_and_no_file(self):
+        pipeline = ["--pattern", "pipeline", "--pp", "2"]
+        same = self.path("same.json")
+        cases = [
+            (["--tune=1", *pipeline], "--tune: --pattern pipeline has no framework knobs to tune"),
+            (["--tune=1", "--tune-budget", "0"], "--tune-budget: must be positive (got 0)"),
+            (["--tune-output", self.path("x.json")], "--tune-output: applies to --tune only"),
+            (["--tune-budget", "10"], "--tune-budget: applies to --tune only"),
+            (["--tune=1", "--predict", "--gpus-per-node", "2"], "--tune: measures on the job's ranks"),
+            (["--tune=1", "--json", same, "--tune-output", same], "--tune-output: same file as --json"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                code, _, err = run(2, "--backend", "mpi", *SMALL_MODEL, *args)
+                self.assertEqual(code, 2, err)
+                lines = err.strip().splitlines()
+                self.assertEqual(len(lines), 1, err)
+                self.assertTrue(lines[0].startswith("bench-patterns: error: " + message), err)
+                self.assertFalse(os.path.exists(same))

@@ -22,5 +22,8 @@ double parse_timeout_seconds(const std::string& text);
 
 // --csv and --json must be different files. Paths are compared after resolving them.
 void check_distinct_outputs(const std::string& csv_path, const std::string& json_path);
+// UsageError "SECOND_FLAG: same file as FIRST_FLAG (path)" when both name one file.
+void check_distinct_paths(const std::string& first_path, const char* first_flag, const std::string& second_path,
+                          const char* second_flag);
 
 }  // namespace commbench

@@ -1,0 +1,89 @@
+// The search behind `bench-patterns --tune`: coordinate descent over a framework's knobs
+// (tuning_space.hpp), as an engineer tunes by hand but measured. It starts from the
+// user's settings, measures them, then visits each knob in turn and measures the current
+// best with that knob at each of its other candidates, keeping a change only when the
+// step got faster by more than the trials' own noise. A cost model, when there is one,
+// may prune a candidate it predicts to be clearly slower; measurement decides every change.
+// When the search ends on other settings than the start, both are measured once more, one
+// right after the other, and the recommendation rests on that pair: a machine that warms up
+// or drifts over the search makes later trials look better, and the pair does not.
+//
+// The search takes its measurements and its clock through TuningTrials, so that each
+// decision depends only on what the trials return: in a job, every rank gets the same
+// answers (the measurement loop agrees on them) and so takes the same path.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commbench/pattern/pattern_config.hpp"
+#include "commbench/pattern/tuning_space.hpp"
+
+namespace commbench {
+
+struct TrialMeasurement {
+  double step_seconds = 0;           // the mean step of the slowest rank
+  double exposed_seconds = 0;        // its exposed communication
+  double communication_seconds = 0;  // its communication, overlapped or not
+  double noise = 0;                  // half the spread of its steps, relative to the mean
+};
+
+class TuningTrials {
+ public:
+  virtual ~TuningTrials() = default;
+  // Runs the step `config` describes and measures it.
+  virtual TrialMeasurement measure(const PatternConfig& config) = 0;
+  // The step time a cost model predicts, or nothing when no model can say.
+  virtual std::optional<double> predict(const PatternConfig&) { return std::nullopt; }
+  // Whether the budget leaves time for one more trial.
+  virtual bool room_for_another() = 0;
+};
+
+enum class TrialVerdict {
+  start,    // the user's settings, measured first
+  better,   // faster beyond the noise: the new best
+  kept,     // not faster beyond the noise: the best stays
+  pruned,   // the cost model predicted it clearly slower: not run
+  skipped,  // the budget ran out first: not run
+  confirm,  // the start or the best, measured again at the end
+};
+std::string_view name_of(TrialVerdict verdict);
+
+struct TuningTrial {
+  std::string knob;   // empty for the start
+  std::string value;  // the knob's value tried
+  std::vector<std::pair<std::string, std::string>> settings;  // every knob's value in this trial
+  std::optional<TrialMeasurement> measured;                   // absent when pruned or skipped
+  std::optional<double> predicted_seconds;
+  TrialVerdict verdict = TrialVerdict::start;
+};
+
+struct TuningOutcome {
+  PatternConfig best;  // the recommendation: the start unless other settings were confirmed faster
+  std::vector<std::pair<std::string, std::string>> best_settings;
+  std::vector<TuningTrial> trials;  // in the order they were decided
+  bool budget_exhausted = false;
+  // What the recommendation rests on: the confirmation pair when it ran, else the trials.
+  TrialMeasurement start_step, best_step;
+  bool confirmed = false;
+  // The search's best before confirmation, when confirmation found it no faster.
+  std::optional<std::vector<std::pair<std::string, std::string>>> unconfirmed;
+  TrialMeasurement unconfirmed_step;  // its step when measured again
+
+  // best over start step time: below 1 when faster settings were found
+  double speedup() const { return best_step.step_seconds / start_step.step_seconds; }
+  const TuningTrial& start() const { return trials.front(); }
+};
+
+// A prediction this much above the best one prunes a candidate (measurement decides the
+// rest): wide enough that the model's error seen on this machine (docs/patterns.md) does
+// not throw the best away.
+inline constexpr double kPruneAbovePredictedBest = 1.3;
+// A change must beat the best by this much at least, however quiet the trials were.
+inline constexpr double kMinimumGain = 0.02;
+
+TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials);
+
+}  // namespace commbench

@@ -1,0 +1,330 @@
+#include "pattern_tuning.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commbench/core/csv_field.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/text_table.hpp"
+#include "commbench/pattern/fitted_cost_model.hpp"
+#include "commbench/pattern/pattern_executor.hpp"
+#include "commbench/pattern/pattern_groups.hpp"
+#include "commbench/pattern/pattern_measurement.hpp"
+#include "commbench/pattern/step_prediction.hpp"
+#include "commbench/pattern/tuning_search.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance_json.hpp"
+#include "commbench/runner/interruption.hpp"
+
+namespace commbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
+
+// The trials on the job's backend. Every answer it gives the search is agreed over the
+// world (the measurement loop's slowest-rank breakdown, a broadcast prediction, the
+// longest clock), so every rank's search takes the same path.
+class JobTuningTrials final : public TuningTrials {
+ public:
+  JobTuningTrials(JobSession& session, Backend& backend, const TuneRequest& request, const std::string& pattern)
+      : session_(session), backend_(backend), request_(request), pattern_(pattern), started_(Clock::now()) {}
+
+  ~JobTuningTrials() override {
+    // Freeing sub-communicators may wait for peers: under the watchdog.
+    auto guard = session_.watchdog().guard("releasing the pattern's groups");
+    groups_.reset();
+  }
+
+  TrialMeasurement measure(const PatternConfig& config) override {
+    const Clock::time_point trial_started = Clock::now();
+    Bootstrap& world = session_.world();
+    RankSchedule schedule;
+    session_.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
+    ensure_groups(config, schedule);
+    PatternStepWorkload workload(*groups_, schedule, pattern_ + " step, trial " + std::to_string(++trials_run_));
+    const PatternMeasurement measured =
+        measure_pattern(workload, world, request_.steps, request_.warmup, &session_.watchdog());
+    if (request_.prune && !fitted_ && world.rank() == 0)
+      fitted_ = std::make_unique<FittedCostModel>(config.layout, schedule, workload.last_timings());
+    longest_trial_ = std::max(longest_trial_, world.max(seconds_since(trial_started)));
+
+    TrialMeasurement result;
+    result.step_seconds = measured.step.step_seconds;
+    result.exposed_seconds = measured.step.exposed_seconds;
+    result.communication_seconds = measured.step.communication_seconds;
+    double fastest = result.step_seconds, slowest = result.step_seconds;
+    for (const StepBreakdown& step : measured.steps) {
+      fastest = std::min(fastest, step.step_seconds);
+      slowest = std::max(slowest, step.step_seconds);
+    }
+    result.noise = result.step_seconds > 0 ? (slowest - fastest) / (2 * result.step_seconds) : 0;
+    if (session_.reporting()) {
+      std::printf("# trial %d: step %s ms, exposed %s ms (%s s of the budget used)\n", trials_run_,
+                  ms(result.step_seconds).c_str(), ms(result.exposed_seconds).c_str(),
+                  significant_text(seconds_since(started_), 3).c_str());
+      std::fflush(stdout);
+    }
+    return result;
+  }
+
+  // The slowest simulated rank's step under the model fitted on rank 0, broadcast.
+  std::optional<double> predict(const PatternConfig& config) override {
+    if (!request_.prune) return std::nullopt;
+    Bootstrap& world = session_.world();
+    std::string text;
+    if (world.rank() == 0 && fitted_) {
+      try {
+        double step = 0;
+        for (const PredictedRank& rank : predict_step(config, *fitted_).ranks)
+          for (const ItemTiming& timing : rank.timings) step = std::max(step, timing.end_seconds);
+        if (std::isfinite(step)) text = fmt::format("{:.17g}", step);
+      } catch (const UsageError&) {
+        // A kind of communication the start trial did not have: no prediction, measure it.
+      }
+    }
+    text = world.broadcast(text, 0);
+    if (text.empty()) return std::nullopt;
+    return std::stod(text);
+  }
+
+  bool room_for_another() override {
+    const double elapsed = session_.world().max(seconds_since(started_));
+    return elapsed + longest_trial_ <= request_.budget_seconds;
+  }
+
+  double elapsed() const { return seconds_since(started_); }
+
+ private:
+  // The groups of the first trial serve every trial whose schedule uses no other role
+  // (the knobs regroup bytes, they do not change the layout): splitting a communicator
+  // is the slowest set-up step on NCCL.
+  void ensure_groups(const PatternConfig& config, const RankSchedule& schedule) {
+    bool missing = !groups_;
+    if (groups_)
+      for (const ScheduleStep& step : schedule.steps)
+        if (step.kind != StepKind::compute && !groups_->has(step.group)) missing = true;
+    if (!session_.world().any(missing)) return;
+    {
+      auto guard = session_.watchdog().guard("releasing the pattern's groups");
+      groups_.reset();
+    }
+    session_.step("splitting the pattern's groups",
+                  [&] { groups_ = std::make_unique<PatternGroups>(backend_, config.layout, schedule); });
+  }
+
+  JobSession& session_;
+  Backend& backend_;
+  const TuneRequest& request_;
+  std::string pattern_;
+  Clock::time_point started_;
+  std::unique_ptr<PatternGroups> groups_;
+  std::unique_ptr<FittedCostModel> fitted_;  // rank 0 only
+  double longest_trial_ = 0;
+  int trials_run_ = 0;
+};
+
+void print_trials(const TuningOutcome& outcome) {
+  TextTable table({{{"#"}, Align::right, 3},
+                   {{"knob"}, Align::left, std::nullopt, 2},
+                   {{"value"}, Align::right, std::nullopt, 2},
+                   {{"step ms"}, Align::right, 10},
+                   {{"exposed ms"}, Align::right, 11},
+                   {{"comm ms"}, Align::right, 10},
+                   {{"predicted"}, Align::right, 10},
+                   {{"verdict"}, Align::left, std::nullopt, 2}},
+                  "  ", "  ");
+  for (std::size_t i = 0; i < outcome.trials.size(); ++i) {
+    const TuningTrial& trial = outcome.trials[i];
+    const auto measured = [&](double TrialMeasurement::*field) {
+      return trial.measured ? ms((*trial.measured).*field) : std::string("-");
+    };
+    const char* unnamed = trial.verdict == TrialVerdict::confirm ? "(measured again)" : "(your settings)";
+    table.add_row({std::to_string(i), trial.knob.empty() ? std::string(unnamed) : trial.knob,
+                   trial.value.empty() ? "-" : trial.value, measured(&TrialMeasurement::step_seconds),
+                   measured(&TrialMeasurement::exposed_seconds), measured(&TrialMeasurement::communication_seconds),
+                   trial.predicted_seconds ? ms(*trial.predicted_seconds) : "-",
+                   std::string(name_of(trial.verdict))});
+  }
+  std::printf("%s", table.render().c_str());
+}
+
+std::vector<std::pair<std::string, std::string>> changed_settings(const TuningOutcome& outcome) {
+  std::vector<std::pair<std::string, std::string>> changed;
+  const auto& start = outcome.start().settings;
+  const auto& best = outcome.best_settings;
+  for (std::size_t i = 0; i < best.size(); ++i)
+    if (best[i].second != start[i].second) changed.push_back(best[i]);
+  return changed;
+}
+
+void print_recommendation(const TuningOutcome& outcome, const PatternConfig& best, const TuneRequest& request,
+                          double elapsed) {
+  const TrialMeasurement& start = outcome.start_step;
+  const TrialMeasurement& tuned = outcome.best_step;
+  std::size_t measured = 0, pruned = 0, skipped = 0;
+  for (const TuningTrial& trial : outcome.trials) {
+    measured += trial.measured.has_value();
+    pruned += trial.verdict == TrialVerdict::pruned;
+    skipped += trial.verdict == TrialVerdict::skipped;
+  }
+  std::printf("trials: %zu measured, %zu pruned by the fitted model, %zu skipped for the budget; %s s of %s s\n",
+              measured, pruned, skipped, significant_text(elapsed, 3).c_str(),
+              significant_text(request.budget_seconds, 3).c_str());
+  const auto changed = changed_settings(outcome);
+  if (changed.empty() && outcome.unconfirmed) {
+    std::printf(
+        "recommendation: keep your settings (step %s ms); the search's best was not faster beyond the noise when "
+        "measured again (%s ms)\n",
+        ms(start.step_seconds).c_str(), ms(outcome.unconfirmed_step.step_seconds).c_str());
+  } else if (changed.empty()) {
+    std::printf("recommendation: keep your settings (step %s ms); no candidate was faster beyond the noise\n",
+                ms(start.step_seconds).c_str());
+  } else {
+    std::string list;
+    for (const auto& [key, value] : changed) list += (list.empty() ? "" : ", ") + key + "=" + value;
+    std::printf(
+        "recommendation: %s: step %s ms instead of %s ms (%s%% faster%s), exposed %s ms instead of %s ms\n",
+        list.c_str(), ms(tuned.step_seconds).c_str(), ms(start.step_seconds).c_str(),
+                significant_text(100 * (1 - outcome.speedup()), 3).c_str(),
+                outcome.confirmed ? ", both measured again at the end" : ", not confirmed: no budget left",
+                ms(tuned.exposed_seconds).c_str(),
+                ms(start.exposed_seconds).c_str());
+  }
+  if (outcome.budget_exhausted)
+    std::printf("# note: the budget (--tune-budget %s) ended the search before every candidate was measured\n",
+                significant_text(request.budget_seconds, 3).c_str());
+  std::printf("settings (%s):\n%s", tuned_settings_usage(best).c_str(), tuned_settings_json(best).c_str());
+  if (!request.output_path.empty()) std::printf("written to %s\n", request.output_path.c_str());
+  std::fflush(stdout);
+}
+
+// CSV: the pattern's parameters, then one row per trial with every knob's value.
+std::string trials_csv(const RunContext& context, const TuningOutcome& outcome) {
+  std::vector<std::string> header, prefix;
+  for (const auto& [key, value] : context.settings) {
+    header.push_back(csv_escape(key));
+    prefix.push_back(csv_escape(value));
+  }
+  for (const char* column : {"trial", "knob", "value", "verdict", "step_seconds", "exposed_seconds",
+                             "communication_seconds", "predicted_seconds"})
+    header.emplace_back(column);
+  for (const auto& [key, value] : outcome.start().settings) header.push_back(csv_escape(key));
+  std::string csv = fmt::format("{}\n", fmt::join(header, ","));
+  const auto number = [](double value) { return significant_text(value, 9); };
+  for (std::size_t i = 0; i < outcome.trials.size(); ++i) {
+    const TuningTrial& trial = outcome.trials[i];
+    std::vector<std::string> row = prefix;
+    row.insert(row.end(), {std::to_string(i), csv_escape(trial.knob), csv_escape(trial.value),
+                           std::string(name_of(trial.verdict))});
+    for (double TrialMeasurement::*field : {&TrialMeasurement::step_seconds, &TrialMeasurement::exposed_seconds,
+                                            &TrialMeasurement::communication_seconds})
+      row.push_back(trial.measured ? number((*trial.measured).*field) : "");
+    row.push_back(trial.predicted_seconds ? number(*trial.predicted_seconds) : "");
+    for (const auto& [key, value] : trial.settings) row.push_back(csv_escape(value));
+    csv += fmt::format("{}\n", fmt::join(row, ","));
+  }
+  return csv;
+}
+
+nlohmann::ordered_json trials_json(const RunContext& context, const TuningOutcome& outcome, const PatternConfig& best,
+                                   const TuneRequest& request, double elapsed) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "commbench.patterns-tune/1";
+  doc["provenance"] = provenance_json(context);
+  nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : context.settings) pattern[key] = value;
+  doc["pattern"] = pattern;
+  doc["budget_seconds"] = request.budget_seconds;
+  doc["elapsed_seconds"] = elapsed;
+  doc["budget_exhausted"] = outcome.budget_exhausted;
+  doc["steps_per_trial"] = request.steps;
+  doc["warmup_per_trial"] = request.warmup;
+  doc["trials"] = nlohmann::ordered_json::array();
+  for (const TuningTrial& trial : outcome.trials) {
+    nlohmann::ordered_json row;
+    row["knob"] = trial.knob.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trial.knob);
+    row["value"] = trial.value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trial.value);
+    row["verdict"] = name_of(trial.verdict);
+    if (trial.measured)
+      row["measured"] = {{"step_seconds", trial.measured->step_seconds},
+                         {"exposed_seconds", trial.measured->exposed_seconds},
+                         {"communication_seconds", trial.measured->communication_seconds},
+                         {"noise", trial.measured->noise}};
+    else
+      row["measured"] = nullptr;
+    row["predicted_step_seconds"] =
+        trial.predicted_seconds ? nlohmann::ordered_json(*trial.predicted_seconds) : nlohmann::ordered_json(nullptr);
+    nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : trial.settings) settings[key] = value;
+    row["settings"] = settings;
+    doc["trials"].push_back(row);
+  }
+  nlohmann::ordered_json recommendation = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : outcome.best_settings) recommendation[key] = value;
+  doc["recommendation"] = {{"settings", recommendation},
+                           {"framework_settings", nlohmann::ordered_json::parse(tuned_settings_json(best))},
+                           {"usage", tuned_settings_usage(best)},
+                           {"step_seconds", outcome.best_step.step_seconds},
+                           {"start_step_seconds", outcome.start_step.step_seconds},
+                           {"speedup", 1 / outcome.speedup()},
+                           {"confirmed", outcome.confirmed}};
+  return doc;
+}
+
+}  // namespace
+
+int run_pattern_tuning(JobSession& session, Backend& backend, const PatternConfig& config, RunContext context,
+                       const TuneRequest& request) {
+  const std::vector<TuningKnob> knobs = tuning_space(config);
+  if (session.reporting()) {
+    std::size_t candidates = 0;
+    for (const TuningKnob& knob : knobs) candidates += knob.candidates.size() - 1;
+    std::printf(
+        "# bench-patterns --tune: %s, tp %d x pp %d x dp %d, %zu knobs, %zu candidates besides your settings; "
+        "each trial %llu warm-up + %llu timed steps; budget %s s\n",
+        std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline, config.layout.data,
+        knobs.size(), candidates, static_cast<unsigned long long>(request.warmup),
+        static_cast<unsigned long long>(request.steps), significant_text(request.budget_seconds, 3).c_str());
+    std::fflush(stdout);
+  }
+  std::optional<TuningOutcome> outcome;
+  double elapsed = 0;
+  try {
+    JobTuningTrials trials(session, backend, request, std::string(name_of(config.kind)));
+    outcome = tune_pattern(config, knobs, trials);
+    elapsed = session.world().max(trials.elapsed());
+  } catch (const Interrupted& e) {
+    return static_cast<int>(e.exit_code());
+  }
+  if (!session.reporting()) return 0;
+  print_trials(*outcome);
+  print_recommendation(*outcome, outcome->best, request, elapsed);
+  for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+  if (!request.output_path.empty())
+    write_file_atomically(request.output_path, tuned_settings_json(outcome->best), "--tune-output");
+  if (!request.csv_path.empty()) write_file_atomically(request.csv_path, trials_csv(context, *outcome), "--csv");
+  if (!request.json_path.empty())
+    write_file_atomically(request.json_path,
+                          trials_json(context, *outcome, outcome->best, request, elapsed)
+                                  .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                              "\n",
+                          "--json");
+  return 0;
+}
+
+}  // namespace commbench

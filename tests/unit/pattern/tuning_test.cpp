@@ -1,0 +1,246 @@
+// --tune's parts without a job: the knobs each framework offers and the files they are
+// written to (read back by the ds_config reader, as DeepSpeed would read them), the search
+// on landscapes whose best point is known (noise, pruning, the budget), and the cost
+// model fitted to a measured step.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "commbench/core/error.hpp"
+#include "commbench/pattern/deepspeed_config.hpp"
+#include "commbench/pattern/fitted_cost_model.hpp"
+#include "commbench/pattern/step_prediction.hpp"
+#include "commbench/pattern/tuning_search.hpp"
+#include "commbench/pattern/tuning_space.hpp"
+#include "schedule_test_support.hpp"
+
+namespace commbench {
+namespace {
+
+using testing::config_of;
+using testing::small_llama;
+
+const TuningKnob& knob_named(const std::vector<TuningKnob>& knobs, const std::string& key) {
+  for (const TuningKnob& knob : knobs)
+    if (knob.key == key) return knob;
+  throw std::runtime_error("no knob " + key);
+}
+
+TEST(TuningSpace, EachFrameworkOffersItsOwnKeysWithTheConfigsValueAmongTheCandidates) {
+  PatternConfig ddp = config_of(PatternKind::ddp, small_llama(4), 4);
+  ddp.ddp.bucket_cap_mb = 0.001;
+  const auto ddp_knobs = tuning_space(ddp);
+  ASSERT_EQ(ddp_knobs.size(), 1u);
+  EXPECT_EQ(ddp_knobs[0].key, "bucket_cap_mb");
+  EXPECT_EQ(ddp_knobs[0].candidates.front(), "0.001");  // the start, then DDP's range
+  EXPECT_EQ(ddp_knobs[0].candidates.size(), 8u);
+
+  const auto zero3 = tuning_space(config_of(PatternKind::zero3, small_llama(4), 4));
+  std::vector<std::string> keys;
+  for (const TuningKnob& knob : zero3) keys.push_back(knob.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"zero_optimization.overlap_comm", "zero_optimization.reduce_bucket_size",
+                                            "zero_optimization.stage3_prefetch_bucket_size",
+                                            "zero_optimization.stage3_param_persistence_threshold",
+                                            "zero_optimization.stage3_max_live_parameters"}));
+  // DeepSpeed's "auto" values for hidden 1024 are among the bucket candidates.
+  const auto& reduce = knob_named(zero3, "zero_optimization.reduce_bucket_size").candidates;
+  EXPECT_NE(std::find(reduce.begin(), reduce.end(), std::to_string(1024 * 1024)), reduce.end());
+  EXPECT_NE(std::find(reduce.begin(), reduce.end(), "500000000"), reduce.end());
+
+  const auto fsdp = tuning_space(config_of(PatternKind::fsdp, small_llama(2), 4));
+  EXPECT_EQ(knob_named(fsdp, "fsdp_unit_layers").candidates, (std::vector<std::string>{"1", "2"}));  // no 4 of 2
+
+  EXPECT_THROW(tuning_space(config_of(PatternKind::pipeline, small_llama(4), 1, 1, 4)), UsageError);
+}
+
+TEST(TuningSpace, WithKnobChangesOnlyThatKnob) {
+  const PatternConfig start = config_of(PatternKind::zero3, small_llama(4), 4);
+  const PatternConfig changed = with_knob(start, "zero_optimization.reduce_bucket_size", "5000000");
+  EXPECT_EQ(changed.zero.reduce_bucket_size, 5'000'000u);
+  EXPECT_EQ(changed.zero.stage3_prefetch_bucket_size, start.zero.stage3_prefetch_bucket_size);
+  EXPECT_EQ(knob_value(changed, "zero_optimization.overlap_comm"), "true");  // stage 3's default
+  const PatternConfig no_overlap = with_knob(start, "zero_optimization.overlap_comm", "false");
+  EXPECT_FALSE(no_overlap.zero.overlaps(3));
+  EXPECT_THROW(with_knob(start, "bucket_cap_mb", "25"), UsageError);
+  EXPECT_THROW(with_knob(start, "zero_optimization.reduce_bucket_size", "-1"), UsageError);
+}
+
+TEST(TuningSpace, TheDsConfigFragmentReadsBackAsTheTunedSettings) {
+  PatternConfig config = config_of(PatternKind::zero3, small_llama(4), 4);
+  config = with_knob(config, "zero_optimization.overlap_comm", "false");
+  config = with_knob(config, "zero_optimization.reduce_bucket_size", "20000000");
+  config = with_knob(config, "zero_optimization.stage3_max_live_parameters", "300000000");
+  const std::string text = tuned_settings_json(config);
+  std::vector<std::string> warnings;
+  const DeepSpeedConfig read = parse_deepspeed_config(text, "fragment", config.model.hidden, warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  ASSERT_EQ(read.stage, 3);
+  EXPECT_FALSE(read.zero.overlaps(3));
+  EXPECT_EQ(read.zero.reduce_bucket_size, 20'000'000u);
+  EXPECT_EQ(read.zero.stage3_max_live_parameters, 300'000'000u);
+  EXPECT_EQ(read.zero.stage3_prefetch_bucket_size, config.zero.stage3_prefetch_bucket_size);
+  EXPECT_EQ(read.zero.stage3_param_persistence_threshold, config.zero.stage3_param_persistence_threshold);
+  // Numbers are JSON numbers, not strings: DeepSpeed's pydantic fields want integers.
+  EXPECT_TRUE(nlohmann::json::parse(text)["zero_optimization"]["reduce_bucket_size"].is_number_integer());
+}
+
+TEST(TuningSpace, DdpAndFsdpSettingsAreTheConstructorsKeywordArguments) {
+  PatternConfig ddp = config_of(PatternKind::ddp, small_llama(4), 4);
+  ddp = with_knob(ddp, "bucket_cap_mb", "50");
+  EXPECT_EQ(nlohmann::json::parse(tuned_settings_json(ddp)), nlohmann::json({{"bucket_cap_mb", 50}}));
+  PatternConfig fsdp = with_knob(config_of(PatternKind::fsdp, small_llama(4), 4), "backward_prefetch", "NONE");
+  fsdp = with_knob(fsdp, "fsdp_unit_layers", "2");
+  const nlohmann::json kwargs = nlohmann::json::parse(tuned_settings_json(fsdp));
+  EXPECT_EQ(kwargs, nlohmann::json({{"backward_prefetch", "NONE"},
+                                    {"forward_prefetch", false},
+                                    {"limit_all_gathers", true}}));
+  EXPECT_NE(tuned_settings_usage(fsdp).find("2 transformer blocks per unit"), std::string::npos);
+}
+
+// A landscape known in advance: step time from the knobs' values, optional noise and
+// model, and a budget of so many trials.
+class LandscapeTrials : public TuningTrials {
+ public:
+  std::function<double(const PatternConfig&)> step;
+  std::function<std::optional<double>(const PatternConfig&)> model;
+  double noise = 0;
+  int budget_trials = 1000;
+  int measured = 0;
+
+  TrialMeasurement measure(const PatternConfig& config) override {
+    ++measured;
+    TrialMeasurement result;
+    result.step_seconds = step(config);
+    result.exposed_seconds = result.step_seconds / 2;
+    result.noise = noise;
+    return result;
+  }
+  std::optional<double> predict(const PatternConfig& config) override {
+    return model ? model(config) : std::nullopt;
+  }
+  bool room_for_another() override { return measured < budget_trials; }
+};
+
+// Best at reduce_bucket_size 5e7 and overlap on; the other knobs do not matter.
+double zero3_landscape(const PatternConfig& config) {
+  const double bucket = static_cast<double>(config.zero.reduce_bucket_size);
+  return 1.0 + std::abs(std::log10(bucket / 5e7)) * 0.2 + (config.zero.overlaps(3) ? 0 : 0.5);
+}
+
+TEST(TuningSearch, FindsTheKnownBestAndKeepsWhatDoesNotMatter) {
+  PatternConfig start = config_of(PatternKind::zero3, small_llama(4), 4);
+  start = with_knob(start, "zero_optimization.overlap_comm", "false");
+  LandscapeTrials trials;
+  trials.step = zero3_landscape;
+  const auto knobs = tuning_space(start);
+  const TuningOutcome outcome = tune_pattern(start, knobs, trials);
+  EXPECT_TRUE(outcome.best.zero.overlaps(3));
+  EXPECT_EQ(outcome.best.zero.reduce_bucket_size, 50'000'000u);
+  // Knobs that change nothing stay as the user had them.
+  EXPECT_EQ(outcome.best.zero.stage3_max_live_parameters, start.zero.stage3_max_live_parameters);
+  EXPECT_EQ(outcome.best.zero.stage3_param_persistence_threshold, start.zero.stage3_param_persistence_threshold);
+  std::size_t candidates = 0;
+  for (const TuningKnob& knob : knobs) candidates += knob.candidates.size() - 1;
+  // Every candidate has a row, then the start and the best measured again.
+  EXPECT_EQ(outcome.trials.size(), 1 + candidates + 2);
+  EXPECT_EQ(trials.measured, static_cast<int>(1 + candidates + 2));
+  EXPECT_EQ(outcome.trials.back().verdict, TrialVerdict::confirm);
+  EXPECT_TRUE(outcome.confirmed);
+  EXPECT_NEAR(outcome.speedup(), 1.0 / (1.0 + 0.2 * std::log10(5e8 / 5e7) + 0.5), 1e-12);
+  EXPECT_FALSE(outcome.budget_exhausted);
+}
+
+TEST(TuningSearch, ABestThatOnlyDriftMadeFasterIsNotConfirmed) {
+  // Every setting takes the same time, but each trial runs 3 % faster than the one before
+  // (a machine warming up): later candidates win the search, not the confirmation pair.
+  const PatternConfig start = config_of(PatternKind::ddp, small_llama(4), 4);
+  LandscapeTrials trials;
+  trials.step = [&trials](const PatternConfig&) { return std::pow(0.97, trials.measured); };
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  ASSERT_TRUE(outcome.unconfirmed.has_value());
+  EXPECT_NE(outcome.unconfirmed->front().second, "25");
+  EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 25);  // the user's settings stand
+  EXPECT_EQ(outcome.best_settings, outcome.start().settings);
+  EXPECT_DOUBLE_EQ(outcome.speedup(), 1.0);
+}
+
+TEST(TuningSearch, AGainWithinTheNoiseIsNotTaken) {
+  const PatternConfig start = config_of(PatternKind::ddp, small_llama(4), 4);
+  LandscapeTrials trials;
+  // 25 MiB (the start) takes 1.0; 50 MiB is 3 % faster, inside the trials' 5 % noise.
+  trials.step = [](const PatternConfig& config) { return config.ddp.bucket_cap_mb == 50 ? 0.97 : 1.0; };
+  trials.noise = 0.05;
+  EXPECT_EQ(tune_pattern(start, tuning_space(start), trials).best.ddp.bucket_cap_mb, 25);
+  trials.noise = 0.01;  // quiet trials: 3 % is beyond the 2 % floor
+  EXPECT_EQ(tune_pattern(start, tuning_space(start), trials).best.ddp.bucket_cap_mb, 50);
+}
+
+TEST(TuningSearch, TheModelPrunesClearLosersAndMeasurementDecidesTheRest) {
+  const PatternConfig start = config_of(PatternKind::ddp, small_llama(4), 4);
+  LandscapeTrials trials;
+  trials.step = [](const PatternConfig& config) { return config.ddp.bucket_cap_mb >= 100 ? 0.8 : 1.0; };
+  // The model thinks buckets below 10 MiB are twice as slow, and is wrong about 100 vs 250.
+  trials.model = [](const PatternConfig& config) -> std::optional<double> {
+    return config.ddp.bucket_cap_mb < 10 ? 2.0 : 1.0;
+  };
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  std::map<std::string, TrialVerdict> verdicts;
+  for (const TuningTrial& trial : outcome.trials)
+    if (!trial.knob.empty()) verdicts[trial.value] = trial.verdict;
+  EXPECT_EQ(verdicts["1"], TrialVerdict::pruned);
+  EXPECT_EQ(verdicts["5"], TrialVerdict::pruned);
+  EXPECT_EQ(verdicts["10"], TrialVerdict::kept);
+  EXPECT_EQ(verdicts["100"], TrialVerdict::better);
+  EXPECT_EQ(verdicts["250"], TrialVerdict::kept);
+  EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
+  EXPECT_EQ(trials.measured, 7);  // start, 10, 50, 100, 250, then start and 100 again
+}
+
+TEST(TuningSearch, TheBudgetEndsTheSearchAndEveryUnmeasuredCandidateIsListed) {
+  const PatternConfig start = config_of(PatternKind::zero3, small_llama(4), 4);
+  LandscapeTrials trials;
+  trials.step = zero3_landscape;
+  trials.budget_trials = 3;
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  EXPECT_TRUE(outcome.budget_exhausted);
+  EXPECT_EQ(trials.measured, 3);
+  std::size_t skipped = 0;
+  for (const TuningTrial& trial : outcome.trials) {
+    skipped += trial.verdict == TrialVerdict::skipped;
+    EXPECT_EQ(trial.measured.has_value(), trial.verdict != TrialVerdict::skipped);
+  }
+  EXPECT_EQ(skipped, outcome.trials.size() - 3);
+}
+
+TEST(FittedCostModel, RecoversLatencyAndBandwidthFromAMeasuredStep) {
+  const PatternConfig config = config_of(PatternKind::ddp, small_llama(4), 4);
+  const RankSchedule schedule = build_schedule(config, 0);
+  // Each allreduce took 20 us + bytes at 2 GB/s; the compute took what it took.
+  std::vector<ItemTiming> timings;
+  double clock = 0;
+  for (const ScheduleStep& step : schedule.steps) {
+    const double seconds =
+        step.kind == StepKind::compute ? 1e-3 : 20e-6 + static_cast<double>(step.bytes) / 2e9;
+    timings.push_back({clock, clock + seconds});
+    clock += seconds;
+  }
+  const FittedCostModel fitted(config.layout, schedule, timings);
+  const auto line = fitted.lines().at({StepKind::collective, Collective::allreduce, 4});
+  EXPECT_NEAR(line.latency_seconds, 20e-6, 1e-9);
+  EXPECT_NEAR(line.seconds_per_byte, 1 / 2e9, 1e-15);
+  EXPECT_NEAR(fitted.seconds({StepKind::collective, Collective::allreduce, 1 << 20, 4, 1}),
+              20e-6 + (1 << 20) / 2e9, 1e-9);
+  EXPECT_THROW(fitted.seconds({StepKind::collective, Collective::allgather, 1024, 4, 1}), UsageError);
+  // Predicting the schedule it was fitted on: the allreduces now overlap the backward
+  // compute they waited behind in this serial timeline, so the step is shorter, never longer.
+  double predicted = 0;
+  for (const PredictedRank& rank : predict_step(config, fitted).ranks)
+    for (const ItemTiming& timing : rank.timings) predicted = std::max(predicted, timing.end_seconds);
+  EXPECT_GT(predicted, 0);
+  EXPECT_LE(predicted, clock * (1 + 1e-9));
+}
+
+}  // namespace
+}  // namespace commbench
