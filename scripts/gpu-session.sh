@@ -10,8 +10,9 @@
 #           runs bench-topology's live probe, the gpu-labelled tests, the backend-extensions
 #           test (spin-kernel calibration, streams and events, overlap, peer send/recv:
 #           gpu-extensions.log)
-#           the full sweep (8 B - 8 GiB, every collective, --check) and one bench-patterns
-#           step per framework (ddp, fsdp, zero3), and writes the programs' own CSV/JSON/
+#           the full sweep (8 B - 8 GiB, every collective, --check), one bench-patterns
+#           step per framework (ddp, fsdp, zero3) and a --tune run (zero3, 120 s budget),
+#           and writes the programs' own CSV/JSON/
 #           tables and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
@@ -98,6 +99,14 @@ case "${1:-}" in
       echo "bench-patterns $pattern: exit $patterns (patterns-$pattern.txt)"
       [ "$patterns" -eq 0 ] || status=$patterns
     done
+    # --tune on the GPU: trials on NCCL communicators reused across trials, the fitted
+    # model's pruning, and the ds_config fragment, within a budget that fits the session.
+    tune=0
+    "$stage/bench-patterns" --backend nccl --pattern zero3 --preset llama-3-8b --layers 4 --tune-budget 120 \
+      --tune-output "$out/tune-zero3-ds.json" --json "$out/tune-zero3.json" --csv "$out/tune-zero3.csv" --force \
+      --tune=1 > "$out/tune-zero3.txt" 2>&1 || tune=$?
+    echo "bench-patterns --tune zero3: exit $tune (tune-zero3.txt)"
+    [ "$tune" -eq 0 ] || status=$tune
     exit "$status"
     ;;
   *)
