@@ -36,6 +36,25 @@ double seconds_since(Clock::time_point start) {
 
 std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
 
+// A trial's figures: its median step (the slowest rank's), whole, so one step that a
+// loaded machine preempted does not decide the search; its noise is the median absolute
+// deviation of the steps, relative, as robust to that step as the median is.
+TrialMeasurement median_step(std::vector<StepBreakdown> steps) {
+  TrialMeasurement result;
+  if (steps.empty()) return result;
+  std::sort(steps.begin(), steps.end(),
+            [](const StepBreakdown& a, const StepBreakdown& b) { return a.step_seconds < b.step_seconds; });
+  const StepBreakdown& median = steps[(steps.size() - 1) / 2];
+  result.step_seconds = median.step_seconds;
+  result.exposed_seconds = median.exposed_seconds;
+  result.communication_seconds = median.communication_seconds;
+  std::vector<double> deviations;
+  for (const StepBreakdown& step : steps) deviations.push_back(std::abs(step.step_seconds - median.step_seconds));
+  std::sort(deviations.begin(), deviations.end());
+  if (median.step_seconds > 0) result.noise = deviations[(deviations.size() - 1) / 2] / median.step_seconds;
+  return result;
+}
+
 // The trials on the job's backend. Every answer it gives the search is agreed over the
 // world (the measurement loop's slowest-rank breakdown, a broadcast prediction, the
 // longest clock), so every rank's search takes the same path.
@@ -63,16 +82,7 @@ class JobTuningTrials final : public TuningTrials {
       fitted_ = std::make_unique<FittedCostModel>(config.layout, schedule, workload.last_timings());
     longest_trial_ = std::max(longest_trial_, world.max(seconds_since(trial_started)));
 
-    TrialMeasurement result;
-    result.step_seconds = measured.step.step_seconds;
-    result.exposed_seconds = measured.step.exposed_seconds;
-    result.communication_seconds = measured.step.communication_seconds;
-    double fastest = result.step_seconds, slowest = result.step_seconds;
-    for (const StepBreakdown& step : measured.steps) {
-      fastest = std::min(fastest, step.step_seconds);
-      slowest = std::max(slowest, step.step_seconds);
-    }
-    result.noise = result.step_seconds > 0 ? (slowest - fastest) / (2 * result.step_seconds) : 0;
+    const TrialMeasurement result = median_step(measured.steps);
     if (session_.reporting()) {
       std::printf("# trial %d: step %s ms, exposed %s ms (%s s of the budget used)\n", trials_run_,
                   ms(result.step_seconds).c_str(), ms(result.exposed_seconds).c_str(),

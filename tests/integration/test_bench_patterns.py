@@ -389,11 +389,14 @@ class Tuning(TempDirTest):
 
     def test_tiny_ddp_buckets_are_moved_up_and_the_measured_step_improves(self):
         kwargs, json_path = self.path("ddp_kwargs.json"), self.path("t.json")
-        code, out, err, _ = self.tune(*LATENCY_BOUND_DDP, *TINY_BUCKETS, "--tune-output", kwargs, "--json", json_path)
+        # Five steps a trial: the median then stands even when the other tests' load
+        # preempts two of them.
+        code, out, err, _ = self.tune(*LATENCY_BOUND_DDP, *TINY_BUCKETS, "-n", "5", "--tune-output", kwargs,
+                                      "--json", json_path)
         self.assertEqual(code, 0, err)
         recommended = read_json(kwargs)
         self.assertLessEqual(set(recommended), DDP_KWARGS)
-        self.assertGreater(recommended["bucket_cap_mb"], 0.001)
+        self.assertGreater(recommended["bucket_cap_mb"], 0.001, out)
         doc = read_json(json_path)
         self.assertLess(doc["recommendation"]["step_seconds"], 0.8 * doc["recommendation"]["start_step_seconds"])
         # Measured again outside the search, as a user would check it: the step is faster.

@@ -24,10 +24,10 @@
 namespace commbench {
 
 struct TrialMeasurement {
-  double step_seconds = 0;           // the mean step of the slowest rank
-  double exposed_seconds = 0;        // its exposed communication
+  double step_seconds = 0;           // the slowest rank's median step
+  double exposed_seconds = 0;        // that step's exposed communication
   double communication_seconds = 0;  // its communication, overlapped or not
-  double noise = 0;                  // half the spread of its steps, relative to the mean
+  double noise = 0;                  // the steps' median absolute deviation, relative to the median
 };
 
 class TuningTrials {
