@@ -80,7 +80,7 @@ class JobTuningTrials final : public TuningTrials {
         measure_pattern(workload, world, request_.steps, request_.warmup, &session_.watchdog());
     if (request_.prune && !fitted_ && world.rank() == 0)
       fitted_ = std::make_unique<FittedCostModel>(config.layout, schedule, workload.last_timings());
-    longest_trial_ = std::max(longest_trial_, world.max(seconds_since(trial_started)));
+    longest_trial_ = std::max(longest_trial_, agreed_max("agreeing on a trial's duration", seconds_since(trial_started)));
 
     const TrialMeasurement result = median_step(measured.steps);
     if (session_.reporting()) {
@@ -96,6 +96,7 @@ class JobTuningTrials final : public TuningTrials {
   std::optional<double> predict(const PatternConfig& config) override {
     if (!request_.prune) return std::nullopt;
     Bootstrap& world = session_.world();
+    auto guard = session_.watchdog().guard("agreeing on a trial's predicted step");
     std::string text;
     if (world.rank() == 0 && fitted_) {
       try {
@@ -113,13 +114,21 @@ class JobTuningTrials final : public TuningTrials {
   }
 
   bool room_for_another() override {
-    const double elapsed = session_.world().max(seconds_since(started_));
+    const double elapsed = agreed_max("agreeing on the tuning budget", seconds_since(started_));
     return elapsed + longest_trial_ <= request_.budget_seconds;
   }
 
-  double elapsed() const { return seconds_since(started_); }
+  // The search's wall time so far, the slowest rank's.
+  double agreed_elapsed() { return agreed_max("agreeing on the search's time", seconds_since(started_)); }
 
  private:
+  // Every agreement waits for all ranks: under the watchdog, so a rank that stalls between
+  // trials is named (exit 4) instead of leaving the others waiting in silence.
+  double agreed_max(const std::string& what, double value) {
+    auto guard = session_.watchdog().guard(what);
+    return session_.world().max(value);
+  }
+
   // The groups of the first trial serve every trial whose schedule uses no other role
   // (the knobs regroup bytes, they do not change the layout): splitting a communicator
   // is the slowest set-up step on NCCL.
@@ -128,7 +137,12 @@ class JobTuningTrials final : public TuningTrials {
     if (groups_)
       for (const ScheduleStep& step : schedule.steps)
         if (step.kind != StepKind::compute && !groups_->has(step.group)) missing = true;
-    if (!session_.world().any(missing)) return;
+    bool any_missing = false;
+    {
+      auto guard = session_.watchdog().guard("agreeing whether the groups serve a trial");
+      any_missing = session_.world().any(missing);
+    }
+    if (!any_missing) return;
     {
       auto guard = session_.watchdog().guard("releasing the pattern's groups");
       groups_.reset();
@@ -317,7 +331,7 @@ int run_pattern_tuning(JobSession& session, Backend& backend, const PatternConfi
   try {
     JobTuningTrials trials(session, backend, request, std::string(name_of(config.kind)));
     outcome = tune_pattern(config, knobs, trials);
-    elapsed = session.world().max(trials.elapsed());
+    elapsed = trials.agreed_elapsed();
   } catch (const Interrupted& e) {
     return static_cast<int>(e.exit_code());
   }

@@ -18,6 +18,8 @@ import tempfile
 import time
 import unittest
 
+from process_helpers import alive, children_of
+
 BIN = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
 TIMEOUT_S = 240
@@ -386,28 +388,6 @@ def line_count(path):
             return f.read().count("\n")
     except OSError:
         return 0
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def children_of(pid):
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                kids.append(int(entry))
-    return kids
 
 
 class Interruption(TempDirTest):

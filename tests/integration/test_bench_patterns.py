@@ -5,12 +5,15 @@ step takes milliseconds on host memory; its shape is what the schedules follow."
 import csv
 import json
 import math
+import re
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 import unittest
+
+from process_helpers import alive, children_of
 
 PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "build/bench/bench-patterns")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
@@ -398,6 +401,7 @@ class Tuning(TempDirTest):
         self.assertLessEqual(set(recommended), DDP_KWARGS)
         self.assertGreater(recommended["bucket_cap_mb"], 0.001, out)
         doc = read_json(json_path)
+        self.assertEqual((doc["steps_per_trial"], doc["warmup_per_trial"]), (5, 1))  # -n given, -w not
         self.assertLess(doc["recommendation"]["step_seconds"], 0.8 * doc["recommendation"]["start_step_seconds"])
         # Measured again outside the search, as a user would check it: the step is faster.
         steps = {}
@@ -424,6 +428,13 @@ class Tuning(TempDirTest):
         self.assertIn("the budget (--tune-budget 0.001) ended the search", out)
         self.assertIn("recommendation: keep your settings", out)
         self.assertLessEqual(set(read_json(kwargs)), FSDP_KWARGS)
+        # The model fitted to the start predicts every candidate, even those the budget
+        # skipped; --tune-measure-all asks it nothing.
+        self.assertTrue(all(t["predicted_step_seconds"] > 0 for t in doc["trials"][1:]), doc["trials"])
+        code, out, err, _ = self.tune("--pattern", "fsdp", *SMALL_MODEL, "--tune-measure-all", "--json", json_path,
+                                      "--force", budget=0.001)
+        self.assertEqual(code, 0, err)
+        self.assertTrue(all(t["predicted_step_seconds"] is None for t in read_json(json_path)["trials"]))
 
     def test_bad_tuning_flags_are_one_line_exit_2_and_no_file(self):
         pipeline = ["--pattern", "pipeline", "--pp", "2"]
@@ -433,6 +444,10 @@ class Tuning(TempDirTest):
             (["--tune=1", "--tune-budget", "0"], "--tune-budget: must be positive (got 0)"),
             (["--tune-output", self.path("x.json")], "--tune-output: applies to --tune only"),
             (["--tune-budget", "10"], "--tune-budget: applies to --tune only"),
+            (["--tune-measure-all"], "--tune-measure-all: applies to --tune only"),
+            (["--tune-budget", "soon", "--tune=1"], "--tune-budget: "),
+            (["--tune=1", "--trace", self.path("t.json")], "--trace: not with --tune"),
+            (["--tune=1", "--dump-schedule", self.path("s.jsonl")], "--dump-schedule: not with --tune"),
             (["--tune=1", "--predict", "--gpus-per-node", "2"], "--tune: measures on the job's ranks"),
             (["--tune=1", "--json", same, "--tune-output", same], "--tune-output: same file as --json"),
         ]
@@ -444,3 +459,46 @@ class Tuning(TempDirTest):
                 self.assertEqual(len(lines), 1, err)
                 self.assertTrue(lines[0].startswith("bench-patterns: error: " + message), err)
                 self.assertFalse(os.path.exists(same))
+
+
+class TuningStall(TempDirTest):
+    """--tune agrees over the world between trials (the budget, each prediction, each
+    trial's duration, whether the groups serve the next trial, the search's time): a rank
+    that stalls in any of those agreements is named by rank 0 with exit 4, not waited for
+    in silence. COMMBENCH_DEBUG_STALL stops rank 1 at the first guarded step so named."""
+    TIMEOUT_S = 4
+    PHASES = ["agreeing on the tuning budget", "agreeing on a trial's predicted step", "agreeing on a trial's duration",
+              "agreeing whether the groups serve a trial", "agreeing on the search's time"]
+
+    def test_a_rank_stalled_between_trials_is_named_with_exit_4(self):
+        for phase in self.PHASES:
+            with self.subTest(phase=phase):
+                env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                           COMMBENCH_DEBUG_STALL="1:" + phase)
+                cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "3", PATTERNS, "--backend", "mpi", "--pattern", "ddp",
+                       *SMALL_MODEL, "--compute-ms", "0", "-T", str(self.TIMEOUT_S), "--tune=1", "--tune-budget", "30",
+                       "--tune-output", self.path("ddp.json"), "--force"]
+                started = time.time()
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                ranks = []
+                while not ranks and proc.poll() is None and time.time() - started < 10:
+                    time.sleep(0.05)
+                    ranks = children_of(proc.pid)
+                _, err = proc.communicate(timeout=self.TIMEOUT_S + 60)
+                elapsed = time.time() - started
+                self.assertIn("rank 1 stops itself at", err)  # the hook fired in this phase
+                self.assertEqual(proc.returncode, 4, err)
+                self.assertLessEqual(elapsed, self.TIMEOUT_S + 20, err)
+                # Rank 0 names rank 1; rank 0 itself may be a step further on (a broadcast's
+                # root does not wait for its receivers), so the phase is named by the ranks
+                # that wait in it.
+                self.assertRegex(err, r"bench-patterns: timeout: rank 0 \(host [^)]+\): .*not responding: "
+                                      r"rank 1 \(host [^)]+\)")
+                self.assertNotRegex(err, r"not responding: [^;\n]*rank [02] \(")
+                self.assertRegex(err, r"bench-patterns: timeout: rank [02] \(host [^)]+\): .*" + re.escape(phase))
+                self.assertFalse(os.path.exists(self.path("ddp.json")), "a settings file from a failed search")
+                deadline = time.time() + 10
+                while any(alive(pid) for pid in ranks) and time.time() < deadline:
+                    time.sleep(0.1)
+                self.assertTrue(ranks, "no rank process seen")
+                self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
