@@ -253,6 +253,15 @@ TEST(MpiBackend, RefusesTypesAndReductionsMpiLacks) {
   EXPECT_FALSE(backend->unsupported_reason(Collective::allreduce, DataType::int8, ReduceOp::prod).has_value());
 }
 
+// MPI is initialised at MPI_THREAD_SINGLE, as MPI_Init, nccl-tests and a bare loop are:
+// at FUNNELED Open MPI 4.1 takes locks in its progress path and small collectives read
+// slower than those programs' (docs/performance.md). Only the main thread calls MPI.
+TEST(MpiEnvironment, AsksForThreadSingleAsMpiInitDoes) {
+  int level = -1;
+  MPI_Query_thread(&level);
+  EXPECT_EQ(level, MPI_THREAD_SINGLE);
+}
+
 }  // namespace
 }  // namespace commbench
 
