@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 
-from process_helpers import alive, children_of
+from process_helpers import alive, children_of, run_stalled
 
 BIN = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
@@ -525,22 +525,9 @@ class StallInEveryPhase(TempDirTest):
     # Every waiting rank also names itself and the phase (docs/methodology.md, "Timeouts").
 
     def stall(self, phase):
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   COMMBENCH_DEBUG_STALL="1:" + phase)
         cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "3", BIN, "--op", "allreduce", "-b", "8", "-e", "1K",
                "-n", "3", "-c", "-T", str(self.TIMEOUT_S), "--json", self.path("out.json"), "--force"]
-        started = time.time()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        ranks = []
-        while not ranks and proc.poll() is None and time.time() - started < 10:
-            time.sleep(0.05)
-            ranks = children_of(proc.pid)
-        out, err = proc.communicate(timeout=self.TIMEOUT_S + 60)
-        elapsed = time.time() - started
-        deadline = time.time() + 10
-        while any(alive(pid) for pid in ranks) and time.time() < deadline:
-            time.sleep(0.1)
-        return proc.returncode, err, elapsed, ranks
+        return run_stalled(cmd, phase, self.TIMEOUT_S)
 
     def test_a_rank_stalled_in_any_phase_is_reported_with_exit_4(self):
         for phase, how_named in self.PHASES:

@@ -13,7 +13,7 @@ import tempfile
 import time
 import unittest
 
-from process_helpers import alive, children_of
+from process_helpers import alive, run_stalled
 
 PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "build/bench/bench-patterns")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
@@ -473,21 +473,12 @@ class TuningStall(TempDirTest):
     def test_a_rank_stalled_between_trials_is_named_with_exit_4(self):
         for phase in self.PHASES:
             with self.subTest(phase=phase):
-                env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                           COMMBENCH_DEBUG_STALL="1:" + phase)
                 cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "3", PATTERNS, "--backend", "mpi", "--pattern", "ddp",
                        *SMALL_MODEL, "--compute-ms", "0", "-T", str(self.TIMEOUT_S), "--tune=1", "--tune-budget", "30",
                        "--tune-output", self.path("ddp.json"), "--force"]
-                started = time.time()
-                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-                ranks = []
-                while not ranks and proc.poll() is None and time.time() - started < 10:
-                    time.sleep(0.05)
-                    ranks = children_of(proc.pid)
-                _, err = proc.communicate(timeout=self.TIMEOUT_S + 60)
-                elapsed = time.time() - started
+                code, err, elapsed, ranks = run_stalled(cmd, phase, self.TIMEOUT_S)
                 self.assertIn("rank 1 stops itself at", err)  # the hook fired in this phase
-                self.assertEqual(proc.returncode, 4, err)
+                self.assertEqual(code, 4, err)
                 self.assertLessEqual(elapsed, self.TIMEOUT_S + 20, err)
                 # Rank 0 names rank 1; rank 0 itself may be a step further on (a broadcast's
                 # root does not wait for its receivers), so the phase is named by the ranks
@@ -497,8 +488,5 @@ class TuningStall(TempDirTest):
                 self.assertNotRegex(err, r"not responding: [^;\n]*rank [02] \(")
                 self.assertRegex(err, r"bench-patterns: timeout: rank [02] \(host [^)]+\): .*" + re.escape(phase))
                 self.assertFalse(os.path.exists(self.path("ddp.json")), "a settings file from a failed search")
-                deadline = time.time() + 10
-                while any(alive(pid) for pid in ranks) and time.time() < deadline:
-                    time.sleep(0.1)
                 self.assertTrue(ranks, "no rank process seen")
                 self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
