@@ -404,14 +404,19 @@ class Tuning(TempDirTest):
         self.assertEqual((doc["steps_per_trial"], doc["warmup_per_trial"]), (5, 1))  # -n given, -w not
         self.assertLess(doc["recommendation"]["step_seconds"], 0.8 * doc["recommendation"]["start_step_seconds"])
         # Measured again outside the search, as a user would check it: the step is faster.
+        # Two runs of each, alternating, each run's median step, the better run of each:
+        # the other tests' processes share the two cores, and one burst of theirs must
+        # not decide (it once made a single 20-step mean read 10 ms for 1.6).
+        runs = {"start": TINY_BUCKETS,
+                "tuned": ["--bucket-cap-mb", recommended["bucket_cap_mb"], "--first-bucket-mb", "0.001"]}
         steps = {}
-        for name, buckets in [("start", TINY_BUCKETS),
-                              ("tuned", ["--bucket-cap-mb", recommended["bucket_cap_mb"], "--first-bucket-mb",
-                                         "0.001"])]:
-            path = self.path(name + ".json")
-            code, _, err = run(4, "--backend", "mpi", *LATENCY_BOUND_DDP, *buckets, "-n", "20", "--json", path)
-            self.assertEqual(code, 0, err)
-            steps[name] = read_json(path)["mean_step"]["step_seconds"]
+        for attempt in range(2):
+            for name, buckets in runs.items():
+                path = self.path(f"{name}-{attempt}.json")
+                code, _, err = run(4, "--backend", "mpi", *LATENCY_BOUND_DDP, *buckets, "-n", "20", "--json", path)
+                self.assertEqual(code, 0, err)
+                median = sorted(step["step_seconds"] for step in read_json(path)["steps"])[10]
+                steps[name] = min(steps.get(name, median), median)
         self.assertLess(steps["tuned"], 0.8 * steps["start"], steps)
         print(f"\nDDP 1 KiB buckets: {steps['start'] * 1e3:.3f} ms/step; tuned bucket_cap_mb "
               f"{recommended['bucket_cap_mb']}: {steps['tuned'] * 1e3:.3f} ms/step")
