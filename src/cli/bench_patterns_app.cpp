@@ -37,6 +37,7 @@
 #include "commbench/pattern/tuning_space.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
+#include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "pattern_flags.hpp"
 #include "pattern_tuning.hpp"
@@ -376,7 +377,8 @@ void write_results(const PatternRunOptions& options, const RunContext& context, 
                    const PatternReport& report, const std::optional<PipelineBubble>& bubble,
                    const ComputeCalibration& calibration, int exit_code) {
   if (!options.csv_path.empty())
-    write_file_atomically(options.csv_path, results_csv(context.settings, measured, report), "--csv");
+    write_file_atomically(options.csv_path, slurm_comment_line(context) + results_csv(context.settings, measured, report),
+                          "--csv");
   if (options.json_path.empty()) return;
   nlohmann::ordered_json doc;
   doc["schema"] = context.schema;
@@ -481,6 +483,7 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   }
   const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
   if (session.reporting()) {
+    std::printf("%s", slurm_comment_line(context).c_str());
     print_report(config, measured, report, context.notes);
     write_results(options, context, measured, report, bubble_of(config, report.step), calibration, exit_code);
   }

@@ -19,6 +19,7 @@
 #include "commbench/core/text_table.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
+#include "commbench/report/scheduler_job.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/node_comparison.hpp"
@@ -115,6 +116,7 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
 
   std::printf("# %s %s (commit %s), %zu node%s probed in %s s\n", kProgram, commbench::version(), git_commit(),
               nodes.size(), nodes.size() == 1 ? "" : "s", fixed_text(probe_seconds, 2).c_str());
+  std::printf("%s", slurm_comment_line(context).c_str());
   std::printf("# node %s, from: ", first.hostname.c_str());
   for (std::size_t i = 0; i < first.sources.size(); ++i) std::printf("%s%s", i ? "; " : "", first.sources[i].c_str());
   std::printf("\n\n%s\n%s\n", render_matrix(first).c_str(), render_nic_table(first).c_str());
@@ -158,7 +160,7 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
   const int exit_code = problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
 
   if (!o.csv_path.empty()) {
-    std::string csv = links_csv_header() + "\n";
+    std::string csv = slurm_comment_line(context) + links_csv_header() + "\n";
     for (const NodeTopology& node : nodes) {
       for (const LinkRow& row : link_rows(node)) csv += to_csv_line(row) + "\n";
     }

@@ -1,10 +1,12 @@
 #include "commbench/cli/job_session.hpp"
 
 #include <chrono>
+#include <cstdlib>
 
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/report/provenance.hpp"
+#include "commbench/report/scheduler_job.hpp"
 
 namespace commbench {
 namespace {
@@ -100,6 +102,7 @@ RunContext JobSession::run_context(std::vector<std::pair<std::string, std::strin
   context.settings = std::move(settings);
   context.settings.emplace_back("malloc", start_.allocator);
   context.environment = relevant_environment();
+  context.slurm = slurm_job([](const char* name) -> const char* { return std::getenv(name); });
   if (backend_ == nullptr) {
     context.ranks = world_->size();
     context.nodes = world_->node_count();

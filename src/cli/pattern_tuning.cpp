@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "commbench/pattern/tuning_search.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
+#include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 
 namespace commbench {
@@ -248,7 +250,8 @@ std::string trials_csv(const RunContext& context, const TuningOutcome& outcome) 
                              "communication_seconds", "predicted_seconds"})
     header.emplace_back(column);
   for (const auto& [key, value] : outcome.start().settings) header.push_back(csv_escape(key));
-  std::string csv = fmt::format("{}\n", fmt::join(header, ","));
+  std::string csv = slurm_comment_line(context);
+  fmt::format_to(std::back_inserter(csv), "{}\n", fmt::join(header, ","));
   const auto number = [](double value) { return significant_text(value, 9); };
   for (std::size_t i = 0; i < outcome.trials.size(); ++i) {
     const TuningTrial& trial = outcome.trials[i];
@@ -336,6 +339,7 @@ int run_pattern_tuning(JobSession& session, Backend& backend, const PatternConfi
     return static_cast<int>(e.exit_code());
   }
   if (!session.reporting()) return 0;
+  std::printf("%s", slurm_comment_line(context).c_str());
   print_trials(*outcome);
   print_recommendation(*outcome, outcome->best, request, elapsed);
   for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());

@@ -6,6 +6,7 @@
 
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/text_table.hpp"
+#include "commbench/report/scheduler_job.hpp"
 
 namespace commbench {
 namespace {
@@ -56,6 +57,7 @@ void ConsoleReporter::begin(const RunContext& ctx) {
   write(fmt::format("# backend: {} ({})\n", ctx.backend, ctx.backend_version));
   if (ctx.mpi_version != ctx.backend_version) write(fmt::format("# MPI: {}\n", ctx.mpi_version));
   write(fmt::format("# ranks: {}  nodes: {}  started: {}\n", ctx.ranks, ctx.nodes, ctx.started_at));
+  write(slurm_comment_line(ctx));
   for (const std::string& line : rank_host_ranges(ctx.rank_hosts)) write(fmt::format("#   rank {}\n", line));
   for (const std::string& device : ctx.devices) write(fmt::format("#   {}\n", device));
   std::string settings;

@@ -7,6 +7,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
+#include "commbench/report/scheduler_job.hpp"
 
 namespace commbench {
 
@@ -57,7 +58,7 @@ std::vector<Field> fields_in_columns(const ResultRow& row, std::span<const std::
 
 void CsvReporter::begin(const RunContext& context) {
   extra_columns_ = context.extra_columns;
-  write_all(out_, csv_header(extra_columns_) + "\n", label_);
+  write_all(out_, slurm_comment_line(context) + csv_header(extra_columns_) + "\n", label_);
 }
 
 void CsvReporter::add_row(const ResultRow& row) {

@@ -30,6 +30,7 @@ ordered_json provenance_json(const RunContext& context) {
   provenance["rank_hosts"] = context.rank_hosts;
   provenance["devices"] = context.devices;
   provenance["settings"] = pairs_to_object(context.settings);
+  provenance["slurm"] = context.slurm.empty() ? ordered_json(nullptr) : pairs_to_object(context.slurm);
   provenance["environment"] = pairs_to_object(context.environment);
   provenance["notes"] = context.notes;
   return provenance;

@@ -104,10 +104,25 @@ class CsvParser {
   std::size_t line_ = 1;
 };
 
+// Comment lines before the header ("# slurm: ..." of a run under Slurm) become blank lines,
+// which the parser skips: their text may hold quotes, and line numbers stay the file's.
+std::string without_leading_comments(std::string_view text) {
+  std::string kept(text);
+  std::size_t line_start = 0;
+  while (line_start < kept.size() && kept[line_start] == '#') {
+    std::size_t line_end = kept.find('\n', line_start);
+    if (line_end == std::string::npos) line_end = kept.size();
+    kept.erase(line_start, line_end - line_start);
+    line_start += 1;  // past the '\n' that now ends an empty line
+  }
+  return kept;
+}
+
 }  // namespace
 
 CsvTable parse_csv(std::string_view text, const std::string& origin) {
-  CsvParser parser(text, origin);
+  const std::string table_text = without_leading_comments(text);
+  CsvParser parser(table_text, origin);
   std::vector<CsvRecord> records = parser.records();
   if (records.empty()) throw UsageError(origin + ": no header line");
   CsvTable table;

@@ -15,11 +15,14 @@ GROUPS = os.environ.get("COMMBENCH_BENCH_GROUPS", "build/examples/bench-groups")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
 
 PROVENANCE_KEYS = ["program", "version", "commit", "command_line", "started_at", "backend", "backend_version",
-                   "mpi_version", "ranks", "nodes", "rank_hosts", "devices", "settings", "environment", "notes"]
+                   "mpi_version", "ranks", "nodes", "rank_hosts", "devices", "settings", "slurm", "environment",
+                   "notes"]
 
 
-def run(np, binary, *args):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+def run(np, binary, *args, extra_env=None):
+    # Outside Slurm unless a test says otherwise, even when the tests run inside a job.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **(extra_env or {}))
     cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), binary, *map(str, args)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
     return p.returncode, p.stdout, p.stderr
@@ -61,6 +64,27 @@ class Provenance(TempDirTest):
         self.assertIsNone(documents["topology"]["provenance"]["backend"])
         self.assertEqual(documents["topology"]["schema"], "commbench.topology/2")
         self.assertEqual(documents["groups"]["schema"], "commbench.groups/1")
+        for name, doc in documents.items():
+            self.assertIsNone(doc["provenance"]["slurm"], name)  # not a Slurm job
+
+    def test_garbage_in_the_slurm_variables_is_recorded_as_it_was_and_breaks_nothing(self):
+        garbage = {"SLURM_JOB_ID": "12\n,rank 0", "SLURM_STEP_ID": "\x01\\", "SLURM_JOB_NODELIST": "n[1-",
+                   "SLURM_TASKS_PER_NODE": "two(x"}
+        csv_path, json_path = self.path("g.csv"), self.path("g.json")
+        rc, out, err = run(2, COLLECTIVES, "--op", "allreduce", "-b", "8", "-e", "8", "-n", "2", "--csv", csv_path,
+                           "--json", json_path, extra_env=garbage)
+        self.assertEqual(rc, 0, err)
+        with open(json_path) as f:
+            slurm = json.load(f)["provenance"]["slurm"]
+        self.assertEqual(slurm, {"job_id": "12\n,rank 0", "step_id": "\x01\\", "nodelist": "n[1-",
+                                 "tasks_per_node": "two(x"})
+        # One comment line, escaped, then the header and the row: the CSV still parses.
+        with open(csv_path, newline="") as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "# slurm: job_id=12\\n,rank 0 step_id=\\x01\\\\ nodelist=n[1- tasks_per_node=two(x")
+        rows = list(csv.DictReader(lines[1:]))
+        self.assertEqual([r["bytes"] for r in rows], ["8"])
+        self.assertIn("# slurm: job_id=12\\n,rank 0 ", out)
 
 
 class ExampleCommand(TempDirTest):

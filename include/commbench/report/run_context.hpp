@@ -24,6 +24,8 @@ struct RunContext {
   std::string started_at;                                        // ISO 8601, UTC
   std::vector<std::pair<std::string, std::string>> settings;     // effective flags
   std::vector<std::pair<std::string, std::string>> environment;  // NCCL_*, UCX_*, OMPI_*, SLURM_*, ...
+  // The Slurm job, step and nodes (report/scheduler_job.hpp); empty outside Slurm.
+  std::vector<std::pair<std::string, std::string>> slurm;
   std::vector<std::string> notes;                                // what was skipped or is unknown, and why
   // Names of the command's own row fields (ResultRow::extra), in CSV column order.
   std::vector<std::string> extra_columns;

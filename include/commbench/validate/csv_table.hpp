@@ -25,7 +25,8 @@ struct CsvTable {
 
 // Parses `text`; `origin` names it in errors ("--baseline runs/a.csv"), which read
 // "ORIGIN line N: what is wrong". LF and CRLF line ends are accepted, blank lines
-// skipped. Every record must have as many fields as the header; header names must be
+// skipped, and so are lines starting with '#' before the header (a run under Slurm
+// writes its "# slurm: ..." line there). Every record must have as many fields as the header; header names must be
 // non-empty and distinct.
 CsvTable parse_csv(std::string_view text, const std::string& origin);
 

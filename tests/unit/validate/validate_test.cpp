@@ -36,6 +36,19 @@ TEST(CsvTable, QuotesCommasLineBreaksAndLineNumbers) {
   EXPECT_FALSE(t.column("d").has_value());
 }
 
+TEST(CsvTable, CommentLinesBeforeTheHeaderAreSkippedAndLinesStillCount) {
+  // A run under Slurm starts its CSV with "# slurm: ..."; a value there may hold a quote.
+  const CsvTable t = parse_csv("# slurm: job_id=7 job_name=say\"hi\r\n#\na,b\n1,2\n", "f.csv");
+  ASSERT_EQ(t.header, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(t.records.size(), 1u);
+  EXPECT_EQ(t.records[0].fields, (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(t.records[0].line, 4u);
+  // After the header a '#' is data, and a malformed record is still named by its line.
+  EXPECT_EQ(usage_error_of([] { parse_csv("# c\na,b\n#x\n", "f.csv"); }),
+            "f.csv line 3: has 1 fields, the header has 2");
+  EXPECT_EQ(usage_error_of([] { parse_csv("# only a comment\n", "f.csv"); }), "f.csv: no header line");
+}
+
 TEST(CsvTable, MalformedInputNamesFileAndLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "f.csv: no header line"},
