@@ -23,7 +23,9 @@
 #
 # Settings (environment): COMMBENCH_SLURM_NODES (4), COMMBENCH_SLURM_DIR
 # (/var/lib/commbench-slurm: config, logs, spool; not under /tmp, which every node gets
-# privately), COMMBENCH_SLURM_CPUS (CPUs each node declares, 4).
+# privately), COMMBENCH_SLURM_CPUS (CPUs each node declares, 4), COMMBENCH_SLURM_SHARE
+# (colon-separated folders under /tmp the nodes must see besides the repository and the
+# directory `up` runs in, which they see wherever they are).
 #
 # Why it is built this way (tried on Debian 12's slurm-wlm 22.05 and Open MPI 4.1):
 # - Each host's namespaces are held by a `sleep` that the daemons and job steps join with
@@ -45,6 +47,8 @@ readonly PREFIX=cbs                 # namespace names: cbs-fabric, cbs-ctl, cbs-
 readonly SUBNET=10.213.0
 readonly CONTROLLER=cb-ctl
 readonly WAIT_SECONDS=60            # every wait is bounded by this
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly ROOT
 
 log() { printf '[slurm-cluster] %s\n' "$*" >&2; }
 fail() { log "$*"; exit 1; }
@@ -164,18 +168,45 @@ make_host() {
   ip -n "$netns" link set lo up
   ip -n "$netns" addr add "$address/24" dev eth0
   ip -n "$netns" link set eth0 up
-  mkdir -p "$STATE/hosts"
+  local real_tmp="$STATE/hosts/$host.tmp"
+  mkdir -p "$real_tmp"
   # setsid: the holder outlives this script and the terminal; its own stdio goes nowhere.
-  # shellcheck disable=SC2016  # $1..$3 are the inner shell's arguments
+  # Inside: the host's /tmp stays reachable at $real_tmp, a private tmpfs covers /tmp, and
+  # the shared folders under /tmp ($5...) are bound back into it from the real one.
+  # shellcheck disable=SC2016  # $1.. are the inner shell's arguments
   setsid nsenter --net="/run/netns/$netns" -- \
     unshare --uts --mount --propagation private -- \
-    sh -c 'hostname "$1" && mount -t tmpfs -o mode=1777 tmpfs /tmp && mount --bind "$2" /etc/hosts &&
-           echo $$ > "$3" && exec sleep infinity' holder "$host" "$STATE/etc/hosts" "$(holder_pid_file "$host")" \
+    sh -c 'hostname "$1" && mount --bind /tmp "$4" && mount -t tmpfs -o mode=1777 tmpfs /tmp &&
+           mount --bind "$2" /etc/hosts && pid_file="$3" && real_tmp="$4" && shift 4 &&
+           for shared in "$@"; do mkdir -p "/tmp/$shared" && mount --bind "$real_tmp/$shared" "/tmp/$shared" || exit 1; done &&
+           echo $$ > "$pid_file" && exec sleep infinity' \
+      holder "$host" "$STATE/etc/hosts" "$(holder_pid_file "$host")" "$real_tmp" "${SHARED_UNDER_TMP[@]}" \
     </dev/null >/dev/null 2>&1 &
   wait_for "$host namespaces" test -s "$(holder_pid_file "$host")" || fail "$host's namespaces were not made"
 }
 
+# The nodes' shared file system is the host's, except /tmp, which each node has to itself.
+# Folders under /tmp that the jobs need (the repository and the caller's directory, when
+# they are there, and COMMBENCH_SLURM_SHARE) are bound into every node's /tmp: their first
+# component below /tmp, relative to it.
+shared_under_tmp() {
+  local path
+  local -A seen=()
+  local IFS=:
+  # shellcheck disable=SC2086  # COMMBENCH_SLURM_SHARE is a colon-separated list
+  for path in "$ROOT" "$PWD" ${COMMBENCH_SLURM_SHARE:-}; do
+    path="$(realpath -m "$path")"
+    case "$path" in /tmp/?*) ;; *) continue ;; esac
+    path="${path#/tmp/}"
+    path="${path%%/*}"
+    [ -n "${seen[$path]:-}" ] && continue
+    seen[$path]=1
+    printf '%s\n' "$path"
+  done
+}
+
 make_network() {
+  mapfile -t SHARED_UNDER_TMP < <(shared_under_tmp)
   ip netns add "$PREFIX-fabric"
   ip -n "$PREFIX-fabric" link set lo up
   ip -n "$PREFIX-fabric" link add br0 type bridge
