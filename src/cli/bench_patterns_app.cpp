@@ -103,15 +103,7 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
       "run with compute standing in for the model; reports what communication is exposed and why."};
   app.name(kProgram);
   PatternRunOptions options;
-  add_parsed_option(
-      app, "--backend", options.backend,
-      [](const std::string& text) {
-        if (text != "auto" && text != "mpi" && text != "nccl")
-          throw UsageError("--backend: '" + text + "' is not one of auto, mpi, nccl");
-        return text;
-      },
-      "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
-      ->default_str(options.backend);
+  add_backend_option(app, options.backend);
   add_parsed_option(
       app, "-n,--iters", options.steps, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
       "Training steps measured", "N")
@@ -636,15 +628,9 @@ int run_bench_patterns(int argc, char** argv) {
     // Only the reporting process writes files, so only its file system is asked.
     // --predict runs nothing: the other processes of an mpirun have nothing to do.
     if (!is_reporting_process()) return parsed.options->predict ? std::optional<std::string>("") : std::nullopt;
-    // Every file checked before any directory is made: a refusal leaves nothing behind.
-    for (int index = 0; index < kOutputFlagCount; ++index) {
-      const auto [path, flag] = output_flags(*parsed.options, index);
-      if (!path.empty()) check_output_path(path, flag, parsed.options->force, OutputKind::replaced);
-    }
-    for (int index = 0; index < kOutputFlagCount; ++index) {
-      const auto [path, flag] = output_flags(*parsed.options, index);
-      if (!path.empty()) create_parent_directories(path, flag);
-    }
+    std::vector<std::pair<std::string, const char*>> outputs;
+    for (int index = 0; index < kOutputFlagCount; ++index) outputs.emplace_back(output_flags(*parsed.options, index));
+    prepare_replaced_outputs(outputs, parsed.options->force);
     if (parsed.options->predict) return predict_and_report(*parsed.options);
     return std::nullopt;
   };

@@ -195,13 +195,8 @@ int run_bench_topology(int argc, char** argv) {
     // Only the reporting process writes files, so only its file system is asked.
     if (!is_reporting_process()) return std::nullopt;
     const TopologyOptions& options = *parsed.options;
-    const std::pair<const std::string&, const char*> outputs[] = {{options.csv_path, "--csv"},
-                                                                  {options.json_path, "--json"}};
-    // Both checked before either directory is made: a refusal leaves nothing behind.
-    for (const auto& [path, flag] : outputs)
-      if (!path.empty()) check_output_path(path, flag, options.force, OutputKind::replaced);
-    for (const auto& [path, flag] : outputs)
-      if (!path.empty()) create_parent_directories(path, flag);
+    const std::pair<std::string, const char*> outputs[] = {{options.csv_path, "--csv"}, {options.json_path, "--json"}};
+    prepare_replaced_outputs(outputs, options.force);
     return std::nullopt;
   };
   return run_command(

@@ -6,6 +6,18 @@
 
 namespace commbench {
 
+CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
+  return add_parsed_option(
+             app, "--backend", backend,
+             [](const std::string& text) {
+               if (text != "auto" && text != "mpi" && text != "nccl")
+                 throw UsageError("--backend: '" + text + "' is not one of auto, mpi, nccl");
+               return text;
+             },
+             "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
+      ->default_str(backend);
+}
+
 CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const* argv,
                                       const CLI::Option& version_flag) {
   // CLI11 converts values before it looks at --help, so a bad value next to --help or

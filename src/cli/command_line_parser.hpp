@@ -33,6 +33,10 @@ enum class CommandLineRequest { run, help, version };
 CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const* argv,
                                       const CLI::Option& version_flag);
 
+// --backend auto|mpi|nccl, as bench-patterns and bench-p2p take it (bench-collectives
+// has its own, which also lists what the build lacks).
+CLI::Option* add_backend_option(CLI::App& app, std::string& backend);
+
 // A file name flag: an empty name is a typo (an unset shell variable), not a request for
 // no file. Throws UsageError "FLAG: empty file name".
 std::string non_empty_file_name(const std::string& text, const char* flag);

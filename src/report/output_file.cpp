@@ -36,6 +36,13 @@ void check_output_path(const std::string& path, const std::string& flag, bool fo
     throw UsageError(flag + " " + path + ": file exists; pass --force to overwrite it");
 }
 
+void prepare_replaced_outputs(std::span<const std::pair<std::string, const char*>> outputs, bool force) {
+  for (const auto& [path, flag] : outputs)
+    if (!path.empty()) check_output_path(path, flag, force, OutputKind::replaced);
+  for (const auto& [path, flag] : outputs)
+    if (!path.empty()) create_parent_directories(path, flag);
+}
+
 void create_parent_directories(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
   const fs::path parent = fs::path(path).parent_path();

@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 
 namespace commbench {
 
@@ -24,6 +26,10 @@ enum class OutputKind { streamed, replaced };
 void check_output_path(const std::string& path, const std::string& flag, bool force, OutputKind kind);
 // Creates the directories above `path`; UsageError naming `flag` when that fails.
 void create_parent_directories(const std::string& path, const std::string& flag);
+// The files a command replaces at its end (path, flag; empty paths skipped): every one
+// checked (check_output_path, replaced) before any directory is made, so a refusal
+// leaves nothing behind; then their parent directories.
+void prepare_replaced_outputs(std::span<const std::pair<std::string, const char*>> outputs, bool force);
 // check_output_path (streamed), then creates parent directories and opens `path` for writing.
 FileHandle open_output_file(const std::string& path, const std::string& flag, bool force);
 // Writes everything or throws BackendError naming `path`.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commbench/backend/bootstrap.hpp"
 #include "commbench/core/stopping_rule.hpp"
@@ -23,6 +24,9 @@ struct MeasurementSettings {
   // batches reach a given noise of the mean sooner where the noise comes in bursts
   // (scheduling): 1 ms needed a quarter of the time of 5 ms (docs/performance.md).
   double target_batch_seconds = 1e-3;
+  // Also gather every rank's own mean (Measurement::rank_mean_seconds): a round of
+  // independent pairs is judged per pair, not by its slowest rank. One more all-gather.
+  bool gather_rank_means = false;
 };
 
 // What every rank agrees a measurement was. Times are seconds per iteration.
@@ -43,6 +47,8 @@ struct Measurement {
   std::optional<std::uint64_t> wrong;  // wrong elements over all ranks; empty unless checked
   // "WORKLOAD: N wrong elements, first on rank R (host H)" when the check failed.
   std::optional<std::string> check_failure;
+  // Each rank's mean seconds per iteration, by rank; empty unless gather_rank_means.
+  std::vector<double> rank_mean_seconds;
 };
 
 class MeasurementLoop {

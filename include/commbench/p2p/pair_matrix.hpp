@@ -1,0 +1,57 @@
+// What bench-p2p measured, one cell per ordered pair and direction, and how it is read:
+// outliers against the matrix's median and the link's spec, slow ranks told from slow
+// links, the console matrices and the long-form CSV. Pure: no communication.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commbench/p2p/pair_schedule.hpp"
+
+namespace commbench {
+
+struct PairCell {
+  int src_rank = 0;
+  int dst_rank = 0;
+  std::string src_host, dst_host;
+  std::string src_device, dst_device;  // "GPU 0000:1b:00.0", or "host" for host memory
+  std::uint64_t bytes = 0;
+  PairDirection direction = PairDirection::forward;
+  int round = 0;
+  double gbps = 0;                        // bytes per second of this direction, in GB/s
+  std::optional<double> latency_us;       // the pair's small-message exchange time
+  std::optional<double> theoretical_gbps; // spec of the link between them (bandwidth model)
+  std::optional<double> efficiency;       // gbps / theoretical_gbps
+  std::string link;                       // the model's description of that link, or why unknown
+  bool flagged = false;
+  std::string flag_reason;
+};
+
+// A cell is an outlier when its bandwidth is below `fraction` of the ranks' median (over
+// ranks, of each rank's median cell, among cells measured the same way: one direction at
+// a time, or both at once), or below `fraction` of its link's spec where the model knows
+// it. The ranks' median stays with the healthy majority while fewer than half the ranks
+// are slow. 0.7: a healthy link of a matrix of equal
+// links reads within a few percent of its peers, and a link that lost a lane, runs at a
+// lower PCIe generation or shares a NIC reads at 50 % or less.
+constexpr double kDefaultOutlierFraction = 0.7;
+void flag_outliers(std::vector<PairCell>& cells, double fraction);
+
+// Ranks every one of whose cells (as sender or receiver, with at least two different
+// partners) is flagged: a slow rank or node, not a slow link. Sorted.
+std::vector<int> slow_ranks(const std::vector<PairCell>& cells);
+
+// A ranks × ranks table of the cells' bandwidth (rows send, columns receive; "-" where
+// no cell was measured, a trailing '!' on an outlier). Latency instead when `latency`.
+std::string matrix_text(const std::vector<PairCell>& cells, int ranks, bool latency);
+
+// "one-way" (measured alone; src and dst say which way) or "both" (while the pair also
+// sent the other way): the direction column of the CSV and JSON.
+std::string_view direction_text(const PairCell& cell);
+
+// The long-form CSV, one line per cell (header first).
+std::string cells_csv(const std::vector<PairCell>& cells);
+
+}  // namespace commbench

@@ -1,0 +1,404 @@
+#include "commbench/cli/bench_p2p_app.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "command_line_parser.hpp"
+#include "commbench/cli/collectives_bandwidth.hpp"
+#include "commbench/cli/flag_values.hpp"
+#include "commbench/cli/job_command.hpp"
+#include "commbench/cli/job_session.hpp"
+#include "commbench/core/build_info.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
+#include "commbench/core/stopping_rule.hpp"
+#include "commbench/p2p/pair_matrix.hpp"
+#include "commbench/p2p/pair_schedule.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance_json.hpp"
+#include "commbench/report/scheduler_job.hpp"
+#include "commbench/runner/interruption.hpp"
+#include "commbench/runner/measurement.hpp"
+#include "commbench/runner/peer_round_workload.hpp"
+#include "commbench/topology/bandwidth_model.hpp"
+
+namespace commbench {
+namespace {
+
+constexpr const char* kProgram = "bench-p2p";
+constexpr const char* kSchema = "commbench.p2p/1";
+
+struct P2pOptions {
+  std::string backend = "auto";
+  PairSchedule schedule = PairSchedule::all_pairs;
+  int rounds = 0;  // random schedule only
+  std::uint64_t seed = 1;
+  bool both_ways = false;
+  std::uint64_t bytes = std::uint64_t{4} << 20;
+  std::uint64_t iterations = 10;
+  std::uint64_t warmup = 2;
+  std::uint64_t latency_bytes = 8;  // 0: no latency matrix
+  std::uint64_t latency_iterations = 100;
+  bool check = false;
+  double outlier_fraction = kDefaultOutlierFraction;
+  bool fail_on_outlier = false;
+  double timeout_seconds = 300;
+  std::string csv_path, json_path;
+  bool force = false;
+
+  std::vector<std::pair<std::string, std::string>> describe() const {
+    std::vector<std::pair<std::string, std::string>> settings{{"schedule", std::string(name_of(schedule))}};
+    if (schedule == PairSchedule::random)
+      settings.insert(settings.end(), {{"rounds", std::to_string(rounds)}, {"seed", std::to_string(seed)}});
+    settings.insert(settings.end(), {{"both_ways", both_ways ? "1" : "0"},
+                                     {"bytes", std::to_string(bytes)},
+                                     {"iters", std::to_string(iterations)},
+                                     {"warmup_iters", std::to_string(warmup)},
+                                     {"latency_bytes", std::to_string(latency_bytes)},
+                                     {"latency_iters", std::to_string(latency_iterations)},
+                                     {"check", check ? "1" : "0"},
+                                     {"outlier_fraction", significant_text(outlier_fraction)},
+                                     {"fail_on_outlier", fail_on_outlier ? "1" : "0"},
+                                     {"timeout_s", significant_text(timeout_seconds)}});
+    return settings;
+  }
+};
+
+struct ParsedP2pCommandLine {
+  std::optional<P2pOptions> options;
+  std::string text_to_print;
+};
+
+ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
+  CLI::App app{
+      "bench-p2p: point-to-point bandwidth and latency between every pair of ranks, in rounds of disjoint pairs, "
+      "each cell read against its link's spec; names the slow links and ranks."};
+  app.name(kProgram);
+  P2pOptions options;
+  add_backend_option(app, options.backend);
+  add_parsed_option(
+      app, "--schedule", options.schedule,
+      [](const std::string& text) { return parse_pair_schedule(text, "--schedule"); },
+      "all-pairs (every pair: n-1 rounds of n/2 pairs, n rounds for odd n), ring (each rank with its next), random "
+      "(--rounds K random matchings)",
+      "NAME")
+      ->default_str("all-pairs");
+  add_parsed_option(
+      app, "--rounds", options.rounds,
+      [](const std::string& text) { return static_cast<int>(parse_count(text, "--rounds", 1)); },
+      "Rounds of the random schedule", "K");
+  add_parsed_option(
+      app, "--seed", options.seed, [](const std::string& text) { return parse_count(text, "--seed", 0); },
+      "Seed of the random schedule (recorded, so a run can be repeated)", "N")
+      ->default_str("1");
+  app.add_flag("--both-ways", options.both_ways,
+               "Each pair sends in both directions at once (bidirectional); default: one direction at a time");
+  add_parsed_option(
+      app, "-b,--bytes", options.bytes, [](const std::string& text) { return parse_size(text, "-b/--bytes"); },
+      "Message size of the bandwidth matrix (binary units: 4M = 4194304)", "SIZE")
+      ->default_str("4M");
+  add_parsed_option(
+      app, "-n,--iters", options.iterations, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
+      "Timed messages per pair and direction", "N")
+      ->default_str(std::to_string(options.iterations));
+  add_parsed_option(
+      app, "-w,--warmup", options.warmup, [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
+      "Messages per pair before timing", "N")
+      ->default_str(std::to_string(options.warmup));
+  add_parsed_option(
+      app, "--latency-bytes", options.latency_bytes,
+      [](const std::string& text) { return text == "0" ? 0 : parse_size(text, "--latency-bytes"); },
+      "Message size of the latency matrix; 0 skips it", "SIZE")
+      ->default_str("8");
+  add_parsed_option(
+      app, "--latency-iters", options.latency_iterations,
+      [](const std::string& text) { return parse_count(text, "--latency-iters", 1); },
+      "Timed exchanges per pair for the latency matrix", "N")
+      ->default_str(std::to_string(options.latency_iterations));
+  app.add_flag("-c,--check", options.check, "Check every received byte once per round before timing it");
+  add_parsed_option(
+      app, "--outlier-fraction", options.outlier_fraction,
+      [](const std::string& text) {
+        const double fraction = parse_number(text, "--outlier-fraction", false);
+        if (!(fraction > 0 && fraction <= 1))
+          throw UsageError("--outlier-fraction: '" + text + "' is not in (0, 1]");
+        return fraction;
+      },
+      "A cell below this fraction of the matrix's median or of its link's spec is an outlier", "F")
+      ->default_str(significant_text(options.outlier_fraction));
+  app.add_flag("--fail-on-outlier", options.fail_on_outlier, "Exit 1 when any cell is an outlier");
+  add_parsed_option(app, "-T,--timeout", options.timeout_seconds, parse_timeout_seconds,
+                    "Seconds one round may take before the run ends with exit 4; 0 disables", "SECONDS")
+      ->default_str(significant_text(options.timeout_seconds));
+  add_parsed_option(
+      app, "--csv", options.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
+      "Write one row per measured pair and direction to this CSV file", "FILE");
+  add_parsed_option(
+      app, "--json", options.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
+      "Write provenance and every cell to this JSON file", "FILE");
+  app.add_flag("--force", options.force, "Overwrite existing result files");
+  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
+  switch (parse_command_line(app, argc, argv, *version_flag)) {
+    case CommandLineRequest::help: return {std::nullopt, app.help()};
+    case CommandLineRequest::version:
+      return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
+    case CommandLineRequest::run: break;
+  }
+  if (options.schedule == PairSchedule::random && options.rounds == 0)
+    throw UsageError("--schedule random: give --rounds K");
+  if (options.schedule != PairSchedule::random && app.count("--rounds") > 0)
+    throw UsageError("--rounds: applies to --schedule random only");
+  check_distinct_outputs(options.csv_path, options.json_path);
+  return {options, ""};
+}
+
+// The spec of the link between two ranks from the reporting node's model: the GPUs' own
+// path inside a node, one NIC port between nodes (a single flow uses one).
+void apply_link_model(const std::optional<NodeTopology>& node, const std::string& probe_failure,
+                      const std::vector<std::string>& bus_ids, PairCell& cell) {
+  if (!node) {
+    cell.link = "topology probe failed: " + probe_failure;
+    return;
+  }
+  const auto bus = [&](int rank) { return bus_ids[static_cast<std::size_t>(rank)]; };
+  PathBudget budget;
+  if (cell.src_host == cell.dst_host) {
+    JobLayout layout{1, 2, {}};
+    if (!bus(cell.src_rank).empty() && !bus(cell.dst_rank).empty())
+      layout.gpu_bus_ids = {bus(cell.src_rank), bus(cell.dst_rank)};
+    budget = pair_budget(*node, layout);
+  } else {
+    JobLayout layout{2, 1, {}};
+    if (!bus(cell.src_rank).empty()) layout.gpu_bus_ids = {bus(cell.src_rank)};
+    budget = single_nic_budget(*node, layout);
+  }
+  cell.link = budget.description;
+  cell.theoretical_gbps = budget.spec_gbps;
+  if (budget.spec_gbps && *budget.spec_gbps > 0) cell.efficiency = cell.gbps / *budget.spec_gbps;
+}
+
+class PairMatrixRun {
+ public:
+  PairMatrixRun(const P2pOptions& options, JobSession& session, Backend& backend)
+      : options_(options), session_(session), backend_(backend) {}
+
+  // Every round of the schedule: the bandwidth of each direction (or both at once), then
+  // the pair's small-message exchange. Throws Interrupted when every rank has agreed to stop.
+  std::vector<PairCell> measure(const std::vector<PairRound>& rounds, std::uint64_t& wrong_bytes) {
+    Bootstrap& group = backend_.group();
+    std::string own_device = "host";
+    if (!backend_.device_bus_ids().empty()) own_device = "GPU " + backend_.device_bus_ids().front();
+    std::vector<std::string> devices, bus_ids;
+    session_.step("exchanging each rank's device", [&] {
+      devices = group.all_gather(own_device);
+      bus_ids = group.all_gather(backend_.device_bus_ids().empty() ? "" : backend_.device_bus_ids().front());
+    });
+    std::string probe_failure;
+    std::optional<NodeTopology> node;
+    {
+      auto guard = session_.watchdog().guard("probing the reporting node for the link model");
+      node = probe_reporting_node(group, probe_failure);
+    }
+    std::vector<PairCell> cells;
+    for (std::size_t r = 0; r < rounds.size(); ++r) {
+      const int round = static_cast<int>(r);
+      std::map<std::pair<int, int>, double> latency;
+      if (options_.latency_bytes > 0) {
+        const Measurement exchange = time_round(PeerRound::both_ways(rounds[r], backend_.ranks()), options_.latency_bytes,
+                                                options_.latency_iterations, "latency", round);
+        for (const auto& [first, second] : rounds[r])
+          latency[{first, second}] = pair_seconds(exchange, first, second) * 1e6;
+        wrong_bytes += exchange.wrong.value_or(0);
+      }
+      for (const DirectedRound& directed : directed_rounds(rounds[r], options_.both_ways, backend_.ranks())) {
+        const Measurement measured =
+            time_round(directed.transfers, options_.bytes, options_.iterations, name_of(directed.direction), round);
+        wrong_bytes += measured.wrong.value_or(0);
+        for (const Transfer& transfer : directed.transfers.transfers()) {
+          PairCell cell;
+          cell.src_rank = transfer.source;
+          cell.dst_rank = transfer.destination;
+          cell.src_host = group.hostnames()[static_cast<std::size_t>(transfer.source)];
+          cell.dst_host = group.hostnames()[static_cast<std::size_t>(transfer.destination)];
+          cell.src_device = devices[static_cast<std::size_t>(transfer.source)];
+          cell.dst_device = devices[static_cast<std::size_t>(transfer.destination)];
+          cell.bytes = options_.bytes;
+          cell.direction = directed.direction;
+          cell.round = round;
+          const double seconds = pair_seconds(measured, transfer.source, transfer.destination);
+          cell.gbps = seconds > 0 ? static_cast<double>(options_.bytes) / seconds / 1e9 : 0;
+          const auto pair = std::minmax(transfer.source, transfer.destination);
+          if (const auto found = latency.find({pair.first, pair.second}); found != latency.end())
+            cell.latency_us = found->second;
+          apply_link_model(node, probe_failure, bus_ids, cell);
+          cells.push_back(std::move(cell));
+        }
+      }
+    }
+    return cells;
+  }
+
+ private:
+  // A pair's transfer takes as long as the slower of its two ranks needed: the sender to
+  // post and complete its sends, the receiver to have every message.
+  static double pair_seconds(const Measurement& measured, int first, int second) {
+    return std::max(measured.rank_mean_seconds[static_cast<std::size_t>(first)],
+                    measured.rank_mean_seconds[static_cast<std::size_t>(second)]);
+  }
+
+  Measurement time_round(const PeerRound& transfers, std::uint64_t bytes, std::uint64_t iterations,
+                         std::string_view what, int round) {
+    PeerRoundWorkload workload(backend_, transfers, bytes,
+                               fmt::format("round {} {} {}", round, what, format_size(bytes)));
+    const FixedCountCriterion criterion(iterations);
+    MeasurementSettings settings;
+    settings.warmup_iterations = options_.warmup;
+    settings.check = options_.check;
+    settings.gather_rank_means = true;
+    MeasurementLoop loop(backend_.group(), criterion, settings, &session_.watchdog());
+    return loop.measure(workload);
+  }
+
+  const P2pOptions& options_;
+  JobSession& session_;
+  Backend& backend_;
+};
+
+void print_report(const RunContext& context, const std::vector<PairCell>& cells, int ranks,
+                  const std::vector<int>& slow, int round_count) {
+  std::printf("# %s %s (commit %s), %d ranks on %d node%s, %d round%s of disjoint pairs\n", kProgram,
+              commbench::version(), git_commit(), ranks, context.nodes, context.nodes == 1 ? "" : "s", round_count,
+              round_count == 1 ? "" : "s");
+  std::printf("%s", slurm_comment_line(context).c_str());
+  for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+  for (const PairDirection direction : {PairDirection::forward, PairDirection::both}) {
+    std::vector<PairCell> shown;
+    for (const PairCell& cell : cells)
+      if ((cell.direction == PairDirection::both) == (direction == PairDirection::both)) shown.push_back(cell);
+    if (shown.empty()) continue;
+    std::printf("\nbandwidth (GB/s), %s, %s messages; rows send, columns receive; ! = outlier\n%s",
+                direction == PairDirection::both ? "both directions at once" : "one direction at a time",
+                format_size(cells.front().bytes).c_str(), matrix_text(shown, ranks, false).c_str());
+  }
+  if (!cells.empty() && cells.front().latency_us)
+    std::printf("\nlatency (us): one exchange of a small message in both directions\n%s",
+                matrix_text(cells, ranks, true).c_str());
+  std::size_t flagged = 0;
+  for (const PairCell& cell : cells) flagged += cell.flagged;
+  std::printf("\n");
+  if (flagged == 0) std::printf("no outlier among %zu cells\n", cells.size());
+  for (const int rank : slow)
+    std::printf("SLOW RANK %d (%s): every pair it is part of is an outlier\n", rank,
+                context.rank_hosts[static_cast<std::size_t>(rank)].c_str());
+  for (const PairCell& cell : cells) {
+    if (!cell.flagged) continue;
+    std::printf("OUTLIER %d (%s, %s) -> %d (%s, %s) %s: %s; link: %s\n", cell.src_rank, cell.src_host.c_str(),
+                cell.src_device.c_str(), cell.dst_rank, cell.dst_host.c_str(), cell.dst_device.c_str(),
+                std::string(direction_text(cell)).c_str(), cell.flag_reason.c_str(), cell.link.c_str());
+  }
+  std::fflush(stdout);
+}
+
+nlohmann::ordered_json cell_json(const PairCell& cell) {
+  const auto optional = [](const std::optional<double>& value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"src_host", cell.src_host},   {"src_rank", cell.src_rank},
+          {"src_device", cell.src_device}, {"dst_host", cell.dst_host},
+          {"dst_rank", cell.dst_rank},   {"dst_device", cell.dst_device},
+          {"bytes", cell.bytes},         {"direction", std::string(direction_text(cell))},
+          {"round", cell.round},         {"gbps", cell.gbps},
+          {"latency_us", optional(cell.latency_us)}, {"theoretical_gbps", optional(cell.theoretical_gbps)},
+          {"efficiency", optional(cell.efficiency)}, {"flagged", cell.flagged},
+          {"reason", cell.flag_reason},  {"link", cell.link}};
+}
+
+void write_results(const P2pOptions& options, const RunContext& context, const std::vector<PairCell>& cells,
+                   const std::vector<int>& slow, const std::vector<PairRound>& rounds, bool complete, int exit_code) {
+  if (!options.csv_path.empty())
+    write_file_atomically(options.csv_path, slurm_comment_line(context) + cells_csv(cells), "--csv");
+  if (options.json_path.empty()) return;
+  nlohmann::ordered_json doc;
+  doc["schema"] = kSchema;
+  doc["provenance"] = provenance_json(context);
+  nlohmann::ordered_json round_list = nlohmann::ordered_json::array();
+  for (const PairRound& round : rounds) {
+    nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
+    for (const auto& [first, second] : round) pairs.push_back({first, second});
+    round_list.push_back(pairs);
+  }
+  doc["rounds"] = round_list;
+  doc["cells"] = nlohmann::ordered_json::array();
+  for (const PairCell& cell : cells) doc["cells"].push_back(cell_json(cell));
+  doc["slow_ranks"] = slow;
+  doc["complete"] = complete;
+  doc["exit_code"] = exit_code;
+  write_file_atomically(options.json_path,
+                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+}
+
+int run_in_job(const P2pOptions& options, JobStart& start) {
+  JobSession session(start, kSchema);
+  BackendRequest request;
+  request.name = options.backend;
+  Backend& backend = session.create_backend(request);
+  std::vector<PairRound> rounds;
+  session.step("planning the pair rounds", [&] {
+    rounds = pair_rounds(options.schedule, backend.ranks(), options.rounds, options.seed);
+    if (rounds.empty()) throw UsageError("bench-p2p: needs at least 2 ranks (got " + std::to_string(backend.ranks()) + ")");
+  });
+  RunContext context = session.run_context(options.describe());
+  PairMatrixRun run(options, session, backend);
+  std::vector<PairCell> cells;
+  std::uint64_t wrong_bytes = 0;
+  int exit_code = 0;
+  bool complete = true;
+  try {
+    cells = run.measure(rounds, wrong_bytes);
+  } catch (const Interrupted& e) {
+    exit_code = static_cast<int>(e.exit_code());
+    complete = false;
+  }
+  flag_outliers(cells, options.outlier_fraction);
+  const std::vector<int> slow = slow_ranks(cells);
+  bool any_flagged = false;
+  for (const PairCell& cell : cells) any_flagged = any_flagged || cell.flagged;
+  if (exit_code == 0 && wrong_bytes > 0) exit_code = static_cast<int>(ExitCode::check_failed);
+  if (exit_code == 0 && any_flagged && options.fail_on_outlier) exit_code = static_cast<int>(ExitCode::check_failed);
+  session.step("writing the report", [&] {
+    if (!session.reporting()) return;
+    print_report(context, cells, backend.ranks(), slow, static_cast<int>(rounds.size()));
+    if (wrong_bytes > 0) std::printf("check failed: %llu bytes received wrong\n", static_cast<unsigned long long>(wrong_bytes));
+    write_results(options, context, cells, slow, rounds, complete, exit_code);
+  });
+  return exit_code;
+}
+
+}  // namespace
+
+int run_bench_p2p(int argc, char** argv) {
+  ParsedP2pCommandLine parsed;
+  const auto prepare = [&]() -> std::optional<std::string> {
+    parsed = parse_p2p_command_line(argc, argv);
+    if (!parsed.options) return parsed.text_to_print;
+    if (!is_reporting_process()) return std::nullopt;
+    const std::pair<std::string, const char*> outputs[] = {{parsed.options->csv_path, "--csv"},
+                                                           {parsed.options->json_path, "--json"}};
+    prepare_replaced_outputs(outputs, parsed.options->force);
+    return std::nullopt;
+  };
+  return run_command(
+      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
+      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
+}
+
+}  // namespace commbench

@@ -1,0 +1,127 @@
+"""bench-p2p on real MPI ranks: every schedule's rounds hold disjoint pairs and every
+ordered pair is measured exactly once per direction; bad input is one line and exit 2.
+(The throttled-node case runs on the Slurm test cluster: test_slurm.PairMatrix.)"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("COMMBENCH_BENCH_P2P", "build/bench/bench-p2p")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
+
+
+def run(np, *args, timeout=240):
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_mpi_yield_when_idle="1")
+    cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), BIN, "--backend", "mpi", *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-p2p-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def measure(self, np, *args):
+        csv_path, json_path = self.path("p.csv"), self.path("p.json")
+        rc, out, err = run(np, "-b", "64K", "-n", "3", "--latency-iters", "10", "--csv", csv_path, "--json", json_path,
+                           "--force", *args)
+        self.assertEqual(rc, 0, err)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        with open(json_path) as f:
+            doc = json.load(f)
+        return rows, doc, out
+
+    def assert_disjoint_rounds(self, rounds, ranks):
+        for number, pairs in enumerate(rounds):
+            members = [rank for pair in pairs for rank in pair]
+            self.assertEqual(len(members), len(set(members)), "round %d shares a rank: %s" % (number, pairs))
+            self.assertTrue(all(0 <= rank < ranks for rank in members))
+
+
+class Schedules(TempDirTest):
+    def ordered_pairs(self, rows):
+        return sorted((int(r["src_rank"]), int(r["dst_rank"])) for r in rows)
+
+    def test_all_pairs_on_four_ranks_measures_each_ordered_pair_once(self):
+        rows, doc, out = self.measure(4, "--schedule", "all-pairs")
+        self.assertEqual(self.ordered_pairs(rows), [(a, b) for a in range(4) for b in range(4) if a != b])
+        self.assertEqual(len(doc["rounds"]), 3)  # n-1 rounds of n/2 pairs
+        self.assert_disjoint_rounds(doc["rounds"], 4)
+        self.assertEqual(sorted(tuple(p) for r in doc["rounds"] for p in r), [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
+        for row in rows:
+            self.assertEqual(row["direction"], "one-way")
+            self.assertEqual(row["bytes"], "65536")
+            self.assertGreater(float(row["gbps"]), 0)
+            self.assertGreater(float(row["latency_us"]), 0)
+            self.assertEqual(row["src_device"], "host")
+            # 4 ranks sharing 2 cores: a cell may be an outlier, and then it says why.
+            self.assertEqual(row["flagged"] == "true", row["reason"] != "")
+            # the round named in the row holds its pair
+            pair = sorted((int(row["src_rank"]), int(row["dst_rank"])))
+            self.assertIn(pair, doc["rounds"][int(row["round"])])
+        self.assertEqual(doc["schema"], "commbench.p2p/1")
+        self.assertEqual(doc["provenance"]["settings"]["schedule"], "all-pairs")
+        self.assertEqual(len(doc["cells"]), 12)
+        self.assertIn("bandwidth (GB/s), one direction at a time, 64KiB messages", out)
+        flagged = sum(row["flagged"] == "true" for row in rows)
+        self.assertEqual(out.count("OUTLIER "), flagged)
+
+    def test_ring_measures_each_neighbour_pair_both_ways(self):
+        rows, doc, _ = self.measure(4, "--schedule", "ring")
+        self.assertEqual(self.ordered_pairs(rows), [(0, 1), (0, 3), (1, 0), (1, 2), (2, 1), (2, 3), (3, 0), (3, 2)])
+        self.assertEqual(len(doc["rounds"]), 2)
+        self.assert_disjoint_rounds(doc["rounds"], 4)
+
+    def test_random_rounds_are_disjoint_matchings_and_repeat_with_the_seed(self):
+        rows, doc, _ = self.measure(4, "--schedule", "random", "--rounds", "3", "--seed", "7")
+        self.assertEqual(len(doc["rounds"]), 3)
+        self.assert_disjoint_rounds(doc["rounds"], 4)
+        self.assertTrue(all(len(pairs) == 2 for pairs in doc["rounds"]))
+        self.assertEqual(len(rows), 3 * 2 * 2)  # rounds x pairs x directions
+        _, again, _ = self.measure(4, "--schedule", "random", "--rounds", "3", "--seed", "7")
+        self.assertEqual(again["rounds"], doc["rounds"])
+
+    def test_both_ways_and_an_odd_rank_count(self):
+        rows, doc, out = self.measure(3, "--both-ways", "-c")
+        self.assertEqual(self.ordered_pairs(rows), [(a, b) for a in range(3) for b in range(3) if a != b])
+        self.assertEqual({r["direction"] for r in rows}, {"both"})
+        self.assertEqual(len(doc["rounds"]), 3)  # odd: n rounds, one rank idle in each
+        self.assert_disjoint_rounds(doc["rounds"], 3)
+        self.assertIn("both directions at once", out)
+        self.assertEqual(doc["exit_code"], 0)
+
+
+class BadInput(TempDirTest):
+    def test_each_mistake_is_one_line_and_exit_2(self):
+        cases = [
+            (2, ["--schedule", "mesh"], "bench-p2p: error: --schedule: 'mesh' is not a schedule (all-pairs, ring or random)"),
+            (2, ["--schedule", "random"], "bench-p2p: error: --schedule random: give --rounds K"),
+            (2, ["--rounds", "3"], "bench-p2p: error: --rounds: applies to --schedule random only"),
+            (2, ["--outlier-fraction", "0"], "bench-p2p: error: --outlier-fraction: '0' is not in (0, 1]"),
+            (2, ["-b", "0"], None),
+            (1, [], "bench-p2p: error: bench-p2p: needs at least 2 ranks (got 1)"),
+        ]
+        for np, args, message in cases:
+            with self.subTest(args=args):
+                rc, out, err = run(np, *args, "--json", self.path("never.json"))
+                self.assertEqual(rc, 2, err)
+                lines = [line for line in err.strip().splitlines() if line.startswith("bench-p2p")]
+                self.assertEqual(len(lines), 1, err)
+                if message:
+                    self.assertEqual(lines[0], message)
+                self.assertFalse(os.path.exists(self.path("never.json")))
+
+
+if __name__ == "__main__":
+    unittest.main()

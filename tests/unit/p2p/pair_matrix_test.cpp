@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "commbench/p2p/pair_matrix.hpp"
+
+namespace commbench {
+namespace {
+
+// Every ordered pair of `ranks` at `gbps`, one way; `slow` (if any) at `slow_gbps` both
+// as sender and receiver.
+std::vector<PairCell> matrix(int ranks, double gbps, int slow = -1, double slow_gbps = 0) {
+  std::vector<PairCell> cells;
+  for (int src = 0; src < ranks; ++src)
+    for (int dst = 0; dst < ranks; ++dst) {
+      if (src == dst) continue;
+      PairCell cell;
+      cell.src_rank = src;
+      cell.dst_rank = dst;
+      cell.src_host = "n" + std::to_string(src);
+      cell.dst_host = "n" + std::to_string(dst);
+      cell.bytes = 1 << 20;
+      cell.gbps = src == slow || dst == slow ? slow_gbps : gbps + 0.01 * (src + dst);
+      cells.push_back(cell);
+    }
+  return cells;
+}
+
+TEST(PairMatrix, ASlowRanksRowAndColumnAreFlaggedAndNothingElse) {
+  std::vector<PairCell> cells = matrix(8, 10.0, 3, 1.0);
+  flag_outliers(cells, kDefaultOutlierFraction);
+  for (const PairCell& cell : cells)
+    EXPECT_EQ(cell.flagged, cell.src_rank == 3 || cell.dst_rank == 3) << cell.src_rank << "->" << cell.dst_rank;
+  EXPECT_EQ(slow_ranks(cells), std::vector<int>{3});
+  const auto flagged = std::find_if(cells.begin(), cells.end(), [](const PairCell& c) { return c.flagged; });
+  EXPECT_EQ(flagged->flag_reason, "1 GB/s is 10% of the ranks' median 10.06 GB/s");
+}
+
+TEST(PairMatrix, OneSlowLinkIsALinkNotTwoSlowRanks) {
+  std::vector<PairCell> cells = matrix(4, 10.0);
+  for (PairCell& cell : cells)
+    if ((cell.src_rank == 1 && cell.dst_rank == 2) || (cell.src_rank == 2 && cell.dst_rank == 1)) cell.gbps = 2.0;
+  flag_outliers(cells, kDefaultOutlierFraction);
+  int flagged = 0;
+  for (const PairCell& cell : cells) flagged += cell.flagged;
+  EXPECT_EQ(flagged, 2);
+  EXPECT_TRUE(slow_ranks(cells).empty());
+}
+
+TEST(PairMatrix, AHealthyMatrixHasNoOutlierAndTheSpecFlagsWhatTheMedianCannot) {
+  std::vector<PairCell> cells = matrix(4, 10.0);
+  flag_outliers(cells, kDefaultOutlierFraction);
+  for (const PairCell& cell : cells) EXPECT_FALSE(cell.flagged);
+  // Every link at 10 GB/s where the spec says 25: uniformly slow, which only the spec sees.
+  for (PairCell& cell : cells) cell.theoretical_gbps = 25.0;
+  flag_outliers(cells, kDefaultOutlierFraction);
+  for (const PairCell& cell : cells) EXPECT_TRUE(cell.flagged);
+  EXPECT_EQ(cells.front().flag_reason, "10.01 GB/s is 40% of the link's 25 GB/s");
+}
+
+TEST(PairMatrix, BothWaysCellsAreComparedWithTheirOwnKind) {
+  std::vector<PairCell> cells = matrix(4, 10.0);
+  std::vector<PairCell> together = matrix(4, 5.0);  // half per direction while both send
+  for (PairCell& cell : together) cell.direction = PairDirection::both;
+  cells.insert(cells.end(), together.begin(), together.end());
+  flag_outliers(cells, kDefaultOutlierFraction);
+  for (const PairCell& cell : cells) EXPECT_FALSE(cell.flagged);
+  EXPECT_EQ(direction_text(cells.front()), "one-way");
+  EXPECT_EQ(direction_text(cells.back()), "both");
+}
+
+TEST(PairMatrix, TheMatrixAndTheCsv) {
+  std::vector<PairCell> cells = matrix(3, 10.0, 2, 1.0);
+  // Ranks 0 and 1 meet the slow rank in half their cells: their medians fall halfway
+  // (5.5 GB/s), still far above the slow rank's 1 GB/s.
+  cells[0].latency_us = 2.5;
+  flag_outliers(cells, kDefaultOutlierFraction);
+  EXPECT_EQ(matrix_text(cells, 3, false),
+            "    GB/s         0         1         2\n"
+            "       0         -     10.01     1.00!\n"
+            "       1     10.01         -     1.00!\n"
+            "       2     1.00!     1.00!         -\n");
+  EXPECT_EQ(matrix_text(cells, 3, true),
+            "      us         0         1         2\n"
+            "       0         -      2.50         -\n"
+            "       1         -         -         -\n"
+            "       2         -         -         -\n");
+  std::istringstream csv(cells_csv(cells));
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header,
+            "src_host,src_rank,src_device,dst_host,dst_rank,dst_device,bytes,direction,round,gbps,latency_us,"
+            "theoretical_gbps,efficiency,flagged,reason,link");
+  EXPECT_EQ(first, "n0,0,,n1,1,,1048576,one-way,0,10.01,2.5,,,false,,");
+}
+
+}  // namespace
+}  // namespace commbench
