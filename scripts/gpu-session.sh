@@ -2,18 +2,17 @@
 # Proving the NCCL backend on a lent GPU machine (one GPU, no MPI, no package registry):
 #
 #   here:   scripts/gpu-session.sh stage
-#           builds bench-collectives, bench-topology, bench-patterns and the backend-extensions
-#           test without MPI (one
-#           process drives the GPUs) into .gpu/, which git ignores; the device tool carries
-#           it (carry: [".gpu"]).
+#           builds bench-collectives, bench-topology, bench-patterns, bench-validate and the
+#           backend-extensions test without MPI (one process drives the GPUs) into .gpu/,
+#           which git ignores; the device tool carries it (carry: [".gpu"]).
 #   there:  scripts/gpu-session.sh run "$OUT"
 #           runs bench-topology's live probe, the gpu-labelled tests, the backend-extensions
 #           test (spin-kernel calibration, streams and events, overlap, peer send/recv:
 #           gpu-extensions.log)
 #           the full sweep (8 B - 8 GiB, every collective, --check), one bench-patterns
-#           step per framework (ddp, fsdp, zero3) and a --tune run (zero3, 120 s budget),
-#           and writes the programs' own CSV/JSON/
-#           tables and logs to the folder.
+#           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
+#           bench-validate on the one node, and writes the programs' own CSV/JSON/tables
+#           and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
 #
@@ -48,11 +47,13 @@ case "${1:-}" in
     # Tests on only for the extensions test's target; nothing else of them is built.
     COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=ON
                           -DCOMMBENCH_BUILD_MICROBENCH=OFF)
-    commbench_build --target bench-collectives bench-topology bench-patterns commbench-gpu-extensions-test
+    commbench_build --target bench-collectives bench-topology bench-patterns bench-validate \
+      commbench-gpu-extensions-test
     rm -rf "$stage"
     mkdir -p "$stage"
     cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/bench/bench-topology" \
-       "$COMMBENCH_BUILD/bench/bench-patterns" "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
+       "$COMMBENCH_BUILD/bench/bench-patterns" "$COMMBENCH_BUILD/bench/bench-validate" \
+       "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
     collect_libraries "$stage/lib" "$stage"/bench-* "$stage/commbench-gpu-extensions-test"
     echo "carried libraries: $(ls "$stage/lib" | tr '\n' ' ')"
     "$stage/bench-collectives" --version
@@ -107,6 +108,13 @@ case "${1:-}" in
       --tune=1 > "$out/tune-zero3.txt" 2>&1 || tune=$?
     echo "bench-patterns --tune zero3: exit $tune (tune-zero3.txt)"
     [ "$tune" -eq 0 ] || status=$tune
+    # bench-validate on one node: its node-local checks read the GPU through NVML (one
+    # rank: no intra-node collective, no pairs).
+    validate=0
+    "$stage/bench-validate" --backend nccl --json "$out/validate.json" --csv "$out/validate.csv" --force \
+      > "$out/validate.txt" 2>&1 || validate=$?
+    echo "bench-validate: exit $validate (validate.txt)"
+    [ "$validate" -eq 0 ] || status=$validate
     exit "$status"
     ;;
   *)

@@ -15,6 +15,10 @@
 #   scripts/slurm-cluster.sh degrade NODE RATE [DELAY]
 #                                        shape NODE's link: tc tbf at RATE (e.g. 100mbit),
 #                                        netem DELAY (e.g. 5ms) when given; `degrade NODE off`
+#   scripts/slurm-cluster.sh degrade-link NODE_A NODE_B RATE
+#                                        shape only the traffic between two nodes (both
+#                                        ways; each end's other traffic runs free): one
+#                                        slow link, not a slow node; `degrade-link A B off`
 #   scripts/slurm-cluster.sh nodes       the compute nodes' names, one per line
 #
 # Exit codes: 0 done; 1 something failed (what, on stderr; `up` then cleans up); 2 usage;
@@ -345,6 +349,31 @@ cmd_degrade() {
   log "$node: link shaped to $rate${delay:+, delay $delay}"
 }
 
+# One pair slow, its ends fast with everyone else: on each end, an htb root whose default
+# class runs free and whose second class, at RATE, takes only packets to the other end.
+cmd_degrade_link() {
+  [ $# -eq 3 ] || { log "degrade-link NODE_A NODE_B RATE | degrade-link NODE_A NODE_B off"; exit 2; }
+  local a="$1" b="$2" rate="$3" node other
+  for node in "$a" "$b"; do
+    [ -f "$(holder_pid_file "$node")" ] || { log "degrade-link: '$node' is not a node of this cluster"; exit 2; }
+  done
+  [ "$a" != "$b" ] || { log "degrade-link: a link joins two different nodes"; exit 2; }
+  for node in "$a" "$b"; do
+    other="$b"
+    [ "$node" = "$a" ] || other="$a"
+    local netns
+    netns="$(netns_of "$node")"
+    tc -n "$netns" qdisc del dev eth0 root 2>/dev/null || true
+    [ "$rate" = off ] && continue
+    tc -n "$netns" qdisc add dev eth0 root handle 1: htb default 10 r2q 100000
+    tc -n "$netns" class add dev eth0 parent 1: classid 1:10 htb rate 100gbit
+    tc -n "$netns" class add dev eth0 parent 1: classid 1:20 htb rate "$rate" ceil "$rate"
+    tc -n "$netns" filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+      match ip dst "$(node_address "${other#cb-node}")/32" flowid 1:20
+  done
+  if [ "$rate" = off ]; then log "link $a - $b: restored"; else log "link $a - $b: shaped to $rate"; fi
+}
+
 main() {
   local command="${1:-}"
   [ $# -gt 0 ] && shift
@@ -355,9 +384,10 @@ main() {
     run) cmd_run "$@" ;;
     exec) cmd_exec "$@" ;;
     degrade) cmd_degrade "$@" ;;
+    degrade-link) cmd_degrade_link "$@" ;;
     nodes) for ((i = 1; i <= NODES; i++)); do node_name "$i"; echo; done ;;
     -h|--help|help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
-    *) log "usage: $0 up|down|status|run CMD...|exec NODE CMD...|degrade NODE RATE [DELAY]|nodes (got '${command}')"; exit 2 ;;
+    *) log "usage: $0 up|down|status|run CMD...|exec NODE CMD...|degrade NODE RATE [DELAY]|degrade-link A B RATE|nodes (got '${command}')"; exit 2 ;;
   esac
 }
 

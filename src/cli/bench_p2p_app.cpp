@@ -52,8 +52,7 @@ struct P2pOptions {
   double outlier_fraction = kDefaultOutlierFraction;
   bool fail_on_outlier = false;
   double timeout_seconds = 300;
-  std::string csv_path, json_path;
-  bool force = false;
+  ResultFiles files;
 
   std::vector<std::pair<std::string, std::string>> describe() const {
     std::vector<std::pair<std::string, std::string>> settings{{"schedule", std::string(name_of(schedule))}};
@@ -139,13 +138,8 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   add_parsed_option(app, "-T,--timeout", options.timeout_seconds, parse_timeout_seconds,
                     "Seconds one round may take before the run ends with exit 4; 0 disables", "SECONDS")
       ->default_str(significant_text(options.timeout_seconds));
-  add_parsed_option(
-      app, "--csv", options.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
-      "Write one row per measured pair and direction to this CSV file", "FILE");
-  add_parsed_option(
-      app, "--json", options.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
-      "Write provenance and every cell to this JSON file", "FILE");
-  app.add_flag("--force", options.force, "Overwrite existing result files");
+  add_result_file_options(app, options.files, "Write one row per measured pair and direction to this CSV file",
+                          "Write provenance and every cell to this JSON file");
   const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   switch (parse_command_line(app, argc, argv, *version_flag)) {
     case CommandLineRequest::help: return {std::nullopt, app.help()};
@@ -157,7 +151,7 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
     throw UsageError("--schedule random: give --rounds K");
   if (options.schedule != PairSchedule::random && app.count("--rounds") > 0)
     throw UsageError("--rounds: applies to --schedule random only");
-  check_distinct_outputs(options.csv_path, options.json_path);
+  check_distinct_outputs(options.files.csv_path, options.files.json_path);
   return {options, ""};
 }
 
@@ -324,9 +318,9 @@ nlohmann::ordered_json cell_json(const PairCell& cell) {
 
 void write_results(const P2pOptions& options, const RunContext& context, const std::vector<PairCell>& cells,
                    const std::vector<int>& slow, const std::vector<PairRound>& rounds, bool complete, int exit_code) {
-  if (!options.csv_path.empty())
-    write_file_atomically(options.csv_path, slurm_comment_line(context) + cells_csv(cells), "--csv");
-  if (options.json_path.empty()) return;
+  if (!options.files.csv_path.empty())
+    write_file_atomically(options.files.csv_path, slurm_comment_line(context) + cells_csv(cells), "--csv");
+  if (options.files.json_path.empty()) return;
   nlohmann::ordered_json doc;
   doc["schema"] = kSchema;
   doc["provenance"] = provenance_json(context);
@@ -342,7 +336,7 @@ void write_results(const P2pOptions& options, const RunContext& context, const s
   doc["slow_ranks"] = slow;
   doc["complete"] = complete;
   doc["exit_code"] = exit_code;
-  write_file_atomically(options.json_path,
+  write_file_atomically(options.files.json_path,
                         doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
 }
 
@@ -390,10 +384,7 @@ int run_bench_p2p(int argc, char** argv) {
   const auto prepare = [&]() -> std::optional<std::string> {
     parsed = parse_p2p_command_line(argc, argv);
     if (!parsed.options) return parsed.text_to_print;
-    if (!is_reporting_process()) return std::nullopt;
-    const std::pair<std::string, const char*> outputs[] = {{parsed.options->csv_path, "--csv"},
-                                                           {parsed.options->json_path, "--json"}};
-    prepare_replaced_outputs(outputs, parsed.options->force);
+    if (is_reporting_process()) prepare_result_files(parsed.options->files);
     return std::nullopt;
   };
   return run_command(

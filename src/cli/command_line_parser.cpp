@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "commbench/core/error.hpp"
+#include "commbench/report/output_file.hpp"
 
 namespace commbench {
 
@@ -16,6 +17,22 @@ CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
              },
              "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
       ->default_str(backend);
+}
+
+void add_result_file_options(CLI::App& app, ResultFiles& files, const std::string& csv_description,
+                             const std::string& json_description) {
+  add_parsed_option(
+      app, "--csv", files.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
+      csv_description, "FILE");
+  add_parsed_option(
+      app, "--json", files.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
+      json_description, "FILE");
+  app.add_flag("--force", files.force, "Overwrite existing result files");
+}
+
+void prepare_result_files(const ResultFiles& files) {
+  const std::pair<std::string, const char*> outputs[] = {{files.csv_path, "--csv"}, {files.json_path, "--json"}};
+  prepare_replaced_outputs(outputs, files.force);
 }
 
 CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const* argv,

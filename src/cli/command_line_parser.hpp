@@ -37,6 +37,20 @@ CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const
 // has its own, which also lists what the build lacks).
 CLI::Option* add_backend_option(CLI::App& app, std::string& backend);
 
+// Where a command's results go: --csv FILE, --json FILE (each described by the command)
+// and --force (replace existing files).
+struct ResultFiles {
+  std::string csv_path, json_path;
+  bool force = false;
+};
+void add_result_file_options(CLI::App& app, ResultFiles& files, const std::string& csv_description,
+                             const std::string& json_description);
+
+// Before the job starts: refuses to replace an existing --csv or --json file without
+// --force (UsageError naming it). Call it on the reporting process only, which alone
+// writes the files (is_reporting_process()).
+void prepare_result_files(const ResultFiles& files);
+
 // A file name flag: an empty name is a typo (an unset shell variable), not a request for
 // no file. Throws UsageError "FLAG: empty file name".
 std::string non_empty_file_name(const std::string& text, const char* flag);

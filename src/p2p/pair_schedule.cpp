@@ -12,25 +12,11 @@ namespace {
 
 RankPair ordered(int a, int b) { return a < b ? RankPair{a, b} : RankPair{b, a}; }
 
-// Circle method: rank `fixed` stays put while the others rotate one place per round; in
-// each round position k meets position slots−1−k. An odd count makes the fixed member a
-// phantom (number `ranks`), whose partner idles that round.
 std::vector<PairRound> circle_rounds(int ranks) {
-  const int slots = ranks % 2 == 0 ? ranks : ranks + 1;
   std::vector<PairRound> rounds;
-  rounds.reserve(static_cast<std::size_t>(slots - 1));
-  for (int round = 0; round < slots - 1; ++round) {
-    // Position 0 holds the fixed member slots−1; position p > 0 holds (round + p − 1) mod (slots − 1).
-    const auto member = [&](int position) { return position == 0 ? slots - 1 : (round + position - 1) % (slots - 1); };
-    PairRound pairs;
-    for (int position = 0; position < slots / 2; ++position) {
-      const int a = member(position), b = member(slots - 1 - position);
-      if (a == ranks || b == ranks) continue;  // the phantom's partner idles
-      pairs.push_back(ordered(a, b));
-    }
-    std::sort(pairs.begin(), pairs.end());
-    rounds.push_back(std::move(pairs));
-  }
+  const int count = ranks % 2 == 0 ? ranks - 1 : ranks;
+  rounds.reserve(static_cast<std::size_t>(count));
+  for (int round = 0; round < count; ++round) rounds.push_back(circle_round(ranks, round));
   return rounds;
 }
 
@@ -64,6 +50,25 @@ std::vector<PairRound> random_rounds(int ranks, int count, std::uint64_t seed) {
 }
 
 }  // namespace
+
+// Circle method: member slots−1 stays put while the others rotate one place per round; in
+// each round position k meets position slots−1−k. An odd count makes the fixed member a
+// phantom (number `ranks`), whose partner idles that round.
+PairRound circle_round(int ranks, int round) {
+  const int slots = ranks % 2 == 0 ? ranks : ranks + 1;
+  if (ranks < 2 || round < 0 || round >= slots - 1) return {};
+  // Position 0 holds the fixed member slots−1; position p > 0 holds (round + p − 1) mod (slots − 1).
+  const auto member = [&](int position) { return position == 0 ? slots - 1 : (round + position - 1) % (slots - 1); };
+  PairRound pairs;
+  pairs.reserve(static_cast<std::size_t>(slots / 2));
+  for (int position = 0; position < slots / 2; ++position) {
+    const int a = member(position), b = member(slots - 1 - position);
+    if (a == ranks || b == ranks) continue;  // the phantom's partner idles
+    pairs.push_back(ordered(a, b));
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
 
 std::string_view name_of(PairSchedule schedule) {
   switch (schedule) {

@@ -38,6 +38,11 @@ using PairRound = std::vector<RankPair>;
 // 0 or 1 rank: no rounds. UsageError for a negative count, or random without rounds.
 std::vector<PairRound> pair_rounds(PairSchedule schedule, int ranks, int rounds = 0, std::uint64_t seed = 1);
 
+// Round `round` of the all-pairs schedule alone (0 <= round < ranks−1, or < ranks for an
+// odd count; empty outside), without building the others: bench-validate takes a few
+// rounds of it at thousands of nodes.
+PairRound circle_round(int ranks, int round);
+
 // One direction of a measurement: `forward` sends first → second, `backward` second →
 // first, `both` both at once (the bidirectional figure).
 enum class PairDirection { forward, backward, both };

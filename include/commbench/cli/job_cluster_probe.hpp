@@ -1,0 +1,61 @@
+// The ClusterProbe of a real bench-validate job: every figure the plan asks for is
+// measured over the backend, by every rank together, through the one measurement loop
+// (warm-up, optional check, fixed count, watchdog). Nodes are the job's hosts in rank
+// order; a pair of nodes exchanges rail by rail (local rank i with local rank i, both
+// ways at once) and moves what its slowest rail moves; a group's figure is the busbw of
+// an allreduce over a sub-communicator of its nodes' ranks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "commbench/backend/backend.hpp"
+#include "commbench/cli/job_session.hpp"
+#include "commbench/topology/node_comparison.hpp"
+#include "commbench/validate/validation_plan.hpp"
+
+namespace commbench {
+
+struct ProbeMeasurement {
+  std::uint64_t pair_bytes = std::uint64_t{64} << 20;
+  std::uint64_t collective_bytes = std::uint64_t{64} << 20;
+  std::uint64_t iterations = 10;
+  std::uint64_t warmup = 2;
+  bool check = false;
+  std::vector<NodeFact> expected_facts;  // site file; else the majority
+};
+
+class JobClusterProbe final : public ClusterProbe {
+ public:
+  // Collective (it agrees on the clock's start).
+  JobClusterProbe(JobSession& session, Backend& backend, ProbeMeasurement measurement);
+
+  int nodes() const override { return static_cast<int>(node_names_.size()); }
+  std::string node_name(int node) const override { return node_names_[static_cast<std::size_t>(node)]; }
+  std::vector<std::vector<std::string>> local_findings() override;
+  std::vector<std::optional<double>> intra_node_busbw() override;
+  std::vector<double> measure_pairs(const PairRound& round) override;
+  std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
+  double elapsed_seconds() override;
+  // Wrong bytes or elements any check found (0 without --check).
+  std::uint64_t wrong() const { return wrong_; }
+
+ private:
+  // The allreduce busbw over `backend` (a sub-communicator), on its ranks.
+  double allreduce_busbw(Backend& backend);
+  // Every rank's figure, from rank `owner[k]` for entry k.
+  std::vector<double> gather_from(double own, const std::vector<int>& owners, const std::string& what);
+
+  JobSession& session_;
+  Backend& backend_;
+  ProbeMeasurement measurement_;
+  std::vector<std::string> node_names_;
+  std::vector<std::vector<int>> node_ranks_;  // ranks of each node, ascending
+  int own_node_ = 0;
+  std::chrono::steady_clock::time_point started_;
+  std::uint64_t wrong_ = 0;
+};
+
+}  // namespace commbench

@@ -1,0 +1,72 @@
+// bench-validate --simulate: a cluster of N nodes that exists only as a model, so the
+// plan's pairing, verdicts, re-tests and bisection can be run at thousands of nodes
+// without processes. Each node has one NIC of `nic_gbps`; a pair moves the slower of its
+// two ends (times a degraded link's factor) and a collective over a group the slowest of
+// its members and of the degraded links inside it; every figure gets multiplicative noise
+// from a seeded generator. Time is modelled too, for the estimate the docs give.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commbench/validate/validation_plan.hpp"
+
+namespace commbench {
+
+struct Degradation {
+  int node = -1;      // node:K
+  RankPair link{};    // link:A-B (when node < 0)
+  double factor = 0;  // what is left of the healthy figure
+};
+
+// "node:K", "link:A-B", each optionally "@F" (0 < F < 1; default `default_factor`),
+// several separated by commas; node numbers 0..nodes-1. UsageError naming `flag` otherwise.
+std::vector<Degradation> parse_degradations(std::string_view text, int nodes, double default_factor,
+                                            std::string_view flag);
+
+struct SimulationModel {
+  int nodes = 0;
+  double nic_gbps = 50;             // one direction, per node (a 400 Gb/s port)
+  double collective_share = 0.92;   // a ring collective's busbw over the NIC's rate
+  double intra_busbw_gbps = 370;    // an 8-GPU NVLink node's allreduce
+  double noise = 0.03;              // relative standard deviation of every figure
+  std::uint64_t seed = 1;
+  // The time model: messages per measurement and their size, and fixed costs.
+  std::uint64_t message_bytes = std::uint64_t{64} << 20;
+  std::uint64_t iterations = 12;      // warm-up and timed
+  double round_seconds = 0.2;         // launching and agreeing on one pair round
+  double group_setup_seconds = 1.0;   // splitting communicators for one step...
+  double group_setup_per_node = 1e-3; // ...and per node of the largest group
+  double local_check_seconds = 5;     // probing a node's topology (all nodes at once)
+};
+
+std::string simulated_node_name(int node, int nodes);  // "node0007" (width of the largest)
+
+class SimulatedCluster final : public ClusterProbe {
+ public:
+  SimulatedCluster(SimulationModel model, std::vector<Degradation> degradations);
+
+  int nodes() const override { return model_.nodes; }
+  std::string node_name(int node) const override { return simulated_node_name(node, model_.nodes); }
+  std::vector<std::vector<std::string>> local_findings() override;
+  std::vector<std::optional<double>> intra_node_busbw() override;
+  std::vector<double> measure_pairs(const PairRound& round) override;
+  std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
+  double elapsed_seconds() override { return elapsed_; }
+
+ private:
+  double noisy(double figure);
+  double link_factor(int a, int b) const;
+
+  SimulationModel model_;
+  std::vector<double> node_factor_;
+  std::vector<Degradation> links_;
+  std::mt19937_64 generator_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+  double elapsed_ = 0;
+};
+
+}  // namespace commbench

@@ -1,0 +1,34 @@
+// A site's expected values for bench-validate --expect FILE: the figures a healthy node or
+// pair of this cluster reaches, and the topology facts every node must have (what
+// `bench-topology` lists per node: "gpus = 8", "gpu 0 pcie = Gen5 x16").
+//
+//   # 8x H100 SXM, 8x 400G NDR
+//   pair_gbps = 45            # node-to-node, each direction
+//   intra_busbw_gbps = 360    # allreduce inside a node
+//   group_busbw_gbps = 40     # allreduce over the nodes
+//   gpus = 8
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commbench/topology/node_comparison.hpp"
+
+namespace commbench {
+
+struct SiteExpectations {
+  std::optional<double> pair_gbps, intra_busbw_gbps, group_busbw_gbps;
+  std::vector<NodeFact> facts;  // in file order
+};
+
+// "KEY = VALUE" lines; '#' starts a comment. UsageError "LABEL:LINE: ..." for a line
+// without '=', an empty key or value, a figure that is not a positive number, or a key
+// given twice.
+SiteExpectations parse_site_expectations(const std::string& text, const std::string& label);
+
+// Each expected fact the node lacks or has with another value: "gpus is 4, expected 8".
+std::vector<std::string> unmet_facts(const std::vector<NodeFact>& node, const std::vector<NodeFact>& expected);
+
+}  // namespace commbench

@@ -1,0 +1,126 @@
+// bench-validate's plan: which nodes to measure with which, in what order, and what the
+// measurements say about each node and link. It only asks a ClusterProbe for figures, so
+// the same logic decides a real job (probes over the backend, one srun) and a simulated
+// cluster of thousands of nodes (--simulate), which is how it is shown to scale.
+//
+// The plan, in order:
+//   1. node-local checks (the probe's findings: topology facts against the majority or a
+//      file of expected values);
+//   2. a collective inside every node at once;
+//   3. pair rounds between nodes: a fixed number of rounds of the all-pairs schedule over a
+//      seeded shuffle of the nodes, so every node meets several different partners however
+//      many nodes there are. A node slow with (most of) its partners is a suspect node; a
+//      slow pair between nodes that are otherwise fast is a suspect link. Suspects are
+//      re-tested, a node with fresh partners, a link on its own and each of its ends with a
+//      fresh partner, before anything is reported;
+//   4. a collective over every node not already excluded; when it falls short although no
+//      pair did, node groups are bisected (disjoint groups measured at once) down to a few
+//      nodes, whose pairs are then measured.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commbench/p2p/pair_schedule.hpp"
+
+namespace commbench {
+
+// What the plan asks of a cluster. Every call is made on every rank of a real job in the
+// same order with the same arguments, and returns the same figures on every rank.
+class ClusterProbe {
+ public:
+  virtual ~ClusterProbe() = default;
+  virtual int nodes() const = 0;
+  virtual std::string node_name(int node) const = 0;
+  // Phase 1: per node, what its local checks found wrong (empty: nothing).
+  virtual std::vector<std::vector<std::string>> local_findings() = 0;
+  // Phase 2: per node, the busbw (GB/s) of a collective among its own ranks; nullopt where
+  // a node has a single rank.
+  virtual std::vector<std::optional<double>> intra_node_busbw() = 0;
+  // Phase 3: the bandwidth (GB/s, each direction, both directions at once) of every pair
+  // of `round`, all pairs measured at the same time.
+  virtual std::vector<double> measure_pairs(const PairRound& round) = 0;
+  // Phase 4: the busbw (GB/s) of one collective over each group, all groups at once.
+  virtual std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) = 0;
+  // Seconds since the plan began (measured or modelled), the same on every rank.
+  virtual double elapsed_seconds() = 0;
+};
+
+// What a measurement is held against: `fraction` of an expected figure, which is given
+// (a site file, the bandwidth model) or else the median of the cluster's own measurements
+// of the same kind (the majority is healthy).
+struct Expectations {
+  std::optional<double> pair_gbps;
+  std::optional<double> intra_busbw_gbps;
+  std::optional<double> group_busbw_gbps;  // default: the pairs' reference
+  double fraction = 0.75;
+};
+
+struct PlanSettings {
+  Expectations expect;
+  int pair_rounds = 3;  // rounds of phase 3 before re-tests
+  std::uint64_t seed = 1;
+  double time_limit_seconds = 0;  // 0: none; checked before every round and step
+  bool group_collectives = true;  // phase 4
+  int pairs_below = 4;            // bisection stops at groups of this many nodes
+};
+
+struct PairResult {
+  int first = 0, second = 0;  // node indices, first < second
+  double gbps = 0;
+  bool slow = false;
+  std::string phase;  // "pairs", "re-test", "bisection"
+  int round = 0;      // index over every round measured, all phases
+};
+
+struct GroupResult {
+  std::vector<int> nodes;
+  double busbw_gbps = 0;
+  bool short_of_expected = false;
+  std::string phase;  // "all nodes", "bisection"
+  int step = 0;
+};
+
+enum class FaultKind { node, link, group };
+
+struct Fault {
+  FaultKind kind = FaultKind::node;
+  std::vector<int> nodes;  // the node; the link's two ends; the group
+  std::string reason;      // measured against expected, in words
+};
+
+struct ValidationOutcome {
+  std::vector<std::string> node_names;
+  std::vector<std::vector<std::string>> local_findings;
+  std::vector<std::optional<double>> intra_busbw;
+  std::vector<PairResult> pairs;
+  std::vector<GroupResult> groups;
+  std::vector<Fault> faults;
+  std::vector<std::string> notes;  // suspects cleared on re-test, what could not be decided
+  double pair_reference_gbps = 0, pair_expected_gbps = 0;
+  double intra_expected_gbps = 0, group_expected_gbps = 0;
+  int pair_rounds = 0, retest_rounds = 0, bisection_steps = 0;
+  int intra_measurements = 0;  // 2 when a node read low once and all were measured again
+  double elapsed_seconds = 0;
+  bool complete = true;
+  std::string stopped_before;  // what the time limit cut off
+
+  // Nodes to leave out of the training job: every faulty node, and one end of each
+  // faulty link that no excluded node already removes (the end in most such links).
+  std::vector<int> excluded_nodes() const;
+  // Per node: "ok", or why it fails ("slow with all 3 partners: ..."; a link: "link to X").
+  std::vector<std::string> node_verdicts() const;
+};
+
+ValidationOutcome run_validation_plan(ClusterProbe& probe, const PlanSettings& settings);
+
+// The nodes of phase 3's first `rounds` rounds: rounds of the all-pairs schedule over the
+// nodes shuffled by `seed` (every node meets a different partner in each, one idles per
+// round for an odd count; 2 nodes have only 1 round).
+std::vector<PairRound> validation_pair_rounds(int nodes, int rounds, std::uint64_t seed);
+
+std::string_view name_of(FaultKind kind);  // "node", "link", "group"
+
+}  // namespace commbench

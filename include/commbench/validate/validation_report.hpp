@@ -1,0 +1,34 @@
+// What bench-validate prints and writes, the same for a real job and a simulated cluster:
+// the plan's figures, one FAIL line per faulty node, link or group with measured against
+// expected, the per-node verdicts, and the exclude list as Slurm takes it.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "commbench/validate/validation_plan.hpp"
+
+namespace commbench {
+
+// The summary a user reads: plan size ("N rounds"), expectations, FAIL lines, notes,
+// every node's verdict when there are at most `node_lines` nodes (the files always hold
+// them), and the last lines "verdict: ..." and, when anything failed, "--exclude=HOSTLIST".
+std::string validation_summary(const ValidationOutcome& outcome, const PlanSettings& settings,
+                               std::size_t node_lines = 16);
+
+// The one line to paste into sbatch/srun: "--exclude=node[03,07-08]"; empty when none.
+std::string exclude_option(const ValidationOutcome& outcome);
+
+// 0 healthy, 1 anything failed, 4 the time limit cut the plan short with nothing failed.
+int validation_exit_code(const ValidationOutcome& outcome);
+
+// Long form, one row per check: kind (node, intra, pair, group), phase, round, node_a,
+// node_b, nodes (a hostlist), measured_gbps, expected_gbps, result (ok, slow, fail),
+// reason.
+std::string validation_csv(const ValidationOutcome& outcome);
+
+// Everything in the CSV plus the plan's settings, counts, faults, notes and exclude list.
+nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const PlanSettings& settings);
+
+}  // namespace commbench

@@ -1,0 +1,285 @@
+#include "commbench/cli/bench_validate_app.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "command_line_parser.hpp"
+#include "commbench/cli/flag_values.hpp"
+#include "commbench/cli/job_cluster_probe.hpp"
+#include "commbench/cli/job_command.hpp"
+#include "commbench/cli/job_session.hpp"
+#include "commbench/core/build_info.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/input_file.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance_json.hpp"
+#include "commbench/report/scheduler_job.hpp"
+#include "commbench/validate/simulated_cluster.hpp"
+#include "commbench/validate/site_expectations.hpp"
+#include "commbench/validate/validation_plan.hpp"
+#include "commbench/validate/validation_report.hpp"
+
+namespace commbench {
+namespace {
+
+constexpr const char* kProgram = "bench-validate";
+constexpr const char* kSchema = "commbench.validate/1";
+
+struct ValidateOptions {
+  std::string backend = "auto";
+  PlanSettings plan;
+  ProbeMeasurement measurement;
+  std::string expect_path;
+  double timeout_seconds = 300;
+  ResultFiles files;
+  // --simulate: no job, a modelled cluster.
+  int simulate_nodes = 0;
+  std::string degrade;
+  double degrade_factor = 0.25;
+  double noise = 0.03;
+
+  std::vector<std::pair<std::string, std::string>> describe() const {
+    return {{"rounds", std::to_string(plan.pair_rounds)},
+            {"seed", std::to_string(plan.seed)},
+            {"fraction", significant_text(plan.expect.fraction)},
+            {"expect", expect_path.empty() ? "majority" : expect_path},
+            {"time_limit_s", significant_text(plan.time_limit_seconds)},
+            {"collectives", plan.group_collectives ? "1" : "0"},
+            {"bytes", std::to_string(measurement.pair_bytes)},
+            {"collective_bytes", std::to_string(measurement.collective_bytes)},
+            {"iters", std::to_string(measurement.iterations)},
+            {"warmup_iters", std::to_string(measurement.warmup)},
+            {"check", measurement.check ? "1" : "0"},
+            {"timeout_s", significant_text(timeout_seconds)}};
+  }
+};
+
+struct ParsedValidateCommandLine {
+  std::optional<ValidateOptions> options;
+  std::string text_to_print;
+};
+
+double parse_fraction(const std::string& text, const char* flag) {
+  const double fraction = parse_number(text, flag, false);
+  if (!(fraction > 0 && fraction < 1)) throw UsageError(std::string(flag) + ": '" + excerpt(text) + "' is not in (0, 1)");
+  return fraction;
+}
+
+void add_plan_options(CLI::App& app, ValidateOptions& options) {
+  add_parsed_option(
+      app, "--rounds", options.plan.pair_rounds,
+      [](const std::string& text) { return static_cast<int>(parse_count(text, "--rounds", 2)); },
+      "Pair rounds before re-tests: each node meets this many different partners (at least 2)", "K")
+      ->default_str(std::to_string(options.plan.pair_rounds));
+  add_parsed_option(
+      app, "--seed", options.plan.seed, [](const std::string& text) { return parse_count(text, "--seed", 0); },
+      "Seed of the node shuffle behind the pair rounds (recorded, so a run can be repeated)", "N")
+      ->default_str("1");
+  add_parsed_option(
+      app, "--fraction", options.plan.expect.fraction,
+      [](const std::string& text) { return parse_fraction(text, "--fraction"); },
+      "A figure below this fraction of its expected value fails (docs/validate.md says why 0.75)", "F")
+      ->default_str(significant_text(options.plan.expect.fraction));
+  add_parsed_option(
+      app, "--expect", options.expect_path,
+      [](const std::string& text) { return non_empty_file_name(text, "--expect"); },
+      "Site file of expected figures and node facts (docs/validate.md); default: the majority of the nodes", "FILE");
+  app.add_flag("!--no-collectives", options.plan.group_collectives,
+               "Skip the collective over every node (and its bisection)");
+  add_parsed_option(app, "--time-limit", options.plan.time_limit_seconds, parse_timeout_seconds,
+                    "Seconds the whole plan may take; at the limit it reports what it knows (exit 4 if nothing "
+                    "failed); 0 disables",
+                    "SECONDS")
+      ->default_str("600");
+}
+
+void add_measurement_options(CLI::App& app, ValidateOptions& options) {
+  add_parsed_option(
+      app, "-b,--bytes", options.measurement.pair_bytes,
+      [](const std::string& text) { return parse_size(text, "-b/--bytes"); },
+      "Message size of the pair rounds (binary units: 64M = 67108864)", "SIZE")
+      ->default_str("64M");
+  add_parsed_option(
+      app, "--collective-bytes", options.measurement.collective_bytes,
+      [](const std::string& text) { return parse_size(text, "--collective-bytes"); },
+      "Allreduce size inside nodes and over node groups", "SIZE")
+      ->default_str("64M");
+  add_parsed_option(
+      app, "-n,--iters", options.measurement.iterations,
+      [](const std::string& text) { return parse_count(text, "-n/--iters", 1); }, "Timed iterations per measurement",
+      "N")
+      ->default_str(std::to_string(options.measurement.iterations));
+  add_parsed_option(
+      app, "-w,--warmup", options.measurement.warmup,
+      [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); }, "Iterations before timing", "N")
+      ->default_str(std::to_string(options.measurement.warmup));
+  app.add_flag("-c,--check", options.measurement.check, "Check every received byte once per measurement");
+}
+
+void add_simulation_options(CLI::App& app, ValidateOptions& options) {
+  add_parsed_option(
+      app, "--simulate", options.simulate_nodes,
+      [](const std::string& text) { return static_cast<int>(parse_count(text, "--simulate", 1)); },
+      "Run the plan on a modelled cluster of N nodes instead of the job (no processes)", "N");
+  add_parsed_option(
+      app, "--degrade", options.degrade, [](const std::string& text) { return text; },
+      "With --simulate: node:K (node K slow with every partner), link:A-B (one pair slow), each with an optional "
+      "@F (what is left, default --degrade-factor), comma-separated",
+      "SPEC");
+  add_parsed_option(
+      app, "--degrade-factor", options.degrade_factor,
+      [](const std::string& text) { return parse_fraction(text, "--degrade-factor"); },
+      "With --simulate: what a degraded node or link keeps of its bandwidth", "F")
+      ->default_str("0.25");
+  add_parsed_option(
+      app, "--noise", options.noise,
+      [](const std::string& text) {
+        const double noise = parse_number(text, "--noise", false);
+        if (!(noise >= 0 && noise <= 0.5)) throw UsageError("--noise: '" + excerpt(text) + "' is not in [0, 0.5]");
+        return noise;
+      },
+      "With --simulate: relative standard deviation of every modelled figure", "SD")
+      ->default_str("0.03");
+}
+
+ParsedValidateCommandLine parse_validate_command_line(int argc, char** argv) {
+  CLI::App app{
+      "bench-validate: the check before a training job. Node-local checks, collectives inside every node, node "
+      "pairs in a fixed number of rounds (suspects re-tested with fresh partners), a collective over every node "
+      "(bisected when it falls short); names the bad nodes and links and prints --exclude=HOSTLIST."};
+  app.name(kProgram);
+  ValidateOptions options;
+  options.plan.time_limit_seconds = 600;
+  add_backend_option(app, options.backend);
+  add_plan_options(app, options);
+  add_measurement_options(app, options);
+  add_simulation_options(app, options);
+  add_parsed_option(app, "-T,--timeout", options.timeout_seconds, parse_timeout_seconds,
+                    "Seconds one measurement may take before the run ends with exit 4; 0 disables", "SECONDS")
+      ->default_str(significant_text(options.timeout_seconds));
+  add_result_file_options(app, options.files, "Write one row per check (node verdicts, pairs, groups) to this CSV file",
+                          "Write the plan, every figure, the verdicts and the exclude list to this JSON file");
+  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
+  switch (parse_command_line(app, argc, argv, *version_flag)) {
+    case CommandLineRequest::help: return {std::nullopt, app.help()};
+    case CommandLineRequest::version:
+      return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
+    case CommandLineRequest::run: break;
+  }
+  if (options.simulate_nodes == 0) {
+    for (const char* flag : {"--degrade", "--degrade-factor", "--noise"})
+      if (app.count(flag) > 0) throw UsageError(std::string(flag) + ": applies to --simulate only");
+  }
+  if (!options.expect_path.empty()) {
+    const SiteExpectations site =
+        parse_site_expectations(read_input_file(options.expect_path, "--expect " + options.expect_path),
+                                "--expect " + options.expect_path);
+    options.plan.expect.pair_gbps = site.pair_gbps;
+    options.plan.expect.intra_busbw_gbps = site.intra_busbw_gbps;
+    options.plan.expect.group_busbw_gbps = site.group_busbw_gbps;
+    options.measurement.expected_facts = site.facts;
+  }
+  check_distinct_outputs(options.files.csv_path, options.files.json_path);
+  return {options, ""};
+}
+
+void write_results(const ValidateOptions& options, const ValidationOutcome& outcome, nlohmann::ordered_json head,
+                   const std::string& csv_comment) {
+  if (!options.files.csv_path.empty())
+    write_file_atomically(options.files.csv_path, csv_comment + validation_csv(outcome), "--csv");
+  if (options.files.json_path.empty()) return;
+  nlohmann::ordered_json doc = std::move(head);
+  const nlohmann::ordered_json body = validation_json(outcome, options.plan);
+  for (const auto& [key, value] : body.items()) doc[key] = value;
+  write_file_atomically(options.files.json_path,
+                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+}
+
+int run_simulation(const ValidateOptions& options) {
+  SimulationModel model;
+  model.nodes = options.simulate_nodes;
+  model.seed = options.plan.seed;
+  model.noise = options.noise;
+  model.message_bytes = options.measurement.pair_bytes;
+  model.iterations = options.measurement.iterations + options.measurement.warmup;
+  std::vector<Degradation> degradations;
+  if (!options.degrade.empty())
+    degradations = parse_degradations(options.degrade, model.nodes, options.degrade_factor, "--degrade");
+  SimulatedCluster cluster(model, degradations);
+  const ValidationOutcome outcome = run_validation_plan(cluster, options.plan);
+  std::printf("# %s %s (commit %s), simulated: %d nodes, %s GB/s per node, noise %s, degraded: %s\n", kProgram,
+              commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps).c_str(),
+              significant_text(options.noise).c_str(), options.degrade.empty() ? "none" : options.degrade.c_str());
+  std::printf("%s", validation_summary(outcome, options.plan).c_str());
+  std::fflush(stdout);
+  nlohmann::ordered_json head;
+  head["schema"] = kSchema;
+  head["simulation"] = {{"nodes", model.nodes},      {"nic_gbps", model.nic_gbps}, {"noise", model.noise},
+                        {"degrade", options.degrade}, {"degrade_factor", options.degrade_factor},
+                        {"seed", model.seed},         {"version", commbench::version()},
+                        {"commit", git_commit()}};
+  write_results(options, outcome, head, "# simulated: " + std::to_string(model.nodes) + " nodes\n");
+  return validation_exit_code(outcome);
+}
+
+int run_in_job(const ValidateOptions& options, JobStart& start) {
+  JobSession session(start, kSchema);
+  BackendRequest request;
+  request.name = options.backend;
+  Backend& backend = session.create_backend(request);
+  const RunContext context = session.run_context(options.describe());
+  JobClusterProbe probe(session, backend, options.measurement);
+  if (session.reporting()) {
+    std::printf("# %s %s (commit %s), %d ranks on %d node%s, backend %s\n", kProgram, commbench::version(),
+                git_commit(), backend.ranks(), probe.nodes(), probe.nodes() == 1 ? "" : "s", backend.name().c_str());
+    std::printf("%s", slurm_comment_line(context).c_str());
+    for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+    std::fflush(stdout);
+  }
+  ValidationOutcome outcome = run_validation_plan(probe, options.plan);
+  int exit_code = validation_exit_code(outcome);
+  if (probe.wrong() > 0) {
+    outcome.notes.push_back(fmt::format("check failed: {} bytes or elements received wrong", probe.wrong()));
+    exit_code = static_cast<int>(ExitCode::check_failed);
+  }
+  session.step("writing the report", [&] {
+    if (!session.reporting()) return;
+    std::printf("%s", validation_summary(outcome, options.plan).c_str());
+    std::fflush(stdout);
+    nlohmann::ordered_json head;
+    head["schema"] = kSchema;
+    head["provenance"] = provenance_json(context);
+    write_results(options, outcome, head, slurm_comment_line(context));
+  });
+  return exit_code;
+}
+
+}  // namespace
+
+int run_bench_validate(int argc, char** argv) {
+  ParsedValidateCommandLine parsed;
+  const auto prepare = [&]() -> std::optional<std::string> {
+    parsed = parse_validate_command_line(argc, argv);
+    if (!parsed.options) return parsed.text_to_print;
+    if (is_reporting_process()) prepare_result_files(parsed.options->files);
+    return std::nullopt;
+  };
+  return run_command(
+      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
+      [&](JobStart& start) {
+        // A simulation needs no job: the plan runs here alone, in the same report format.
+        if (parsed.options->simulate_nodes > 0) return is_reporting_process() ? run_simulation(*parsed.options) : 0;
+        return run_in_job(*parsed.options, start);
+      });
+}
+
+}  // namespace commbench

@@ -1,0 +1,211 @@
+#include "commbench/cli/job_cluster_probe.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "commbench/cli/live_probe.hpp"
+#include "commbench/core/collective_descriptor.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/op_case.hpp"
+#include "commbench/core/size.hpp"
+#include "commbench/core/stopping_rule.hpp"
+#include "commbench/runner/collective_buffers.hpp"
+#include "commbench/runner/collective_workload.hpp"
+#include "commbench/runner/measurement.hpp"
+#include "commbench/runner/peer_round_workload.hpp"
+#include "commbench/topology/node_probe.hpp"
+#include "commbench/topology/topology_json.hpp"
+#include "commbench/validate/site_expectations.hpp"
+
+namespace commbench {
+namespace {
+
+// Doubles travel as hex floats, exactly.
+std::string exact_text(double value) { return fmt::format("{:a}", value); }
+double exact_value(const std::string& text) { return std::strtod(text.c_str(), nullptr); }
+
+}  // namespace
+
+JobClusterProbe::JobClusterProbe(JobSession& session, Backend& backend, ProbeMeasurement measurement)
+    : session_(session), backend_(backend), measurement_(std::move(measurement)) {
+  Bootstrap& group = backend_.group();
+  std::map<std::string, int> index;
+  for (int rank = 0; rank < group.size(); ++rank) {
+    const std::string& host = group.hostnames()[static_cast<std::size_t>(rank)];
+    const auto [found, added] = index.emplace(host, static_cast<int>(node_names_.size()));
+    if (added) {
+      node_names_.push_back(host);
+      node_ranks_.emplace_back();
+    }
+    node_ranks_[static_cast<std::size_t>(found->second)].push_back(rank);
+  }
+  own_node_ = index.at(group.hostname());
+  auto guard = session_.watchdog().guard("starting the plan's clock");
+  group.barrier();
+  started_ = std::chrono::steady_clock::now();
+}
+
+double JobClusterProbe::elapsed_seconds() {
+  const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  auto guard = session_.watchdog().guard("agreeing on the plan's clock");
+  return backend_.group().max(own);  // every rank takes the same decision at the limit
+}
+
+std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<int>& owners, const std::string& what) {
+  std::vector<std::string> all;
+  {
+    auto guard = session_.watchdog().guard(what);
+    all = backend_.group().all_gather(exact_text(own));
+  }
+  std::vector<double> figures;
+  for (const int owner : owners) figures.push_back(exact_value(all[static_cast<std::size_t>(owner)]));
+  return figures;
+}
+
+std::vector<std::vector<std::string>> JobClusterProbe::local_findings() {
+  Bootstrap& group = backend_.group();
+  // One rank per node probes (the same node for all its ranks), as bench-topology does.
+  std::string own_model;
+  std::string failure;
+  if (group.local_rank() == 0) {
+    auto guard = session_.watchdog().guard("probing this node's topology");
+    try {
+      NodeTopology node = probe_node(probe_options_for_this_build("", "", ""));
+      node.hostname = group.hostname();
+      own_model = topology_to_json_text(node);
+    } catch (const Error& e) {
+      failure = std::string("topology probe failed: ") + e.what();
+    }
+  }
+  std::vector<std::string> models, failures;
+  {
+    auto guard = session_.watchdog().guard("gathering the nodes' topologies");
+    models = group.all_gather(own_model);
+    failures = group.all_gather(failure);
+  }
+  std::vector<std::vector<std::string>> findings(node_names_.size());
+  std::vector<NodeTopology> probed;
+  std::vector<int> probed_node;
+  for (std::size_t node = 0; node < node_names_.size(); ++node) {
+    const auto leader = static_cast<std::size_t>(node_ranks_[node].front());
+    if (!failures[leader].empty()) {
+      findings[node].push_back(failures[leader]);
+      continue;
+    }
+    probed.push_back(topology_from_json_text(models[leader], "the topology of " + node_names_[node]));
+    probed_node.push_back(static_cast<int>(node));
+    for (const std::string& found : node_findings(probed.back())) findings[node].push_back(found);
+    for (const std::string& unmet : unmet_facts(node_facts(probed.back()), measurement_.expected_facts))
+      findings[node].push_back(unmet);
+  }
+  // Without a site file, the majority of the nodes is the expectation.
+  if (measurement_.expected_facts.empty()) {
+    for (const NodeDifference& difference : compare_nodes(probed))
+      for (std::size_t k = 0; k < probed.size(); ++k)
+        if (probed[k].hostname == difference.hostname)
+          findings[static_cast<std::size_t>(probed_node[k])].push_back(describe(difference));
+  }
+  return findings;
+}
+
+double JobClusterProbe::allreduce_busbw(Backend& backend) {
+  PlanRequest request;
+  request.ops = {Collective::allreduce};
+  request.dtypes = {DataType::float32};
+  request.redops = {ReduceOp::sum};
+  request.placements = {Placement::out_of_place};
+  request.sizes = {measurement_.collective_bytes};
+  request.ranks = backend.ranks();
+  const std::vector<OpCase> plan = build_plan(request);
+  CollectiveBuffers buffers(backend);
+  buffers.allocate_for(plan);
+  CollectiveWorkload workload(backend, buffers, plan.front());
+  const FixedCountCriterion criterion(measurement_.iterations);
+  MeasurementSettings settings;
+  settings.warmup_iterations = measurement_.warmup;
+  settings.check = measurement_.check;
+  MeasurementLoop loop(backend.group(), criterion, settings, &session_.watchdog());
+  const Measurement measured = loop.measure(workload);
+  wrong_ += measured.wrong.value_or(0);
+  const double seconds = measured.slowest_seconds;
+  if (!(seconds > 0)) return 0;
+  return static_cast<double>(plan.front().send_bytes()) / seconds / 1e9 *
+         descriptor_of(Collective::allreduce).bus_bandwidth_factor(backend.ranks());
+}
+
+std::vector<std::optional<double>> JobClusterProbe::intra_node_busbw() {
+  std::unique_ptr<Backend> node_backend;
+  {
+    auto guard = session_.watchdog().guard("splitting the job into its nodes");
+    node_backend = backend_.split(own_node_, backend_.group().rank());
+  }
+  const bool measured = node_ranks_[static_cast<std::size_t>(own_node_)].size() > 1;
+  const double own = measured ? allreduce_busbw(*node_backend) : -1;
+  std::vector<int> leaders;
+  for (const std::vector<int>& ranks : node_ranks_) leaders.push_back(ranks.front());
+  std::vector<std::optional<double>> figures;
+  for (const double figure : gather_from(own, leaders, "gathering the intra-node figures"))
+    figures.push_back(figure < 0 ? std::nullopt : std::optional<double>(figure));
+  return figures;
+}
+
+std::vector<double> JobClusterProbe::measure_pairs(const PairRound& round) {
+  // Rail by rail: local rank i of one node with local rank i of the other.
+  std::vector<std::pair<int, int>> rank_pairs;
+  std::vector<std::vector<std::pair<int, int>>> rails_of(round.size());
+  for (std::size_t k = 0; k < round.size(); ++k) {
+    const auto& a = node_ranks_[static_cast<std::size_t>(round[k].first)];
+    const auto& b = node_ranks_[static_cast<std::size_t>(round[k].second)];
+    for (std::size_t rail = 0; rail < std::min(a.size(), b.size()); ++rail) {
+      rank_pairs.push_back({a[rail], b[rail]});
+      rails_of[k].push_back(rank_pairs.back());
+    }
+  }
+  const PeerRound transfers = PeerRound::both_ways(rank_pairs, backend_.ranks());
+  PeerRoundWorkload workload(backend_, transfers, measurement_.pair_bytes,
+                             fmt::format("pair round of {} node pairs, {}", round.size(),
+                                         format_size(measurement_.pair_bytes)));
+  const FixedCountCriterion criterion(measurement_.iterations);
+  MeasurementSettings settings;
+  settings.warmup_iterations = measurement_.warmup;
+  settings.check = measurement_.check;
+  settings.gather_rank_means = true;
+  MeasurementLoop loop(backend_.group(), criterion, settings, &session_.watchdog());
+  const Measurement measured = loop.measure(workload);
+  wrong_ += measured.wrong.value_or(0);
+  std::vector<double> gbps;
+  for (const auto& rails : rails_of) {
+    double slowest = -1;
+    for (const auto& [first, second] : rails) {
+      // A transfer takes as long as the slower of its two ranks needed.
+      const double seconds = std::max(measured.rank_mean_seconds[static_cast<std::size_t>(first)],
+                                      measured.rank_mean_seconds[static_cast<std::size_t>(second)]);
+      const double rate = seconds > 0 ? static_cast<double>(measurement_.pair_bytes) / seconds / 1e9 : 0;
+      slowest = slowest < 0 ? rate : std::min(slowest, rate);
+    }
+    gbps.push_back(std::max(slowest, 0.0));
+  }
+  return gbps;
+}
+
+std::vector<double> JobClusterProbe::measure_groups(const std::vector<std::vector<int>>& groups) {
+  int own_group = static_cast<int>(groups.size());  // idle ranks share one colour
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    if (std::binary_search(groups[g].begin(), groups[g].end(), own_node_)) own_group = static_cast<int>(g);
+  std::unique_ptr<Backend> group_backend;
+  {
+    auto guard = session_.watchdog().guard("splitting the job into node groups");
+    group_backend = backend_.split(own_group, backend_.group().rank());
+  }
+  const double own = own_group < static_cast<int>(groups.size())
+                         ? allreduce_busbw(*group_backend)
+                         : 0;
+  std::vector<int> owners;
+  for (const std::vector<int>& group : groups)
+    owners.push_back(node_ranks_[static_cast<std::size_t>(group.front())].front());
+  return gather_from(own, owners, "gathering the node groups' figures");
+}
+
+}  // namespace commbench

@@ -1,0 +1,138 @@
+#include "commbench/validate/simulated_cluster.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+
+namespace commbench {
+namespace {
+
+int node_number(std::string_view text, int nodes, std::string_view flag, std::string_view item) {
+  int number = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error != std::errc{} || end != text.data() + text.size() || text.empty() || number < 0 || number >= nodes)
+    throw UsageError(fmt::format("{}: '{}': node numbers run from 0 to {}", flag, item, nodes - 1));
+  return number;
+}
+
+}  // namespace
+
+std::vector<Degradation> parse_degradations(std::string_view text, int nodes, double default_factor,
+                                            std::string_view flag) {
+  std::vector<Degradation> result;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    start = comma + 1;
+    Degradation degradation;
+    degradation.factor = default_factor;
+    std::string_view target = item;
+    if (const std::size_t at = item.find('@'); at != std::string_view::npos) {
+      target = item.substr(0, at);
+      const std::string factor_text(item.substr(at + 1));
+      char* end = nullptr;
+      degradation.factor = std::strtod(factor_text.c_str(), &end);
+      if (factor_text.empty() || *end != '\0' || !(degradation.factor > 0 && degradation.factor < 1))
+        throw UsageError(fmt::format("{}: '{}': the factor after @ must lie between 0 and 1", flag, item));
+    }
+    if (target.starts_with("node:")) {
+      degradation.node = node_number(target.substr(5), nodes, flag, item);
+    } else if (target.starts_with("link:")) {
+      const std::string_view ends = target.substr(5);
+      const std::size_t dash = ends.find('-');
+      if (dash == std::string_view::npos)
+        throw UsageError(fmt::format("{}: '{}': a link is link:A-B", flag, item));
+      const int a = node_number(ends.substr(0, dash), nodes, flag, item);
+      const int b = node_number(ends.substr(dash + 1), nodes, flag, item);
+      if (a == b) throw UsageError(fmt::format("{}: '{}': a link joins two different nodes", flag, item));
+      degradation.link = {std::min(a, b), std::max(a, b)};
+    } else {
+      throw UsageError(fmt::format("{}: '{}' is neither node:K nor link:A-B", flag, item));
+    }
+    result.push_back(degradation);
+    if (comma == text.size()) break;
+  }
+  return result;
+}
+
+std::string simulated_node_name(int node, int nodes) {
+  const int width = std::max(2, static_cast<int>(std::to_string(std::max(nodes - 1, 0)).size()));
+  return fmt::format("node{:0{}}", node, width);
+}
+
+SimulatedCluster::SimulatedCluster(SimulationModel model, std::vector<Degradation> degradations)
+    : model_(model), node_factor_(static_cast<std::size_t>(model.nodes), 1.0), generator_(model.seed) {
+  for (const Degradation& degradation : degradations) {
+    if (degradation.node >= 0)
+      node_factor_[static_cast<std::size_t>(degradation.node)] =
+          std::min(node_factor_[static_cast<std::size_t>(degradation.node)], degradation.factor);
+    else
+      links_.push_back(degradation);
+  }
+}
+
+double SimulatedCluster::noisy(double figure) { return figure * std::exp(model_.noise * normal_(generator_)); }
+
+double SimulatedCluster::link_factor(int a, int b) const {
+  const RankPair pair{std::min(a, b), std::max(a, b)};
+  double factor = 1;
+  for (const Degradation& link : links_)
+    if (link.link == pair) factor = std::min(factor, link.factor);
+  return factor;
+}
+
+std::vector<std::vector<std::string>> SimulatedCluster::local_findings() {
+  elapsed_ += model_.local_check_seconds;
+  return std::vector<std::vector<std::string>>(static_cast<std::size_t>(model_.nodes));
+}
+
+std::vector<std::optional<double>> SimulatedCluster::intra_node_busbw() {
+  std::vector<std::optional<double>> busbw;
+  for (int node = 0; node < model_.nodes; ++node) busbw.emplace_back(noisy(model_.intra_busbw_gbps));
+  elapsed_ += model_.round_seconds + static_cast<double>(model_.iterations * model_.message_bytes) * 2 /
+                                         (model_.intra_busbw_gbps * 1e9);
+  return busbw;
+}
+
+std::vector<double> SimulatedCluster::measure_pairs(const PairRound& round) {
+  std::vector<double> gbps;
+  double slowest = model_.nic_gbps;
+  for (const auto& [a, b] : round) {
+    const double factor = std::min({node_factor_[static_cast<std::size_t>(a)],
+                                    node_factor_[static_cast<std::size_t>(b)], link_factor(a, b)});
+    gbps.push_back(noisy(model_.nic_gbps * factor));
+    slowest = std::min(slowest, gbps.back());
+  }
+  elapsed_ += model_.round_seconds + static_cast<double>(model_.iterations * model_.message_bytes) / (slowest * 1e9);
+  return gbps;
+}
+
+std::vector<double> SimulatedCluster::measure_groups(const std::vector<std::vector<int>>& groups) {
+  std::vector<double> busbw;
+  double longest = 0;
+  std::size_t largest = 0;
+  for (const std::vector<int>& group : groups) {
+    double factor = 1;
+    for (const int node : group) factor = std::min(factor, node_factor_[static_cast<std::size_t>(node)]);
+    for (const Degradation& link : links_)
+      if (std::binary_search(group.begin(), group.end(), link.link.first) &&
+          std::binary_search(group.begin(), group.end(), link.link.second))
+        factor = std::min(factor, link.factor);
+    busbw.push_back(noisy(model_.nic_gbps * model_.collective_share * factor));
+    // A ring allreduce moves 2(n-1)/n of the message per rank at the bus rate.
+    const double n = static_cast<double>(group.size());
+    longest = std::max(longest, static_cast<double>(model_.iterations * model_.message_bytes) * 2 * (n - 1) / n /
+                                    (busbw.back() * 1e9));
+    largest = std::max(largest, group.size());
+  }
+  elapsed_ += model_.group_setup_seconds + model_.group_setup_per_node * static_cast<double>(largest) + longest;
+  return busbw;
+}
+
+}  // namespace commbench
