@@ -15,6 +15,7 @@
 #include "commbench/runner/collective_workload.hpp"
 #include "commbench/runner/measurement.hpp"
 #include "commbench/runner/peer_round_workload.hpp"
+#include "commbench/topology/node_comparison.hpp"
 #include "commbench/topology/node_probe.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/validate/site_expectations.hpp"
@@ -97,8 +98,9 @@ std::vector<std::vector<std::string>> JobClusterProbe::local_findings() {
     probed.push_back(topology_from_json_text(models[leader], "the topology of " + node_names_[node]));
     probed_node.push_back(static_cast<int>(node));
     for (const std::string& found : node_findings(probed.back())) findings[node].push_back(found);
-    for (const std::string& unmet : unmet_facts(node_facts(probed.back()), measurement_.expected_facts))
-      findings[node].push_back(unmet);
+    std::vector<NamedValue> facts;
+    for (const NodeFact& fact : node_facts(probed.back())) facts.push_back({fact.key, fact.value});
+    for (const std::string& unmet : unmet_facts(facts, measurement_.expected_facts)) findings[node].push_back(unmet);
   }
   // Without a site file, the majority of the nodes is the expectation.
   if (measurement_.expected_facts.empty()) {

@@ -51,11 +51,11 @@ SiteExpectations parse_site_expectations(const std::string& text, const std::str
   return expectations;
 }
 
-std::vector<std::string> unmet_facts(const std::vector<NodeFact>& node, const std::vector<NodeFact>& expected) {
+std::vector<std::string> unmet_facts(const std::vector<NamedValue>& node, const std::vector<NamedValue>& expected) {
   std::vector<std::string> unmet;
-  for (const NodeFact& want : expected) {
-    const NodeFact* have = nullptr;
-    for (const NodeFact& fact : node)
+  for (const NamedValue& want : expected) {
+    const NamedValue* have = nullptr;
+    for (const NamedValue& fact : node)
       if (fact.key == want.key) have = &fact;
     if (have == nullptr)
       unmet.push_back(fmt::format("{} is absent, expected {}", want.key, want.value));

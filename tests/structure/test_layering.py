@@ -1,6 +1,8 @@
 """Lower layers never include higher ones: core knows only itself; topology, report,
-validate and backend build on core; the runner on backend; pattern (bench-patterns' schedules and their executor) on the
-runner and the bandwidth model; cli may use everything.
+validate and backend build on core; p2p (pair schedules and matrices) on the backend's
+peer rounds, and validate (bench-validate's plan) on p2p's schedules; the runner on
+backend; pattern (bench-patterns' schedules and their executor) on the runner and the
+bandwidth model; cli may use everything.
 A header of a higher layer in a lower one (the CSV reporter in the topology matrix, as
 before) fails here, naming the file and the include.
 """
@@ -13,12 +15,13 @@ ALLOWED = {
     "core": {"core"},
     "topology": {"core", "topology"},
     "report": {"core", "report"},
-    "validate": {"core", "validate"},
+    "validate": {"core", "validate", "p2p"},
+    "p2p": {"core", "backend", "p2p"},
     "backend": {"core", "backend"},
     "runner": {"core", "backend", "runner"},
     "pattern": {"core", "backend", "runner", "topology", "pattern"},
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s+"commbench/([a-z_]+)/', re.MULTILINE)
+INCLUDE = re.compile(r'^\s*#\s*include\s+"commbench/([a-z0-9_]+)/', re.MULTILINE)
 
 
 def sources_of(layer):

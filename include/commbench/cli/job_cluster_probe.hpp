@@ -13,7 +13,7 @@
 
 #include "commbench/backend/backend.hpp"
 #include "commbench/cli/job_session.hpp"
-#include "commbench/topology/node_comparison.hpp"
+#include "commbench/validate/site_expectations.hpp"
 #include "commbench/validate/validation_plan.hpp"
 
 namespace commbench {
@@ -24,7 +24,7 @@ struct ProbeMeasurement {
   std::uint64_t iterations = 10;
   std::uint64_t warmup = 2;
   bool check = false;
-  std::vector<NodeFact> expected_facts;  // site file; else the majority
+  std::vector<NamedValue> expected_facts;  // site file; else the majority
 };
 
 class JobClusterProbe final : public ClusterProbe {

@@ -14,13 +14,18 @@
 #include <utility>
 #include <vector>
 
-#include "commbench/topology/node_comparison.hpp"
-
 namespace commbench {
+
+// One fact of a node by the key bench-topology gives it ("gpu 0 pcie" = "Gen5 x16"); the
+// job converts the topology's node facts to these, so this layer needs no topology.
+struct NamedValue {
+  std::string key;
+  std::string value;
+};
 
 struct SiteExpectations {
   std::optional<double> pair_gbps, intra_busbw_gbps, group_busbw_gbps;
-  std::vector<NodeFact> facts;  // in file order
+  std::vector<NamedValue> facts;  // in file order
 };
 
 // "KEY = VALUE" lines; '#' starts a comment. UsageError "LABEL:LINE: ..." for a line
@@ -29,6 +34,6 @@ struct SiteExpectations {
 SiteExpectations parse_site_expectations(const std::string& text, const std::string& label);
 
 // Each expected fact the node lacks or has with another value: "gpus is 4, expected 8".
-std::vector<std::string> unmet_facts(const std::vector<NodeFact>& node, const std::vector<NodeFact>& expected);
+std::vector<std::string> unmet_facts(const std::vector<NamedValue>& node, const std::vector<NamedValue>& expected);
 
 }  // namespace commbench

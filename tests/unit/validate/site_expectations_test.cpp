@@ -35,8 +35,8 @@ TEST(SiteExpectations, EachBadLineIsNamed) {
 }
 
 TEST(SiteExpectations, UnmetFactsSayWhatAndWhatWasExpected) {
-  const std::vector<NodeFact> node{{"gpus", "4"}, {"gpu 0 pcie", "Gen5 x16"}};
-  const std::vector<NodeFact> expected{{"gpus", "8"}, {"gpu 0 pcie", "Gen5 x16"}, {"nic mlx5_0", "ACTIVE 400 Gb/s"}};
+  const std::vector<NamedValue> node{{"gpus", "4"}, {"gpu 0 pcie", "Gen5 x16"}};
+  const std::vector<NamedValue> expected{{"gpus", "8"}, {"gpu 0 pcie", "Gen5 x16"}, {"nic mlx5_0", "ACTIVE 400 Gb/s"}};
   EXPECT_EQ(unmet_facts(node, expected),
             (std::vector<std::string>{"gpus is 4, expected 8", "nic mlx5_0 is absent, expected ACTIVE 400 Gb/s"}));
 }
