@@ -27,11 +27,13 @@ struct Degradation {
 std::vector<Degradation> parse_degradations(std::string_view text, int nodes, double default_factor,
                                             std::string_view flag);
 
+// Every figure here is an assumption, not a measurement (docs/validate.md); the plan's
+// verdicts depend only on their ratios.
 struct SimulationModel {
   int nodes = 0;
-  double nic_gbps = 50;             // one direction, per node (a 400 Gb/s port)
-  double collective_share = 0.92;   // a ring collective's busbw over the NIC's rate
-  double intra_busbw_gbps = 370;    // an 8-GPU NVLink node's allreduce
+  double nic_gbps = 50;             // one direction, per node: a 400 Gb/s port's line rate
+  double collective_share = 0.92;   // a ring collective's busbw over the NIC's rate (assumed)
+  double intra_busbw_gbps = 370;    // the bandwidth model's achievable for 8 NVLinked H100s
   double noise = 0.03;              // relative standard deviation of every figure
   std::uint64_t seed = 1;
   // The time model: messages per measurement and their size, and fixed costs.

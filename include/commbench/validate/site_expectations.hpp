@@ -1,12 +1,7 @@
 // A site's expected values for bench-validate --expect FILE: the figures a healthy node or
-// pair of this cluster reaches, and the topology facts every node must have (what
-// `bench-topology` lists per node: "gpus = 8", "gpu 0 pcie = Gen5 x16").
-//
-//   # 8x H100 SXM, 8x 400G NDR
-//   pair_gbps = 45            # node-to-node, each direction
-//   intra_busbw_gbps = 360    # allreduce inside a node
-//   group_busbw_gbps = 40     # allreduce over the nodes
-//   gpus = 8
+// pair of this cluster reaches (taken from a known-good run's JSON), and the topology facts
+// every node must have, by node_facts()' keys ("GPU count = 8", "GPU 0 PCIe link = Gen5
+// x16"). docs/validate.md lists the keys.
 #pragma once
 
 #include <optional>
@@ -16,7 +11,7 @@
 
 namespace commbench {
 
-// One fact of a node by the key bench-topology gives it ("gpu 0 pcie" = "Gen5 x16"); the
+// One fact of a node by node_facts()' key ("GPU 0 PCIe link" = "Gen5 x16"); the
 // job converts the topology's node facts to these, so this layer needs no topology.
 struct NamedValue {
   std::string key;
