@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
+#include "result_command.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
@@ -72,10 +73,7 @@ struct P2pOptions {
   }
 };
 
-struct ParsedP2pCommandLine {
-  std::optional<P2pOptions> options;
-  std::string text_to_print;
-};
+using ParsedP2pCommandLine = ParsedCommandLine<P2pOptions>;
 
 ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   CLI::App app{
@@ -380,16 +378,7 @@ int run_in_job(const P2pOptions& options, JobStart& start) {
 }  // namespace
 
 int run_bench_p2p(int argc, char** argv) {
-  ParsedP2pCommandLine parsed;
-  const auto prepare = [&]() -> std::optional<std::string> {
-    parsed = parse_p2p_command_line(argc, argv);
-    if (!parsed.options) return parsed.text_to_print;
-    if (is_reporting_process()) prepare_result_files(parsed.options->files);
-    return std::nullopt;
-  };
-  return run_command(
-      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
-      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
+  return run_result_command<P2pOptions>(kProgram, argc, argv, parse_p2p_command_line, run_in_job);
 }
 
 }  // namespace commbench

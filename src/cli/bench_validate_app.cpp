@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
+#include "result_command.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_cluster_probe.hpp"
 #include "commbench/cli/job_command.hpp"
@@ -33,6 +34,7 @@ namespace {
 
 constexpr const char* kProgram = "bench-validate";
 constexpr const char* kSchema = "commbench.validate/1";
+constexpr std::uint64_t kMostSimulatedNodes = 65536;
 
 struct ValidateOptions {
   std::string backend = "auto";
@@ -63,10 +65,7 @@ struct ValidateOptions {
   }
 };
 
-struct ParsedValidateCommandLine {
-  std::optional<ValidateOptions> options;
-  std::string text_to_print;
-};
+using ParsedValidateCommandLine = ParsedCommandLine<ValidateOptions>;
 
 double parse_fraction(const std::string& text, const char* flag) {
   const double fraction = parse_number(text, flag, false);
@@ -128,7 +127,14 @@ void add_measurement_options(CLI::App& app, ValidateOptions& options) {
 void add_simulation_options(CLI::App& app, ValidateOptions& options) {
   add_parsed_option(
       app, "--simulate", options.simulate_nodes,
-      [](const std::string& text) { return static_cast<int>(parse_count(text, "--simulate", 1)); },
+      [](const std::string& text) {
+        // The simulation keeps every node's name and figures: past this it is memory, not a plan.
+        const std::uint64_t nodes = parse_count(text, "--simulate", 1);
+        if (nodes > kMostSimulatedNodes)
+          throw UsageError(fmt::format("--simulate: {} nodes is more than the {} a simulation takes", nodes,
+                                       kMostSimulatedNodes));
+        return static_cast<int>(nodes);
+      },
       "Run the plan on a modelled cluster of N nodes instead of the job (no processes)", "N");
   add_parsed_option(
       app, "--degrade", options.degrade, [](const std::string& text) { return text; },
@@ -246,11 +252,8 @@ int run_in_job(const ValidateOptions& options, JobStart& start) {
     std::fflush(stdout);
   }
   ValidationOutcome outcome = run_validation_plan(probe, options.plan);
-  int exit_code = validation_exit_code(outcome);
-  if (probe.wrong() > 0) {
-    outcome.notes.push_back(fmt::format("check failed: {} bytes or elements received wrong", probe.wrong()));
-    exit_code = static_cast<int>(ExitCode::check_failed);
-  }
+  outcome.wrong = probe.wrong();
+  const int exit_code = validation_exit_code(outcome);
   session.step("writing the report", [&] {
     if (!session.reporting()) return;
     std::printf("%s", validation_summary(outcome, options.plan).c_str());
@@ -266,19 +269,11 @@ int run_in_job(const ValidateOptions& options, JobStart& start) {
 }  // namespace
 
 int run_bench_validate(int argc, char** argv) {
-  ParsedValidateCommandLine parsed;
-  const auto prepare = [&]() -> std::optional<std::string> {
-    parsed = parse_validate_command_line(argc, argv);
-    if (!parsed.options) return parsed.text_to_print;
-    if (is_reporting_process()) prepare_result_files(parsed.options->files);
-    return std::nullopt;
-  };
-  return run_command(
-      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
-      [&](JobStart& start) {
+  return run_result_command<ValidateOptions>(
+      kProgram, argc, argv, parse_validate_command_line, [](const ValidateOptions& options, JobStart& start) {
         // A simulation needs no job: the plan runs here alone, in the same report format.
-        if (parsed.options->simulate_nodes > 0) return is_reporting_process() ? run_simulation(*parsed.options) : 0;
-        return run_in_job(*parsed.options, start);
+        if (options.simulate_nodes > 0) return is_reporting_process() ? run_simulation(options) : 0;
+        return run_in_job(options, start);
       });
 }
 

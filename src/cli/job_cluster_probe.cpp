@@ -21,13 +21,6 @@
 #include "commbench/validate/site_expectations.hpp"
 
 namespace commbench {
-namespace {
-
-// Doubles travel as hex floats, exactly.
-std::string exact_text(double value) { return fmt::format("{:a}", value); }
-double exact_value(const std::string& text) { return std::strtod(text.c_str(), nullptr); }
-
-}  // namespace
 
 JobClusterProbe::JobClusterProbe(JobSession& session, Backend& backend, ProbeMeasurement measurement)
     : session_(session), backend_(backend), measurement_(std::move(measurement)) {
@@ -55,13 +48,13 @@ double JobClusterProbe::elapsed_seconds() {
 }
 
 std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<int>& owners, const std::string& what) {
-  std::vector<std::string> all;
+  std::vector<double> all;
   {
     auto guard = session_.watchdog().guard(what);
-    all = backend_.group().all_gather(exact_text(own));
+    all = all_gather_exact(backend_.group(), own);
   }
   std::vector<double> figures;
-  for (const int owner : owners) figures.push_back(exact_value(all[static_cast<std::size_t>(owner)]));
+  for (const int owner : owners) figures.push_back(all[static_cast<std::size_t>(owner)]);
   return figures;
 }
 
@@ -122,7 +115,10 @@ double JobClusterProbe::allreduce_busbw(Backend& backend) {
   request.ranks = backend.ranks();
   const std::vector<OpCase> plan = build_plan(request);
   CollectiveBuffers buffers(backend);
-  buffers.allocate_for(plan);
+  {
+    auto guard = session_.watchdog().guard("allocating the allreduce's buffers");
+    buffers.allocate_for(plan);
+  }
   CollectiveWorkload workload(backend, buffers, plan.front());
   const FixedCountCriterion criterion(measurement_.iterations);
   MeasurementSettings settings;

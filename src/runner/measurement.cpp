@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <vector>
 
-#include <fmt/format.h>
 
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/core/statistics.hpp"
@@ -179,11 +178,7 @@ Measurement MeasurementLoop::measure(Workload& workload) {
     const std::uint64_t fewest_samples = static_cast<std::uint64_t>(group_.min(static_cast<double>(local.count)));
     const double worst_error = group_.max(local.relative_error);
     if (fewest_samples >= 2) result.noise = worst_error;
-    if (settings_.gather_rank_means) {
-      // Hexadecimal floating point: every rank's figure arrives bit for bit.
-      for (const std::string& text : group_.all_gather(fmt::format("{:a}", local_mean)))
-        result.rank_mean_seconds.push_back(std::strtod(text.c_str(), nullptr));
-    }
+    if (settings_.gather_rank_means) result.rank_mean_seconds = all_gather_exact(group_, local_mean);
   });
   workload.release();
   return result;

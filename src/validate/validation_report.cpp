@@ -40,7 +40,7 @@ std::string exclude_option(const ValidationOutcome& outcome) {
 }
 
 int validation_exit_code(const ValidationOutcome& outcome) {
-  if (!outcome.faults.empty()) return 1;
+  if (!outcome.faults.empty() || outcome.wrong > 0) return 1;
   return outcome.complete ? 0 : 4;
 }
 
@@ -78,6 +78,8 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
   for (const std::string& note : outcome.notes) text += "note: " + note + "\n";
   if (outcome.excluded_nodes().size() * 2 > outcome.node_names.size())
     text += "note: more than half the nodes fail: the fabric as a whole, or the expected figure, is off\n";
+  if (outcome.wrong > 0)
+    text += fmt::format("FAIL check: {} bytes or elements received wrong\n", outcome.wrong);
   if (!outcome.complete) text += "INCOMPLETE: the time limit was reached before " + outcome.stopped_before + "\n";
 
   // Every node's verdict on a small cluster; on a large one the FAIL lines say it all and
@@ -92,12 +94,12 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
   std::size_t nodes = 0, links = 0, groups = 0;
   for (const Fault& fault : outcome.faults)
     (fault.kind == FaultKind::node ? nodes : fault.kind == FaultKind::link ? links : groups) += 1;
-  if (outcome.faults.empty())
+  if (outcome.faults.empty() && outcome.wrong == 0)
     text += fmt::format("verdict: {} ({})\n", outcome.complete ? "healthy" : "nothing failed before the time limit",
                         plural(outcome.node_names.size(), "node"));
   else
-    text += fmt::format("verdict: FAILED: {}, {}, {}\n", plural(nodes, "node"), plural(links, "link"),
-                        plural(groups, "group"));
+    text += fmt::format("verdict: FAILED: {}, {}, {}{}\n", plural(nodes, "node"), plural(links, "link"),
+                        plural(groups, "group"), outcome.wrong > 0 ? ", wrong data received" : "");
   if (const std::string exclude = exclude_option(outcome); !exclude.empty()) text += exclude + "\n";
   return text;
 }
@@ -187,6 +189,7 @@ nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const P
   for (const int node : excluded) excluded_hosts.push_back(outcome.node_names[static_cast<std::size_t>(node)]);
   doc["excluded"] = excluded_hosts;
   doc["exclude_option"] = exclude_option(outcome);
+  doc["wrong"] = outcome.wrong;
   doc["complete"] = outcome.complete;
   doc["stopped_before"] = outcome.stopped_before;
   doc["exit_code"] = validation_exit_code(outcome);

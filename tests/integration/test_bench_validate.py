@@ -120,6 +120,26 @@ class Simulation(TempDirTest):
         self.assertEqual(rc, 4, out + err)
         self.assertIn("INCOMPLETE: the time limit was reached before pair round", out)
 
+    def test_more_rounds_and_no_collectives(self):
+        json_path = self.path("v.json")
+        rc, out, err = run("--simulate", 64, "--rounds", 5, "--no-collectives", "--json", json_path)
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(rounds_of(out)[0], 5)
+        with open(json_path) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["groups"], [])  # no collective over the nodes, no bisection
+        partners = {}
+        for pair in doc["pairs"]:
+            partners.setdefault(pair["a"], set()).add(pair["b"])
+            partners.setdefault(pair["b"], set()).add(pair["a"])
+        self.assertEqual({len(met) for met in partners.values()}, {5})
+        # Without the collective a link the pairs did not meet goes unseen; with it, it is found.
+        rc, out, _ = run("--simulate", 1024, "--degrade", "link:3-900", "--no-collectives")
+        self.assertEqual(rc, 0, out)
+        rc, out, _ = run("--simulate", 1024, "--degrade", "link:3-900")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL link node0003 - node0900: ", out)
+
     def test_estimated_time_at_scale_stays_in_minutes(self):
         for nodes in (64, 256, 1024):
             rc, out, _ = run("--simulate", nodes)
@@ -145,6 +165,20 @@ class RealJob(TempDirTest):
         self.assertEqual(doc["faults"], [])
 
 
+    def test_a_site_file_fact_the_node_lacks_fails_it(self):
+        site = self.path("site.txt")
+        with open(site, "w") as f:
+            f.write("GPU count = 8   # this test machine has none\n")
+        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "2", BIN, "--backend", "mpi", "-b", "64K",
+               "--collective-bytes", "64K", "-n", "2", "--expect", site]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=environment())
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        host = re.search(r"^  (\S+) +local check: ", p.stdout, re.M)
+        self.assertIsNotNone(host, p.stdout)
+        self.assertIn("FAIL node %s: local check: GPU count is 0, expected 8" % host.group(1), p.stdout)
+        self.assertIn("--exclude=", p.stdout)
+
+
 class BadInput(TempDirTest):
     def one_line_exit_2(self, *args):
         rc, out, err = run(*args)
@@ -159,6 +193,9 @@ class BadInput(TempDirTest):
         self.assertIn("--degrade: applies to --simulate only", self.one_line_exit_2("--degrade", "node:1"))
         self.assertIn("--fraction", self.one_line_exit_2("--simulate", 8, "--fraction", "1.5"))
         self.assertIn("--rounds", self.one_line_exit_2("--simulate", 8, "--rounds", "1"))
+        self.assertIn("--simulate: 100000 nodes is more than the 65536 a simulation takes",
+                      self.one_line_exit_2("--simulate", 100000))
+        self.assertIn("--simulate", self.one_line_exit_2("--simulate", 0))
         expect = self.path("site.txt")
         with open(expect, "w") as f:
             f.write("pair_gbps = 45\ngpus 8\n")

@@ -3,6 +3,8 @@
 // through here, so ranks take the same branch and never wait on each other forever.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,5 +50,15 @@ class Bootstrap {
   // Sub-groups: ranks passing the same colour form one group, ordered by key.
   virtual std::unique_ptr<Bootstrap> split(int color, int key) = 0;
 };
+
+// Every rank's `value`, indexed by rank, on every rank, bit for bit: they travel as
+// hexadecimal floating point ("%a"), which prints and reads back exactly.
+inline std::vector<double> all_gather_exact(Bootstrap& group, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", value);
+  std::vector<double> values;
+  for (const std::string& gathered : group.all_gather(text)) values.push_back(std::strtod(gathered.c_str(), nullptr));
+  return values;
+}
 
 }  // namespace commbench

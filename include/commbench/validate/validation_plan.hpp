@@ -105,6 +105,8 @@ struct ValidationOutcome {
   int intra_measurements = 0;  // 2 when a node read low once and all were measured again
   double elapsed_seconds = 0;
   bool complete = true;
+  // Bytes or elements a --check found wrong (set by the job, not the plan): exit 1.
+  std::uint64_t wrong = 0;
   std::string stopped_before;  // what the time limit cut off
 
   // Nodes to leave out of the training job: every faulty node, and one end of each

@@ -60,6 +60,15 @@ TEST(ValidationReport, ExitCodesAndTheExcludeLine) {
   EXPECT_EQ(exclude_option(faulty), "--exclude=node[03,07-08]");
   const ValidationOutcome cut = simulated("", 5.5);
   EXPECT_EQ(validation_exit_code(cut), 4);
+  // Wrong data a --check found fails the run even when every figure was fine.
+  ValidationOutcome wrong = simulated("");
+  wrong.wrong = 12;
+  EXPECT_EQ(validation_exit_code(wrong), 1);
+  PlanSettings settings;
+  const std::string text = validation_summary(wrong, settings);
+  EXPECT_NE(text.find("FAIL check: 12 bytes or elements received wrong\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("verdict: FAILED: 0 nodes, 0 links, 0 groups, wrong data received\n"), std::string::npos) << text;
+  EXPECT_EQ(validation_json(wrong, settings)["exit_code"], 1);
 }
 
 TEST(ValidationReport, TheSummaryEndsWithTheVerdictAndTheExcludeList) {
