@@ -227,7 +227,8 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
         "recommendation: %s: step %s ms instead of %s ms (%s%% faster%s), exposed %s ms instead of %s ms\n",
         list.c_str(), ms(tuned.step_seconds).c_str(), ms(start.step_seconds).c_str(),
                 significant_text(100 * (1 - outcome.speedup()), 3).c_str(),
-                outcome.confirmed ? ", both measured again at the end" : ", not confirmed: no budget left",
+                outcome.confirmed ? ", each the fastest of its runs measured again in alternating rounds"
+                                  : ", not confirmed: no budget left",
                 ms(tuned.exposed_seconds).c_str(),
                 ms(start.exposed_seconds).c_str());
   }

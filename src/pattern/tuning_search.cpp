@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 namespace commbench {
 
@@ -27,35 +28,54 @@ bool clearly_faster(const TrialMeasurement& candidate, const TrialMeasurement& b
   return candidate.step_seconds < best.step_seconds * (1 - margin);
 }
 
-// The start and the best measured again back to back; the best stands only when it is
-// still clearly faster. Skipped (the trials' figures stand) when the budget has no room.
+// The faster of two measurements of the same settings: another process or a burst of
+// interrupts only ever adds time, so the faster run is the one less disturbed.
+const TrialMeasurement& faster(const TrialMeasurement& first, const TrialMeasurement& second) {
+  return second.step_seconds < first.step_seconds ? second : first;
+}
+
+// The best and the start measured again in alternating order, best-start, start-best,
+// best-start, ... for up to kConfirmRounds rounds; each side stands by its fastest run and
+// the best stands only when that is still clearly faster than the start's. One pair alone
+// lets a single burst of other work on the machine decide the recommendation; alternating
+// rounds give each side a quiet run. A machine that keeps speeding up gives the start the
+// last, fastest run, so drift can only make the search more cautious. Rounds the budget
+// has no room for are not run; without one whole round the trials' figures stand.
 void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vector<TuningKnob>& knobs,
              TuningTrials& trials) {
-  // The best first: a machine that keeps speeding up then favours the user's settings,
-  // so drift can only make the search more cautious.
-  std::array<TrialMeasurement, 2> again;  // best, start
-  const std::array<const PatternConfig*, 2> configs = {&outcome.best, &start};
-  for (std::size_t i = 0; i < 2; ++i) {
-    if (!trials.room_for_another()) {
-      outcome.budget_exhausted = true;
-      return;
-    }
+  std::optional<TrialMeasurement> best_again, start_again;
+  // Measures one side once more; false when the budget has no room for it.
+  const auto measure_again = [&](bool measuring_best) {
+    if (!trials.room_for_another()) return false;
+    const PatternConfig& config = measuring_best ? outcome.best : start;
     TuningTrial trial;
-    trial.value = i == 0 ? "best" : "start";
-    trial.settings = settings_of(*configs[i], knobs);
-    trial.measured = again[i] = trials.measure(*configs[i]);
+    trial.value = measuring_best ? "best" : "start";
+    trial.settings = settings_of(config, knobs);
+    trial.measured = trials.measure(config);
     trial.verdict = TrialVerdict::confirm;
+    std::optional<TrialMeasurement>& side = measuring_best ? best_again : start_again;
+    side = side ? faster(*side, *trial.measured) : *trial.measured;
     outcome.trials.push_back(std::move(trial));
+    return true;
+  };
+  for (int round = 0; round < kConfirmRounds; ++round) {
+    const bool best_first = round % 2 == 0;
+    if (!measure_again(best_first) || !measure_again(!best_first)) {
+      // Without one whole round nothing was confirmed: the budget ended the search.
+      if (round == 0) outcome.budget_exhausted = true;
+      break;
+    }
   }
+  if (!best_again || !start_again) return;
   outcome.confirmed = true;
-  outcome.best_step = again[0];
-  outcome.start_step = again[1];
-  if (clearly_faster(again[0], again[1])) return;
+  outcome.best_step = *best_again;
+  outcome.start_step = *start_again;
+  if (clearly_faster(*best_again, *start_again)) return;
   outcome.unconfirmed = outcome.best_settings;
-  outcome.unconfirmed_step = again[0];
+  outcome.unconfirmed_step = *best_again;
   outcome.best = start;
   outcome.best_settings = settings_of(start, knobs);
-  outcome.best_step = again[1];
+  outcome.best_step = *start_again;
 }
 
 }  // namespace

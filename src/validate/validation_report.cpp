@@ -6,24 +6,17 @@
 
 #include "commbench/core/csv_field.hpp"
 #include "commbench/core/number_text.hpp"
-#include "commbench/validate/hostlist.hpp"
 
 namespace commbench {
 namespace {
 
-std::string names_of(const ValidationOutcome& outcome, const std::vector<int>& nodes) {
-  std::vector<std::string> names;
-  for (const int node : nodes) names.push_back(outcome.node_names[static_cast<std::size_t>(node)]);
-  return compress_hostlist(names);
-}
-
 std::string fault_subject(const ValidationOutcome& outcome, const Fault& fault) {
   switch (fault.kind) {
-    case FaultKind::node: return "node " + names_of(outcome, fault.nodes);
+    case FaultKind::node: return "node " + outcome.host_list(fault.nodes);
     case FaultKind::link:
       return "link " + outcome.node_names[static_cast<std::size_t>(fault.nodes[0])] + " - " +
              outcome.node_names[static_cast<std::size_t>(fault.nodes[1])];
-    case FaultKind::group: return "group " + names_of(outcome, fault.nodes);
+    case FaultKind::group: return "group " + outcome.host_list(fault.nodes);
   }
   return "?";
 }
@@ -36,7 +29,7 @@ std::string plural(std::size_t count, const char* word) {
 
 std::string exclude_option(const ValidationOutcome& outcome) {
   const std::vector<int> excluded = outcome.excluded_nodes();
-  return excluded.empty() ? "" : "--exclude=" + names_of(outcome, excluded);
+  return excluded.empty() ? "" : "--exclude=" + outcome.host_list(excluded);
 }
 
 int validation_exit_code(const ValidationOutcome& outcome) {
@@ -126,7 +119,7 @@ std::string validation_csv(const ValidationOutcome& outcome) {
         outcome.node_names[static_cast<std::size_t>(pair.second)], "", number(pair.gbps),
         number(outcome.pair_expected_gbps), pair.slow ? "slow" : "ok", "");
   for (const GroupResult& group : outcome.groups)
-    row("group", group.phase, std::to_string(group.step), "", "", names_of(outcome, group.nodes),
+    row("group", group.phase, std::to_string(group.step), "", "", outcome.host_list(group.nodes),
         number(group.busbw_gbps), number(outcome.group_expected_gbps), group.short_of_expected ? "slow" : "ok", "");
   return text;
 }
@@ -176,7 +169,7 @@ nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const P
   doc["pairs"] = pairs;
   json groups = json::array();
   for (const GroupResult& group : outcome.groups)
-    groups.push_back({{"hosts", names_of(outcome, group.nodes)},
+    groups.push_back({{"hosts", outcome.host_list(group.nodes)},
                       {"nodes", group.nodes.size()},
                       {"phase", group.phase},
                       {"step", group.step},

@@ -4,9 +4,11 @@
 // best with that knob at each of its other candidates, keeping a change only when the
 // step got faster by more than the trials' own noise. A cost model, when there is one,
 // may prune a candidate it predicts to be clearly slower; measurement decides every change.
-// When the search ends on other settings than the start, both are measured once more, one
-// right after the other, and the recommendation rests on that pair: a machine that warms up
-// or drifts over the search makes later trials look better, and the pair does not.
+// When the search ends on other settings than the start, both are measured again in
+// alternating rounds, and the recommendation rests on those: a machine that warms up or
+// drifts over the search makes later trials look better, and one burst of other work can
+// make any single trial look worse; the alternating rounds' fastest runs are fooled by
+// neither.
 //
 // The search takes its measurements and its clock through TuningTrials, so that each
 // decision depends only on what the trials return: in a job, every rank gets the same
@@ -47,7 +49,7 @@ enum class TrialVerdict {
   kept,     // not faster beyond the noise: the best stays
   pruned,   // the cost model predicted it clearly slower: not run
   skipped,  // the budget ran out first: not run
-  confirm,  // the start or the best, measured again at the end
+  confirm,  // the start or the best, measured again in the confirmation rounds
 };
 std::string_view name_of(TrialVerdict verdict);
 
@@ -65,12 +67,13 @@ struct TuningOutcome {
   std::vector<std::pair<std::string, std::string>> best_settings;
   std::vector<TuningTrial> trials;  // in the order they were decided
   bool budget_exhausted = false;
-  // What the recommendation rests on: the confirmation pair when it ran, else the trials.
+  // What the recommendation rests on: each side's fastest confirmation run when a round
+  // ran, else the trials.
   TrialMeasurement start_step, best_step;
   bool confirmed = false;
   // The search's best before confirmation, when confirmation found it no faster.
   std::optional<std::vector<std::pair<std::string, std::string>>> unconfirmed;
-  TrialMeasurement unconfirmed_step;  // its step when measured again
+  TrialMeasurement unconfirmed_step;  // its fastest step when measured again
 
   // best over start step time: below 1 when faster settings were found
   double speedup() const { return best_step.step_seconds / start_step.step_seconds; }
@@ -83,6 +86,10 @@ struct TuningOutcome {
 inline constexpr double kPruneAbovePredictedBest = 1.3;
 // A change must beat the best by this much at least, however quiet the trials were.
 inline constexpr double kMinimumGain = 0.02;
+// Rounds of the confirmation (each the best and the start, in alternating order): three
+// give each side two chances of a run no other work disturbed, for four trials more than
+// a single pair.
+inline constexpr int kConfirmRounds = 3;
 
 TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials);
 

@@ -114,6 +114,8 @@ struct ValidationOutcome {
   std::vector<int> excluded_nodes() const;
   // Per node: "ok", or why it fails ("slow with all 3 partners: ..."; a link: "link to X").
   std::vector<std::string> node_verdicts() const;
+  // The nodes' names folded as Slurm writes a host list: "node[03,07-08]".
+  std::string host_list(const std::vector<int>& nodes) const;
 };
 
 ValidationOutcome run_validation_plan(ClusterProbe& probe, const PlanSettings& settings);

@@ -143,9 +143,10 @@ TEST(TuningSearch, FindsTheKnownBestAndKeepsWhatDoesNotMatter) {
   EXPECT_EQ(outcome.best.zero.stage3_param_persistence_threshold, start.zero.stage3_param_persistence_threshold);
   std::size_t candidates = 0;
   for (const TuningKnob& knob : knobs) candidates += knob.candidates.size() - 1;
-  // Every candidate has a row, then the start and the best measured again.
-  EXPECT_EQ(outcome.trials.size(), 1 + candidates + 2);
-  EXPECT_EQ(trials.measured, static_cast<int>(1 + candidates + 2));
+  // Every candidate has a row, then the best and the start measured again, round by round.
+  const std::size_t confirmation = 2 * kConfirmRounds;
+  EXPECT_EQ(outcome.trials.size(), 1 + candidates + confirmation);
+  EXPECT_EQ(trials.measured, static_cast<int>(1 + candidates + confirmation));
   EXPECT_EQ(outcome.trials.back().verdict, TrialVerdict::confirm);
   EXPECT_TRUE(outcome.confirmed);
   EXPECT_NEAR(outcome.speedup(), 1.0 / (1.0 + 0.2 * std::log10(5e8 / 5e7) + 0.5), 1e-12);
@@ -164,6 +165,49 @@ TEST(TuningSearch, ABestThatOnlyDriftMadeFasterIsNotConfirmed) {
   EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 25);  // the user's settings stand
   EXPECT_EQ(outcome.best_settings, outcome.start().settings);
   EXPECT_DOUBLE_EQ(outcome.speedup(), 1.0);
+}
+
+TEST(TuningSearch, OneDisturbedConfirmationRunDoesNotDecide) {
+  // 100 MiB buckets halve the step; the first time the best is measured again, other work
+  // on the machine makes that run four times slower (as a loaded CI host once did).
+  const PatternConfig start = config_of(PatternKind::ddp, small_llama(4), 4);
+  LandscapeTrials trials;
+  int search_trials = 0;
+  trials.step = [&](const PatternConfig& config) {
+    const double step = config.ddp.bucket_cap_mb == 100 ? 0.5 : 1.0;
+    return trials.measured == search_trials + 1 ? 4 * step : step;
+  };
+  search_trials = 1 + static_cast<int>(tuning_space(start).front().candidates.size()) - 1;
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  EXPECT_TRUE(outcome.confirmed);
+  EXPECT_FALSE(outcome.unconfirmed.has_value());
+  EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
+  EXPECT_DOUBLE_EQ(outcome.speedup(), 0.5);  // each side's fastest run
+  // Alternating: best, start, then start, best, then best, start.
+  std::vector<std::string> order;
+  for (const TuningTrial& trial : outcome.trials)
+    if (trial.verdict == TrialVerdict::confirm) order.push_back(trial.value);
+  EXPECT_EQ(order, (std::vector<std::string>{"best", "start", "start", "best", "best", "start"}));
+  EXPECT_DOUBLE_EQ(outcome.trials[static_cast<std::size_t>(search_trials)].measured->step_seconds, 2.0);
+}
+
+TEST(TuningSearch, ConfirmationRoundsTheBudgetHasNoRoomForAreNotRun) {
+  const PatternConfig start = config_of(PatternKind::ddp, small_llama(4), 4);
+  LandscapeTrials trials;
+  trials.step = [](const PatternConfig& config) { return config.ddp.bucket_cap_mb == 100 ? 0.5 : 1.0; };
+  const int search_trials = static_cast<int>(tuning_space(start).front().candidates.size());
+  trials.budget_trials = search_trials + 3;  // one whole round and half of the next
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  EXPECT_TRUE(outcome.confirmed);
+  EXPECT_FALSE(outcome.budget_exhausted);  // every candidate was measured
+  EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
+  EXPECT_EQ(outcome.trials.size(), static_cast<std::size_t>(search_trials + 3));
+  trials.measured = 0;
+  trials.budget_trials = search_trials + 1;  // not one whole round: the trials' figures stand
+  const TuningOutcome unconfirmed = tune_pattern(start, tuning_space(start), trials);
+  EXPECT_FALSE(unconfirmed.confirmed);
+  EXPECT_TRUE(unconfirmed.budget_exhausted);
+  EXPECT_EQ(unconfirmed.best.ddp.bucket_cap_mb, 100);
 }
 
 TEST(TuningSearch, AGainWithinTheNoiseIsNotTaken) {
@@ -195,7 +239,7 @@ TEST(TuningSearch, TheModelPrunesClearLosersAndMeasurementDecidesTheRest) {
   EXPECT_EQ(verdicts["100"], TrialVerdict::better);
   EXPECT_EQ(verdicts["250"], TrialVerdict::kept);
   EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
-  EXPECT_EQ(trials.measured, 7);  // start, 10, 50, 100, 250, then start and 100 again
+  EXPECT_EQ(trials.measured, 5 + 2 * kConfirmRounds);  // start, 10, 50, 100, 250, then 100 and start again
 }
 
 TEST(TuningSearch, TheBudgetEndsTheSearchAndEveryUnmeasuredCandidateIsListed) {

@@ -184,6 +184,76 @@ TEST(ValidationPlan, ASlowNodeAndASlowLinkTogether) {
   EXPECT_EQ(outcome.excluded_nodes().size(), 2u);
 }
 
+// A healthy simulated cluster whose group collectives read `factor` of their figure: the
+// first `disturbed` of them (a burst of other work), or every one over a group holding all
+// of `hidden` (a fault only load on several nodes shows).
+class ShortGroups final : public ClusterProbe {
+ public:
+  ShortGroups(int nodes, double factor) : cluster_(model_of(nodes), {}), factor_(factor) {}
+  int disturbed = 0;
+  std::vector<int> hidden;
+  int group_calls = 0;
+
+  int nodes() const override { return cluster_.nodes(); }
+  std::string node_name(int node) const override { return cluster_.node_name(node); }
+  std::vector<std::vector<std::string>> local_findings() override { return cluster_.local_findings(); }
+  std::vector<std::optional<double>> intra_node_busbw() override { return cluster_.intra_node_busbw(); }
+  std::vector<double> measure_pairs(const PairRound& round) override { return cluster_.measure_pairs(round); }
+  std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override {
+    std::vector<double> busbw = cluster_.measure_groups(groups);
+    const bool burst = group_calls++ < disturbed;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const bool holds_hidden = !hidden.empty() && std::includes(groups[i].begin(), groups[i].end(),
+                                                                  hidden.begin(), hidden.end());
+      if (burst || holds_hidden) busbw[i] *= factor_;
+    }
+    return busbw;
+  }
+  double elapsed_seconds() override { return cluster_.elapsed_seconds(); }
+
+ private:
+  static SimulationModel model_of(int nodes) {
+    SimulationModel model;
+    model.nodes = nodes;
+    return model;
+  }
+  SimulatedCluster cluster_;
+  double factor_;
+};
+
+TEST(ValidationPlan, ACollectiveShortOnceIsMeasuredAgainAndNotReported) {
+  ShortGroups probe(16, 0.4);
+  probe.disturbed = 1;
+  const ValidationOutcome outcome = run_validation_plan(probe, PlanSettings{});
+  EXPECT_TRUE(outcome.faults.empty()) << outcome.faults.front().reason;
+  ASSERT_EQ(outcome.groups.size(), 2u);
+  EXPECT_EQ(outcome.groups[1].phase, "all nodes again");
+  EXPECT_TRUE(outcome.groups[0].short_of_expected);
+  EXPECT_FALSE(outcome.groups[1].short_of_expected);
+  EXPECT_EQ(outcome.bisection_steps, 0);
+  ASSERT_EQ(outcome.notes.size(), 1u);
+  EXPECT_NE(outcome.notes[0].find("the collective over every node read"), std::string::npos) << outcome.notes[0];
+}
+
+TEST(ValidationPlan, AGroupShortEveryTimeThatNoPairExplainsIsReportedAsAGroup) {
+  ShortGroups probe(8, 0.4);
+  probe.hidden = {1, 2};
+  const ValidationOutcome outcome = run_validation_plan(probe, PlanSettings{});
+  // Halved to nodes 0-3, whose pairs all pass; measured again, still short.
+  const std::set<std::pair<FaultKind, std::vector<int>>> expected{{FaultKind::group, {0, 1, 2, 3}}};
+  EXPECT_EQ(faults_of(outcome), expected);
+  EXPECT_TRUE(outcome.excluded_nodes().empty());
+  EXPECT_EQ(outcome.groups.back().phase, "group re-test");
+  EXPECT_NE(outcome.faults[0].reason.find("every pair of it passes"), std::string::npos) << outcome.faults[0].reason;
+  // The same group short only while a burst lasts is a note, not a fault.
+  ShortGroups bursts(8, 0.4);
+  bursts.disturbed = 3;  // every node twice, then the halves
+  const ValidationOutcome cleared = run_validation_plan(bursts, PlanSettings{});
+  EXPECT_TRUE(cleared.faults.empty()) << cleared.faults.front().reason;
+  EXPECT_GT(cleared.bisection_steps, 0);
+  EXPECT_NE(cleared.notes.back().find("not reported"), std::string::npos) << cleared.notes.back();
+}
+
 TEST(ValidationPlan, TwoNodesCannotTellANodeFromALink) {
   // Without an expected figure one pair has nothing to be compared with: said, not failed.
   const ValidationOutcome alone = simulate(2, "node:1", 3);
