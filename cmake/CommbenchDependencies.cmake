@@ -4,7 +4,7 @@
 #   OFF:  never look for it.
 # Each resolved dependency sets COMMBENCH_HAVE_<DEP> (ON/OFF) for the config header.
 
-foreach(dep CUDA NCCL MPI HWLOC IBVERBS)
+foreach(dep CUDA NCCL MPI HWLOC IBVERBS NVTX)
   set(COMMBENCH_WITH_${dep} AUTO CACHE STRING "Use ${dep}: AUTO, ON or OFF")
   set_property(CACHE COMMBENCH_WITH_${dep} PROPERTY STRINGS AUTO ON OFF)
   string(TOUPPER "${COMMBENCH_WITH_${dep}}" _mode)
@@ -88,5 +88,18 @@ macro(commbench_resolve_dependencies)
       set(_ibv_found OFF)
     endif()
     _commbench_conclude(IBVERBS "${_ibv_found}" "install libibverbs-dev")
+  endif()
+
+  # NVTX3: header-only, shipped with the CUDA toolkit. Host-only builds use it too where
+  # the header exists, since Nsight Systems traces CPU ranges without any GPU.
+  set(COMMBENCH_HAVE_NVTX OFF)
+  if(NOT COMMBENCH_WITH_NVTX STREQUAL "OFF")
+    find_path(NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+    if(NVTX_INCLUDE_DIR)
+      set(_nvtx_found ON)
+    else()
+      set(_nvtx_found OFF)
+    endif()
+    _commbench_conclude(NVTX "${_nvtx_found}" "nvtx3/nvToolsExt.h not found (set NVTX_INCLUDE_DIR)")
   endif()
 endmacro()

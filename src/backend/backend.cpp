@@ -13,4 +13,8 @@ std::unique_ptr<PeerExchange> Backend::peer_exchange(const PeerRound&, std::uint
 
 std::unique_ptr<StreamSet> Backend::streams() { throw BackendError("the " + name() + " backend has no streams"); }
 
+std::optional<std::string> Backend::capture_range_unavailable() const {
+  return "the " + name() + " backend drives no GPU, so there is no CUDA context to capture";
+}
+
 }  // namespace commbench

@@ -12,6 +12,7 @@
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
+#include "commbench/cli/profile_range_plan.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/report/json_reporter.hpp"
@@ -167,6 +168,7 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
                         options.alltoallv_distribution};
     plan = keep_supported_placements(build_plan(request), backend, notes);
     backend.validate_plan(plan);
+    for (std::string& note : profile_range_notes(options.profile_range, plan, backend)) notes.push_back(std::move(note));
   });
   std::optional<ThresholdCheck> thresholds;
   const ThresholdFiles threshold_files = read_threshold_files(options, world, watchdog);
@@ -183,6 +185,7 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
   settings.check = options.check;
   settings.target_batch_seconds = options.batch_seconds;
   settings.corrupt_rank = options.debug_corrupt_rank;
+  settings.profile_range = options.profile_range;
   Runner runner(backend, settings, &watchdog);
   runner.prepare(plan);
 

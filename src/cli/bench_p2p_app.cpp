@@ -22,6 +22,7 @@
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/stopping_rule.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "commbench/p2p/pair_matrix.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
 #include "commbench/report/output_file.hpp"
@@ -339,6 +340,7 @@ void write_results(const P2pOptions& options, const RunContext& context, const s
 }
 
 int run_in_job(const P2pOptions& options, JobStart& start) {
+  set_profile_category(ProfileCategory::p2p);
   JobSession session(start, kSchema);
   BackendRequest request;
   request.name = options.backend;

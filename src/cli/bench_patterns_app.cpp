@@ -28,6 +28,7 @@
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/text_table.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "commbench/pattern/pattern_executor.hpp"
 #include "commbench/pattern/pattern_measurement.hpp"
 #include "commbench/pattern/pattern_report.hpp"
@@ -404,6 +405,7 @@ void write_results(const PatternRunOptions& options, const RunContext& context, 
 }
 
 int run_in_job(const PatternRunOptions& options, JobStart& start) {
+  set_profile_category(ProfileCategory::patterns);
   JobSession session(start, kPatternsSchema);
   Bootstrap& world = session.world();
   PatternConfig config;

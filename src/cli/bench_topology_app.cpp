@@ -17,6 +17,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/text_table.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
@@ -75,6 +76,7 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
            const std::vector<std::string>& gathered, double probe_seconds);
 
 int run_in_job(const TopologyOptions& o, JobStart& start) {
+  set_profile_category(ProfileCategory::topology);
   JobSession session(start, kTopologySchema);
   Bootstrap& world = session.world();
   const auto started = std::chrono::steady_clock::now();

@@ -21,6 +21,7 @@
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
@@ -238,6 +239,7 @@ int run_simulation(const ValidateOptions& options) {
 }
 
 int run_in_job(const ValidateOptions& options, JobStart& start) {
+  set_profile_category(ProfileCategory::validate);
   JobSession session(start, kSchema);
   BackendRequest request;
   request.name = options.backend;

@@ -254,6 +254,13 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
                     "Seconds one timed batch of back-to-back operations should last; each batch is one sample",
                     "SECONDS")
       ->default_str(significant_text(o.batch_seconds));
+  app.add_option("--profile-range", o.profile_range,
+                 "Open the profiler's capture range (cudaProfilerStart/Stop, for nsys "
+                 "--capture-range=cudaProfilerApi) around the timed batches of each case whose name contains "
+                 "TEXT ('allreduce 64MiB'); every case when TEXT is left out (docs/profiling.md)")
+      ->expected(0, 1)
+      ->default_str("")
+      ->type_name("[TEXT]");
   const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   // Testing aid: proves that --check catches corruption (damages one element on a rank).
   app.add_option("--debug-corrupt-rank", o.debug_corrupt_rank)->group("");

@@ -6,7 +6,11 @@
 #include <map>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "commbench/runner/collective_buffers.hpp"
 
 namespace commbench {
@@ -143,7 +147,22 @@ void PatternStepWorkload::prepare() {
   timings_.assign(schedule_.steps.size(), ItemTiming{});
 }
 
+std::string PatternStepWorkload::item_name(std::size_t index) const {
+  const ScheduleStep& step = schedule_.steps[index];
+  const std::string where = fmt::format("{} {}", name_of(step.phase), step.label);
+  switch (step.kind) {
+    case StepKind::collective: return fmt::format("{}: {} on {}", where, commbench::describe(cases_[index]), step.stream);
+    case StepKind::peer: return fmt::format("{}: peer round on {}", where, step.stream);
+    case StepKind::compute: break;
+  }
+  return fmt::format("{}: compute {} ms", where, significant_text(step.compute_seconds * 1e3, 3));
+}
+
 void PatternStepWorkload::run_step() {
+  const ProfileRange step_range([&] { return fmt::format("step {}", steps_run_); });
+  ++steps_run_;
+  if (profiler_attached() && item_names_.empty())
+    for (std::size_t i = 0; i < schedule_.steps.size(); ++i) item_names_.push_back(item_name(i));
   StreamSet& streams = *streams_;
   // The last step's times were read: its events can be recorded again.
   streams.forget_events();
@@ -151,6 +170,7 @@ void PatternStepWorkload::run_step() {
   const StreamEvent origin = streams.record(kOriginStream);
   for (std::size_t i = 0; i < schedule_.steps.size(); ++i) {
     const ScheduleStep& step = schedule_.steps[i];
+    const ProfileRange item_range([&]() -> const std::string& { return item_names_[i]; });
     for (const std::size_t earlier : step.waits_for)
       if (schedule_.steps[earlier].stream != step.stream) streams.wait(step.stream, ends_[earlier]);
     switch (step.kind) {

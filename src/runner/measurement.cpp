@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include <fmt/format.h>
 
 #include "commbench/backend/collective_try.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "commbench/core/statistics.hpp"
 #include "commbench/runner/interruption.hpp"
 
@@ -56,6 +58,22 @@ StopReason agreed_reason(int bits) {
   return StopReason::keep_going;
 }
 
+// Holds the profiler's capture range open while it lives.
+class CaptureScope {
+ public:
+  explicit CaptureScope(const CaptureSwitch& capture) : capture_(capture) {
+    if (capture_) capture_(true);
+  }
+  ~CaptureScope() {
+    if (capture_) capture_(false);
+  }
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  const CaptureSwitch& capture_;
+};
+
 // The step's guard, or none without a watchdog.
 std::optional<Watchdog::Guard> guard_of(Watchdog* watchdog, const std::string& step) {
   if (watchdog == nullptr) return std::nullopt;
@@ -76,6 +94,8 @@ std::uint64_t MeasurementLoop::batch_for(double seconds_per_iteration) const {
 double MeasurementLoop::timed(Workload& workload, std::uint64_t iterations, const char* phase) {
   const auto guard =
       guard_of(watchdog_, workload.describe() + " (" + phase + ", " + std::to_string(iterations) + " iterations)");
+  const ProfileRange range(
+      [&] { return fmt::format("{} ({} iteration{})", phase, iterations, iterations == 1 ? "" : "s"); });
   return workload.time(iterations);
 }
 
@@ -83,6 +103,7 @@ std::uint64_t MeasurementLoop::checked_wrong_elements(Workload& workload, std::o
   std::uint64_t local_wrong = 0;
   {
     const auto guard = guard_of(watchdog_, workload.describe() + " (check)");
+    const ProfileRange range("check");
     local_wrong = workload.check();
   }
   std::uint64_t total_wrong = 0;
@@ -107,9 +128,11 @@ void MeasurementLoop::throw_interrupted(const Workload& workload) {
   throw Interrupted(signal_number);
 }
 
-Measurement MeasurementLoop::measure(Workload& workload) {
+Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& capture) {
+  const ProfileRange case_range([&] { return workload.describe(); });
   {
     const auto guard = guard_of(watchdog_, workload.describe() + " (preparing)");
+    const ProfileRange range("prepare");
     // A case a backend refuses fails on every rank alike, an allocation on some only:
     // either way one message, and no rank left waiting in the next collective.
     collective_try(group_, [&] { workload.prepare(); });
@@ -133,6 +156,8 @@ Measurement MeasurementLoop::measure(Workload& workload) {
   double busy_seconds = 0;
   const auto started = std::chrono::steady_clock::now();
   agreed(workload, "barrier before timing", [&] { group_.barrier(); });
+  std::optional<ProfileRange> timed_range(std::in_place, "timed batches");
+  std::optional<CaptureScope> capture_scope(std::in_place, capture);
   for (;;) {
     const std::uint64_t batch = criterion_.next_batch(progress, preferred_batch);
     if (batch == 0) break;
@@ -161,9 +186,12 @@ Measurement MeasurementLoop::measure(Workload& workload) {
   // A fixed count can end without a final agreement (its last batch size is 0 only when
   // no iteration is left, which every rank knows alike).
   if (result.stop_reason == StopReason::keep_going) result.stop_reason = criterion_.evaluate(progress);
+  capture_scope.reset();
+  timed_range.reset();
 
   const SampleSummary local = summarize(samples);
   const double local_mean = busy_seconds / static_cast<double>(std::max<std::uint64_t>(progress.iterations, 1));
+  const ProfileRange combining("combining results");
   agreed(workload, "combining results", [&] {
     const RankValue slowest = group_.max_with_rank(local_mean);
     result.iterations = progress.iterations;

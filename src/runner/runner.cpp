@@ -52,7 +52,11 @@ void Runner::prepare(std::span<const OpCase> plan) {
 ResultRow Runner::run(const OpCase& c) {
   if (!buffers_.allocated()) throw BackendError("Runner::run called before prepare()");
   CollectiveWorkload workload(backend_, buffers_, c, settings_.corrupt_rank);
-  const Measurement measurement = loop_.measure(workload);
+  CaptureSwitch capture;
+  if (settings_.profile_range && !backend_.capture_range_unavailable() &&
+      workload.describe().find(*settings_.profile_range) != std::string::npos)
+    capture = [this](bool start) { backend_.set_capture_range(start); };
+  const Measurement measurement = loop_.measure(workload, capture);
   if (measurement.check_failure) check_failures_.push_back(*measurement.check_failure);
 
   ResultRow row;

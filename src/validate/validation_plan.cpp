@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "commbench/validate/hostlist.hpp"
 
 namespace commbench {
@@ -86,6 +87,7 @@ class PlanRun {
 
   void local_checks() {
     require_time("the node-local checks");
+    const ProfileRange range("local checks");
     outcome_.local_findings = probe_.local_findings();
     for (int node = 0; node < node_count(); ++node) {
       const auto& found = outcome_.local_findings[static_cast<std::size_t>(node)];
@@ -100,7 +102,9 @@ class PlanRun {
   // step) and fails only if it is below it both times.
   void intra_node_collectives() {
     require_time("the intra-node collectives");
+    std::optional<ProfileRange> range(std::in_place, "intra-node collectives");
     outcome_.intra_busbw = probe_.intra_node_busbw();
+    range.reset();
     outcome_.intra_measurements = 1;
     std::vector<double> measured;
     for (const auto& busbw : outcome_.intra_busbw)
@@ -111,7 +115,9 @@ class PlanRun {
     const auto below = [&](const std::optional<double>& busbw) { return busbw && *busbw < outcome_.intra_expected_gbps; };
     if (std::none_of(outcome_.intra_busbw.begin(), outcome_.intra_busbw.end(), below)) return;
     require_time("measuring the intra-node collectives again");
+    range.emplace("intra-node collectives again");
     const std::vector<std::optional<double>> again = probe_.intra_node_busbw();
+    range.reset();
     outcome_.intra_measurements = 2;
     for (int node = 0; node < node_count(); ++node) {
       const auto& first = outcome_.intra_busbw[static_cast<std::size_t>(node)];
@@ -130,9 +136,10 @@ class PlanRun {
 
   // Measures one round and records it; `phase` names it in the results.
   std::vector<PairResult> measure_round(const PairRound& round, const std::string& phase) {
+    const int index = round_index_++;
+    const ProfileRange range([&] { return fmt::format("pair round {} ({}, {} pairs)", index, phase, round.size()); });
     const std::vector<double> gbps = probe_.measure_pairs(round);
     std::vector<PairResult> results;
-    const int index = round_index_++;
     for (std::size_t i = 0; i < round.size(); ++i) {
       PairResult result{round[i].first, round[i].second, gbps[i], false, phase, index};
       result.slow = outcome_.pair_expected_gbps > 0 && result.gbps < outcome_.pair_expected_gbps;
@@ -350,6 +357,7 @@ class PlanRun {
   }
 
   std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups, const std::string& phase) {
+    const ProfileRange range([&] { return fmt::format("{}: {} node groups", phase, groups.size()); });
     const std::vector<double> busbw = probe_.measure_groups(groups);
     for (std::size_t i = 0; i < groups.size(); ++i)
       outcome_.groups.push_back({groups[i], busbw[i], busbw[i] < outcome_.group_expected_gbps, phase,

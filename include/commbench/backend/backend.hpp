@@ -88,6 +88,11 @@ class Backend {
   // A backend over a sub-group of group(): same colour → same sub-group, ordered by key.
   virtual std::unique_ptr<Backend> split(int color, int key) = 0;
 
+  // --profile-range: why this backend cannot open a profiler's capture range, or nullopt;
+  // and opening (true) or closing it: cudaProfilerStart/Stop on every device it drives.
+  virtual std::optional<std::string> capture_range_unavailable() const;
+  virtual void set_capture_range(bool /*start*/) {}
+
   // Called from the watchdog thread just before the process ends on a timeout: release
   // what would otherwise outlive the process (NCCL communicators). Must not throw.
   virtual void abort() noexcept {}

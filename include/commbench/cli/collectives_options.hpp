@@ -51,6 +51,8 @@ struct CollectivesOptions {
   std::string thresholds_path;
   std::string baseline_path;
   int debug_corrupt_rank = -1;
+  // --profile-range [TEXT]: the cases whose timed batches the profiler captures (all when "")
+  std::optional<std::string> profile_range;
 
   // The result outputs this run asks for (--csv, --json, --format, --force).
   OutputRequest outputs() const { return OutputRequest{stdout_format, csv_path, json_path, force}; }

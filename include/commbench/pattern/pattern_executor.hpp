@@ -59,6 +59,7 @@ class PatternStepWorkload final : public Workload {
 
  private:
   void run_step();
+  std::string item_name(std::size_t index) const;
   // The case `step` runs as on `backend`: as scheduled, or with 16- and 8-bit floats
   // carried as float32 of the same bytes where the backend lacks them (noted).
   OpCase carried_case(Backend& backend, const ScheduleStep& step, std::size_t index);
@@ -78,6 +79,11 @@ class PatternStepWorkload final : public Workload {
   ComputeCalibration calibration_;
   std::string compute_occupies_;
   std::vector<std::string> notes_;
+
+  // Each item's profiler range name ("backward bucket 3: allreduce 25MiB ... on data"),
+  // made on the first step a profiler sees.
+  std::vector<std::string> item_names_;
+  std::uint64_t steps_run_ = 0;
 
   std::vector<StreamEvent> ends_;
   std::vector<ItemTiming> timings_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,15 +52,20 @@ struct Measurement {
   std::vector<double> rank_mean_seconds;
 };
 
+// --profile-range's capture range: called with true just before the first timed batch and
+// with false after the last (also when the measurement is left by an exception).
+using CaptureSwitch = std::function<void(bool start)>;
+
 class MeasurementLoop {
  public:
   // `watchdog` may be null (unit tests); the criterion must outlive the loop.
   MeasurementLoop(Bootstrap& group, const StoppingCriterion& criterion, MeasurementSettings settings,
                   Watchdog* watchdog = nullptr);
 
-  // prepare, optional check, warm-up, calibration, timed batches, combination, release.
+  // prepare, optional check, warm-up, calibration, timed batches, combination, release,
+  // each in a profiler range (core/profile_range.hpp) inside one named as the workload.
   // Throws Interrupted once every rank knows of SIGINT/SIGTERM.
-  Measurement measure(Workload& workload);
+  Measurement measure(Workload& workload, const CaptureSwitch& capture = {});
 
  private:
   std::uint64_t batch_for(double seconds_per_iteration) const;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct RunnerSettings {
   bool check = false;
   double target_batch_seconds = 1e-3;  // see MeasurementSettings
   int corrupt_rank = -1;               // testing only: damage one output element on this rank before checking
+  // --profile-range: open the profiler's capture range around the timed batches of every
+  // case whose name (CollectiveWorkload::describe) contains this text; "" names them all.
+  std::optional<std::string> profile_range;
 };
 
 // The measured part of a row: iterations, times, noise, slowest rank, stop reason, wrong.

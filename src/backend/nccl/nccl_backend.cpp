@@ -1,5 +1,6 @@
 #include "commbench/backend/nccl/nccl_backend.hpp"
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -859,6 +860,14 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
 }
 
 void NcclBackend::abort() noexcept { state_->abort_all(); }
+
+void NcclBackend::set_capture_range(bool start) {
+  // The profiler captures per context: every device this process drives.
+  for (const DeviceContext& d : state_->devices) {
+    check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
+    check_cuda(start ? cudaProfilerStart() : cudaProfilerStop(), start ? "cudaProfilerStart" : "cudaProfilerStop");
+  }
+}
 
 // ---- The door for the extensions (nccl_state_access.hpp) ----
 

@@ -58,6 +58,8 @@ class NcclBackend final : public Backend {
   std::unique_ptr<PendingOperation> start(const OpCase& c, Buffers& buffers) override;
   std::unique_ptr<Backend> split(int color, int key) override;
   void abort() noexcept override;
+  std::optional<std::string> capture_range_unavailable() const override { return std::nullopt; }
+  void set_capture_range(bool start) override;
   // Extensions (nccl_peer_exchange.cpp, nccl_streams.cpp).
   std::unique_ptr<PeerExchange> peer_exchange(const PeerRound& round, std::uint64_t message_bytes) override;
   std::unique_ptr<StreamSet> streams() override;
