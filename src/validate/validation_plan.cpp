@@ -254,6 +254,16 @@ class PlanRun {
       }
     }
     for (const auto& [node, pairs] : fresh_pairs) demands.insert(demands.end(), pairs.begin(), pairs.end());
+    // A suspect no fresh partner is left for (every pair of a small cluster was measured)
+    // has its own pairs measured again: one reading must not fail a node.
+    std::map<int, std::vector<RankPair>> again_pairs;
+    for (const int node : suspect_nodes) {
+      if (fresh_pairs.count(node)) continue;
+      for (const PairResult* result : by_node[node]) again_pairs[node].push_back({result->first, result->second});
+    }
+    for (const auto& [node, pairs] : again_pairs) demands.insert(demands.end(), pairs.begin(), pairs.end());
+    std::sort(demands.begin(), demands.end());
+    demands.erase(std::unique(demands.begin(), demands.end()), demands.end());
 
     std::map<RankPair, PairResult> retested;
     try {
@@ -266,14 +276,15 @@ class PlanRun {
       note_unconfirmed(results);
       throw;
     }
-    decide_nodes(suspect_nodes, by_node, fresh_pairs, retested);
+    decide_nodes(suspect_nodes, by_node, fresh_pairs, again_pairs, retested);
     decide_links(suspect_links, fresh_pairs, retested);
   }
 
   // A suspect node is faulty when it is slow with its fresh partners too (or, where no
-  // fresh partner was left, with at least two partners and every one of them).
+  // fresh partner was left, with at least two partners and every one of them, twice).
   void decide_nodes(const std::set<int>& suspects, std::map<int, std::vector<const PairResult*>>& by_node,
                     const std::map<int, std::vector<RankPair>>& fresh_pairs,
+                    const std::map<int, std::vector<RankPair>>& again_pairs,
                     const std::map<RankPair, PairResult>& retested) {
     for (const int node : suspects) {
       std::vector<double> slow_figures;
@@ -294,7 +305,13 @@ class PlanRun {
           }
         }
       }
-      const bool confirmed = fresh > 0 ? fresh_slow == fresh : partners >= 2 && slow_figures.size() == static_cast<std::size_t>(partners);
+      bool slow_again = true;
+      if (const auto found = again_pairs.find(node); found != again_pairs.end())
+        slow_again = std::all_of(found->second.begin(), found->second.end(),
+                                 [&](const RankPair& pair) { return retested.at(pair).slow; });
+      const bool confirmed = fresh > 0 ? fresh_slow == fresh
+                                       : partners >= 2 && slow_again &&
+                                             slow_figures.size() == static_cast<std::size_t>(partners);
       if (confirmed) {
         add_fault(FaultKind::node, {node},
                   fmt::format("slow with {} of {} partners{}: median {}, expected >= {}", slow_figures.size(), partners,
@@ -305,9 +322,19 @@ class PlanRun {
                                              "re-test: not reported",
                                              name(node), slow_figures.size(), partners, fresh - fresh_slow, fresh));
       } else {
-        for (const PairResult* result : by_node[node])
-          if (result->slow && !faulty_.count(result->first == node ? result->second : result->first))
+        // Measured again (no fresh partner): a pair slow both times is a link nobody can
+        // tell from a node; one fast the second time is only a note.
+        for (const PairResult* result : by_node[node]) {
+          if (!result->slow || faulty_.count(result->first == node ? result->second : result->first)) continue;
+          const auto again = retested.find({result->first, result->second});
+          if (again == retested.end() || again->second.slow) {
             undecided_links_.insert({result->first, result->second});
+          } else {
+            outcome_.notes.push_back(fmt::format("pair {} - {} was slow once, {} measured again: not reported",
+                                                 name(result->first), name(result->second),
+                                                 gbps_text(again->second.gbps)));
+          }
+        }
       }
     }
     for (const RankPair& link : undecided_links_) {
