@@ -11,8 +11,9 @@
 #           gpu-extensions.log)
 #           the full sweep (8 B - 8 GiB, every collective, --check), one bench-patterns
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
-#           bench-validate on the one node, and writes the programs' own CSV/JSON/tables
-#           and logs to the folder.
+#           bench-validate on the one node, --profile-range on the CUDA context (and
+#           under nsys where it is installed: the NVTX summary), and writes the programs'
+#           own CSV/JSON/tables and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
 #
@@ -115,6 +116,26 @@ case "${1:-}" in
       > "$out/validate.txt" 2>&1 || validate=$?
     echo "bench-validate: exit $validate (validate.txt)"
     [ "$validate" -eq 0 ] || status=$validate
+    # --profile-range on a real CUDA context (cudaProfilerStart/Stop must not fail without a
+    # profiler), then under Nsight Systems where one is installed: the NVTX summary of the
+    # captured case is kept (docs/profiling.md), the report itself is not.
+    profile=0
+    "$bin" --backend nccl --op allreduce -b 64M -e 64M --profile-range 'allreduce 64MiB'       > "$out/profile-range.txt" 2>&1 || profile=$?
+    echo "--profile-range: exit $profile (profile-range.txt)"
+    [ "$profile" -eq 0 ] || status=$profile
+    if command -v nsys >/dev/null; then
+      nsys_status=0
+      nsys profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
+        -o "$out/profile" --force-overwrite true \
+        "$bin" --backend nccl --op allreduce -b 8 -e 256M --profile-range 'allreduce 64MiB' \
+        > "$out/nsys.txt" 2>&1 || nsys_status=$?
+      nsys stats --report nvtx_sum --format csv "$out/profile.nsys-rep" > "$out/nsys-nvtx-summary.csv" 2>>"$out/nsys.txt" \
+        || nsys_status=$?
+      rm -f "$out/profile.nsys-rep" "$out/profile.sqlite"
+      echo "nsys: exit $nsys_status (nsys-nvtx-summary.csv)"
+    else
+      echo "nsys: not on PATH; the Nsight Systems capture is skipped"
+    fi
     exit "$status"
     ;;
   *)
