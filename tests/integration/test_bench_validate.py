@@ -85,8 +85,9 @@ class Simulation(TempDirTest):
                     self.assertIn(excluded, names)  # one end leaves the job, not both
                 rounds, steps, _ = rounds_of(out)
                 most_rounds[nodes] = max(most_rounds.get(nodes, 0), rounds)
-        # 3 first rounds and at most 2 re-test rounds, whatever the node count.
-        self.assertTrue(all(rounds <= 5 for rounds in most_rounds.values()), most_rounds)
+        # 3 first rounds and at most 2 re-test rounds, whatever the node count; at 4 nodes no
+        # fresh partner is left, and a suspect's 3 pairs are measured again, one per round.
+        self.assertTrue(all(rounds <= (6 if nodes == 4 else 5) for nodes, rounds in most_rounds.items()), most_rounds)
         self.assertEqual(most_rounds[64], most_rounds[4096], most_rounds)
 
     def test_several_faults_at_once_and_the_files(self):
