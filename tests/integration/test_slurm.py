@@ -179,7 +179,15 @@ class ClusterTest(unittest.TestCase):
         return os.path.join(self.dir, *parts)
 
     def run_on_cluster(self, *args, timeout=300, **extra_env):
-        return cluster("run", *args, timeout=timeout, env=environment(**extra_env), cwd=self.dir)
+        try:
+            return cluster("run", *args, timeout=timeout, env=environment(**extra_env), cwd=self.dir)
+        except subprocess.TimeoutExpired as expired:
+            # Say where it stood: what the command printed so far and what Slurm shows.
+            state = cluster("run", "squeue", "-a", timeout=30).stdout + cluster("status", timeout=30).stdout
+            printed = expired.stderr or b""  # bytes even under text=True
+            printed = printed.decode(errors="replace") if isinstance(printed, bytes) else printed
+            raise AssertionError("%s: no end after %d s\nstderr so far:\n%s\nslurm:\n%s" % (
+                " ".join(map(str, args[:6])), timeout, printed, state)) from None
 
     def job_id_of(self, name):
         p = self.run_on_cluster("scontrol", "-o", "show", "job")
@@ -196,7 +204,8 @@ class SrunAndSbatch(ClusterTest):
         csv_path, json_path = self.path("c.csv"), self.path("c.json")
         p = self.run_on_cluster("srun", "--mpi=pmix", "-N", "4", "--job-name", name,
                                 os.path.join(BIN, "bench-collectives"), "--backend", "mpi", "--check",
-                                "-b", "8", "-e", "1M", "-f", "8", "--csv", csv_path, "--json", json_path)
+                                "-b", "8", "-e", "1M", "-f", "8", "-T", "120", "--csv", csv_path, "--json",
+                                json_path)
         self.assertEqual(p.returncode, 0, p.stderr)
         job_id = self.job_id_of(name)
         with open(json_path) as f:
