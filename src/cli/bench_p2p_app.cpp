@@ -134,18 +134,11 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
       "A cell below this fraction of the matrix's median or of its link's spec is an outlier", "F")
       ->default_str(significant_text(options.outlier_fraction));
   app.add_flag("--fail-on-outlier", options.fail_on_outlier, "Exit 1 when any cell is an outlier");
-  add_parsed_option(app, "-T,--timeout", options.timeout_seconds, parse_timeout_seconds,
-                    "Seconds one round may take before the run ends with exit 4; 0 disables", "SECONDS")
-      ->default_str(significant_text(options.timeout_seconds));
+  add_timeout_option(app, options.timeout_seconds, "one round");
   add_result_file_options(app, options.files, "Write one row per measured pair and direction to this CSV file",
                           "Write provenance and every cell to this JSON file");
-  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
-  switch (parse_command_line(app, argc, argv, *version_flag)) {
-    case CommandLineRequest::help: return {std::nullopt, app.help()};
-    case CommandLineRequest::version:
-      return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
-    case CommandLineRequest::run: break;
-  }
+  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, kProgram);
+  if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
   if (options.schedule == PairSchedule::random && options.rounds == 0)
     throw UsageError("--schedule random: give --rounds K");
   if (options.schedule != PairSchedule::random && app.count("--rounds") > 0)

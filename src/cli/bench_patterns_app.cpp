@@ -113,9 +113,7 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
       app, "-w,--warmup", options.warmup, [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
       "Steps run before measuring", "N")
       ->default_str(std::to_string(options.warmup));
-  add_parsed_option(app, "-T,--timeout", options.timeout_seconds, parse_timeout_seconds,
-                    "Seconds one step may take before the run ends with exit 4; 0 disables", "SECONDS")
-      ->default_str(significant_text(options.timeout_seconds));
+  add_timeout_option(app, options.timeout_seconds, "one step");
   add_parsed_option(
       app, "--csv", options.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
       "Write a row per collective type and per step to this CSV file", "FILE");
@@ -181,13 +179,8 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
                "Measure every candidate: no pruning by the cost model fitted to the first trial")
       ->group(tuning);
   add_pattern_flags(app, options.pattern);
-  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
-  switch (parse_command_line(app, argc, argv, *version_flag)) {
-    case CommandLineRequest::help: return {std::nullopt, app.help()};
-    case CommandLineRequest::version:
-      return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
-    case CommandLineRequest::run: break;
-  }
+  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, kProgram);
+  if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
   check_tuning_flags(app, options, measure_all);
   if (options.dry_run && options.dump_path.empty())
     throw UsageError("--dry-run: give --dump-schedule FILE to write the schedule to");

@@ -170,18 +170,11 @@ ParsedValidateCommandLine parse_validate_command_line(int argc, char** argv) {
   add_plan_options(app, options);
   add_measurement_options(app, options);
   add_simulation_options(app, options);
-  add_parsed_option(app, "-T,--timeout", options.timeout_seconds, parse_timeout_seconds,
-                    "Seconds one measurement may take before the run ends with exit 4; 0 disables", "SECONDS")
-      ->default_str(significant_text(options.timeout_seconds));
+  add_timeout_option(app, options.timeout_seconds, "one measurement");
   add_result_file_options(app, options.files, "Write one row per check (node verdicts, pairs, groups) to this CSV file",
                           "Write the plan, every figure, the verdicts and the exclude list to this JSON file");
-  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
-  switch (parse_command_line(app, argc, argv, *version_flag)) {
-    case CommandLineRequest::help: return {std::nullopt, app.help()};
-    case CommandLineRequest::version:
-      return {std::nullopt, std::string(kProgram) + " " + commbench::version() + " (commit " + git_commit() + ")"};
-    case CommandLineRequest::run: break;
-  }
+  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, kProgram);
+  if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
   if (options.simulate_nodes == 0) {
     for (const char* flag : {"--degrade", "--degrade-factor", "--noise"})
       if (app.count(flag) > 0) throw UsageError(std::string(flag) + ": applies to --simulate only");

@@ -174,9 +174,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       [](const std::string& text) { return static_cast<int>(parse_count(text, "-r/--root", 0)); },
       "Root rank of broadcast and reduce", "RANK")
       ->default_str(std::to_string(o.root));
-  add_parsed_option(app, "-T,--timeout", o.timeout_seconds, parse_timeout_seconds,
-                    "Seconds one step may take before the run ends with exit 4; 0 disables", "SECONDS")
-      ->default_str(significant_text(o.timeout_seconds));
+  add_timeout_option(app, o.timeout_seconds, "one step");
   add_parsed_option(
       app, "--backend", o.backend,
       [](const std::string& text) {
@@ -261,18 +259,12 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       ->expected(0, 1)
       ->default_str("")
       ->type_name("[TEXT]");
-  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   // Testing aid: proves that --check catches corruption (damages one element on a rank).
   app.add_option("--debug-corrupt-rank", o.debug_corrupt_rank)->group("");
 
-  switch (parse_command_line(app, argc, argv, *version_flag)) {
-    case CommandLineRequest::help: return ParsedCommandLine{std::nullopt, app.help()};
-    case CommandLineRequest::version:
-      return ParsedCommandLine{
-          std::nullopt, std::string("bench-collectives ") + commbench::version() + " (commit " + git_commit() + ")",
-          true};
-    case CommandLineRequest::run: break;
-  }
+  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, "bench-collectives");
+  if (outcome.request != CommandLineRequest::run)
+    return ParsedCommandLine{std::nullopt, outcome.text, outcome.request == CommandLineRequest::version};
   // What involves more than one flag.
   if (app.count("--alltoallv-distribution") > 0 && !any_split_per_peer(o.ops))
     throw UsageError("--alltoallv-distribution: applies to alltoallv only, which --op does not name");

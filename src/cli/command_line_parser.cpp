@@ -2,7 +2,12 @@
 
 #include <optional>
 
+#include <fmt/format.h>
+
+#include "commbench/cli/flag_values.hpp"
+#include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
 
 namespace commbench {
@@ -35,8 +40,9 @@ void prepare_result_files(const ResultFiles& files) {
   prepare_replaced_outputs(outputs, files.force);
 }
 
-CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const* argv,
-                                      const CLI::Option& version_flag) {
+namespace {
+
+CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* argv, const CLI::Option& version_flag) {
   // CLI11 converts values before it looks at --help, so a bad value next to --help or
   // --version is forgiven here, once it is known which was asked for.
   const auto asked = [&]() -> std::optional<CommandLineRequest> {
@@ -58,6 +64,24 @@ CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const
     throw;
   }
   return asked().value_or(CommandLineRequest::run);
+}
+
+}  // namespace
+
+CommandLineOutcome parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& program) {
+  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
+  CommandLineOutcome outcome;
+  outcome.request = parsed_request(app, argc, argv, *version_flag);
+  if (outcome.request == CommandLineRequest::help) outcome.text = app.help();
+  if (outcome.request == CommandLineRequest::version)
+    outcome.text = fmt::format("{} {} (commit {})", program, version(), git_commit());
+  return outcome;
+}
+
+CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::string& what) {
+  return add_parsed_option(app, "-T,--timeout", seconds, parse_timeout_seconds,
+                           "Seconds " + what + " may take before the run ends with exit 4; 0 disables", "SECONDS")
+      ->default_str(significant_text(seconds));
 }
 
 std::string non_empty_file_name(const std::string& text, const char* flag) {

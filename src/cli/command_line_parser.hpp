@@ -26,12 +26,21 @@ CLI::Option* add_parsed_option(CLI::App& app, const std::string& names, Value& t
 
 enum class CommandLineRequest { run, help, version };
 
-// Parses `argv` into the options `app` was given. A request for help or for the version
-// wins over a bad value elsewhere on the line, as it does in CLI11 alone. CLI11's own
-// errors (an unknown flag, a missing value) become a UsageError of their first line and
-// "(see --help)".
-CommandLineRequest parse_command_line(CLI::App& app, int argc, const char* const* argv,
-                                      const CLI::Option& version_flag);
+// What the command line asked for, and for help or the version the text to print.
+struct CommandLineOutcome {
+  CommandLineRequest request = CommandLineRequest::run;
+  std::string text;  // the help, or "PROGRAM VERSION (commit C)"
+};
+
+// Adds -V/--version and parses `argv` into the options `app` was given. A request for
+// help or for the version wins over a bad value elsewhere on the line, as it does in
+// CLI11 alone. CLI11's own errors (an unknown flag, a missing value) become a UsageError
+// of their first line and "(see --help)".
+CommandLineOutcome parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& program);
+
+// -T/--timeout SECONDS (0 disables): "Seconds `what` may take before the run ends with
+// exit 4; 0 disables", the same flag in every command.
+CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::string& what);
 
 // --backend auto|mpi|nccl, as bench-patterns and bench-p2p take it (bench-collectives
 // has its own, which also lists what the build lacks).

@@ -58,16 +58,9 @@ ParsedTopologyCommandLine parse_topology_command_line(int argc, const char* cons
         return static_cast<int>(count);
       },
       "Node count for the theoretical busbw table [default: the nodes of this job]", "N");
-  add_parsed_option(app, "-T,--timeout", o.timeout_seconds, parse_timeout_seconds,
-                    "Seconds the probe and the gathering may take before exit 4; 0 disables", "SECONDS")
-      ->default_str(significant_text(o.timeout_seconds));
-  const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
-  switch (parse_command_line(app, argc, argv, *version_flag)) {
-    case CommandLineRequest::help: return {std::nullopt, app.help()};
-    case CommandLineRequest::version:
-      return {std::nullopt, std::string("bench-topology ") + commbench::version() + " (commit " + git_commit() + ")"};
-    case CommandLineRequest::run: break;
-  }
+  add_timeout_option(app, o.timeout_seconds, "the probe and the gathering");
+  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, "bench-topology");
+  if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
   // What involves more than one flag.
   if (!o.hwloc_xml.empty() && !o.nccl_topo_xml.empty()) {
     throw UsageError("--hwloc-xml and --nccl-topo-xml both describe the node's PCI tree: give one of them");
