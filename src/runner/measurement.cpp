@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -58,20 +60,28 @@ StopReason agreed_reason(int bits) {
   return StopReason::keep_going;
 }
 
-// Holds the profiler's capture range open while it lives.
+// Holds the profiler's capture range open from construction to close(); a measurement
+// left by an exception closes it on the way out, and an error then would only hide the
+// one being thrown, so it is dropped there.
 class CaptureScope {
  public:
-  explicit CaptureScope(const CaptureSwitch& capture) : capture_(capture) {
+  explicit CaptureScope(std::function<void(bool)> capture) : capture_(std::move(capture)) {
     if (capture_) capture_(true);
   }
+  void close() {
+    if (capture_) std::exchange(capture_, nullptr)(false);
+  }
   ~CaptureScope() {
-    if (capture_) capture_(false);
+    try {
+      close();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): see above
+    }
   }
   CaptureScope(const CaptureScope&) = delete;
   CaptureScope& operator=(const CaptureScope&) = delete;
 
  private:
-  const CaptureSwitch& capture_;
+  std::function<void(bool)> capture_;
 };
 
 // The step's guard, or none without a watchdog.
@@ -157,7 +167,15 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
   const auto started = std::chrono::steady_clock::now();
   agreed(workload, "barrier before timing", [&] { group_.barrier(); });
   std::optional<ProfileRange> timed_range(std::in_place, "timed batches");
-  std::optional<CaptureScope> capture_scope(std::in_place, capture);
+  // Opening and closing the capture range wait on the profiler: under the watchdog too.
+  std::function<void(bool)> switch_capture;
+  if (capture)
+    switch_capture = [&](bool start) {
+      const auto guard = guard_of(watchdog_, workload.describe() + (start ? " (opening the profiler's capture range)"
+                                                                          : " (closing the profiler's capture range)"));
+      capture(start);
+    };
+  CaptureScope capture_scope(std::move(switch_capture));
   for (;;) {
     const std::uint64_t batch = criterion_.next_batch(progress, preferred_batch);
     if (batch == 0) break;
@@ -186,7 +204,7 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
   // A fixed count can end without a final agreement (its last batch size is 0 only when
   // no iteration is left, which every rank knows alike).
   if (result.stop_reason == StopReason::keep_going) result.stop_reason = criterion_.evaluate(progress);
-  capture_scope.reset();
+  capture_scope.close();
   timed_range.reset();
 
   const SampleSummary local = summarize(samples);

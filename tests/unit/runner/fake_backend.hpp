@@ -54,12 +54,20 @@ class FakeBackend final : public Backend {
     throw BackendError("the fake backend does not start operations");
   }
   std::unique_ptr<Backend> split(int, int) override { throw BackendError("the fake backend does not split"); }
+  // --profile-range: a capture range only where `can_capture`; each switch is recorded
+  // with the number of batches timed before it.
+  std::optional<std::string> capture_range_unavailable() const override {
+    return can_capture ? std::nullopt : Backend::capture_range_unavailable();
+  }
+  void set_capture_range(bool start) override { captures.push_back({start, batches.size()}); }
 
   int ranks_ = 4;  // what busbw factors use; the group itself is one local rank
   std::uint64_t wrong_elements = 0;
   std::vector<std::uint64_t> allocations;  // send + recv bytes of every allocation, in order
   std::vector<std::uint64_t> batches;      // iterations of every time_batch call, in order
   std::vector<std::string> calls;
+  bool can_capture = false;
+  std::vector<std::pair<bool, std::size_t>> captures;  // (opened, batches timed before)
 
  private:
   OperationTime operation_time_;

@@ -59,6 +59,36 @@ TEST(Runner, TheCorruptRankHookProvesTheCheckCatchesErrors) {
   EXPECT_EQ(backend.calls, (std::vector<std::string>{"fill", "single"}));
 }
 
+TEST(Runner, TheCaptureRangeHoldsTheTimedBatchesOfTheNamedCasesOnly) {
+  FakeBackend backend([](const OpCase&, std::uint64_t) { return 1e-4; });
+  backend.can_capture = true;
+  const std::vector<OpCase> plan = plan_of({Collective::allreduce, Collective::allgather}, {4096}, backend.ranks());
+  RunnerSettings settings = fixed(5);
+  settings.profile_range = "allgather 4KiB";
+  Runner runner(backend, settings);
+  runner.prepare(plan);
+  runner.run(plan[0]);
+  EXPECT_TRUE(backend.captures.empty()) << "allreduce is not named";
+  const std::size_t before = backend.batches.size();
+  runner.run(plan[1]);
+  // Opened after the warm-up and calibration batches, closed after the last timed one.
+  const std::vector<std::pair<bool, std::size_t>> expected{{true, before + 2}, {false, backend.batches.size()}};
+  EXPECT_EQ(backend.captures, expected);
+
+  settings.profile_range = "";  // every case
+  Runner every(backend, settings);
+  every.prepare(plan);
+  backend.captures.clear();
+  for (const OpCase& c : plan) every.run(c);
+  EXPECT_EQ(backend.captures.size(), 4u);
+
+  FakeBackend host([](const OpCase&, std::uint64_t) { return 1e-4; });  // no CUDA context
+  Runner without(host, settings);
+  without.prepare(plan);
+  without.run(plan[0]);
+  EXPECT_TRUE(host.captures.empty());
+}
+
 TEST(Runner, BuffersFollowTheCurrentCollectiveLargestFirst) {
   FakeBackend backend([](const OpCase&, std::uint64_t) { return 1e-4; });
   const int ranks = backend.ranks();
