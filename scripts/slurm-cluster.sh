@@ -365,11 +365,18 @@ cmd_degrade_link() {
     netns="$(netns_of "$node")"
     tc -n "$netns" qdisc del dev eth0 root 2>/dev/null || true
     [ "$rate" = off ] && continue
-    tc -n "$netns" qdisc add dev eth0 root handle 1: htb default 10 r2q 100000
+    # A kernel without htb or u32 cannot shape one pair: exit 3, as for a machine that
+    # cannot host the cluster, so the tests skip, saying why.
+    tc -n "$netns" qdisc add dev eth0 root handle 1: htb default 10 r2q 100000 ||
+      cannot "degrade-link needs the htb qdisc (CONFIG_NET_SCH_HTB)"
     tc -n "$netns" class add dev eth0 parent 1: classid 1:10 htb rate 100gbit
-    tc -n "$netns" class add dev eth0 parent 1: classid 1:20 htb rate "$rate" ceil "$rate"
-    tc -n "$netns" filter add dev eth0 parent 1: protocol ip prio 1 u32 \
-      match ip dst "$(node_address "${other#cb-node}")/32" flowid 1:20
+    tc -n "$netns" class add dev eth0 parent 1: classid 1:20 htb rate "$rate" ceil "$rate" ||
+      fail "degrade-link: tc refused the rate '$rate'"
+    if ! tc -n "$netns" filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+      match ip dst "$(node_address "${other#cb-node}")/32" flowid 1:20; then
+      tc -n "$netns" qdisc del dev eth0 root 2>/dev/null || true
+      cannot "degrade-link needs the u32 classifier (CONFIG_NET_CLS_U32)"
+    fi
   done
   if [ "$rate" = off ]; then log "link $a - $b: restored"; else log "link $a - $b: shaped to $rate"; fi
 }

@@ -364,6 +364,9 @@ class Validation(ClusterTest):
 
     def test_a_degraded_pair_is_reported_as_a_link_not_as_two_nodes(self):
         degrade = cluster("degrade-link", "cb-node1", "cb-node4", "8mbit")
+        if degrade.returncode == 3:  # this kernel cannot shape one pair (no htb or u32)
+            cluster("degrade-link", "cb-node1", "cb-node4", "off")
+            self.skipTest(degrade.stderr.strip().splitlines()[-1])
         self.assertEqual(degrade.returncode, 0, degrade.stderr)
         try:
             p, doc = self.bench_validate()
