@@ -15,6 +15,7 @@ from process_helpers import alive, children_of
 COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
 PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "build/bench/bench-patterns")
 VALIDATE = os.environ.get("COMMBENCH_BENCH_VALIDATE", "build/bench/bench-validate")
+P2P = os.environ.get("COMMBENCH_BENCH_P2P", "build/bench/bench-p2p")
 RECORDER = os.environ.get("COMMBENCH_NVTX_RECORDER", "")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
 CASE_PHASES = ["prepare", "check", "warm-up", "calibration", "timed batches", "combining results"]
@@ -149,7 +150,7 @@ class Ranges(TempDirTest):
             self.assertGreaterEqual(len(cases), 4)
             self.assertTrue(all(case.closed for case in cases))
 
-    def test_pattern_steps_and_validation_phases_carry_their_command(self):
+    def test_pattern_steps_validation_phases_and_p2p_rounds_carry_their_command(self):
         p = mpirun(2, PATTERNS, "--backend", "mpi", "--pattern", "ddp", "--params", "2M", "--layers", "2",
                    "--hidden", "128", "--ffn", "512", "--seq", "64", "--compute-ms", "0.2", "-n", "2",
                    env=environment(self.record_dir))
@@ -177,6 +178,20 @@ class Ranges(TempDirTest):
             self.assertTrue(all(r.category == 4 for r in top))
             # The intra-node collective is one measured case inside its phase.
             self.assertEqual([c.children[0].name for c in top[1].children], ["prepare"])
+        for log in glob.glob(os.path.join(self.record_dir, "*.log")):
+            os.remove(log)
+
+        p = mpirun(2, P2P, "--backend", "mpi", "-b", "64K", "-n", "2", "--latency-iters", "5",
+                   env=environment(self.record_dir))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        for categories, roots, still_open in self.recorded(2):
+            self.assertEqual(categories[3], "bench-p2p")
+            self.assertEqual(still_open, [])
+            rounds = [r for ranges in roots.values() for r in ranges]
+            self.assertTrue(rounds)
+            for measured in rounds:
+                self.assertEqual(measured.category, 3)
+                self.assertTrue(measured.name.startswith("round "), measured.name)
 
 
 def walk(range_):

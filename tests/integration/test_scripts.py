@@ -2,6 +2,7 @@
 ranks the main job (scripts/run.sh) starts on machines with 0, 1 and 8 GPUs. A stand-in
 `nvidia-smi` first on PATH plays the GPUs; the real lib.sh functions run in bash."""
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -83,6 +84,19 @@ class GpuSessionStaging(unittest.TestCase):
             self.assertFalse(any(name.startswith(("libcuda", "libnccl", "libnvidia")) for name in carried), carried)
         finally:
             shutil.rmtree(dest, ignore_errors=True)
+
+    def test_every_program_the_run_step_starts_is_built_and_copied_by_the_stage_step(self):
+        with open(GPU_SESSION) as f:
+            text = f.read()
+        stage = text[text.index("\n  stage)"):text.index("\n  run)")]
+        run = text[text.index("\n  run)"):]
+        started = set(re.findall(r'"\$stage/([a-z0-9-]+)"', run)) - {"lib"}
+        started.add("bench-collectives")  # started as "$bin"
+        built = set(re.search(r"commbench_build --target ([^\n]*\n[^\n]*)", stage).group(1).replace("\\", " ").split())
+        copied = set(re.findall(r"/(?:bench|tests/gpu)/([a-z0-9-]+)\"", stage))
+        self.assertTrue(started, "no program found in the run step")
+        self.assertLessEqual(started, built, "run starts programs the stage step does not build")
+        self.assertLessEqual(started, copied, "run starts programs the stage step does not copy")
 
 
 if __name__ == "__main__":
