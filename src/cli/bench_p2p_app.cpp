@@ -335,9 +335,8 @@ void write_results(const P2pOptions& options, const RunContext& context, const s
 int run_in_job(const P2pOptions& options, JobStart& start) {
   set_profile_category(ProfileCategory::p2p);
   JobSession session(start, kSchema);
-  BackendRequest request;
-  request.name = options.backend;
-  Backend& backend = session.create_backend(request);
+  // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
+  Backend& backend = session.create_backend(BackendRequest{options.backend});
   std::vector<PairRound> rounds;
   session.step("planning the pair rounds", [&] {
     rounds = pair_rounds(options.schedule, backend.ranks(), options.rounds, options.seed);

@@ -419,9 +419,8 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   }
   if (options.dry_run) return 0;
 
-  BackendRequest request;
-  request.name = options.backend;
-  Backend& backend = session.create_backend(request);
+  // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
+  Backend& backend = session.create_backend(BackendRequest{options.backend});
   if (options.tune) {
     session.step("listing the knobs to tune", [&] { tuning_space(config); });
     RunContext context = session.run_context(describe(options, config));

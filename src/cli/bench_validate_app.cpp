@@ -234,9 +234,8 @@ int run_simulation(const ValidateOptions& options) {
 int run_in_job(const ValidateOptions& options, JobStart& start) {
   set_profile_category(ProfileCategory::validate);
   JobSession session(start, kSchema);
-  BackendRequest request;
-  request.name = options.backend;
-  Backend& backend = session.create_backend(request);
+  // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
+  Backend& backend = session.create_backend(BackendRequest{options.backend});
   const RunContext context = session.run_context(options.describe());
   JobClusterProbe probe(session, backend, options.measurement);
   if (session.reporting()) {
