@@ -309,7 +309,20 @@ cmd_status() {
 cmd_run() {
   [ $# -gt 0 ] || { log "run: which command?"; exit 2; }
   [ -f "$STATE/etc/slurm.conf" ] || fail "the cluster is not up: run '$0 up' first"
-  in_host "$CONTROLLER" env SLURM_CONF="$STATE/etc/slurm.conf" "$@"
+  # Jobs inherit these from sbatch and srun; a caller's own settings win.
+  # - Every node shares this machine's cores, and Open MPI's ranks spin while they wait: a
+  #   rank spinning on the core its peer needs made healthy pairs read a hundredth of their
+  #   speed at random. Open MPI's answer to oversubscription is to yield when idle (mpirun
+  #   sets it when it sees more ranks than cores; srun's ranks cannot see it).
+  # - Ranks talk through UCX's TCP transport, not Open MPI's TCP BTL: under load, two ranks
+  #   connecting to each other at once in MPI_Init made the BTL (Open MPI 4.1.4) read a
+  #   garbled header and call a null handler, one crash in about 40 jobs (a core showed
+  #   mca_btl_tcp -> libevent -> opal_progress -> ompi_mpi_init); the other ranks then
+  #   waited out their timeout.
+  in_host "$CONTROLLER" env SLURM_CONF="$STATE/etc/slurm.conf" \
+    OMPI_MCA_mpi_yield_when_idle="${OMPI_MCA_mpi_yield_when_idle:-1}" \
+    OMPI_MCA_pml="${OMPI_MCA_pml:-ucx}" OMPI_MCA_pml_ucx_tls="${OMPI_MCA_pml_ucx_tls:-any}" \
+    OMPI_MCA_pml_ucx_devices="${OMPI_MCA_pml_ucx_devices:-any}" OMPI_MCA_btl="${OMPI_MCA_btl:-self}" "$@"
 }
 
 # A token bucket at RATE on DEVICE's egress, and netem's DELAY under it when given.

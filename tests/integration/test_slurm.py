@@ -29,9 +29,9 @@ NODES = ["cb-node1", "cb-node2", "cb-node3", "cb-node4"]
 
 def environment(**extra):
     env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
-    # The test nodes declare 4 CPUs each on a 2-core machine: ranks that busy-poll would
-    # take turns by the scheduler's time slice, so they yield when idle.
-    env.update(OMPI_MCA_mpi_yield_when_idle="1", COMMBENCH_BIN=BIN, PYTHONDONTWRITEBYTECODE="1")
+    # `slurm-cluster.sh run` sets how Open MPI's ranks share the cores and which transport
+    # they use (why: in the script).
+    env.update(COMMBENCH_BIN=BIN, PYTHONDONTWRITEBYTECODE="1")
     env.update(extra)
     return env
 
@@ -298,10 +298,14 @@ class Validation(ClusterTest):
 
     def test_a_healthy_cluster_passes_and_the_training_job_runs_after_it(self):
         p = self.validate("--wait")
-        self.assertEqual(p.returncode, 0, p.stderr)
         job_id = p.stdout.strip().splitlines()[0]
-        with open(self.path("validate-%s.out" % job_id)) as f:
-            log = f.read()
+        log_path = self.path("validate-%s.out" % job_id)
+        log = "(no job log)"
+        if os.path.exists(log_path):
+            with open(log_path) as f:
+                log = f.read()
+        # sbatch --wait prints nothing of the job: its log says which step failed and why.
+        self.assertEqual(p.returncode, 0, "%s\n%s" % (p.stderr, log))
         self.assertIn("verdict: validate exit 0, sweep exit 0", log)
         self.assertIn("verdict: healthy (4 nodes)", log)
         self.assertLessEqual(self.plan_seconds(log), 120)
@@ -311,7 +315,10 @@ class Validation(ClusterTest):
         comments, checks = csv_rows(self.path("validate-" + job_id, "validate.csv"))
         self.assertTrue(comments[0].startswith("# slurm: "), comments)
         self.assertEqual(sorted(r["node_a"] for r in checks if r["kind"] == "node"), NODES)
-        self.assertEqual(len([r for r in checks if r["kind"] == "pair"]), 6)  # 3 rounds of 2 pairs: all pairs
+        # 3 rounds of 2 pairs meet every pair; a pair slow once is measured again (a note).
+        met = {tuple(sorted((r["node_a"], r["node_b"]))) for r in checks if r["kind"] == "pair"}
+        self.assertEqual(met, {(a, b) for a in NODES for b in NODES if a < b})
+        self.assertEqual(len([r for r in checks if r["kind"] == "pair" and r["phase"] == "pairs"]), 6)
 
     def test_repeated_healthy_runs_name_nothing(self):
         # With the job file's run above, 5 healthy runs in all: zero false positives.
