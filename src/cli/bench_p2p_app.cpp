@@ -25,6 +25,7 @@
 #include "commbench/core/profile_range.hpp"
 #include "commbench/p2p/pair_matrix.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
+#include "commbench/p2p/rail_schedule.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
@@ -45,6 +46,7 @@ struct P2pOptions {
   int rounds = 0;  // random schedule only
   std::uint64_t seed = 1;
   bool both_ways = false;
+  bool per_rail = false;
   std::uint64_t bytes = std::uint64_t{4} << 20;
   std::uint64_t iterations = 10;
   std::uint64_t warmup = 2;
@@ -60,7 +62,8 @@ struct P2pOptions {
     std::vector<std::pair<std::string, std::string>> settings{{"schedule", std::string(name_of(schedule))}};
     if (schedule == PairSchedule::random)
       settings.insert(settings.end(), {{"rounds", std::to_string(rounds)}, {"seed", std::to_string(seed)}});
-    settings.insert(settings.end(), {{"both_ways", both_ways ? "1" : "0"},
+    settings.insert(settings.end(), {{"per_rail", per_rail ? "1" : "0"},
+                                     {"both_ways", both_ways ? "1" : "0"},
                                      {"bytes", std::to_string(bytes)},
                                      {"iters", std::to_string(iterations)},
                                      {"warmup_iters", std::to_string(warmup)},
@@ -98,6 +101,9 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
       app, "--seed", options.seed, [](const std::string& text) { return parse_count(text, "--seed", 0); },
       "Seed of the random schedule (recorded, so a run can be repeated)", "N")
       ->default_str("1");
+  app.add_flag("--per-rail", options.per_rail,
+               "Only ranks of different nodes at the same place on their node meet (GPU i with GPU i: one NIC rail "
+               "per pair); --schedule then pairs nodes, every rail of a node pair at once");
   app.add_flag("--both-ways", options.both_ways,
                "Each pair sends in both directions at once (bidirectional); default: one direction at a time");
   add_parsed_option(
@@ -174,8 +180,9 @@ void apply_link_model(const std::optional<NodeTopology>& node, const std::string
 
 class PairMatrixRun {
  public:
-  PairMatrixRun(const P2pOptions& options, JobSession& session, Backend& backend)
-      : options_(options), session_(session), backend_(backend) {}
+  // `rail_of_rank`: each rank's place on its node, recorded in the cells with --per-rail.
+  PairMatrixRun(const P2pOptions& options, JobSession& session, Backend& backend, std::vector<int> rail_of_rank)
+      : options_(options), session_(session), backend_(backend), rail_of_rank_(std::move(rail_of_rank)) {}
 
   // Every round of the schedule: the bandwidth of each direction (or both at once), then
   // the pair's small-message exchange. Throws Interrupted when every rank has agreed to stop.
@@ -220,6 +227,7 @@ class PairMatrixRun {
           cell.bytes = options_.bytes;
           cell.direction = directed.direction;
           cell.round = round;
+          if (options_.per_rail) cell.rail = rail_of_rank_[static_cast<std::size_t>(transfer.source)];
           const double seconds = pair_seconds(measured, transfer.source, transfer.destination);
           cell.gbps = seconds > 0 ? static_cast<double>(options_.bytes) / seconds / 1e9 : 0;
           const auto pair = std::minmax(transfer.source, transfer.destination);
@@ -257,7 +265,12 @@ class PairMatrixRun {
   const P2pOptions& options_;
   JobSession& session_;
   Backend& backend_;
+  std::vector<int> rail_of_rank_;
 };
+
+// A matrix row is 10 characters a rank: 64 ranks is already 650 columns, and 8192 would be
+// 670 MB of text. Past this the report lists outliers only.
+constexpr int kMostMatrixRanks = 64;
 
 void print_report(const RunContext& context, const std::vector<PairCell>& cells, int ranks,
                   const std::vector<int>& slow, int round_count) {
@@ -266,7 +279,14 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
               round_count == 1 ? "" : "s");
   std::printf("%s", slurm_comment_line(context).c_str());
   for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+  if (!cells.empty() && cells.front().rail)
+    std::printf("# per rail: each rank meets the ranks at its place on the other nodes (GPU i with GPU i)\n");
+  if (ranks > kMostMatrixRanks) {
+    std::printf("\n(the %d x %d matrices are not printed past %d ranks: the CSV and JSON hold every cell)\n", ranks,
+                ranks, kMostMatrixRanks);
+  }
   for (const PairDirection direction : {PairDirection::forward, PairDirection::both}) {
+    if (ranks > kMostMatrixRanks) break;
     std::vector<PairCell> shown;
     for (const PairCell& cell : cells)
       if ((cell.direction == PairDirection::both) == (direction == PairDirection::both)) shown.push_back(cell);
@@ -275,21 +295,28 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
                 direction == PairDirection::both ? "both directions at once" : "one direction at a time",
                 format_size(cells.front().bytes).c_str(), matrix_text(shown, ranks, false).c_str());
   }
-  if (!cells.empty() && cells.front().latency_us)
+  if (!cells.empty() && cells.front().latency_us && ranks <= kMostMatrixRanks)
     std::printf("\nlatency (us): one exchange of a small message in both directions\n%s",
                 matrix_text(cells, ranks, true).c_str());
   std::size_t flagged = 0;
   for (const PairCell& cell : cells) flagged += cell.flagged;
   std::printf("\n");
   if (flagged == 0) std::printf("no outlier among %zu cells\n", cells.size());
-  for (const int rank : slow)
-    std::printf("SLOW RANK %d (%s): every pair it is part of is an outlier\n", rank,
-                context.rank_hosts[static_cast<std::size_t>(rank)].c_str());
+  for (const int rank : slow) {
+    // With --per-rail a slow rank is one rail of its node: its NIC or cable.
+    const auto own_cell = std::find_if(cells.begin(), cells.end(), [&](const PairCell& cell) {
+      return cell.src_rank == rank || cell.dst_rank == rank;
+    });
+    const std::string rail = own_cell != cells.end() && own_cell->rail ? fmt::format(", rail {}", *own_cell->rail) : "";
+    std::printf("SLOW RANK %d (%s%s): every pair it is part of is an outlier\n", rank,
+                context.rank_hosts[static_cast<std::size_t>(rank)].c_str(), rail.c_str());
+  }
   for (const PairCell& cell : cells) {
     if (!cell.flagged) continue;
-    std::printf("OUTLIER %d (%s, %s) -> %d (%s, %s) %s: %s; link: %s\n", cell.src_rank, cell.src_host.c_str(),
+    const std::string rail = cell.rail ? fmt::format(" rail {}", *cell.rail) : "";
+    std::printf("OUTLIER %d (%s, %s) -> %d (%s, %s) %s%s: %s; link: %s\n", cell.src_rank, cell.src_host.c_str(),
                 cell.src_device.c_str(), cell.dst_rank, cell.dst_host.c_str(), cell.dst_device.c_str(),
-                std::string(direction_text(cell)).c_str(), cell.flag_reason.c_str(), cell.link.c_str());
+                std::string(direction_text(cell)).c_str(), rail.c_str(), cell.flag_reason.c_str(), cell.link.c_str());
   }
   std::fflush(stdout);
 }
@@ -305,7 +332,8 @@ nlohmann::ordered_json cell_json(const PairCell& cell) {
           {"round", cell.round},         {"gbps", cell.gbps},
           {"latency_us", optional(cell.latency_us)}, {"theoretical_gbps", optional(cell.theoretical_gbps)},
           {"efficiency", optional(cell.efficiency)}, {"flagged", cell.flagged},
-          {"reason", cell.flag_reason},  {"link", cell.link}};
+          {"reason", cell.flag_reason},  {"link", cell.link},
+          {"rail", cell.rail ? nlohmann::ordered_json(*cell.rail) : nlohmann::ordered_json(nullptr)}};
 }
 
 void write_results(const P2pOptions& options, const RunContext& context, const std::vector<PairCell>& cells,
@@ -332,18 +360,57 @@ void write_results(const P2pOptions& options, const RunContext& context, const s
                         doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
 }
 
+// Rank 0 holds every cell (about 500 bytes each with its strings) and writes one CSV line
+// per cell: past this many a plan is refused before it starts rather than running out of
+// memory at the end. 16.8 M is 1024 nodes x 8 GPUs --per-rail, both directions, twice over;
+// all-pairs over those 8192 ranks would be 67 M.
+constexpr std::uint64_t kMostCells = std::uint64_t{1} << 24;
+
+void require_cells_fit(const P2pOptions& options, std::uint64_t pairs, int ranks) {
+  const std::uint64_t cells = pairs * (options.both_ways ? 1 : 2);
+  if (cells > kMostCells)
+    throw UsageError(fmt::format("--schedule {}: {} cells on {} ranks is more than the {} one report holds; use "
+                                 "--per-rail, --schedule random --rounds K, or fewer ranks per node",
+                                 name_of(options.schedule), cells, ranks, kMostCells));
+}
+
+// The schedule over ranks, or with --per-rail over nodes, each node pair's rails at once.
+std::vector<PairRound> plan_rounds(const P2pOptions& options, const NodeRanks& nodes, int ranks) {
+  if (!options.per_rail) {
+    // Counted before the rounds are built: all-pairs over 8192 ranks is 268 MB of pairs.
+    const auto count = static_cast<std::uint64_t>(ranks);
+    const std::uint64_t pairs = options.schedule == PairSchedule::all_pairs ? count * (count - 1) / 2
+                                : options.schedule == PairSchedule::ring    ? count
+                                                                            : count / 2 * options.rounds;
+    require_cells_fit(options, pairs, ranks);
+    std::vector<PairRound> rounds = pair_rounds(options.schedule, ranks, options.rounds, options.seed);
+    if (rounds.empty()) throw UsageError(fmt::format("bench-p2p: needs at least 2 ranks (got {})", ranks));
+    return rounds;
+  }
+  if (nodes.hosts.size() < 2)
+    throw UsageError(fmt::format("--per-rail: needs ranks on at least 2 nodes (all {} ranks are on {})", ranks,
+                                 nodes.hosts.empty() ? "no host" : nodes.hosts.front()));
+  std::vector<PairRound> rounds = rail_rounds(
+      pair_rounds(options.schedule, static_cast<int>(nodes.hosts.size()), options.rounds, options.seed), nodes);
+  std::uint64_t pairs = 0;
+  for (const PairRound& round : rounds) pairs += round.size();
+  require_cells_fit(options, pairs, ranks);
+  return rounds;
+}
+
 int run_in_job(const P2pOptions& options, JobStart& start) {
   set_profile_category(ProfileCategory::p2p);
   JobSession session(start, kSchema);
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
   Backend& backend = session.create_backend(BackendRequest{options.backend});
   std::vector<PairRound> rounds;
+  NodeRanks nodes;
   session.step("planning the pair rounds", [&] {
-    rounds = pair_rounds(options.schedule, backend.ranks(), options.rounds, options.seed);
-    if (rounds.empty()) throw UsageError("bench-p2p: needs at least 2 ranks (got " + std::to_string(backend.ranks()) + ")");
+    nodes = group_ranks_by_node(backend.group().hostnames());
+    rounds = plan_rounds(options, nodes, backend.ranks());
   });
   RunContext context = session.run_context(options.describe());
-  PairMatrixRun run(options, session, backend);
+  PairMatrixRun run(options, session, backend, nodes.rail_of_rank);
   std::vector<PairCell> cells;
   std::uint64_t wrong_bytes = 0;
   int exit_code = 0;

@@ -106,14 +106,15 @@ std::string matrix_text(const std::vector<PairCell>& cells, int ranks, bool late
 std::string cells_csv(const std::vector<PairCell>& cells) {
   std::string csv =
       "src_host,src_rank,src_device,dst_host,dst_rank,dst_device,bytes,direction,round,gbps,latency_us,"
-      "theoretical_gbps,efficiency,flagged,reason,link\n";
+      "theoretical_gbps,efficiency,flagged,reason,link,rail\n";
   for (const PairCell& cell : cells)
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(cell.src_host), cell.src_rank,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(cell.src_host), cell.src_rank,
                        csv_escape(cell.src_device), csv_escape(cell.dst_host), cell.dst_rank,
                        csv_escape(cell.dst_device), cell.bytes, direction_text(cell), cell.round,
                        significant_text(cell.gbps, 9), optional_number(cell.latency_us),
                        optional_number(cell.theoretical_gbps), optional_number(cell.efficiency),
-                       cell.flagged ? "true" : "false", csv_escape(cell.flag_reason), csv_escape(cell.link));
+                       cell.flagged ? "true" : "false", csv_escape(cell.flag_reason), csv_escape(cell.link),
+                       cell.rail ? std::to_string(*cell.rail) : "");
   return csv;
 }
 

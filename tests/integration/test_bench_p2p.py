@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -101,6 +102,16 @@ class Schedules(TempDirTest):
         self.assertIn("both directions at once", out)
         self.assertEqual(doc["exit_code"], 0)
 
+    def test_past_64_ranks_the_console_lists_outliers_only(self):
+        csv_path = self.path("wide.csv")
+        rc, out, err = run(65, "--schedule", "ring", "-b", "8", "-n", "1", "-w", "0", "--latency-bytes", "0",
+                           "--csv", csv_path)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("(the 65 x 65 matrices are not printed past 64 ranks: the CSV and JSON hold every cell)", out)
+        self.assertNotIn("bandwidth (GB/s)", out)
+        with open(csv_path, newline="") as f:
+            self.assertEqual(len(list(csv.DictReader(f))), 65 * 2)  # the ring's 65 pairs, one way each
+
 
 class BadInput(TempDirTest):
     def test_each_mistake_is_one_line_and_exit_2(self):
@@ -111,6 +122,11 @@ class BadInput(TempDirTest):
             (2, ["--outlier-fraction", "0"], "bench-p2p: error: --outlier-fraction: '0' is not in (0, 1]"),
             (2, ["-b", "0"], None),
             (1, [], "bench-p2p: error: bench-p2p: needs at least 2 ranks (got 1)"),
+            (2, ["--schedule", "random", "--rounds", "10000000"],
+             "bench-p2p: error: --schedule random: 20000000 cells on 2 ranks is more than the 16777216 one report "
+             "holds; use --per-rail, --schedule random --rounds K, or fewer ranks per node"),
+            (2, ["--per-rail"], "bench-p2p: error: --per-rail: needs ranks on at least 2 nodes (all 2 ranks are on %s)"
+             % socket.gethostname()),
         ]
         for np, args, message in cases:
             with self.subTest(args=args):

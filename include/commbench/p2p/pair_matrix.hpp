@@ -20,6 +20,7 @@ struct PairCell {
   std::uint64_t bytes = 0;
   PairDirection direction = PairDirection::forward;
   int round = 0;
+  std::optional<int> rail;                // --per-rail: both ranks' place on their node
   double gbps = 0;                        // bytes per second of this direction, in GB/s
   std::optional<double> latency_us;       // the pair's small-message exchange time
   std::optional<double> theoretical_gbps; // spec of the link between them (bandwidth model)
