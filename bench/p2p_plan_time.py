@@ -15,7 +15,7 @@ BYTES, ITERS, WARMUP = 4 << 20, 10, 2            # bench-p2p's defaults: -b 4M -
 LATENCY_ITERS = 100                              # --latency-iters
 NIC_EFFICIENCY = 0.96                            # the bandwidth model's NIC figure (docs/bandwidth-model.md)
 MOST_CELLS = 1 << 24                             # bench-p2p refuses larger plans (exit 2)
-CSV_BYTES_PER_CELL = 200                         # one CSV line with hosts, devices and the link
+CSV_BYTES_PER_CELL = 200                         # a line was 164 B here with short host and device names
 
 
 def rounds_and_pairs(nodes, per_node, per_rail):

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -95,7 +96,12 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
       ->default_str("all-pairs");
   add_parsed_option(
       app, "--rounds", options.rounds,
-      [](const std::string& text) { return static_cast<int>(parse_count(text, "--rounds", 1)); },
+      [](const std::string& text) {
+        const std::uint64_t rounds = parse_count(text, "--rounds", 1);
+        if (rounds > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+          throw UsageError(fmt::format("--rounds: '{}' is more than {}", text, std::numeric_limits<int>::max()));
+        return static_cast<int>(rounds);
+      },
       "Rounds of the random schedule", "K");
   add_parsed_option(
       app, "--seed", options.seed, [](const std::string& text) { return parse_count(text, "--seed", 0); },
@@ -298,26 +304,7 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
   if (!cells.empty() && cells.front().latency_us && ranks <= kMostMatrixRanks)
     std::printf("\nlatency (us): one exchange of a small message in both directions\n%s",
                 matrix_text(cells, ranks, true).c_str());
-  std::size_t flagged = 0;
-  for (const PairCell& cell : cells) flagged += cell.flagged;
-  std::printf("\n");
-  if (flagged == 0) std::printf("no outlier among %zu cells\n", cells.size());
-  for (const int rank : slow) {
-    // With --per-rail a slow rank is one rail of its node: its NIC or cable.
-    const auto own_cell = std::find_if(cells.begin(), cells.end(), [&](const PairCell& cell) {
-      return cell.src_rank == rank || cell.dst_rank == rank;
-    });
-    const std::string rail = own_cell != cells.end() && own_cell->rail ? fmt::format(", rail {}", *own_cell->rail) : "";
-    std::printf("SLOW RANK %d (%s%s): every pair it is part of is an outlier\n", rank,
-                context.rank_hosts[static_cast<std::size_t>(rank)].c_str(), rail.c_str());
-  }
-  for (const PairCell& cell : cells) {
-    if (!cell.flagged) continue;
-    const std::string rail = cell.rail ? fmt::format(" rail {}", *cell.rail) : "";
-    std::printf("OUTLIER %d (%s, %s) -> %d (%s, %s) %s%s: %s; link: %s\n", cell.src_rank, cell.src_host.c_str(),
-                cell.src_device.c_str(), cell.dst_rank, cell.dst_host.c_str(), cell.dst_device.c_str(),
-                std::string(direction_text(cell)).c_str(), rail.c_str(), cell.flag_reason.c_str(), cell.link.c_str());
-  }
+  std::printf("\n%s", findings_text(cells, slow).c_str());
   std::fflush(stdout);
 }
 
@@ -360,7 +347,7 @@ void write_results(const P2pOptions& options, const RunContext& context, const s
                         doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
 }
 
-// Rank 0 holds every cell (about 500 bytes each with its strings) and writes one CSV line
+// Rank 0 holds every cell (about 420 bytes each with its strings) and builds one CSV line
 // per cell: past this many a plan is refused before it starts rather than running out of
 // memory at the end. 16.8 M is 1024 nodes x 8 GPUs --per-rail, both directions, twice over;
 // all-pairs over those 8192 ranks would be 67 M.

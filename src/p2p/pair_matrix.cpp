@@ -103,6 +103,29 @@ std::string matrix_text(const std::vector<PairCell>& cells, int ranks, bool late
   return table;
 }
 
+std::string findings_text(const std::vector<PairCell>& cells, const std::vector<int>& slow) {
+  std::string text;
+  if (std::none_of(cells.begin(), cells.end(), [](const PairCell& cell) { return cell.flagged; }))
+    text += fmt::format("no outlier among {} cells\n", cells.size());
+  for (const int rank : slow) {
+    const auto own = std::find_if(cells.begin(), cells.end(), [&](const PairCell& cell) {
+      return cell.src_rank == rank || cell.dst_rank == rank;
+    });
+    if (own == cells.end()) continue;
+    const std::string& host = own->src_rank == rank ? own->src_host : own->dst_host;
+    const std::string rail = own->rail ? fmt::format(", rail {}", *own->rail) : "";
+    text += fmt::format("SLOW RANK {} ({}{}): every pair it is part of is an outlier\n", rank, host, rail);
+  }
+  for (const PairCell& cell : cells) {
+    if (!cell.flagged) continue;
+    const std::string rail = cell.rail ? fmt::format(" rail {}", *cell.rail) : "";
+    text += fmt::format("OUTLIER {} ({}, {}) -> {} ({}, {}) {}{}: {}; link: {}\n", cell.src_rank, cell.src_host,
+                        cell.src_device, cell.dst_rank, cell.dst_host, cell.dst_device, direction_text(cell), rail,
+                        cell.flag_reason, cell.link);
+  }
+  return text;
+}
+
 std::string cells_csv(const std::vector<PairCell>& cells) {
   std::string csv =
       "src_host,src_rank,src_device,dst_host,dst_rank,dst_device,bytes,direction,round,gbps,latency_us,"

@@ -122,6 +122,8 @@ class BadInput(TempDirTest):
             (2, ["--outlier-fraction", "0"], "bench-p2p: error: --outlier-fraction: '0' is not in (0, 1]"),
             (2, ["-b", "0"], None),
             (1, [], "bench-p2p: error: bench-p2p: needs at least 2 ranks (got 1)"),
+            (2, ["--schedule", "random", "--rounds", "4294967297"],
+             "bench-p2p: error: --rounds: '4294967297' is more than 2147483647"),
             (2, ["--schedule", "random", "--rounds", "10000000"],
              "bench-p2p: error: --schedule random: 20000000 cells on 2 ranks is more than the 16777216 one report "
              "holds; use --per-rail, --schedule random --rounds K, or fewer ranks per node"),

@@ -48,6 +48,11 @@ std::vector<int> slow_ranks(const std::vector<PairCell>& cells);
 // no cell was measured, a trailing '!' on an outlier). Latency instead when `latency`.
 std::string matrix_text(const std::vector<PairCell>& cells, int ranks, bool latency);
 
+// What the matrices show, one line each: "no outlier among N cells", or a SLOW RANK line
+// per slow rank (with its rail under --per-rail: that rail's NIC or cable) and an OUTLIER
+// line per flagged cell with both hosts, devices, the reason and the link.
+std::string findings_text(const std::vector<PairCell>& cells, const std::vector<int>& slow);
+
 // "one-way" (measured alone; src and dst say which way) or "both" (while the pair also
 // sent the other way): the direction column of the CSV and JSON.
 std::string_view direction_text(const PairCell& cell);

@@ -100,5 +100,31 @@ TEST(PairMatrix, TheMatrixAndTheCsv) {
   EXPECT_EQ(first, "n0,0,,n1,1,,1048576,one-way,0,10.01,2.5,,,false,,,1");
 }
 
+TEST(PairMatrix, FindingsNameTheSlowRankWithItsRailAndEachOutlier) {
+  std::vector<PairCell> cells = matrix(4, 10.0, 2, 1.0);
+  for (PairCell& cell : cells) {
+    cell.src_device = "GPU " + std::to_string(cell.src_rank);
+    cell.dst_device = "GPU " + std::to_string(cell.dst_rank);
+    cell.link = "NIC";
+  }
+  std::vector<PairCell> healthy = matrix(4, 10.0);
+  EXPECT_EQ(findings_text(healthy, {}), "no outlier among 12 cells\n");
+  flag_outliers(cells, kDefaultOutlierFraction);
+  std::istringstream lines(findings_text(cells, slow_ranks(cells)));
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(first, "SLOW RANK 2 (n2): every pair it is part of is an outlier");
+  EXPECT_EQ(second.rfind("OUTLIER 0 (n0, GPU 0) -> 2 (n2, GPU 2) one-way: 1 GB/s is 10% of the ranks' median", 0), 0u)
+      << second;
+  EXPECT_NE(second.find("; link: NIC"), std::string::npos) << second;
+  for (PairCell& cell : cells) cell.rail = cell.src_rank % 2;  // as --per-rail records it
+  std::istringstream per_rail(findings_text(cells, slow_ranks(cells)));
+  std::getline(per_rail, first);
+  std::getline(per_rail, second);
+  EXPECT_EQ(first, "SLOW RANK 2 (n2, rail 0): every pair it is part of is an outlier");
+  EXPECT_EQ(second.rfind("OUTLIER 0 (n0, GPU 0) -> 2 (n2, GPU 2) one-way rail 0: ", 0), 0u) << second;
+}
+
 }  // namespace
 }  // namespace commbench
