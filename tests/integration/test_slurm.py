@@ -28,9 +28,9 @@ NODES = ["cb-node1", "cb-node2", "cb-node3", "cb-node4"]
 
 
 def environment(**extra):
-    env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
     # `slurm-cluster.sh run` sets how Open MPI's ranks share the cores and which transport
-    # they use (why: in the script).
+    # they use (why: in the script); the tests' own shell does not get a say.
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("SLURM_", "OMPI_MCA_"))}
     env.update(COMMBENCH_BIN=BIN, PYTHONDONTWRITEBYTECODE="1")
     env.update(extra)
     return env
@@ -199,6 +199,15 @@ class ClusterTest(unittest.TestCase):
 
 
 class SrunAndSbatch(ClusterTest):
+    def test_job_steps_get_the_clusters_mpi_settings_unless_the_caller_gives_their_own(self):
+        def step_env(**caller):
+            p = self.run_on_cluster("srun", "-N", "1", "printenv", "OMPI_MCA_pml", "OMPI_MCA_mpi_yield_when_idle",
+                                    **caller)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return p.stdout.split()
+        self.assertEqual(step_env(), ["ucx", "1"])
+        self.assertEqual(step_env(OMPI_MCA_pml="ob1", OMPI_MCA_mpi_yield_when_idle="0"), ["ob1", "0"])
+
     def test_srun_across_four_nodes_checks_clean_and_names_hosts_job_and_step(self):
         name = "srun-" + uuid.uuid4().hex[:8]
         csv_path, json_path = self.path("c.csv"), self.path("c.json")
