@@ -2,13 +2,15 @@
 # Proving the NCCL backend on a lent GPU machine (one GPU, no MPI, no package registry):
 #
 #   here:   scripts/gpu-session.sh stage
-#           builds bench-collectives, bench-topology, bench-patterns, bench-validate and the
+#           builds bench-collectives, bench-topology, bench-patterns, bench-validate, bench-p2p and the
 #           backend-extensions test without MPI (one process drives the GPUs) into .gpu/,
 #           which git ignores; the device tool carries it (carry: [".gpu"]).
 #   there:  scripts/gpu-session.sh run "$OUT"
 #           runs bench-topology's live probe, the gpu-labelled tests, the backend-extensions
 #           test (spin-kernel calibration, streams and events, overlap, peer send/recv:
 #           gpu-extensions.log)
+#           bench-p2p --local (every GPU pair by copy engine, SM kernel and NCCL, host
+#           transfers near, far and pageable, against the PCIe link: p2p-local.*),
 #           the full sweep (8 B - 8 GiB, every collective, --check), one bench-patterns
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
 #           bench-validate on the one node, --profile-range on the CUDA context (and
@@ -34,7 +36,7 @@ collect_libraries() {
   ldd "$@" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u | while read -r name path; do
     case "$name" in
       libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|libdl.so*|librt.so*) ;;
-      libcuda.so*|libnvidia-*|libnccl.so*|libcudart.so*|libnvidia-ml.so*) ;;
+      libcuda.so*|libnvidia-*|libnccl.so*|libcudart.so*) ;;  # libnvidia-* includes NVML
       *) cp -L "$path" "$dest/$name" ;;
     esac
   done
@@ -48,12 +50,13 @@ case "${1:-}" in
     # Tests on only for the extensions test's target; nothing else of them is built.
     COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=ON
                           -DCOMMBENCH_BUILD_MICROBENCH=OFF)
-    commbench_build --target bench-collectives bench-topology bench-patterns bench-validate \
+    commbench_build --target bench-collectives bench-topology bench-patterns bench-validate bench-p2p \
       commbench-gpu-extensions-test
     rm -rf "$stage"
     mkdir -p "$stage"
     cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/bench/bench-topology" \
        "$COMMBENCH_BUILD/bench/bench-patterns" "$COMMBENCH_BUILD/bench/bench-validate" \
+       "$COMMBENCH_BUILD/bench/bench-p2p" \
        "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
     collect_libraries "$stage/lib" "$stage"/bench-* "$stage/commbench-gpu-extensions-test"
     echo "carried libraries: $(ls "$stage/lib" | tr '\n' ' ')"
@@ -84,6 +87,12 @@ case "${1:-}" in
     COMMBENCH_BENCH_COLLECTIVES="$bin" PYTHONUNBUFFERED=1 \
       python3 "$root/tests/gpu/test_gpu_collectives.py" > "$out/gpu-tests.log" 2>&1 || status=$?
     echo "gpu tests: exit $status (log: gpu-tests.log)"
+    # bench-p2p --local under its GPU test, which keeps the run's CSV, JSON and console.
+    p2p=0
+    COMMBENCH_BENCH_P2P="$stage/bench-p2p" COMMBENCH_P2P_OUT="$out" PYTHONUNBUFFERED=1 \
+      python3 "$root/tests/gpu/test_gpu_p2p.py" > "$out/gpu-p2p-tests.log" 2>&1 || p2p=$?
+    echo "bench-p2p --local tests: exit $p2p (gpu-p2p-tests.log, p2p-local.txt)"
+    [ "$p2p" -eq 0 ] || status=$p2p
     extensions=0
     "$stage/commbench-gpu-extensions-test" > "$out/gpu-extensions.log" 2>&1 || extensions=$?
     echo "backend extensions: exit $extensions (log: gpu-extensions.log)"; grep -E "^(FAIL|worst)" "$out/gpu-extensions.log" || true

@@ -13,11 +13,15 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
+#include "p2p_local_run.hpp"
+#include "pair_cell_json.hpp"
 #include "result_command.hpp"
+#include "commbench/backend/backend_factory.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
+#include "commbench/config.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
@@ -48,6 +52,8 @@ struct P2pOptions {
   std::uint64_t seed = 1;
   bool both_ways = false;
   bool per_rail = false;
+  bool local = false;  // each node's GPUs from its first rank (p2p_local_run.hpp)
+  std::vector<GpuCopyMethod> methods{GpuCopyMethod::copy_engine, GpuCopyMethod::sm_kernel, GpuCopyMethod::nccl};
   std::uint64_t bytes = std::uint64_t{4} << 20;
   std::uint64_t iterations = 10;
   std::uint64_t warmup = 2;
@@ -60,8 +66,15 @@ struct P2pOptions {
   ResultFiles files;
 
   std::vector<std::pair<std::string, std::string>> describe() const {
-    std::vector<std::pair<std::string, std::string>> settings{{"schedule", std::string(name_of(schedule))}};
-    if (schedule == PairSchedule::random)
+    std::vector<std::pair<std::string, std::string>> settings;
+    if (local) {
+      std::string names;
+      for (const GpuCopyMethod method : methods) names += (names.empty() ? "" : ",") + std::string(name_of(method));
+      settings.insert(settings.end(), {{"local", "1"}, {"methods", names}});
+    } else {
+      settings.insert(settings.end(), {{"schedule", std::string(name_of(schedule))}});
+    }
+    if (!local && schedule == PairSchedule::random)
       settings.insert(settings.end(), {{"rounds", std::to_string(rounds)}, {"seed", std::to_string(seed)}});
     settings.insert(settings.end(), {{"per_rail", per_rail ? "1" : "0"},
                                      {"both_ways", both_ways ? "1" : "0"},
@@ -79,6 +92,37 @@ struct P2pOptions {
 };
 
 using ParsedP2pCommandLine = ParsedCommandLine<P2pOptions>;
+
+std::vector<GpuCopyMethod> parse_copy_methods(const std::string& text) {
+  std::vector<GpuCopyMethod> methods;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, end - start);
+    bool known = false;
+    for (const GpuCopyMethod method : {GpuCopyMethod::copy_engine, GpuCopyMethod::sm_kernel, GpuCopyMethod::nccl})
+      if (name == name_of(method)) {
+        if (std::find(methods.begin(), methods.end(), method) == methods.end()) methods.push_back(method);
+        known = true;
+      }
+    if (!known)
+      throw UsageError(fmt::format("--methods: '{}' is not one of copy-engine, sm-copy, nccl", name));
+    start = end + 1;
+  }
+  return methods;
+}
+
+// --local measures inside nodes with CUDA: the flags that choose pairs of ranks or a
+// backend mean nothing there, and a build without CUDA cannot do it at all.
+void check_local_flags(const CLI::App& app, P2pOptions& options) {
+  for (const char* flag : {"--schedule", "--rounds", "--seed", "--per-rail", "--backend"})
+    if (app.count(flag) > 0) throw UsageError(fmt::format("{}: does not apply to --local", flag));
+  if (options.latency_bytes != 0 && options.latency_bytes != 8)
+    throw UsageError("--latency-bytes: --local times 8-byte loads; give 8 or 0 (no latency)");
+  if (app.count("--bytes") == 0) options.bytes = std::uint64_t{64} << 20;
+  if (!COMMBENCH_HAVE_NCCL)
+    throw UsageError("--local: this bench-p2p was built without CUDA (configure with -DCOMMBENCH_WITH_NCCL=ON)");
+}
 
 ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   CLI::App app{
@@ -110,11 +154,21 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   app.add_flag("--per-rail", options.per_rail,
                "Only ranks of different nodes at the same place on their node meet (GPU i with GPU i: one NIC rail "
                "per pair); --schedule then pairs nodes, every rail of a node pair at once");
+  app.add_flag("--local", options.local,
+               "Inside each node instead of between ranks: the first rank of every node measures the GPUs it sees "
+               "(GPU to GPU by each --methods, host to GPU and back from pinned memory on the GPU's NUMA node, on "
+               "another one, and pageable; load latency; peer access), timed with CUDA events");
+  add_parsed_option(
+      app, "--methods", options.methods, [](const std::string& text) { return parse_copy_methods(text); },
+      "--local: how GPUs move data to each other, a comma-separated list of copy-engine (cudaMemcpyPeerAsync), "
+      "sm-copy (a kernel storing into the peer's memory), nccl (ncclSend/ncclRecv)",
+      "LIST")
+      ->default_str("copy-engine,sm-copy,nccl");
   app.add_flag("--both-ways", options.both_ways,
                "Each pair sends in both directions at once (bidirectional); default: one direction at a time");
   add_parsed_option(
       app, "-b,--bytes", options.bytes, [](const std::string& text) { return parse_size(text, "-b/--bytes"); },
-      "Message size of the bandwidth matrix (binary units: 4M = 4194304)", "SIZE")
+      "Message size of the bandwidth matrix (binary units: 4M = 4194304); 64M with --local", "SIZE")
       ->default_str("4M");
   add_parsed_option(
       app, "-n,--iters", options.iterations, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
@@ -127,7 +181,7 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   add_parsed_option(
       app, "--latency-bytes", options.latency_bytes,
       [](const std::string& text) { return text == "0" ? 0 : parse_size(text, "--latency-bytes"); },
-      "Message size of the latency matrix; 0 skips it", "SIZE")
+      "Message size of the latency matrix; 0 skips it (--local times 8-byte loads: 8 or 0)", "SIZE")
       ->default_str("8");
   add_parsed_option(
       app, "--latency-iters", options.latency_iterations,
@@ -150,11 +204,16 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   add_result_file_options(app, options.files, "Write one row per measured pair and direction to this CSV file",
                           "Write provenance and every cell to this JSON file");
   const CommandLineOutcome outcome = parse_command_line(app, argc, argv, kProgram);
+  // --version also says which backends (and so whether --local's CUDA) this binary has.
+  if (outcome.request == CommandLineRequest::version)
+    return {std::nullopt, outcome.text + "\nbackends: " + available_backends()};
   if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
   if (options.schedule == PairSchedule::random && options.rounds == 0)
     throw UsageError("--schedule random: give --rounds K");
   if (options.schedule != PairSchedule::random && app.count("--rounds") > 0)
     throw UsageError("--rounds: applies to --schedule random only");
+  if (options.local) check_local_flags(app, options);
+  else if (app.count("--methods") > 0) throw UsageError("--methods: applies to --local only");
   check_distinct_outputs(options.files.csv_path, options.files.json_path);
   return {options, ""};
 }
@@ -308,21 +367,6 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
   std::fflush(stdout);
 }
 
-nlohmann::ordered_json cell_json(const PairCell& cell) {
-  const auto optional = [](const std::optional<double>& value) {
-    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-  };
-  return {{"src_host", cell.src_host},   {"src_rank", cell.src_rank},
-          {"src_device", cell.src_device}, {"dst_host", cell.dst_host},
-          {"dst_rank", cell.dst_rank},   {"dst_device", cell.dst_device},
-          {"bytes", cell.bytes},         {"direction", std::string(direction_text(cell))},
-          {"round", cell.round},         {"gbps", cell.gbps},
-          {"latency_us", optional(cell.latency_us)}, {"theoretical_gbps", optional(cell.theoretical_gbps)},
-          {"efficiency", optional(cell.efficiency)}, {"flagged", cell.flagged},
-          {"reason", cell.flag_reason},  {"link", cell.link},
-          {"rail", cell.rail ? nlohmann::ordered_json(*cell.rail) : nlohmann::ordered_json(nullptr)}};
-}
-
 void write_results(const P2pOptions& options, const RunContext& context, const std::vector<PairCell>& cells,
                    const std::vector<int>& slow, const std::vector<PairRound>& rounds, bool complete, int exit_code) {
   if (!options.files.csv_path.empty())
@@ -385,9 +429,84 @@ std::vector<PairRound> plan_rounds(const P2pOptions& options, const NodeRanks& n
   return rounds;
 }
 
+void print_local_report(const RunContext& context, const LocalRunResult& result) {
+  std::printf("# %s %s (commit %s), --local: the GPUs of %zu node%s, each measured by its first rank\n", kProgram,
+              commbench::version(), git_commit(), result.nodes.size(), result.nodes.size() == 1 ? "" : "s");
+  std::printf("%s", slurm_comment_line(context).c_str());
+  for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+  for (const LocalNodeResult& node : result.nodes) {
+    std::vector<PairCell> own;
+    for (const PairCell& cell : result.cells)
+      if (cell.src_host == node.node.host) own.push_back(cell);
+    std::printf("%s", local_report_text(node.node, own).c_str());
+    if (node.node.bus_ids.size() > 1)
+      std::printf("\npeer access: NV = direct over NVLink, P2P = direct over PCIe, host = staged through host memory\n%s",
+                  peer_access_text(node.peer_access).c_str());
+    for (const std::string& note : node.notes) std::printf("# note (%s): %s\n", node.node.host.c_str(), note.c_str());
+  }
+  std::printf("\n%s", findings_text(result.cells, {}).c_str());
+  std::fflush(stdout);
+}
+
+void write_local_results(const P2pOptions& options, const RunContext& context, const LocalRunResult& result,
+                         int exit_code) {
+  if (!options.files.csv_path.empty())
+    write_file_atomically(options.files.csv_path, slurm_comment_line(context) + cells_csv(result.cells), "--csv");
+  if (options.files.json_path.empty()) return;
+  nlohmann::ordered_json doc;
+  doc["schema"] = kSchema;
+  doc["provenance"] = provenance_json(context);
+  doc["mode"] = "local";
+  doc["nodes"] = nlohmann::ordered_json::array();
+  for (const LocalNodeResult& node : result.nodes)
+    doc["nodes"].push_back({{"host", node.node.host},
+                            {"rank", node.node.rank},
+                            {"gpus", node.node.bus_ids},
+                            {"gpu_numa", node.node.gpu_numa},
+                            {"numa_nodes", node.node.numa_nodes},
+                            {"peer_access", node.peer_access},
+                            {"notes", node.notes}});
+  doc["cells"] = nlohmann::ordered_json::array();
+  for (const PairCell& cell : result.cells) doc["cells"].push_back(cell_json(cell));
+  doc["complete"] = true;
+  doc["exit_code"] = exit_code;
+  write_file_atomically(options.files.json_path,
+                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+}
+
+int run_local(const P2pOptions& options, JobSession& session) {
+  LocalRunSettings settings;
+  settings.plan.methods = options.methods;
+  settings.plan.both_ways = options.both_ways;
+  settings.copy.bytes = options.bytes;
+  settings.copy.warmup = options.warmup;
+  settings.copy.iterations = options.iterations;
+  settings.copy.check = options.check;
+  // A hundred loads per --latency-iters: one load is about a microsecond, and a kernel's
+  // start (a few microseconds) must vanish in the figure.
+  settings.latency_loads = options.latency_bytes == 0 ? 0 : options.latency_iterations * 100;
+  RunContext context = session.run_context(options.describe());
+  LocalRunResult result = run_local_links(session, settings);
+  flag_outliers(result.cells, options.outlier_fraction);
+  const bool any_flagged =
+      std::any_of(result.cells.begin(), result.cells.end(), [](const PairCell& cell) { return cell.flagged; });
+  int exit_code = 0;
+  if (result.wrong_bytes > 0 || (any_flagged && options.fail_on_outlier))
+    exit_code = static_cast<int>(ExitCode::check_failed);
+  session.step("writing the report", [&] {
+    if (!session.reporting()) return;
+    print_local_report(context, result);
+    if (result.wrong_bytes > 0)
+      std::printf("check failed: %llu bytes received wrong\n", static_cast<unsigned long long>(result.wrong_bytes));
+    write_local_results(options, context, result, exit_code);
+  });
+  return exit_code;
+}
+
 int run_in_job(const P2pOptions& options, JobStart& start) {
   set_profile_category(ProfileCategory::p2p);
   JobSession session(start, kSchema);
+  if (options.local) return run_local(options, session);
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
   Backend& backend = session.create_backend(BackendRequest{options.backend});
   std::vector<PairRound> rounds;

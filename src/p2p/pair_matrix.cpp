@@ -28,32 +28,55 @@ std::string optional_number(const std::optional<double>& value) {
 
 std::string_view direction_text(const PairCell& cell) { return both_ways(cell) ? "both" : "one-way"; }
 
-// The median over ranks of each rank's median cell (as sender or receiver): a slow rank
-// drags down its own median and its partners' cells, but not the reference, while fewer
-// than half the ranks are slow. (The plain median of all cells would fall with every
+bool between_peers(const PairCell& cell) {
+  return cell.method != "pinned-near" && cell.method != "pinned-far" && cell.method != "pageable";
+}
+
+namespace {
+
+// Cells measured the same way are compared with each other: the same method, one way or
+// both at once, and which end is host memory (host to GPU and back may differ).
+std::string kind_of(const PairCell& cell) {
+  return fmt::format("{}|{}|{}", cell.method, direction_text(cell),
+                     between_peers(cell) ? "peers" : cell.src_device.rfind("host", 0) == 0 ? "to-gpu" : "to-host");
+}
+
+// An end of a cell: a rank, or one device of a rank (inside a node one rank drives them all).
+std::string endpoint(int rank, const std::string& device) { return fmt::format("{}|{}", rank, device); }
+
+// The median over endpoints of each endpoint's median cell (as sender or receiver): a slow
+// rank drags down its own median and its partners' cells, but not the reference, while
+// fewer than half the ranks are slow. (The plain median of all cells would fall with every
 // slow rank's row and column: on 4 ranks one slow rank is half the cells.)
-double reference_gbps(const std::vector<PairCell>& cells, bool together) {
-  std::map<int, std::vector<double>> by_rank;
+double reference_gbps(const std::vector<PairCell>& cells, const std::string& kind) {
+  std::map<std::string, std::vector<double>> by_endpoint;
   for (const PairCell& cell : cells) {
-    if (both_ways(cell) != together || cell.src_rank == cell.dst_rank) continue;
-    by_rank[cell.src_rank].push_back(cell.gbps);
-    by_rank[cell.dst_rank].push_back(cell.gbps);
+    if (kind_of(cell) != kind) continue;
+    const std::string source = endpoint(cell.src_rank, cell.src_device);
+    const std::string destination = endpoint(cell.dst_rank, cell.dst_device);
+    if (source == destination) continue;
+    by_endpoint[source].push_back(cell.gbps);
+    by_endpoint[destination].push_back(cell.gbps);
   }
   std::vector<double> medians;
-  for (auto& [rank, figures] : by_rank) medians.push_back(median_of(std::move(figures)));
+  for (auto& [end, figures] : by_endpoint) medians.push_back(median_of(std::move(figures)));
   return medians.empty() ? 0 : median_of(std::move(medians));
 }
 
+}  // namespace
+
 void flag_outliers(std::vector<PairCell>& cells, double fraction) {
-  for (const bool together : {false, true}) {
-    const double median = reference_gbps(cells, together);
-    if (median <= 0) continue;
+  std::set<std::string> kinds;
+  for (const PairCell& cell : cells) kinds.insert(kind_of(cell));
+  for (const std::string& kind : kinds) {
+    const double median = reference_gbps(cells, kind);
     for (PairCell& cell : cells) {
-      if (both_ways(cell) != together) continue;
+      if (kind_of(cell) != kind) continue;
       std::vector<std::string> reasons;
-      if (cell.gbps < fraction * median)
-        reasons.push_back(fmt::format("{} GB/s is {}% of the ranks' median {} GB/s", significant_text(cell.gbps, 4),
-                                      fixed_text(100 * cell.gbps / median, 0), significant_text(median, 4)));
+      if (median > 0 && cell.gbps < fraction * median)
+        reasons.push_back(fmt::format("{} GB/s is {}% of the {} median {} GB/s", significant_text(cell.gbps, 4),
+                                      fixed_text(100 * cell.gbps / median, 0),
+                                      cell.src_rank == cell.dst_rank ? "GPUs'" : "ranks'", significant_text(median, 4)));
       if (cell.theoretical_gbps && cell.gbps < fraction * *cell.theoretical_gbps)
         reasons.push_back(fmt::format("{} GB/s is {}% of the link's {} GB/s", significant_text(cell.gbps, 4),
                                       fixed_text(100 * cell.gbps / *cell.theoretical_gbps, 0),
@@ -82,25 +105,68 @@ std::vector<int> slow_ranks(const std::vector<PairCell>& cells) {
   return slow;
 }
 
-std::string matrix_text(const std::vector<PairCell>& cells, int ranks, bool latency) {
-  std::map<std::pair<int, int>, std::string> text;
-  for (const PairCell& cell : cells) {
-    const std::optional<double> value = latency ? cell.latency_us : std::optional<double>(cell.gbps);
-    if (!value) continue;
-    text[{cell.src_rank, cell.dst_rank}] = fixed_text(*value, 2) + (cell.flagged && !latency ? "!" : "");
-  }
+namespace {
+
+// A square table of `size` rows and columns (rows send, columns receive), "-" where `text`
+// has no entry.
+std::string square_table(const std::map<std::pair<int, int>, std::string>& text, int size, bool latency) {
   std::string table = fmt::format("{:>8}", latency ? "us" : "GB/s");
-  for (int dst = 0; dst < ranks; ++dst) table += fmt::format(" {:>9}", dst);
+  for (int dst = 0; dst < size; ++dst) table += fmt::format(" {:>9}", dst);
   table += '\n';
-  for (int src = 0; src < ranks; ++src) {
+  for (int src = 0; src < size; ++src) {
     table += fmt::format("{:>8}", src);
-    for (int dst = 0; dst < ranks; ++dst) {
+    for (int dst = 0; dst < size; ++dst) {
       const auto found = text.find({src, dst});
       table += fmt::format(" {:>9}", found == text.end() ? "-" : found->second);
     }
     table += '\n';
   }
   return table;
+}
+
+std::optional<std::string> cell_text(const PairCell& cell, bool latency) {
+  const std::optional<double> value = latency ? cell.latency_us : std::optional<double>(cell.gbps);
+  if (!value) return std::nullopt;
+  return fixed_text(*value, 2) + (cell.flagged && !latency ? "!" : "");
+}
+
+}  // namespace
+
+std::string matrix_text(const std::vector<PairCell>& cells, int ranks, bool latency) {
+  std::map<std::pair<int, int>, std::string> text;
+  for (const PairCell& cell : cells)
+    if (const auto shown = cell_text(cell, latency)) text[{cell.src_rank, cell.dst_rank}] = *shown;
+  return square_table(text, ranks, latency);
+}
+
+std::string device_matrix_text(const std::vector<PairCell>& cells, const std::vector<std::string>& devices,
+                               bool latency) {
+  const auto index_of = [&](const std::string& device) {
+    return static_cast<int>(std::find(devices.begin(), devices.end(), device) - devices.begin());
+  };
+  std::map<std::pair<int, int>, std::string> text;
+  for (const PairCell& cell : cells)
+    if (const auto shown = cell_text(cell, latency)) text[{index_of(cell.src_device), index_of(cell.dst_device)}] = *shown;
+  return square_table(text, static_cast<int>(devices.size()), latency);
+}
+
+std::vector<std::pair<std::string, std::string>> slow_devices(const std::vector<PairCell>& cells) {
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> partners;
+  std::map<std::pair<std::string, std::string>, bool> all_flagged;
+  for (const PairCell& cell : cells) {
+    if (cell.src_rank != cell.dst_rank || !between_peers(cell) || cell.src_device == cell.dst_device) continue;
+    for (const auto& [device, partner] : {std::pair{cell.src_device, cell.dst_device},
+                                          std::pair{cell.dst_device, cell.src_device}}) {
+      const std::pair key{cell.src_host, device};
+      partners[key].insert(partner);
+      const auto [entry, inserted] = all_flagged.emplace(key, cell.flagged);
+      if (!inserted) entry->second = entry->second && cell.flagged;
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> slow;
+  for (const auto& [key, flagged] : all_flagged)
+    if (flagged && partners[key].size() >= 2) slow.push_back(key);
+  return slow;
 }
 
 std::string findings_text(const std::vector<PairCell>& cells, const std::vector<int>& slow) {
@@ -116,12 +182,15 @@ std::string findings_text(const std::vector<PairCell>& cells, const std::vector<
     const std::string rail = own->rail ? fmt::format(", rail {}", *own->rail) : "";
     text += fmt::format("SLOW RANK {} ({}{}): every pair it is part of is an outlier\n", rank, host, rail);
   }
+  for (const auto& [host, device] : slow_devices(cells))
+    text += fmt::format("SLOW {} ({}): every transfer with another GPU is an outlier\n", device, host);
   for (const PairCell& cell : cells) {
     if (!cell.flagged) continue;
     const std::string rail = cell.rail ? fmt::format(" rail {}", *cell.rail) : "";
-    text += fmt::format("OUTLIER {} ({}, {}) -> {} ({}, {}) {}{}: {}; link: {}\n", cell.src_rank, cell.src_host,
-                        cell.src_device, cell.dst_rank, cell.dst_host, cell.dst_device, direction_text(cell), rail,
-                        cell.flag_reason, cell.link);
+    const std::string method = cell.method == "send/recv" ? "" : " " + cell.method;
+    text += fmt::format("OUTLIER {} ({}, {}) -> {} ({}, {}) {}{}{}: {}; link: {}\n", cell.src_rank, cell.src_host,
+                        cell.src_device, cell.dst_rank, cell.dst_host, cell.dst_device, direction_text(cell), method,
+                        rail, cell.flag_reason, cell.link);
   }
   return text;
 }
@@ -129,15 +198,15 @@ std::string findings_text(const std::vector<PairCell>& cells, const std::vector<
 std::string cells_csv(const std::vector<PairCell>& cells) {
   std::string csv =
       "src_host,src_rank,src_device,dst_host,dst_rank,dst_device,bytes,direction,round,gbps,latency_us,"
-      "theoretical_gbps,efficiency,flagged,reason,link,rail\n";
+      "theoretical_gbps,efficiency,flagged,reason,link,rail,method\n";
   for (const PairCell& cell : cells)
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(cell.src_host), cell.src_rank,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(cell.src_host), cell.src_rank,
                        csv_escape(cell.src_device), csv_escape(cell.dst_host), cell.dst_rank,
                        csv_escape(cell.dst_device), cell.bytes, direction_text(cell), cell.round,
                        significant_text(cell.gbps, 9), optional_number(cell.latency_us),
                        optional_number(cell.theoretical_gbps), optional_number(cell.efficiency),
                        cell.flagged ? "true" : "false", csv_escape(cell.flag_reason), csv_escape(cell.link),
-                       cell.rail ? std::to_string(*cell.rail) : "");
+                       cell.rail ? std::to_string(*cell.rail) : "", csv_escape(cell.method));
   return csv;
 }
 

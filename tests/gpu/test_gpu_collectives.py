@@ -8,26 +8,13 @@ import io
 import json
 import os
 import subprocess
-import sys
 import time
 import unittest
 
+from gpu_machine import gpus_or_skip
+
 BIN = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")  # empty: a build without MPI, one process
-SKIP = 77
-
-
-def gpu_count():
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU ")) if out.returncode == 0 else 0
-
-
-def built_backends():
-    out = subprocess.run([BIN, "--version"], capture_output=True, text=True, check=True).stdout
-    return [l for l in out.splitlines() if l.startswith("backends: ")][0][len("backends: "):].split(", ")
 
 
 def run(np, *args, timeout=900):
@@ -152,11 +139,5 @@ class NcclCollectives(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if "nccl" not in built_backends():
-        print("SKIP: this build has no NCCL backend (configure with CUDA and NCCL present)")
-        sys.exit(SKIP)
-    NcclCollectives.GPUS = gpu_count()
-    if NcclCollectives.GPUS == 0:
-        print("SKIP: no CUDA device on this machine (nvidia-smi -L lists no GPU)")
-        sys.exit(SKIP)
+    NcclCollectives.GPUS = gpus_or_skip(BIN)
     unittest.main(verbosity=2)

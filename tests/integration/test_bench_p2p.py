@@ -14,10 +14,10 @@ BIN = os.environ.get("COMMBENCH_BENCH_P2P", "build/bench/bench-p2p")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
 
 
-def run(np, *args, timeout=240):
+def run(np, *args, timeout=240, backend=("--backend", "mpi")):
     env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_mpi_yield_when_idle="1")
-    cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), BIN, "--backend", "mpi", *map(str, args)]
+    cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), BIN, *backend, *map(str, args)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     return p.returncode, p.stdout, p.stderr
 
@@ -129,6 +129,8 @@ class BadInput(TempDirTest):
              "holds; use --per-rail, --schedule random --rounds K, or fewer ranks per node"),
             (2, ["--per-rail"], "bench-p2p: error: --per-rail: needs ranks on at least 2 nodes (all 2 ranks are on %s)"
              % socket.gethostname()),
+            (2, ["--local"], "bench-p2p: error: --backend: does not apply to --local"),
+            (2, ["--methods", "nccl"], "bench-p2p: error: --methods: applies to --local only"),
         ]
         for np, args, message in cases:
             with self.subTest(args=args):
@@ -139,6 +141,59 @@ class BadInput(TempDirTest):
                 if message:
                     self.assertEqual(lines[0], message)
                 self.assertFalse(os.path.exists(self.path("never.json")))
+
+
+def gpu_present():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+class LocalWithoutGpu(TempDirTest):
+    """--local's flags, and on a host without a GPU one line and exit 3 from every rank
+    (tests/gpu/test_gpu_p2p.py measures a real GPU)."""
+
+    def run_local(self, np, *args):
+        return run(np, "--local", "--json", self.path("never.json"), "--csv", self.path("never.csv"), *args,
+                   backend=())
+
+    def assert_one_line(self, rc, err, code, message):
+        self.assertEqual(rc, code, err)
+        lines = [line for line in err.strip().splitlines() if line.startswith("bench-p2p")]
+        self.assertEqual(lines, [message], err)
+        self.assertFalse(os.path.exists(self.path("never.json")))
+        self.assertFalse(os.path.exists(self.path("never.csv")))
+
+    def test_flags_that_choose_rank_pairs_do_not_apply(self):
+        if os.environ.get("COMMBENCH_HAVE_CUDA") == "0":
+            self.skipTest("built without CUDA: every --local is refused for that first")
+        cases = [
+            (["--schedule", "ring"], "bench-p2p: error: --schedule: does not apply to --local"),
+            (["--per-rail"], "bench-p2p: error: --per-rail: does not apply to --local"),
+            (["--seed", "3"], "bench-p2p: error: --seed: does not apply to --local"),
+            (["--methods", "copy-engine,ce"], "bench-p2p: error: --methods: 'ce' is not one of copy-engine, sm-copy, nccl"),
+            (["--latency-bytes", "16"], "bench-p2p: error: --latency-bytes: --local times 8-byte loads; give 8 or 0 "
+                                        "(no latency)"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                rc, _, err = self.run_local(1, *args)
+                self.assert_one_line(rc, err, 2, message)
+
+    def test_no_gpu_is_one_line_and_exit_3_on_every_rank(self):
+        if gpu_present():
+            self.skipTest("this host has a GPU: tests/gpu/test_gpu_p2p.py measures it")
+        rc, _, err = self.run_local(2)
+        if os.environ.get("COMMBENCH_HAVE_CUDA") == "0":
+            self.assert_one_line(rc, err, 2, "bench-p2p: error: --local: this bench-p2p was built without CUDA "
+                                             "(configure with -DCOMMBENCH_WITH_NCCL=ON)")
+            return
+        self.assertEqual(rc, 3, err)
+        lines = [line for line in err.strip().splitlines() if line.startswith("bench-p2p")]
+        self.assertEqual(len(lines), 1, err)
+        self.assertTrue(lines[0].startswith("bench-p2p: error: no CUDA device: "), err)
+        self.assertFalse(os.path.exists(self.path("never.json")))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commbench/p2p/pair_schedule.hpp"
@@ -21,6 +22,9 @@ struct PairCell {
   PairDirection direction = PairDirection::forward;
   int round = 0;
   std::optional<int> rail;                // --per-rail: both ranks' place on their node
+  // How it moved: "send/recv" between ranks; inside a node (--local) "copy-engine", "sm-copy"
+  // or "nccl" between GPUs, "pinned-near", "pinned-far" or "pageable" between host and GPU.
+  std::string method = "send/recv";
   double gbps = 0;                        // bytes per second of this direction, in GB/s
   std::optional<double> latency_us;       // the pair's small-message exchange time
   std::optional<double> theoretical_gbps; // spec of the link between them (bandwidth model)
@@ -31,33 +35,47 @@ struct PairCell {
 };
 
 // A cell is an outlier when its bandwidth is below `fraction` of the ranks' median (over
-// ranks, of each rank's median cell, among cells measured the same way: one direction at
-// a time, or both at once), or below `fraction` of its link's spec where the model knows
-// it. The ranks' median stays with the healthy majority while fewer than half the ranks
+// ranks, of each rank's median cell, among cells measured the same way: the same method,
+// one direction at a time or both at once, host or GPU at each end), or below `fraction`
+// of its link's spec where the model knows it. Inside a node an endpoint is a device,
+// not a rank: the median is over GPUs. The ranks' median stays with the healthy majority while fewer than half the ranks
 // are slow. 0.7: a healthy link of a matrix of equal
 // links reads within a few percent of its peers, and a link that lost a lane, runs at a
 // lower PCIe generation or shares a NIC reads at 50 % or less.
 constexpr double kDefaultOutlierFraction = 0.7;
 void flag_outliers(std::vector<PairCell>& cells, double fraction);
 
+// Whether a cell moved between two peers (two ranks, or two GPUs of one node), not between
+// a GPU and its host's memory: what the square matrices show.
+bool between_peers(const PairCell& cell);
+
 // Ranks every one of whose cells (as sender or receiver, with at least two different
 // partners) is flagged: a slow rank or node, not a slow link. Sorted.
 std::vector<int> slow_ranks(const std::vector<PairCell>& cells);
 
+// Inside a node (--local): the GPUs (host, device) every one of whose transfers with other
+// GPUs, by every method, with at least two partners, is flagged: a slow GPU or its link,
+// not one slow pair. Sorted.
+std::vector<std::pair<std::string, std::string>> slow_devices(const std::vector<PairCell>& cells);
+
 // A ranks × ranks table of the cells' bandwidth (rows send, columns receive; "-" where
 // no cell was measured, a trailing '!' on an outlier). Latency instead when `latency`.
 std::string matrix_text(const std::vector<PairCell>& cells, int ranks, bool latency);
+// The same table over one node's devices (--local): row and column i are `devices[i]`.
+std::string device_matrix_text(const std::vector<PairCell>& cells, const std::vector<std::string>& devices,
+                               bool latency);
 
 // What the matrices show, one line each: "no outlier among N cells", or a SLOW RANK line
-// per slow rank (with its rail under --per-rail: that rail's NIC or cable) and an OUTLIER
-// line per flagged cell with both hosts, devices, the reason and the link.
+// per slow rank (with its rail under --per-rail: that rail's NIC or cable), a SLOW line per
+// slow GPU of a node (slow_devices), and an OUTLIER line per flagged cell with both hosts,
+// devices, the method inside a node, the reason and the link.
 std::string findings_text(const std::vector<PairCell>& cells, const std::vector<int>& slow);
 
 // "one-way" (measured alone; src and dst say which way) or "both" (while the pair also
 // sent the other way): the direction column of the CSV and JSON.
 std::string_view direction_text(const PairCell& cell);
 
-// The long-form CSV, one line per cell (header first).
+// The long-form CSV, one line per cell (header first); `method` is the last column.
 std::string cells_csv(const std::vector<PairCell>& cells);
 
 }  // namespace commbench
