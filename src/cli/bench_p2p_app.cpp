@@ -127,7 +127,8 @@ void check_local_flags(const CLI::App& app, P2pOptions& options) {
 ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   CLI::App app{
       "bench-p2p: point-to-point bandwidth and latency between every pair of ranks, in rounds of disjoint pairs, "
-      "each cell read against its link's spec; names the slow links and ranks."};
+      "or with --local inside each node (GPU to GPU, host to GPU), each cell read against its link's spec; names "
+      "the slow links, ranks and GPUs."};
   app.name(kProgram);
   P2pOptions options;
   add_backend_option(app, options.backend);
@@ -186,7 +187,7 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   add_parsed_option(
       app, "--latency-iters", options.latency_iterations,
       [](const std::string& text) { return parse_count(text, "--latency-iters", 1); },
-      "Timed exchanges per pair for the latency matrix", "N")
+      "Timed exchanges per pair for the latency matrix (--local: 100 dependent loads each)", "N")
       ->default_str(std::to_string(options.latency_iterations));
   app.add_flag("-c,--check", options.check, "Check every received byte once per round before timing it");
   add_parsed_option(

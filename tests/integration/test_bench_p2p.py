@@ -143,6 +143,13 @@ class BadInput(TempDirTest):
                 self.assertFalse(os.path.exists(self.path("never.json")))
 
 
+def built_with_cuda():
+    # --version lists the backends the binary was built with; nccl means CUDA too.
+    out = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=60).stdout
+    return any(line.startswith("backends: ") and "nccl" in line.split(": ", 1)[1].split(", ")
+               for line in out.splitlines())
+
+
 def gpu_present():
     try:
         return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=60).returncode == 0
@@ -166,7 +173,7 @@ class LocalWithoutGpu(TempDirTest):
         self.assertFalse(os.path.exists(self.path("never.csv")))
 
     def test_flags_that_choose_rank_pairs_do_not_apply(self):
-        if os.environ.get("COMMBENCH_HAVE_CUDA") == "0":
+        if not built_with_cuda():
             self.skipTest("built without CUDA: every --local is refused for that first")
         cases = [
             (["--schedule", "ring"], "bench-p2p: error: --schedule: does not apply to --local"),
@@ -185,7 +192,7 @@ class LocalWithoutGpu(TempDirTest):
         if gpu_present():
             self.skipTest("this host has a GPU: tests/gpu/test_gpu_p2p.py measures it")
         rc, _, err = self.run_local(2)
-        if os.environ.get("COMMBENCH_HAVE_CUDA") == "0":
+        if not built_with_cuda():
             self.assert_one_line(rc, err, 2, "bench-p2p: error: --local: this bench-p2p was built without CUDA "
                                              "(configure with -DCOMMBENCH_WITH_NCCL=ON)")
             return
