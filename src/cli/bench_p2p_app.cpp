@@ -483,8 +483,8 @@ int run_local(const P2pOptions& options, JobSession& session) {
   settings.copy.warmup = options.warmup;
   settings.copy.iterations = options.iterations;
   settings.copy.check = options.check;
-  // A hundred loads per --latency-iters: one load is about a microsecond, and a kernel's
-  // start (a few microseconds) must vanish in the figure.
+  // A hundred dependent loads per --latency-iters, so the chase kernel's start is spread
+  // over many loads rather than counted in each.
   settings.latency_loads = options.latency_bytes == 0 ? 0 : options.latency_iterations * 100;
   RunContext context = session.run_context(options.describe());
   LocalRunResult result = run_local_links(session, settings);

@@ -342,7 +342,8 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
     comms_ = std::move(comms);
   }
 
-  // Two blocks of 512 threads per SM keep enough 16-byte stores in flight to fill NVLink.
+  // Two blocks of 512 threads per SM: many 16-byte stores in flight per SM, so the link,
+  // not the kernel, should bound the copy (a choice, not yet measured on a GPU).
   int sm_copy_blocks(int device) const { return 2 * multiprocessors_[index(device)]; }
 
   Lane device_lane(int from, int to, cudaStream_t stream) const {
@@ -407,8 +408,8 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
   // Warm-up (and the check), then `iterations` of `one` between two events on the first
   // lane's stream; every other stream waits for the first event and the first waits for
   // theirs before the last, so the span covers every lane's transfers. The span starts
-  // when the first transfer is queued: for messages of a few microseconds the host's
-  // queuing rate shows in it (the default 64 MiB take milliseconds).
+  // when the first transfer is queued, so for very short transfers the host's queuing
+  // rate may show in it (docs/p2p.md; not yet measured on a GPU).
   CopyTiming measure(const std::vector<Lane>& lanes, const std::vector<Lane>& streams,
                      const std::function<void()>& one, const CopyRequest& request, std::string note) {
     CopyTiming timing;
