@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
@@ -261,6 +262,19 @@ LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& sett
   const bool measures = world.local_rank() == 0;
   std::unique_ptr<LocalGpuLinks> links;
   std::unique_ptr<NodeMeasurement> measurement;
+  // Freeing GPU memory and destroying NCCL communicators can wait on a stuck GPU. On the
+  // way out after an error no watchdog step holds them, so they are left to the process's
+  // exit instead; on success they are released inside a step of their own (below).
+  struct LeaveToExitOnError {
+    std::unique_ptr<LocalGpuLinks>& links;
+    std::unique_ptr<NodeMeasurement>& measurement;
+    int exceptions_at_start = std::uncaught_exceptions();
+    ~LeaveToExitOnError() {
+      if (std::uncaught_exceptions() == exceptions_at_start) return;
+      (void)measurement.release();
+      (void)links.release();
+    }
+  } leave_to_exit{links, measurement};
   std::vector<WorkItem> items;
   session.step("opening this node's GPUs and probing its topology", [&] {
     if (!measures) return;
@@ -292,6 +306,10 @@ LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& sett
       result.wrong_bytes += json.at("wrong_bytes").get<std::uint64_t>();
       for (const auto& cell : json.at("cells")) result.cells.push_back(cell_from_json(cell));
     }
+  });
+  session.step("releasing this node's GPUs", [&] {
+    measurement.reset();
+    links.reset();
   });
   return result;
 }
