@@ -14,7 +14,7 @@
 
 #include "command_line_parser.hpp"
 #include "p2p_local_run.hpp"
-#include "pair_cell_json.hpp"
+#include "commbench/cli/pair_cell_json.hpp"
 #include "result_command.hpp"
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command_line_parser.hpp"
+#include "optional_json.hpp"
 #include "commbench/cli/bandwidth_cost_model.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
@@ -290,10 +291,6 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
   std::printf("verdict: %s — %s\n", std::string(name_of(report.bound)).c_str(), report.top_cause.c_str());
   for (const std::string& note : notes) std::printf("# note: %s\n", note.c_str());
   std::fflush(stdout);
-}
-
-nlohmann::ordered_json optional_json(const std::optional<double>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
 }
 
 nlohmann::ordered_json step_json(const StepBreakdown& step) {

@@ -10,12 +10,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "pair_cell_json.hpp"
+#include "commbench/cli/pair_cell_json.hpp"
 #include "commbench/cli/live_probe.hpp"
+#include "commbench/cli/local_node_model.hpp"
 #include "commbench/config.hpp"
 #include "commbench/core/error.hpp"
-#include "commbench/topology/bandwidth_model.hpp"
-#include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/node_probe.hpp"
 
 namespace commbench {
@@ -35,84 +34,6 @@ NodeModel probe_own_node() {
     model.failure = e.what();
   }
   return model;
-}
-
-const Gpu* gpu_by_bus(const NodeTopology& topology, const std::string& bus_id) {
-  for (const Gpu& gpu : topology.gpus)
-    if (gpu.bus_id == bus_id) return &gpu;
-  return nullptr;
-}
-
-// Whether the topology says the two GPUs are joined by NVLink (to each other, or both to
-// NVSwitches); nullopt where it cannot say.
-std::optional<bool> nvlinked(const NodeTopology& topology, const std::string& first_bus, const std::string& second_bus) {
-  const Gpu* first = gpu_by_bus(topology, first_bus);
-  const Gpu* second = gpu_by_bus(topology, second_bus);
-  if (first == nullptr || second == nullptr || first->nvlinks_unrecorded || second->nvlinks_unrecorded)
-    return std::nullopt;
-  bool first_on_switch = false, second_on_switch = false;
-  for (const NvlinkGroup& group : topology.nvlinks) {
-    if (group.gpu == first->index && group.peer == NvlinkPeer::gpu && group.remote_bus_id == second_bus) return true;
-    if (group.peer != NvlinkPeer::nvswitch) continue;
-    first_on_switch = first_on_switch || group.gpu == first->index;
-    second_on_switch = second_on_switch || group.gpu == second->index;
-  }
-  return first_on_switch && second_on_switch;
-}
-
-std::vector<std::vector<std::optional<bool>>> nvlink_matrix(const NodeModel& model, const LocalNode& node) {
-  const std::size_t gpus = node.bus_ids.size();
-  std::vector<std::vector<std::optional<bool>>> matrix(gpus, std::vector<std::optional<bool>>(gpus));
-  if (!model.topology) return matrix;
-  for (std::size_t source = 0; source < gpus; ++source)
-    for (std::size_t destination = 0; destination < gpus; ++destination)
-      if (source != destination)
-        matrix[source][destination] = nvlinked(*model.topology, node.bus_ids[source], node.bus_ids[destination]);
-  return matrix;
-}
-
-// The spec of a GPU pair's path (the bandwidth model's pair budget), or of the GPU's PCIe
-// link for host transfers: per direction, the same for both-ways cells.
-struct LinkSpec {
-  std::optional<double> gbps;
-  std::string description;
-};
-
-LinkSpec spec_of(const NodeModel& model, const LocalNode& node, const LocalLinkTest& test) {
-  if (!model.topology) return {std::nullopt, "topology probe failed: " + model.failure};
-  const auto bus = [&](int gpu) { return node.bus_ids[static_cast<std::size_t>(gpu)]; };
-  if (test.transfer == LocalTransfer::gpu_to_gpu) {
-    const PathBudget budget = pair_budget(*model.topology, JobLayout{1, 2, {bus(test.source), bus(test.destination)}});
-    std::string description = budget.description;
-    if (!node.access[static_cast<std::size_t>(test.source)][static_cast<std::size_t>(test.destination)].supported)
-      description += "; no peer access: staged through host memory";
-    return {budget.spec_gbps, description};
-  }
-  // The link's trained maximum is the spec: an idle GPU may lower its link to save power
-  // (the probe reads it idle), and a link that stays below it under load is what to find.
-  const Gpu* gpu = gpu_by_bus(*model.topology, bus(test.gpu));
-  const int generation = gpu != nullptr ? std::max(gpu->pcie_generation_max, gpu->pcie_generation_current) : 0;
-  const int width = gpu != nullptr ? std::max(gpu->pcie_width_max, gpu->pcie_width_current) : 0;
-  const std::optional<double> pcie = pcie_bandwidth_gbps(generation, width);
-  if (!pcie) return {std::nullopt, "the GPU's PCIe link is unknown to the topology probe"};
-  std::string description = fmt::format("PCIe Gen{} x{}: {} per direction", generation, width, format_gbps(*pcie));
-  if (gpu->pcie_generation_current != generation || gpu->pcie_width_current != width)
-    description += fmt::format(" (Gen{} x{} when probed idle)", gpu->pcie_generation_current, gpu->pcie_width_current);
-  switch (test.role) {
-    case HostMemoryRole::pinned_near: return {pcie, description};
-    case HostMemoryRole::pinned_far: return {pcie, description + ", and the link between the NUMA nodes"};
-    case HostMemoryRole::pageable:
-      // The driver copies pageable memory through its own pinned buffer with the CPU: a
-      // figure below the link's is what pageable memory costs, not a fault of the link.
-      return {std::nullopt, description + "; pageable memory is staged by the driver: not read against it"};
-  }
-  return {std::nullopt, description};
-}
-
-void apply_spec(const LinkSpec& spec, PairCell& cell) {
-  cell.theoretical_gbps = spec.gbps;
-  if (spec.gbps && *spec.gbps > 0) cell.efficiency = cell.gbps / *spec.gbps;
-  cell.link = spec.description + (cell.link.empty() ? "" : "; " + cell.link);
 }
 
 std::string test_text(const LocalNode& node, const LocalLinkTest& test) {
@@ -138,23 +59,18 @@ class NodeMeasurement {
  public:
   NodeMeasurement(const LocalRunSettings& settings, LocalGpuLinks& links, std::string host, int rank)
       : settings_(settings), links_(links), model_(probe_own_node()) {
-    node_.host = std::move(host);
-    node_.rank = rank;
     const int gpus = links.device_count();
-    for (int gpu = 0; gpu < gpus; ++gpu) {
-      node_.bus_ids.push_back(links.bus_id(gpu));
-      const Gpu* known = model_.topology ? gpu_by_bus(*model_.topology, node_.bus_ids.back()) : nullptr;
-      node_.gpu_numa.push_back(known != nullptr ? known->numa : -1);
-    }
-    if (model_.topology)
-      for (const NumaNode& numa : model_.topology->numa_nodes) node_.numa_nodes.push_back(numa.os_index);
-    std::sort(node_.numa_nodes.begin(), node_.numa_nodes.end());
-    node_.access.assign(static_cast<std::size_t>(gpus), std::vector<PeerAccess>(static_cast<std::size_t>(gpus)));
-    for (int source = 0; source < gpus; ++source)
+    std::vector<std::string> bus_ids;
+    std::vector<std::vector<PeerAccess>> access(static_cast<std::size_t>(gpus),
+                                                std::vector<PeerAccess>(static_cast<std::size_t>(gpus)));
+    for (int source = 0; source < gpus; ++source) {
+      bus_ids.push_back(links.bus_id(source));
       for (int destination = 0; destination < gpus; ++destination)
         if (source != destination)
-          node_.access[static_cast<std::size_t>(source)][static_cast<std::size_t>(destination)] =
+          access[static_cast<std::size_t>(source)][static_cast<std::size_t>(destination)] =
               links.peer_access(source, destination);
+    }
+    node_ = describe_local_node(topology(), std::move(host), rank, std::move(bus_ids), std::move(access));
     plan_ = plan_local_links(node_, settings.plan);
   }
 
@@ -201,7 +117,7 @@ class NodeMeasurement {
     json["gpus"] = node_.bus_ids;
     json["gpu_numa"] = node_.gpu_numa;
     json["numa_nodes"] = node_.numa_nodes;
-    json["peer_access"] = peer_access_codes(node_, nvlink_matrix(model_, node_));
+    json["peer_access"] = peer_access_codes(node_, nvlink_matrix(topology(), node_.bus_ids));
     json["notes"] = plan_.notes;
     if (!model_.topology) json["notes"].push_back("topology probe failed: " + model_.failure);
     json["wrong_bytes"] = wrong_bytes_;
@@ -219,12 +135,14 @@ class NodeMeasurement {
                                   : links_.host_and_gpu(test.gpu, test.transfer == LocalTransfer::host_to_gpu,
                                                         test.memory, request);
     wrong_bytes_ += timing.wrong_bytes;
-    const LinkSpec spec = spec_of(model_, node_, test);
+    const LinkSpec spec = local_link_spec(topology(), model_.failure, node_, test);
     for (PairCell& cell : local_cells(node_, test, request, timing)) {
-      apply_spec(spec, cell);
+      apply_link_spec(spec, cell);
       cells_.push_back(std::move(cell));
     }
   }
+
+  const NodeTopology* topology() const { return model_.topology ? &*model_.topology : nullptr; }
 
   int index_of(const std::string& device) const {
     for (std::size_t gpu = 0; gpu < node_.bus_ids.size(); ++gpu)

@@ -1,19 +1,10 @@
-#include "pair_cell_json.hpp"
+#include "commbench/cli/pair_cell_json.hpp"
 
 #include <string>
 
+#include "optional_json.hpp"
+
 namespace commbench {
-namespace {
-
-nlohmann::ordered_json optional_json(const std::optional<double>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
-
-std::optional<double> optional_number(const nlohmann::ordered_json& value) {
-  return value.is_null() ? std::nullopt : std::optional<double>(value.get<double>());
-}
-
-}  // namespace
 
 nlohmann::ordered_json cell_json(const PairCell& cell) {
   return {{"src_host", cell.src_host},
@@ -32,7 +23,7 @@ nlohmann::ordered_json cell_json(const PairCell& cell) {
           {"flagged", cell.flagged},
           {"reason", cell.flag_reason},
           {"link", cell.link},
-          {"rail", cell.rail ? nlohmann::ordered_json(*cell.rail) : nlohmann::ordered_json(nullptr)},
+          {"rail", optional_json(cell.rail)},
           {"method", cell.method}};
 }
 
@@ -49,13 +40,13 @@ PairCell cell_from_json(const nlohmann::ordered_json& json) {
   cell.direction = json.at("direction").get<std::string>() == "both" ? PairDirection::both : PairDirection::forward;
   cell.round = json.at("round").get<int>();
   cell.gbps = json.at("gbps").get<double>();
-  cell.latency_us = optional_number(json.at("latency_us"));
-  cell.theoretical_gbps = optional_number(json.at("theoretical_gbps"));
-  cell.efficiency = optional_number(json.at("efficiency"));
+  cell.latency_us = optional_from_json<double>(json.at("latency_us"));
+  cell.theoretical_gbps = optional_from_json<double>(json.at("theoretical_gbps"));
+  cell.efficiency = optional_from_json<double>(json.at("efficiency"));
   cell.flagged = json.at("flagged").get<bool>();
   cell.flag_reason = json.at("reason").get<std::string>();
   cell.link = json.at("link").get<std::string>();
-  if (!json.at("rail").is_null()) cell.rail = json.at("rail").get<int>();
+  cell.rail = optional_from_json<int>(json.at("rail"));
   cell.method = json.at("method").get<std::string>();
   return cell;
 }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "optional_json.hpp"
 #include "commbench/core/csv_field.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/text_table.hpp"
@@ -295,8 +296,7 @@ nlohmann::ordered_json trials_json(const RunContext& context, const TuningOutcom
                          {"noise", trial.measured->noise}};
     else
       row["measured"] = nullptr;
-    row["predicted_step_seconds"] =
-        trial.predicted_seconds ? nlohmann::ordered_json(*trial.predicted_seconds) : nlohmann::ordered_json(nullptr);
+    row["predicted_step_seconds"] = optional_json(trial.predicted_seconds);
     nlohmann::ordered_json settings = nlohmann::ordered_json::object();
     for (const auto& [key, value] : trial.settings) settings[key] = value;
     row["settings"] = settings;
