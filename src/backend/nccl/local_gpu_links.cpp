@@ -21,6 +21,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/pci_bus_id.hpp"
+#include "commbench/core/size.hpp"
 #include "copy_kernels.hpp"
 #include "cuda_resources.hpp"
 
@@ -329,10 +330,22 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
     for (int device = 0; device < device_count(); ++device) {
       send_[index(device)] = DeviceMemory();
       receive_[index(device)] = DeviceMemory();
+      require_room_for(device, 2 * bytes);
       send_[index(device)] = DeviceMemory(device, bytes);
       receive_[index(device)] = DeviceMemory(device, bytes);
     }
     buffer_bytes_ = bytes;
+  }
+
+  // A size the GPU cannot hold is the user's -b, said as such (exit 2), not a failed
+  // cudaMalloc of some number of bytes (exit 3).
+  static void require_room_for(int device, std::uint64_t bytes) {
+    check_cuda_call(cudaSetDevice(device), "cudaSetDevice");
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check_cuda_call(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (bytes > free_bytes)
+      throw UsageError(fmt::format("-b/--bytes: a send and a receive buffer need {} on GPU {}, but only {} is free",
+                                   format_size(bytes), device, format_size(free_bytes)));
   }
 
   void open_communicators() {
