@@ -101,6 +101,21 @@ class LocalLinks(unittest.TestCase):
             self.assertTrue(0.1 < float(r["latency_us"]) < 100, r)
 
 
+class LocalBadSize(unittest.TestCase):
+    def test_a_size_no_gpu_can_hold_is_exit_2_naming_the_flag(self):
+        # 1 TiB: more than any GPU has, so the send and receive buffers cannot be placed.
+        with tempfile.TemporaryDirectory() as directory:
+            csv_path = os.path.join(directory, "p2p.csv")
+            p = subprocess.run([BIN, "--local", "-b", "1T", "--csv", csv_path], capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, p.stderr)
+            self.assertIn("-b/--bytes", lines[0])
+            self.assertIn("is free", lines[0])
+            self.assertFalse(os.path.exists(csv_path))
+
+
 if __name__ == "__main__":
     LocalLinks.GPUS = gpus_or_skip(BIN)
     unittest.main(verbosity=2)

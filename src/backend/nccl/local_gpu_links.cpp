@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/host_memory.hpp"
 #include "commbench/core/pci_bus_id.hpp"
 #include "commbench/core/size.hpp"
 #include "copy_kernels.hpp"
@@ -35,6 +37,12 @@ class HostBuffer {
  public:
   HostBuffer(std::uint64_t bytes, const HostMemory& memory, unsigned register_flags = cudaHostRegisterPortable)
       : bytes_(bytes) {
+    // Every page is touched below: a size the host cannot hold would end in the OOM
+    // killer, not in a message.
+    const std::optional<std::uint64_t> available = available_host_memory();
+    if (available && bytes > *available)
+      throw UsageError(fmt::format("-b/--bytes: a host buffer of {} does not fit in the {} of host memory available",
+                                   format_size(bytes), format_size(*available)));
     void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED)
       throw BackendError(fmt::format("cannot map {} bytes of host memory: {}", bytes, std::strerror(errno)));
