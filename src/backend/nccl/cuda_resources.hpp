@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -53,6 +54,15 @@ inline CudaEvent recorded_event(int device, bool timed, cudaStream_t stream) {
   CudaEvent owned(device, event);
   check_cuda_call(cudaEventRecord(event, stream), "cudaEventRecord");
   return owned;
+}
+
+// Bytes free on `device` now: what a size flag is checked against before allocating, so a
+// size the GPU cannot hold is the user's flag, said as such, not a failed cudaMalloc.
+inline std::size_t free_memory_on(int device) {
+  check_cuda_call(cudaSetDevice(device), "cudaSetDevice");
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check_cuda_call(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  return free_bytes;
 }
 
 // Non-blocking: never implicitly ordered after the legacy default stream.

@@ -345,12 +345,8 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
     buffer_bytes_ = bytes;
   }
 
-  // A size the GPU cannot hold is the user's -b, said as such (exit 2), not a failed
-  // cudaMalloc of some number of bytes (exit 3).
   static void require_room_for(int device, std::uint64_t bytes) {
-    check_cuda_call(cudaSetDevice(device), "cudaSetDevice");
-    std::size_t free_bytes = 0, total_bytes = 0;
-    check_cuda_call(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const std::size_t free_bytes = free_memory_on(device);
     if (bytes > free_bytes)
       throw UsageError(fmt::format("-b/--bytes: a send and a receive buffer need {} on GPU {}, but only {} is free",
                                    format_size(bytes), device, format_size(free_bytes)));

@@ -22,6 +22,7 @@
 #include "commbench/core/output_check.hpp"
 #include "commbench/core/pci_bus_id.hpp"
 #include "commbench/core/size.hpp"
+#include "cuda_resources.hpp"
 #include "nccl_state_access.hpp"
 
 namespace commbench::nccl {
@@ -672,9 +673,7 @@ std::unique_ptr<Buffers> NcclBackend::allocate(std::uint64_t send_bytes, std::ui
   collective_try(*group_, [&] {
     buffers = std::make_unique<NcclBuffers>(state_, send_bytes, recv_bytes, state_->options.register_buffers);
     for (DeviceContext& d : state_->devices) {
-      check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
-      std::size_t free_bytes = 0, total_bytes = 0;
-      check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+      const std::size_t free_bytes = free_memory_on(d.device);
       if (send_bytes + recv_bytes > free_bytes)
         throw UsageError("-e/--max-bytes: buffers need " + format_size(send_bytes + recv_bytes) + " on GPU " +
                          std::to_string(d.device) + " of " + state_->who + ", but only " + format_size(free_bytes) +
