@@ -2,8 +2,9 @@
 """End-to-end comparison of bench-collectives' printed time with a bare loop of the same
 MPI call in its own process (bare-mpi-loop), as a user would check the harness: several
 launches of each, interleaved (bare, commbench, bare, ...) so drift in the machine hits
-both alike, medians compared. Prints a markdown table and exits 1 when a case is off by
-more than --tolerance.
+both alike, medians compared. Both programs' buffers start on a page boundary. Prints a
+markdown table (the medians, the launch-by-launch difference and the bare loop's range)
+and exits 1 when a case's medians differ by more than --tolerance.
 
     python3 bench/compare_with_bare_loop.py --build build --ranks 2 --launches 5
 
@@ -43,8 +44,9 @@ def mpirun(ranks, *command):
     return out.stdout
 
 
-def bare_time(build, ranks, op, size, iterations):
-    text = mpirun(ranks, os.path.join(build, "bench", "bare-mpi-loop"), op, size, iterations)
+def bare_time(build, ranks, op, size, iterations, buffers):
+    alignment = ["page"] if buffers == "page" else []
+    text = mpirun(ranks, os.path.join(build, "bench", "bare-mpi-loop"), op, size, iterations, *alignment)
     return float(re.search(r": ([0-9.]+) us", text).group(1))
 
 
@@ -65,12 +67,23 @@ def main():
     parser.add_argument("--before", help="another build directory whose bench-collectives runs alongside")
     parser.add_argument("--malloc", choices=sorted(ALLOCATOR_ENV), default="steady",
                         help="glibc allocator behaviour in every launched process (default: steady)")
+    # bench-collectives' host buffers start on a page boundary; a std::vector's wherever
+    # malloc puts it (16-byte aligned). On an AMD EPYC VM that alone made a bare 16 MiB
+    # allgather about 40 % slower (docs/performance.md), so by default the bare loop's
+    # buffers are page-aligned too: the comparison is of the harness, not of alignment.
+    parser.add_argument("--bare-buffers", choices=["page", "vector"], default="page",
+                        help="where the bare loop's buffers start: on a page boundary, as bench-collectives' "
+                        "(default), or where std::vector puts them")
     args = parser.parse_args()
     global allocator
     allocator = args.malloc
     before_columns = " before median (us) | before vs bare |" if args.before else ""
-    print(f"| op | size | bare loop median (us) |{before_columns} bench-collectives median (us) | difference |")
-    print("|---|---|---|---|---|" + ("---|---|" if args.before else ""))
+    # The last two columns tell a bias from this machine's launch-to-launch spread: the
+    # median of the launch-by-launch ratios (each bench-collectives launch against the
+    # bare launch just before it) and how far the bare loop's own launches range.
+    print(f"| op | size | bare loop median (us) |{before_columns} bench-collectives median (us) | difference "
+          "| paired difference | bare launches min-max (us) |")
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.before else ""))
     worst = 0.0
     for op in args.ops.split(","):
         for name in args.sizes.split(","):
@@ -79,7 +92,7 @@ def main():
             iterations = max(20, int(1.0 / max(commbench_time(args.build, args.ranks, op, size) * 1e-6, 1e-7)))
             bare, before, ours = [], [], []
             for _ in range(args.launches):
-                bare.append(bare_time(args.build, args.ranks, op, size, iterations))
+                bare.append(bare_time(args.build, args.ranks, op, size, iterations, args.bare_buffers))
                 if args.before:
                     before.append(commbench_time(args.before, args.ranks, op, size))
                 ours.append(commbench_time(args.build, args.ranks, op, size))
@@ -90,7 +103,9 @@ def main():
             if args.before:
                 p = statistics.median(before)
                 before_cells = f" {p:.3f} | {(p / b - 1) * 100:+.1f} % |"
-            print(f"| {op} | {name} | {b:.3f} |{before_cells} {c:.3f} | {difference * 100:+.1f} % |", flush=True)
+            paired = statistics.median(ours[i] / bare[i] for i in range(args.launches)) - 1
+            print(f"| {op} | {name} | {b:.3f} |{before_cells} {c:.3f} | {difference * 100:+.1f} % "
+                  f"| {paired * 100:+.1f} % | {min(bare):.3f}-{max(bare):.3f} |", flush=True)
     print(f"\nlargest difference: {worst * 100:.1f} % (tolerance {args.tolerance * 100:.0f} %)")
     return 0 if worst <= args.tolerance else 1
 
