@@ -4,8 +4,11 @@
 // the slowest rank's mean time per call in microseconds, the figure bench-collectives
 // prints as time_us. Sizes mean what they mean in bench-collectives (float elements):
 // the whole buffer for allreduce and broadcast, the gathered buffer for allgather, the
-// input buffer for reducescatter. With a fourth argument `page`, both buffers start on a
-// page boundary, as bench-collectives' host buffers do (by default they are std::vector's).
+// input buffer for reducescatter. With the argument `page`, both buffers start on a page
+// boundary, as bench-collectives' host buffers do (by default they are std::vector's).
+// With `repeat=K` the warm-up, barrier and timed loop run K times in the one process and
+// each time is printed: on small messages, identical loops one after another can settle
+// in different steady states (docs/methodology.md, "Two steady states of one loop").
 #include <mpi.h>
 
 #include <algorithm>
@@ -19,7 +22,8 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr, "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS [page]\n");
+  std::fprintf(stderr,
+               "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS [page] [repeat=K]\n");
   return 2;
 }
 
@@ -38,7 +42,19 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "page")) {
+  bool page_aligned = false;
+  long repeats = 1;
+  bool arguments_ok = argc >= 4;
+  for (int i = 4; i < argc && arguments_ok; ++i) {
+    const std::string extra = argv[i];
+    if (extra == "page")
+      page_aligned = true;
+    else if (extra.rfind("repeat=", 0) == 0)
+      repeats = std::atol(extra.c_str() + 7);
+    else
+      arguments_ok = false;
+  }
+  if (!arguments_ok || repeats < 1) {
     MPI_Finalize();
     return usage();
   }
@@ -47,7 +63,6 @@ int main(int argc, char** argv) {
   const long iterations = std::atol(argv[3]);
   const bool chunked = op == "allgather" || op == "reducescatter";
   const int count = static_cast<int>(std::max(1L, bytes / 4 / (chunked ? ranks : 1)));  // per rank (per chunk)
-  const bool page_aligned = argc == 5;
   std::vector<float> send_storage(static_cast<std::size_t>(count) * (op == "reducescatter" ? ranks : 1) +
                                   (page_aligned ? kPageFloats : 0));
   std::vector<float> recv_storage(static_cast<std::size_t>(count) * (op == "allgather" ? ranks : 1) +
@@ -72,14 +87,20 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return usage();
   }
-  for (int warm = 0; warm < 10; ++warm) call();
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double started = MPI_Wtime();
-  for (long i = 0; i < iterations; ++i) call();
-  const double mean = (MPI_Wtime() - started) / static_cast<double>(iterations);
-  double slowest = 0;
-  MPI_Reduce(&mean, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("%s %ld B: %.4f us\n", op.c_str(), bytes, slowest * 1e6);
+  std::string times;
+  for (long repeat = 0; repeat < repeats; ++repeat) {
+    for (int warm = 0; warm < 10; ++warm) call();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double started = MPI_Wtime();
+    for (long i = 0; i < iterations; ++i) call();
+    const double mean = (MPI_Wtime() - started) / static_cast<double>(iterations);
+    double slowest = 0;
+    MPI_Reduce(&mean, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    char text[32];
+    std::snprintf(text, sizeof text, "%s%.4f", repeat == 0 ? "" : " ", slowest * 1e6);
+    times += text;
+  }
+  if (rank == 0) std::printf("%s %ld B: %s us\n", op.c_str(), bytes, times.c_str());
   MPI_Finalize();
   return 0;
 }
