@@ -49,8 +49,11 @@ int main(int argc, char** argv) {
     const std::string extra = argv[i];
     if (extra == "page")
       page_aligned = true;
-    else if (extra.rfind("repeat=", 0) == 0)
-      repeats = std::atol(extra.c_str() + 7);
+    else if (extra.rfind("repeat=", 0) == 0) {
+      char* end = nullptr;
+      repeats = std::strtol(extra.c_str() + 7, &end, 10);
+      arguments_ok = end != extra.c_str() + 7 && *end == '\0';
+    }
     else
       arguments_ok = false;
   }

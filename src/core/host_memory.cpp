@@ -3,6 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "commbench/core/error.hpp"
+#include "commbench/core/size.hpp"
+
 namespace commbench {
 
 std::optional<std::uint64_t> available_host_memory(const std::string& meminfo_path) {
@@ -17,6 +20,13 @@ std::optional<std::uint64_t> available_host_memory(const std::string& meminfo_pa
     if (key == "MemAvailable:") return unit == "kB" ? value * 1024 : value;
   }
   return std::nullopt;
+}
+
+void require_host_memory(std::uint64_t bytes, const std::string& what, const std::string& meminfo_path) {
+  const std::optional<std::uint64_t> available = available_host_memory(meminfo_path);
+  if (available && bytes > *available)
+    throw UsageError(what + " of " + format_size(bytes) + " does not fit in the " + format_size(*available) +
+                     " of host memory available");
 }
 
 }  // namespace commbench

@@ -39,10 +39,7 @@ class HostBuffer {
       : bytes_(bytes) {
     // Every page is touched below: a size the host cannot hold would end in the OOM
     // killer, not in a message.
-    const std::optional<std::uint64_t> available = available_host_memory();
-    if (available && bytes > *available)
-      throw UsageError(fmt::format("-b/--bytes: a host buffer of {} does not fit in the {} of host memory available",
-                                   format_size(bytes), format_size(*available)));
+    require_host_memory(bytes, "-b/--bytes: a host buffer");
     void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED)
       throw BackendError(fmt::format("cannot map {} bytes of host memory: {}", bytes, std::strerror(errno)));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commbench/backend/local_bootstrap.hpp"
+#include "commbench/core/error.hpp"
 #include "commbench/core/host_memory.hpp"
 #include "commbench/core/launcher_env.hpp"
 #include "commbench/report/provenance.hpp"
@@ -43,6 +44,23 @@ TEST(HostMemory, ReadsMemAvailable) {
   std::filesystem::remove(path);
   EXPECT_EQ(available_host_memory(path), std::nullopt);
   EXPECT_TRUE(available_host_memory().has_value());  // the real /proc/meminfo
+}
+
+TEST(HostMemory, RequireHostMemoryNamesTheFlagWhatIsAskedAndWhatIsAvailable) {
+  const std::string path = std::filesystem::temp_directory_path() / ("meminfo-req-" + std::to_string(::getpid()));
+  std::ofstream(path) << "MemAvailable:   1048576 kB\n";  // 1 GiB
+  EXPECT_NO_THROW(require_host_memory(std::uint64_t{1} << 30, "-b/--bytes: a host buffer", path));
+  try {
+    require_host_memory((std::uint64_t{1} << 30) + 1, "-b/--bytes: a host buffer", path);
+    ADD_FAILURE() << "a buffer one byte over MemAvailable was accepted";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("-b/--bytes: a host buffer of ", 0), 0u) << message;
+    EXPECT_NE(message.find("does not fit in the 1GiB of host memory available"), std::string::npos) << message;
+  }
+  std::filesystem::remove(path);
+  // Unreadable: nothing to check against, so nothing is refused.
+  EXPECT_NO_THROW(require_host_memory(~std::uint64_t{0}, "-b/--bytes: a host buffer", path));
 }
 
 TEST(Provenance, CommandLineQuotingAndRelevantVariables) {
