@@ -34,13 +34,29 @@ ALLOCATOR_ENV = {
 allocator = "steady"
 
 
+LAUNCH_TIMEOUT_SECONDS = 600
+
+
+# Exit codes as the commbench programs use them: 2 bad input, 3 a launch failed, 4 timeout.
+def fail(code, message):
+    print(f"compare_with_bare_loop.py: error: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
 def mpirun(ranks, *command):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **ALLOCATOR_ENV[allocator])
     exported = [arg for name in ALLOCATOR_ENV[allocator] for arg in ("-x", name)]
-    out = subprocess.run(["mpirun", "-q", "--oversubscribe", *exported, "-np", str(ranks), *map(str, command)],
-                         capture_output=True, text=True, env=env, timeout=600)
+    what = " ".join(map(str, command))
+    try:
+        out = subprocess.run(["mpirun", "-q", "--oversubscribe", *exported, "-np", str(ranks), *map(str, command)],
+                             capture_output=True, text=True, env=env, timeout=LAUNCH_TIMEOUT_SECONDS)
+    except FileNotFoundError:
+        fail(3, "mpirun not found on PATH")
+    except subprocess.TimeoutExpired:
+        fail(4, f"{what}: no result within {LAUNCH_TIMEOUT_SECONDS} s")
     if out.returncode != 0:
-        sys.exit(f"{' '.join(map(str, command))}: exit {out.returncode}: {out.stderr.strip()}")
+        last_line = (out.stderr.strip().splitlines() or ["no message"])[-1]
+        fail(3, f"{what}: exit {out.returncode}: {last_line}")
     return out.stdout
 
 
@@ -58,6 +74,7 @@ def commbench_time(build, ranks, op, size):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.error = lambda message: fail(2, message)  # one line, not argparse's usage block
     parser.add_argument("--build", default="build")
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--launches", type=int, default=5)
@@ -75,6 +92,17 @@ def main():
                         help="where the bare loop's buffers start: on a page boundary, as bench-collectives' "
                         "(default), or where std::vector puts them")
     args = parser.parse_args()
+    if args.launches < 1 or args.ranks < 1:
+        parser.error("--launches and --ranks: must be at least 1")
+    for op in args.ops.split(","):
+        if op not in OPS:
+            parser.error(f"--ops: unknown collective '{op}' (one of: {', '.join(OPS)})")
+    for name in args.sizes.split(","):
+        if name not in SIZES:
+            parser.error(f"--sizes: unknown size '{name}' (names: {', '.join(SIZES)})")
+    for build in [args.build] + ([args.before] if args.before else []):
+        if not os.path.isfile(os.path.join(build, "bench", "bench-collectives")):
+            parser.error(f"--build/--before {build}: no bench/bench-collectives there")
     global allocator
     allocator = args.malloc
     before_columns = " before median (us) | before vs bare |" if args.before else ""

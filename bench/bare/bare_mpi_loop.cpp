@@ -21,8 +21,11 @@
 
 namespace {
 
-int usage() {
-  std::fprintf(stderr,
+// Every rank refuses alike; rank 0 alone says why, so the error is one line. It says so
+// before MPI_Finalize: a rank that exits non-zero first makes mpirun end the others.
+int usage(int rank) {
+  if (rank == 0)
+    std::fprintf(stderr,
                "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS [page] [repeat=K]\n");
   return 2;
 }
@@ -58,8 +61,9 @@ int main(int argc, char** argv) {
       arguments_ok = false;
   }
   if (!arguments_ok || repeats < 1) {
+    const int code = usage(rank);
     MPI_Finalize();
-    return usage();
+    return code;
   }
   const std::string op = argv[1];
   const long bytes = std::atol(argv[2]);
@@ -87,8 +91,9 @@ int main(int argc, char** argv) {
     return MPI_ERR_OP;
   };
   if (iterations < 1 || bytes < 1 || call() != MPI_SUCCESS) {
+    const int code = usage(rank);
     MPI_Finalize();
-    return usage();
+    return code;
   }
   std::string times;
   for (long repeat = 0; repeat < repeats; ++repeat) {
