@@ -275,6 +275,21 @@ class Validation(ClusterTest):
     # a thousandth. Hence --fraction 0.3 instead of the default 0.75, which is for real
     # fabrics (docs/validate.md).
     VALIDATE_FLAGS = "-b 256K --collective-bytes 256K -n 5 -w 1 --fraction 0.3"
+    # The collective over the nodes is held against the pairs' median by default, which
+    # holds where a ring's busbw is what a pair carries (real fabrics). Not here: with the
+    # nodes' ranks oversubscribing two cores, a healthy 256 KiB allreduce over 4 nodes read
+    # 0.37-0.45 of the pairs' median, over 3 nodes 0.16-0.48, so 3 healthy nodes (what is
+    # left when a bad link's end is excluded) failed as a `group` about one run in three
+    # (docs/validate.md, "What a figure is held against"). The cluster's figure is stated,
+    # as a site file does: healthy groups read 0.19-0.9 GB/s, a group across the throttled
+    # link about 0.001, and the check is at 0.3 x 0.1 = 0.03 GB/s.
+    SITE = "group_busbw_gbps = 0.1\n"
+
+    def validate_flags(self):
+        site = self.path("site.txt")
+        with open(site, "w") as f:
+            f.write(self.SITE)
+        return self.VALIDATE_FLAGS + " --expect " + site
 
     def validate(self, *sbatch_args):
         rules = self.path("rules.txt")
@@ -283,14 +298,14 @@ class Validation(ClusterTest):
         return self.run_on_cluster("sbatch", "--parsable", "--nodes=4", "--ntasks-per-node=1", "--gpus-per-task=0",
                                    *sbatch_args, os.path.join(ROOT, "slurm", "validate.sbatch"),
                                    COMMBENCH_BACKEND="mpi", COMMBENCH_THRESHOLDS=rules,
-                                   COMMBENCH_VALIDATE_FLAGS=self.VALIDATE_FLAGS,
+                                   COMMBENCH_VALIDATE_FLAGS=self.validate_flags(),
                                    COMMBENCH_SIZES="-b 256K -e 1M --op allreduce", timeout=600)
 
     def bench_validate(self):
         """One srun of bench-validate alone, as the job file runs it."""
         json_path = self.path("v.json")
         p = self.run_on_cluster("srun", "--mpi=pmix", "-N", "4", os.path.join(BIN, "bench-validate"), "--backend",
-                                "mpi", *self.VALIDATE_FLAGS.split(), "--json", json_path, "--force")
+                                "mpi", *self.validate_flags().split(), "--json", json_path, "--force")
         self.assertTrue(os.path.exists(json_path), "exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
         with open(json_path) as f:
             return p, json.load(f)
@@ -337,6 +352,7 @@ class Validation(ClusterTest):
             self.assertEqual(doc["faults"], [])
             self.assertEqual(doc["excluded"], [])
             self.assertLessEqual(doc["plan"]["elapsed_s"], 120)
+            self.assertAlmostEqual(doc["expected"]["group_busbw_gbps"], 0.3 * 0.1)  # the site file's
 
     def test_a_throttled_node_fails_validation_and_the_dependent_job_never_starts(self):
         degrade = cluster("degrade", "cb-node3", "8mbit")
@@ -396,6 +412,9 @@ class Validation(ClusterTest):
         self.assertEqual(len(doc["excluded"]), 1)  # one end leaves the job: the link with it
         self.assertIn(doc["excluded"][0], ("cb-node1", "cb-node4"))
         self.assertIn("--exclude=%s\n" % doc["excluded"][0], p.stdout)
+        # The collective then runs over the nodes left, and they pass it.
+        remaining = "cb-node[2-4]" if doc["excluded"][0] == "cb-node1" else "cb-node[1-3]"
+        self.assertEqual([(g["hosts"], g["phase"], g["short"]) for g in doc["groups"]], [(remaining, "all nodes", False)])
 
     def test_the_health_check_drains_a_node_that_lacks_its_gpus(self):
         check = os.path.join(ROOT, "slurm", "healthcheck.sh")
