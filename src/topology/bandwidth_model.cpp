@@ -93,31 +93,25 @@ PathBudget partial_mesh_budget(const NodeTopology& node, const std::vector<int>&
   const std::optional<GpuRing> ring = best_gpu_ring(node, used, why);
   if (!ring) return unknown_budget(why);
   if (ring->nvlink_only) return nvlink_budget(node, used);
-  return {ring->slowest.spec_gbps, ring->slowest.achievable_gbps,
-          describe(node, *ring) + " (not every GPU pair is NVLinked)"};
+  return {ring->slowest.spec_gbps, ring->achievable_gbps, "not every GPU pair is NVLinked, " + describe(node, *ring)};
 }
 
-bool crosses_sockets(const NodeTopology& node, int gpu_a, int gpu_b) {
-  const Connection c = classify(node, {Endpoint::Kind::gpu, gpu_a}, {Endpoint::Kind::gpu, gpu_b});
-  return c.kind == PathClass::sys;
-}
-
+// Spec and achievable are each the smallest over the hops: a hop between sockets may have
+// the widest PCIe links and still the smallest achievable figure (NCCL's CPU interconnect).
 PathBudget pcie_ring_budget(const NodeTopology& node, const std::vector<int>& used, bool wrap) {
-  double spec = 0;
-  bool sockets = false;
+  double spec = 0, achievable = 0;
+  std::string crossing;
   const std::size_t hops = wrap ? used.size() : used.size() - 1;
   for (std::size_t i = 0; i < hops; ++i) {
-    const int a = used[i];
-    const int b = used[(i + 1) % used.size()];
-    const double hop = pci_path_bottleneck_gbps(node, node.gpus[static_cast<std::size_t>(a)].pci,
-                                                node.gpus[static_cast<std::size_t>(b)].pci);
-    if (hop == 0) return unknown_budget("PCIe link speeds between the GPUs are unknown");
-    spec = (spec == 0) ? hop : std::min(spec, hop);
-    sockets = sockets || crosses_sockets(node, a, b);
+    const GpuHop hop = gpu_hop(node, used[i], used[(i + 1) % used.size()]);
+    if (hop.spec_gbps == 0) return unknown_budget("PCIe link speeds between the GPUs are unknown");
+    spec = (spec == 0) ? hop.spec_gbps : std::min(spec, hop.spec_gbps);
+    achievable = (achievable == 0) ? hop.achievable_gbps : std::min(achievable, hop.achievable_gbps);
+    if (crossing.empty()) crossing = hop.crossing;
   }
   std::string text = "PCIe: narrowest link between neighbouring GPUs " + format_gbps(spec);
-  if (sockets) text += " (the path crosses the CPU interconnect, whose bandwidth is not modelled)";
-  return {spec, spec * kNcclPcieFraction, text};
+  if (!crossing.empty()) text += " (the ring " + crossing + ")";
+  return {spec, achievable, text};
 }
 
 // NICs on the same PCIe switch as one of the GPUs (PIX/PXB).

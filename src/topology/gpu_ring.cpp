@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "commbench/topology/bandwidth_model.hpp"
+#include "commbench/topology/cpu_interconnect.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/nvlink_rate.hpp"
 #include "commbench/topology/pci_path.hpp"
@@ -42,6 +44,16 @@ GpuHop gpu_hop(const NodeTopology& node, int gpu_a, int gpu_b) {
     hop.why_unknown = fmt::format("the PCIe path between GPU {} and GPU {} is unknown", gpu_at(node, gpu_a).index,
                                   gpu_at(node, gpu_b).index);
   }
+  if (connection.kind == PathClass::sys) {
+    const CpuInterconnect interconnect = nccl_cpu_interconnect(node.cpu_type);
+    if (interconnect.achievable_gbps) {
+      hop.achievable_gbps = std::min(hop.achievable_gbps, *interconnect.achievable_gbps);
+      hop.crossing = fmt::format("crosses the CPU interconnect ({}: NCCL plans {})", interconnect.name,
+                                 format_gbps(*interconnect.achievable_gbps));
+    } else {
+      hop.crossing = "crosses the CPU interconnect, whose bandwidth is not modelled: " + interconnect.why_unknown;
+    }
+  }
   return hop;
 }
 
@@ -73,18 +85,24 @@ std::optional<GpuRing> best_gpu_ring(const NodeTopology& node, const std::vector
   std::vector<std::size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::vector<std::size_t> best_order = order;
-  double best = -1;
+  const auto hop_after = [&](const std::vector<std::size_t>& ring, std::size_t i) -> const GpuHop& {
+    return hops[ring[i] * count + ring[(i + 1) % count]];
+  };
   const auto slowest_hop = [&](const std::vector<std::size_t>& ring) {
     std::size_t slowest = 0;
     for (std::size_t i = 1; i < count; ++i) {
-      const double hop = hops[ring[i] * count + ring[(i + 1) % count]].spec_gbps;
-      if (hop < hops[ring[slowest] * count + ring[(slowest + 1) % count]].spec_gbps) slowest = i;
+      if (hop_after(ring, i).spec_gbps < hop_after(ring, slowest).spec_gbps) slowest = i;
     }
     return slowest;
   };
+  const auto smallest_achievable = [&](const std::vector<std::size_t>& ring) {
+    double smallest = hop_after(ring, 0).achievable_gbps;
+    for (std::size_t i = 1; i < count; ++i) smallest = std::min(smallest, hop_after(ring, i).achievable_gbps);
+    return smallest;
+  };
+  std::pair<double, double> best{-1, -1};  // (spec, achievable) of the best ring so far
   do {
-    const std::size_t at = slowest_hop(order);
-    const double bound = hops[order[at] * count + order[(at + 1) % count]].spec_gbps;
+    const std::pair<double, double> bound{hop_after(order, slowest_hop(order)).spec_gbps, smallest_achievable(order)};
     if (bound > best) {
       best = bound;
       best_order = order;
@@ -92,13 +110,15 @@ std::optional<GpuRing> best_gpu_ring(const NodeTopology& node, const std::vector
   } while (count <= kMaxExhaustiveGpus && std::next_permutation(order.begin() + 1, order.end()));
   GpuRing ring;
   const std::size_t at = slowest_hop(best_order);
-  ring.slowest = hops[best_order[at] * count + best_order[(at + 1) % count]];
+  ring.slowest = hop_after(best_order, at);
   ring.slowest_from = gpus[best_order[at]];
   ring.slowest_to = gpus[best_order[(at + 1) % count]];
+  ring.achievable_gbps = smallest_achievable(best_order);
   ring.nvlink_only = true;
   for (std::size_t i = 0; i < count; ++i) {
     ring.order.push_back(gpus[best_order[i]]);
-    ring.nvlink_only = ring.nvlink_only && hops[best_order[i] * count + best_order[(i + 1) % count]].nvlink;
+    ring.nvlink_only = ring.nvlink_only && hop_after(best_order, i).nvlink;
+    if (ring.crossing.empty()) ring.crossing = hop_after(best_order, i).crossing;
   }
   return ring;
 }
@@ -106,8 +126,11 @@ std::optional<GpuRing> best_gpu_ring(const NodeTopology& node, const std::vector
 std::string describe(const NodeTopology& node, const GpuRing& ring) {
   std::string order;
   for (const int gpu : ring.order) order += fmt::format("{}{}", order.empty() ? "" : ">", gpu_at(node, gpu).index);
-  return fmt::format("best ring {}: slowest hop GPU {} to GPU {} ({}) {}", order, gpu_at(node, ring.slowest_from).index,
-                     gpu_at(node, ring.slowest_to).index, ring.slowest.label, format_gbps(ring.slowest.spec_gbps));
+  std::string text =
+      fmt::format("best ring {}: slowest hop GPU {} to GPU {} ({}) {}", order, gpu_at(node, ring.slowest_from).index,
+                  gpu_at(node, ring.slowest_to).index, ring.slowest.label, format_gbps(ring.slowest.spec_gbps));
+  if (!ring.crossing.empty()) text += "; the ring " + ring.crossing;
+  return text;
 }
 
 PairwiseBound alltoall_pairwise_bound(const NodeTopology& node, const std::vector<int>& gpus, int total_ranks) {
@@ -116,6 +139,7 @@ PairwiseBound alltoall_pairwise_bound(const NodeTopology& node, const std::vecto
   for (const int gpu : gpus) {
     int shared_peers = 0;
     double shared_spec = 0, shared_achievable = 0;
+    std::string crossing;
     const auto tighten = [&](double spec, double achievable, const std::string& text) {
       if (!bound.spec_gbps || spec < *bound.spec_gbps) {
         bound.spec_gbps = spec;
@@ -136,13 +160,14 @@ PairwiseBound alltoall_pairwise_bound(const NodeTopology& node, const std::vecto
       // Peers without NVLink all leave through this GPU's PCIe link: its narrowest path bounds them.
       shared_spec = shared_peers == 0 ? hop.spec_gbps : std::min(shared_spec, hop.spec_gbps);
       shared_achievable = shared_peers == 0 ? hop.achievable_gbps : std::min(shared_achievable, hop.achievable_gbps);
+      if (crossing.empty()) crossing = hop.crossing;
       ++shared_peers;
     }
     if (shared_peers > 0) {
       tighten(shared_spec * others / shared_peers, shared_achievable * others / shared_peers,
-              fmt::format("GPU {} reaches {} of its {} peers without NVLink: PCIe {} shared x {}/{}",
+              fmt::format("GPU {} reaches {} of its {} peers without NVLink: PCIe {} shared x {}/{}{}",
                           gpu_at(node, gpu).index, shared_peers, gpus.size() - 1, format_gbps(shared_spec), others,
-                          shared_peers));
+                          shared_peers, crossing.empty() ? "" : "; the path " + crossing));
     }
   }
   return bound;

@@ -282,6 +282,26 @@ void add_gpus_and_nics(NodeTopology& node, const TreeBuilder& tree, const std::s
   for (auto& [name, nic] : nics) node.nics.push_back(std::move(nic));
 }
 
+// hwloc's x86 backend puts CPUID's vendor, family and model into each Package's infos and
+// the architecture into the root's; the first Package stands for all (NCCL assumes alike).
+CpuType cpu_type_of(hwloc_topology_t topology) {
+  CpuType type;
+  if (const char* architecture = info_of(hwloc_get_root_obj(topology), "Architecture"))
+    type.architecture = architecture;
+  const hwloc_obj_t package = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PACKAGE, nullptr);
+  if (package == nullptr) return type;
+  if (const char* vendor = info_of(package, "CPUVendor")) type.vendor = vendor;
+  const auto number = [&](const char* name) {
+    const std::string_view text = info_of(package, name) ? info_of(package, name) : "";
+    int value = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc() && end == text.data() + text.size() && value >= 0 ? value : -1;
+  };
+  type.family = number("CPUFamilyNumber");
+  type.model = number("CPUModelNumber");
+  return type;
+}
+
 // What wrote the export: hwloc puts its version and the program into the root's infos
 // (since hwloc 2.0); the library reading it is named too, as it decides what is kept.
 std::string writer_of(hwloc_topology_t topology) {
@@ -471,6 +491,7 @@ NodeTopology probe_hwloc(const std::string& xml_path) {
        numa = hwloc_get_next_obj_by_type(topology.get(), HWLOC_OBJ_NUMANODE, numa)) {
     node.numa_nodes.push_back({static_cast<int>(numa->os_index), bitmap_to_list(numa->cpuset)});
   }
+  node.cpu_type = cpu_type_of(topology.get());
   TreeBuilder tree(node, where);
   tree.visit_locality(hwloc_get_root_obj(topology.get()));
   if (node.pci.empty()) {

@@ -251,6 +251,7 @@ class Loader {
     locality.numa =
         integer(element, "numaid", required(element, "numaid"), -1, INT_MAX, "a NUMA node number (-1 when unknown)");
     if (const std::string* mask = element.attribute("affinity")) locality.cpus = affinity(element, *mask);
+    cpu_type(element);
     if (locality.numa >= 0) {
       check_duplicate(numa_lines_, locality.numa, element, "<cpu> numaid " + std::to_string(locality.numa));
       topo_.numa_nodes.push_back(NumaNode{locality.numa, cpus_for(element, locality)});
@@ -265,6 +266,19 @@ class Loader {
       else
         nic(child, locality, -1);
     }
+  }
+
+  // NCCL writes arch, vendor, familyid and modelid on every <cpu> and assumes all CPUs of a
+  // node alike; so does the model, taking the first <cpu> that names them.
+  void cpu_type(const XmlElement& element) {
+    CpuType& type = topo_.cpu_type;
+    if (!type.architecture.empty() || !type.vendor.empty()) return;
+    if (const std::string* arch = element.attribute("arch")) type.architecture = *arch;
+    if (const std::string* vendor = element.attribute("vendor")) type.vendor = *vendor;
+    if (const std::string* family = element.attribute("familyid"))
+      type.family = integer(element, "familyid", *family, 0, INT_MAX, "a CPUID family number");
+    if (const std::string* model = element.attribute("modelid"))
+      type.model = integer(element, "modelid", *model, 0, INT_MAX, "a CPUID model number");
   }
 
   void pci(const XmlElement& element, const Locality& locality, int parent, int depth) {

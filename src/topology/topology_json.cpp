@@ -156,12 +156,22 @@ void fields(Self& n, Visit& v) {
 }
 
 template <typename Self, typename Visit>
+requires std::same_as<std::remove_const_t<Self>, CpuType>
+void fields(Self& c, Visit& v) {
+  v("architecture", c.architecture);
+  v("vendor", c.vendor);
+  v("family", c.family);
+  v("model", c.model);
+}
+
+template <typename Self, typename Visit>
 requires std::same_as<std::remove_const_t<Self>, NodeTopology>
 void fields(Self& node, Visit& v) {
   v("hostname", node.hostname);
   v("sources", node.sources);
   v("unknowns", node.unknowns);
   v("pci_detail", node.pci_detail);
+  v("cpu_type", node.cpu_type);
   v("numa_nodes", node.numa_nodes);
   v("pci", node.pci);
   v("gpus", node.gpus);

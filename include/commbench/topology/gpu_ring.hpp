@@ -20,6 +20,9 @@ struct GpuHop {
   bool nvlink = false;
   std::string label;  // "NV12", "SYS", ...
   std::string why_unknown;
+  // For a hop between sockets: what NCCL lets the CPU interconnect carry, which caps the
+  // achievable figure (the spec stays the PCIe path's), or why that is unknown.
+  std::string crossing;
 };
 GpuHop gpu_hop(const NodeTopology& node, int gpu_a, int gpu_b);
 
@@ -28,13 +31,16 @@ bool all_pairs_nvlinked(const NodeTopology& node, const std::vector<int>& gpus);
 
 struct GpuRing {
   std::vector<int> order;  // indexes into node.gpus, starting with the first of `gpus`
-  GpuHop slowest;          // the hop that bounds the ring
+  GpuHop slowest;          // the hop that bounds the ring's spec figure
   int slowest_from = 0, slowest_to = 0;
-  bool nvlink_only = false;  // every hop is NVLink
+  double achievable_gbps = 0;  // the smallest achievable figure over the hops
+  std::string crossing;        // the first hop's GpuHop::crossing that is not empty
+  bool nvlink_only = false;    // every hop is NVLink
 };
 
-// The ring through every GPU whose slowest hop is fastest (spec figures; exhaustive up to
-// 9 GPUs, bus order beyond). nullopt when a hop's bandwidth is unknown; `why` says which.
+// The ring through every GPU whose slowest hop is fastest (spec figures, ties broken by
+// achievable ones; exhaustive up to 9 GPUs, bus order beyond). nullopt when a hop's
+// bandwidth is unknown; `why` says which.
 std::optional<GpuRing> best_gpu_ring(const NodeTopology& node, const std::vector<int>& gpus, std::string& why);
 std::string describe(const NodeTopology& node, const GpuRing& ring);
 

@@ -93,6 +93,16 @@ struct Nic {
   bool rdma = true;    // false for a plain network interface (/sys/class/net) without RDMA
 };
 
+// The node's CPU type as the sources name it. NCCL plans traffic between sockets with one
+// figure per CPU generation (topology/cpu_interconnect), so the model needs it to say what
+// a ring crossing sockets can carry.
+struct CpuType {
+  std::string architecture;  // "x86_64", "aarch64" (NCCL: "arm64"), "ppc64le" (NCCL: "ppc64"); empty unknown
+  std::string vendor;        // CPUID vendor: "GenuineIntel", "AuthenticAMD", "CentaurHauls"; empty unknown
+  int family = -1;           // CPUID family number; -1 unknown
+  int model = -1;            // CPUID model number; -1 unknown
+};
+
 struct NumaNode {
   int os_index = 0;
   std::vector<int> cpus;
@@ -107,6 +117,7 @@ enum class PciTreeDetail { every_bridge, switches_only };
 struct NodeTopology {
   std::string hostname;
   PciTreeDetail pci_detail = PciTreeDetail::every_bridge;
+  CpuType cpu_type;
   std::vector<NumaNode> numa_nodes;
   std::vector<PciObject> pci;
   std::vector<Gpu> gpus;

@@ -123,7 +123,12 @@ TEST(BandwidthModel, PcieServer) {
   const TheoreticalBusbw one = theoretical_busbw(Collective::allreduce, node, all_gpus(node, 1));
   EXPECT_NEAR(*one.spec_gbps, 31.508, 0.001);
   EXPECT_NEAR(*one.achievable_gbps, 31.508 * 12.0 / 15.75, 0.001);
-  EXPECT_NE(one.basis.find("crosses the CPU interconnect"), std::string::npos) << one.basis;
+  // The export names an Intel CPU without its model number, and NCCL's figure for the hop
+  // between sockets depends on it: the achievable figure stays the PCIe one, and says why.
+  EXPECT_NE(one.basis.find("crosses the CPU interconnect, whose bandwidth is not modelled: the CPU's family and "
+                           "model numbers are not recorded"),
+            std::string::npos)
+      << one.basis;
   // Two nodes: GPUs 0/1 have no NIC on their switch, 2/3 neither (PHB): all RDMA ports
   // count, 2 x 25 = 50 GB/s per node, above the PCIe ring.
   const TheoreticalBusbw two = theoretical_busbw(Collective::allreduce, node, all_gpus(node, 2));

@@ -104,6 +104,11 @@ TEST(HwlocProbe, PcieServerPathsAndLocality) {
   EXPECT_EQ(node.nics[1].bus_id, "0000:87:00.0");
   // GPU0 -> its downstream port -> switch upstream port -> root port -> host bridge.
   EXPECT_NEAR(pci_path_bottleneck_gbps(node, node.gpus[0].pci, node.gpus[1].pci), 31.508, 0.001);
+  // The hand-written export names the vendor, not CPUID's family and model.
+  EXPECT_EQ(node.cpu_type.architecture, "x86_64");
+  EXPECT_EQ(node.cpu_type.vendor, "GenuineIntel");
+  EXPECT_EQ(node.cpu_type.family, -1);
+  EXPECT_EQ(node.cpu_type.model, -1);
 }
 
 TEST(HwlocProbe, BadFilesNameTheFileAndTheProblem) {
@@ -235,6 +240,11 @@ TEST(SharedHwlocFixtures, Dgx2SixteenV100sBehindNvswitches) {
   EXPECT_EQ(pci_path_class(node, node.gpus[0].pci, node.gpus[2].pci), PathClass::pxb);
   EXPECT_EQ(pci_path_class(node, node.gpus[0].pci, node.gpus[8].pci), PathClass::sys);
   EXPECT_EQ(node.gpus[8].cpus, (std::vector<int>{24, 25}));
+  // Xeon Platinum (Skylake-SP): CPUID family 6, model 85, as hwloc's x86 backend wrote them.
+  EXPECT_EQ(node.cpu_type.architecture, "x86_64");
+  EXPECT_EQ(node.cpu_type.vendor, "GenuineIntel");
+  EXPECT_EQ(node.cpu_type.family, 6);
+  EXPECT_EQ(node.cpu_type.model, 85);
 }
 
 TEST(SharedHwlocFixtures, Power8P100sWithNvlinkToEachOtherAndTheCpu) {

@@ -150,6 +150,10 @@ TEST(NcclTopoXml, LoadsTheDgxH100Fixture) {
 
 TEST(NcclTopoXml, LoadsThePcieFixture) {
   const NodeTopology topo = load_nccl_topo_xml(kFixtures + "/pcie-4gpu.xml");
+  EXPECT_EQ(topo.cpu_type.architecture, "x86_64");
+  EXPECT_EQ(topo.cpu_type.vendor, "AuthenticAMD");
+  EXPECT_EQ(topo.cpu_type.family, 25);
+  EXPECT_EQ(topo.cpu_type.model, 1);
   ASSERT_EQ(topo.numa_nodes.size(), 2u);
   EXPECT_EQ(topo.numa_nodes[0].cpus, range(0, 3));
   EXPECT_EQ(topo.numa_nodes[1].cpus, range(4, 7));
@@ -435,6 +439,10 @@ TEST(NcclTopoXml, RejectsBadSystemAndCpuElements) {
             "x.xml:2: <cpu> numaid=\"-2\": expected a NUMA node number (-1 when unknown)");
   EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\"/>\n  <cpu numaid=\"0\"/>\n</system>"),
             "x.xml:3: <cpu> numaid 0 listed twice (lines 2 and 3)");
+  EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\" vendor=\"GenuineIntel\" familyid=\"six\"/>\n</system>"),
+            "x.xml:2: <cpu> familyid=\"six\": expected a CPUID family number");
+  EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\" vendor=\"GenuineIntel\" modelid=\"-143\"/>\n</system>"),
+            "x.xml:2: <cpu> modelid=\"-143\": expected a CPUID model number");
   const std::string mask_error =
       "\": expected a CPU mask of comma-separated 32-bit hex groups (e.g. 00000000,0000ffff)";
   for (const std::string mask : {"xyz", "123456789", "0000ffff,", ",0000ffff", "0000 ffff", "0x0000ffff"})

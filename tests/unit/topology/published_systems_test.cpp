@@ -31,7 +31,7 @@ const std::vector<PublishedRow>& published_rows() {
       {"8 x H100 SXM NVSwitch, NVLS", "nccl/dgx-h100.xml", 1, {}, "", "NVLS", 480, 700, 490.28, 0.021},
       {"8 x H200 SXM NVSwitch, NVLS", "nccl/dgx-h100.xml", 1, {}, "", "NVLS", 475, 700, 490.28, 0.032},
       {"8 x H100 SXM NVSwitch, NCCL_ALGO=Ring", "nccl/dgx-h100.xml", 1, {}, "", "ring", 370, 700, 370.8, 0.002},
-      {"8 x PCIe Gen5 GPUs, no NVLink", "model/pcie-8gpu-gen5.xml", 1, {}, "", "", 28, 63, 48, 0.714},
+      {"8 x PCIe Gen5 GPUs, no NVLink", "model/pcie-8gpu-gen5.xml", 1, {}, "", "", 28, 63, 22, 0.214},
       {"2 x (8 x A100 SXM4, 8 x HDR IB), NCCL_ALGO=Ring",
        "model/ndv4-a100-nvswitch.xml",
        2,
@@ -52,8 +52,26 @@ const std::vector<PublishedRow>& published_rows() {
        750,
        490.28,
        0.140},
-      {"2 x A100 PCIe, one NV12 bridge", "model/ncv4-nvlink-pairs.xml", 1, {0, 1}, "", "ring", 208, 300, 240, 0.154},
-      {"3 x A100 PCIe, bridge on 0-1 only", "model/ncv4-nvlink-pairs.xml", 1, {0, 1, 2}, "", "ring", 20, 31.5, 24, 0.2},
+      {"2 x A100 PCIe, one NV12 bridge",
+       "model/a100-pcie-nv12-pairs-2socket.xml",
+       1,
+       {0, 1},
+       "",
+       "ring",
+       208,
+       300,
+       240,
+       0.154},
+      {"3 x A100 PCIe, bridge on 0-1 only",
+       "model/a100-pcie-nv12-pairs-2socket.xml",
+       1,
+       {0, 1, 2},
+       "",
+       "ring",
+       20,
+       31.5,
+       24,
+       0.2},
   };
   return rows;
 }
@@ -91,8 +109,8 @@ INSTANTIATE_TEST_SUITE_P(DocsTable, PublishedSystems, ::testing::ValuesIn(publis
                          });
 
 // The acceptance line of issue 14: under 15 % where NCCL's algorithm is known, except the
-// rows the table marks as misses (partial mesh: NCCL's channel search rounds its per-channel
-// figure down, see docs/bandwidth-model.md).
+// rows the table marks as misses (the bridged A100 PCIe cards read 87 % and 83 % of the
+// figures NCCL's own search and tuner plan with, see docs/bandwidth-model.md).
 TEST(PublishedSystems, KnownAlgorithmsWithinFifteenPercent) {
   int misses = 0;
   for (const PublishedRow& row : published_rows()) {

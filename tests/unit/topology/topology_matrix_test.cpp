@@ -146,6 +146,19 @@ TEST(TopologyJson, P2pStatusSurvivesTheRoundTrip) {
   EXPECT_EQ(back.p2p[0].nvlink, Capability::yes);
 }
 
+// The model of another rank's node keeps its CPU type: the achievable figure of a ring
+// across sockets depends on it (bench-topology gathers every node's model as JSON).
+TEST(TopologyJson, CpuTypeSurvivesTheRoundTrip) {
+  NodeTopology node;
+  node.hostname = "n";
+  node.cpu_type = {"x86_64", "GenuineIntel", 6, 143};
+  const NodeTopology back = topology_from_json_text(topology_to_json_text(node), "test");
+  EXPECT_EQ(back.cpu_type.architecture, "x86_64");
+  EXPECT_EQ(back.cpu_type.vendor, "GenuineIntel");
+  EXPECT_EQ(back.cpu_type.family, 6);
+  EXPECT_EQ(back.cpu_type.model, 143);
+}
+
 // A model that arrives from another rank is checked before anything walks it: the path
 // code follows PCI indexes without bounds checks.
 TEST(TopologyJson, ModelsWithBadIndexesOrFieldsAreRefused) {
