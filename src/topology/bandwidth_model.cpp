@@ -250,7 +250,7 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
       achievable = hop.achievable_gbps;
       text = "GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) + " to GPU " +
              std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + hop.label + " " +
-             format_gbps(hop.spec_gbps);
+             format_gbps(hop.spec_gbps) + (hop.crossing.empty() ? "" : "; the path " + hop.crossing);
     }
   }
   return {spec, achievable, text};

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <numeric>
-#include <utility>
 
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/cpu_interconnect.hpp"
@@ -100,9 +99,9 @@ std::optional<GpuRing> best_gpu_ring(const NodeTopology& node, const std::vector
     for (std::size_t i = 1; i < count; ++i) smallest = std::min(smallest, hop_after(ring, i).achievable_gbps);
     return smallest;
   };
-  std::pair<double, double> best{-1, -1};  // (spec, achievable) of the best ring so far
+  double best = -1;
   do {
-    const std::pair<double, double> bound{hop_after(order, slowest_hop(order)).spec_gbps, smallest_achievable(order)};
+    const double bound = hop_after(order, slowest_hop(order)).spec_gbps;
     if (bound > best) {
       best = bound;
       best_order = order;

@@ -269,16 +269,17 @@ class Loader {
   }
 
   // NCCL writes arch, vendor, familyid and modelid on every <cpu> and assumes all CPUs of a
-  // node alike; so does the model, taking the first <cpu> that names them.
+  // node alike; so does the model, taking the first <cpu> that names them. Every <cpu> is
+  // checked, so a bad number is refused wherever it stands.
   void cpu_type(const XmlElement& element) {
-    CpuType& type = topo_.cpu_type;
-    if (!type.architecture.empty() || !type.vendor.empty()) return;
+    CpuType type;
     if (const std::string* arch = element.attribute("arch")) type.architecture = *arch;
     if (const std::string* vendor = element.attribute("vendor")) type.vendor = *vendor;
     if (const std::string* family = element.attribute("familyid"))
       type.family = integer(element, "familyid", *family, 0, INT_MAX, "a CPUID family number");
     if (const std::string* model = element.attribute("modelid"))
       type.model = integer(element, "modelid", *model, 0, INT_MAX, "a CPUID model number");
+    if (topo_.cpu_type.architecture.empty() && topo_.cpu_type.vendor.empty()) topo_.cpu_type = type;
   }
 
   void pci(const XmlElement& element, const Locality& locality, int parent, int depth) {

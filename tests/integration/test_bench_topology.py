@@ -213,6 +213,10 @@ class Fixtures(TempDirTest):
         self.assertIn("GPU0   X      NV18", out)
         self.assertIn("mlx5_0", out)
         self.assertIn("# node dgx-h100.xml, from: nccl-topo-xml", out)
+        rc, out, err = run("--nccl-topo-xml", fixture("nccl", "dgx-h100.xml"), "--json", self.path("x.json"))
+        self.assertEqual(rc, 0, err)
+        cpu = json.load(open(self.path("x.json")))["nodes"][0]["cpu_type"]
+        self.assertEqual(cpu, {"architecture": "x86_64", "vendor": "GenuineIntel", "family": 6, "model": 143})
 
     @needs_hwloc
     @unittest.skipUnless(os.path.isdir(SHARED), "../shared/fixtures/hwloc is absent")

@@ -38,9 +38,8 @@ struct GpuRing {
   bool nvlink_only = false;    // every hop is NVLink
 };
 
-// The ring through every GPU whose slowest hop is fastest (spec figures, ties broken by
-// achievable ones; exhaustive up to 9 GPUs, bus order beyond). nullopt when a hop's
-// bandwidth is unknown; `why` says which.
+// The ring through every GPU whose slowest hop is fastest (spec figures; exhaustive up to
+// 9 GPUs, bus order beyond). nullopt when a hop's bandwidth is unknown; `why` says which.
 std::optional<GpuRing> best_gpu_ring(const NodeTopology& node, const std::vector<int>& gpus, std::string& why);
 std::string describe(const NodeTopology& node, const GpuRing& ring);
 

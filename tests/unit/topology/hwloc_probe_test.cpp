@@ -111,6 +111,27 @@ TEST(HwlocProbe, PcieServerPathsAndLocality) {
   EXPECT_EQ(node.cpu_type.model, -1);
 }
 
+TEST(HwlocProbe, CpuidNumbersAreReadAndGarbageStaysUnknown) {
+  REQUIRE_HWLOC();
+  const testing::TempDir dir;
+  const std::string original = read_text(kFixtures + "pcie-4gpu.xml");
+  const std::string vendor = "<info name=\"CPUVendor\" value=\"GenuineIntel\"/>";
+  ASSERT_NE(original.find(vendor), std::string::npos);
+  const auto with_numbers = [&](const std::string& family, const std::string& model) {
+    std::string text = original;
+    text.insert(text.find(vendor) + vendor.size(), "<info name=\"CPUFamilyNumber\" value=\"" + family +
+                                                       "\"/><info name=\"CPUModelNumber\" value=\"" + model + "\"/>");
+    return probe_hwloc(dir.write(family + "-" + model + ".xml", text)).cpu_type;
+  };
+  const CpuType sapphire_rapids = with_numbers("6", "143");
+  EXPECT_EQ(sapphire_rapids.family, 6);
+  EXPECT_EQ(sapphire_rapids.model, 143);
+  // hwloc does not parse these infos: a value that is no number is an unknown, not a 0.
+  const CpuType garbage = with_numbers("6x", "");
+  EXPECT_EQ(garbage.family, -1);
+  EXPECT_EQ(garbage.model, -1);
+}
+
 TEST(HwlocProbe, BadFilesNameTheFileAndTheProblem) {
   REQUIRE_HWLOC();
   const testing::TempDir dir;

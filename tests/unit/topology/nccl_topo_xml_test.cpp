@@ -443,6 +443,10 @@ TEST(NcclTopoXml, RejectsBadSystemAndCpuElements) {
             "x.xml:2: <cpu> familyid=\"six\": expected a CPUID family number");
   EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\" vendor=\"GenuineIntel\" modelid=\"-143\"/>\n</system>"),
             "x.xml:2: <cpu> modelid=\"-143\": expected a CPUID model number");
+  // Only the first <cpu> gives the node's CPU type, but a bad number on a later one is refused too.
+  EXPECT_EQ(load_error("<system>\n  <cpu numaid=\"0\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\"/>\n"
+                       "  <cpu numaid=\"1\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"8f\"/>\n</system>"),
+            "x.xml:3: <cpu> modelid=\"8f\": expected a CPUID model number");
   const std::string mask_error =
       "\": expected a CPU mask of comma-separated 32-bit hex groups (e.g. 00000000,0000ffff)";
   for (const std::string mask : {"xyz", "123456789", "0000ffff,", ",0000ffff", "0000 ffff", "0x0000ffff"})

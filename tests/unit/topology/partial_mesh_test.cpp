@@ -57,6 +57,14 @@ TEST(PartialMesh, SocketCrossingOfAnUnknownCpuIsSaidNotGuessed) {
   const TheoreticalBusbw three = theoretical_busbw(Collective::allgather, node, gpu_layout(node, 1, {0, 1, 2}));
   EXPECT_NEAR(*three.achievable_gbps, 24.0, 1e-9);
   EXPECT_EQ(three.basis.find("CPU interconnect"), std::string::npos) << three.basis;
+  // Named AMD, the ring's achievable figure is its smallest over every hop (a SYS hop at
+  // 16), not that of the hop with the smallest spec (GPU 1 to GPU 2 inside a socket, 24).
+  NodeTopology amd = node;
+  amd.cpu_type = {"x86_64", "AuthenticAMD", 25, 1};
+  const TheoreticalBusbw named = theoretical_busbw(Collective::allgather, amd, gpu_layout(amd, 1));
+  EXPECT_NEAR(*named.spec_gbps, 31.5, 1e-9);
+  EXPECT_NEAR(*named.achievable_gbps, 16.0, 1e-9);
+  EXPECT_NE(named.basis.find("slowest hop GPU 1 to GPU 2"), std::string::npos) << named.basis;
 }
 
 TEST(PartialMesh, CubeMeshAlltoallIsBoundBySysHops) {
@@ -72,6 +80,13 @@ TEST(PartialMesh, CubeMeshAlltoallIsBoundBySysHops) {
   const TheoreticalBusbw alltoall = theoretical_busbw(Collective::alltoall, node, layout);
   EXPECT_NEAR(*alltoall.spec_gbps, 36.75, 1e-9);
   EXPECT_NEAR(*alltoall.achievable_gbps, 10.0 * 7 / 3, 1e-9);
+  // Sendrecv between neighbours in bus order: GPU 3 to GPU 4 crosses sockets.
+  const TheoreticalBusbw pair = theoretical_busbw(Collective::sendrecv, node, layout);
+  EXPECT_NEAR(*pair.spec_gbps, 15.75, 1e-9);
+  EXPECT_NEAR(*pair.achievable_gbps, 10.0, 1e-9);
+  EXPECT_EQ(pair.basis,
+            "intra-node: GPU 3 to GPU 4: SYS 15.75 GB/s; the path crosses the CPU interconnect (Intel Skylake UPI: "
+            "NCCL plans 10 GB/s)");
   EXPECT_EQ(alltoall.basis,
             "intra-node: GPU 0 reaches 3 of its 7 peers without NVLink: PCIe 15.75 GB/s shared x 7/3; the path "
             "crosses the CPU interconnect (Intel Skylake UPI: NCCL plans 10 GB/s)");
