@@ -38,29 +38,30 @@ std::optional<std::string> agreed_reason(Bootstrap& world, const std::optional<s
 
 // Drops the element types / reductions the backend cannot run when the user asked for
 // "all" (with a note), and refuses them when the user named them.
-void keep_supported(CollectivesOptions& o, const Backend& backend, Bootstrap& world, std::vector<std::string>& notes) {
+void keep_supported(CollectivesOptions& options, const Backend& backend, Bootstrap& world,
+                    std::vector<std::string>& notes) {
   std::vector<DataType> dtypes;
-  for (DataType t : o.dtypes) {
+  for (DataType t : options.dtypes) {
     const auto why = agreed_reason(world, backend.unsupported_reason(Collective::allreduce, t, ReduceOp::sum));
     if (!why) {
       dtypes.push_back(t);
-    } else if (o.dtypes_all) {
+    } else if (options.dtypes_all) {
       notes.push_back("skipped " + std::string(name_of(t)) + ": " + *why);
     } else {
       throw UsageError(*why);
     }
   }
   if (dtypes.empty()) throw UsageError("-d/--dtype: the " + backend.name() + " backend supports none of these types");
-  o.dtypes = dtypes;
+  options.dtypes = dtypes;
 
   bool any_reducing = false;
-  for (Collective op : o.ops) any_reducing = any_reducing || reduces(op);
+  for (Collective op : options.ops) any_reducing = any_reducing || reduces(op);
   std::vector<ReduceOp> redops;
-  for (ReduceOp r : o.redops) {
-    const auto why = agreed_reason(world, backend.unsupported_reason(Collective::allreduce, o.dtypes.front(), r));
+  for (ReduceOp r : options.redops) {
+    const auto why = agreed_reason(world, backend.unsupported_reason(Collective::allreduce, options.dtypes.front(), r));
     if (!why) {
       redops.push_back(r);
-    } else if (o.redops_all || !any_reducing) {
+    } else if (options.redops_all || !any_reducing) {
       if (any_reducing) notes.push_back("skipped " + std::string(name_of(r)) + ": " + *why);
     } else {
       throw UsageError(*why);
@@ -68,7 +69,7 @@ void keep_supported(CollectivesOptions& o, const Backend& backend, Bootstrap& wo
   }
   if (redops.empty() && any_reducing)
     throw UsageError("-o/--redop: the " + backend.name() + " backend supports none of these reductions");
-  o.redops = redops;
+  options.redops = redops;
 }
 
 // In-place forms the backend lacks are skipped with a note (asked for with --placement
@@ -100,13 +101,15 @@ struct ThresholdFiles {
   std::string baseline_origin, baseline_text;
 };
 
-ThresholdFiles read_threshold_files(const CollectivesOptions& o, Bootstrap& world, Watchdog& watchdog) {
-  ThresholdFiles files{"--thresholds " + o.thresholds_path, "", "--baseline " + o.baseline_path, ""};
+ThresholdFiles read_threshold_files(const CollectivesOptions& options, Bootstrap& world, Watchdog& watchdog) {
+  ThresholdFiles files{"--thresholds " + options.thresholds_path, "", "--baseline " + options.baseline_path, ""};
   auto guard = watchdog.guard("reading --thresholds/--baseline");
   collective_try(world, [&] {
     if (world.rank() != 0) return;
-    if (!o.thresholds_path.empty()) files.rules_text = read_input_file(o.thresholds_path, files.rules_origin);
-    if (!o.baseline_path.empty()) files.baseline_text = read_input_file(o.baseline_path, files.baseline_origin);
+    if (!options.thresholds_path.empty())
+      files.rules_text = read_input_file(options.thresholds_path, files.rules_origin);
+    if (!options.baseline_path.empty())
+      files.baseline_text = read_input_file(options.baseline_path, files.baseline_origin);
   });
   files.rules_text = world.broadcast(files.rules_text, 0);
   files.baseline_text = world.broadcast(files.baseline_text, 0);
@@ -115,13 +118,13 @@ ThresholdFiles read_threshold_files(const CollectivesOptions& o, Bootstrap& worl
 
 // Every rank parses the same text, so every rank meets the same error (inside
 // collective_try, which lets rank 0 print it once).
-ThresholdCheck parse_threshold_check(const CollectivesOptions& o, const ThresholdFiles& files) {
-  std::vector<ThresholdRule> rules = o.threshold_rules;
-  if (!o.thresholds_path.empty())
+ThresholdCheck parse_threshold_check(const CollectivesOptions& options, const ThresholdFiles& files) {
+  std::vector<ThresholdRule> rules = options.threshold_rules;
+  if (!options.thresholds_path.empty())
     for (ThresholdRule& rule : parse_threshold_rules(files.rules_text, files.rules_origin))
       rules.push_back(std::move(rule));
   std::optional<Baseline> baseline;
-  if (!o.baseline_path.empty()) baseline = parse_baseline(files.baseline_text, files.baseline_origin);
+  if (!options.baseline_path.empty()) baseline = parse_baseline(files.baseline_text, files.baseline_origin);
   return ThresholdCheck(std::move(rules), std::move(baseline));
 }
 
@@ -168,7 +171,8 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
                         options.alltoallv_distribution};
     plan = keep_supported_placements(build_plan(request), backend, notes);
     backend.validate_plan(plan);
-    for (std::string& note : profile_range_notes(options.profile_range, plan, backend)) notes.push_back(std::move(note));
+    for (std::string& note : profile_range_notes(options.profile_range, plan, backend))
+      notes.push_back(std::move(note));
   });
   std::optional<ThresholdCheck> thresholds;
   const ThresholdFiles threshold_files = read_threshold_files(options, world, watchdog);

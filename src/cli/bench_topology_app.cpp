@@ -16,8 +16,8 @@
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
-#include "commbench/core/text_table.hpp"
 #include "commbench/core/profile_range.hpp"
+#include "commbench/core/text_table.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
@@ -72,10 +72,10 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
   return text + table.render();
 }
 
-int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world,
+int report(const TopologyOptions& options, const RunContext& context, Bootstrap& world,
            const std::vector<std::string>& gathered, double probe_seconds);
 
-int run_in_job(const TopologyOptions& o, JobStart& start) {
+int run_in_job(const TopologyOptions& options, JobStart& start) {
   set_profile_category(ProfileCategory::topology);
   JobSession session(start, kTopologySchema);
   Bootstrap& world = session.world();
@@ -86,8 +86,9 @@ int run_in_job(const TopologyOptions& o, JobStart& start) {
   std::string own_model;
   session.step("probing this node", [&] {
     if (world.local_rank() != 0) return;
-    NodeTopology node = probe_node(probe_options_for_this_build(o.hwloc_xml, o.sysfs_root, o.nccl_topo_xml));
-    if (o.hwloc_xml.empty() && o.nccl_topo_xml.empty()) node.hostname = world.hostname();
+    NodeTopology node =
+        probe_node(probe_options_for_this_build(options.hwloc_xml, options.sysfs_root, options.nccl_topo_xml));
+    if (options.hwloc_xml.empty() && options.nccl_topo_xml.empty()) node.hostname = world.hostname();
     own_model = topology_to_json_text(node);
   });
   const double probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -96,17 +97,17 @@ int run_in_job(const TopologyOptions& o, JobStart& start) {
     auto guard = session.watchdog().guard("gathering the nodes' models");
     gathered = world.all_gather(own_model);
   }
-  const RunContext context = session.run_context(o.describe());
+  const RunContext context = session.run_context(options.describe());
   int exit_code = 0;
   session.step("writing the report", [&] {
-    if (session.reporting()) exit_code = report(o, context, world, gathered, probe_seconds);
+    if (session.reporting()) exit_code = report(options, context, world, gathered, probe_seconds);
   });
   auto guard = session.watchdog().guard("agreeing on the exit code");
   return world.max(exit_code);
 }
 
 // Rank 0: prints the first node, the bandwidth table and every problem, writes the files.
-int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world,
+int report(const TopologyOptions& options, const RunContext& context, Bootstrap& world,
            const std::vector<std::string>& gathered, double probe_seconds) {
   std::vector<NodeTopology> nodes;
   for (std::size_t r = 0; r < gathered.size(); ++r) {
@@ -114,7 +115,7 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
       nodes.push_back(topology_from_json_text(gathered[r], "model of rank " + std::to_string(r)));
   }
   const NodeTopology& first = nodes.front();
-  const int model_nodes = o.model_nodes > 0 ? o.model_nodes : static_cast<int>(nodes.size());
+  const int model_nodes = options.model_nodes > 0 ? options.model_nodes : static_cast<int>(nodes.size());
 
   std::printf("# %s %s (commit %s), %zu node%s probed in %s s\n", kProgram, commbench::version(), git_commit(),
               nodes.size(), nodes.size() == 1 ? "" : "s", fixed_text(probe_seconds, 2).c_str());
@@ -161,14 +162,14 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
   std::fflush(stdout);
   const int exit_code = problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
 
-  if (!o.csv_path.empty()) {
+  if (!options.csv_path.empty()) {
     std::string csv = slurm_comment_line(context) + links_csv_header() + "\n";
     for (const NodeTopology& node : nodes) {
       for (const LinkRow& row : link_rows(node)) csv += to_csv_line(row) + "\n";
     }
-    write_file_atomically(o.csv_path, csv, "--csv");
+    write_file_atomically(options.csv_path, csv, "--csv");
   }
-  if (!o.json_path.empty()) {
+  if (!options.json_path.empty()) {
     nlohmann::ordered_json doc;
     doc["schema"] = context.schema;
     doc["provenance"] = provenance_json(context);
@@ -181,8 +182,8 @@ int report(const TopologyOptions& o, const RunContext& context, Bootstrap& world
     doc["findings"] = findings;
     doc["differences"] = differences;
     doc["exit_code"] = exit_code;
-    write_file_atomically(o.json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
-                          "--json");
+    write_file_atomically(options.json_path,
+                          doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
   }
   return exit_code;
 }

@@ -59,39 +59,39 @@ void add_name_list(CLI::App& app, const std::string& names, const char* flag, st
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
-  std::vector<std::pair<std::string, std::string>> s;
-  s.emplace_back("ops", names_of(ops));
-  s.emplace_back("dtypes", names_of(dtypes));
-  s.emplace_back("redops", names_of(redops));
-  s.emplace_back("placement", names_of(placements));
-  if (any_split_per_peer(ops)) s.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
-  s.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
-  s.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
+  std::vector<std::pair<std::string, std::string>> settings;
+  settings.emplace_back("ops", names_of(ops));
+  settings.emplace_back("dtypes", names_of(dtypes));
+  settings.emplace_back("redops", names_of(redops));
+  settings.emplace_back("placement", names_of(placements));
+  if (any_split_per_peer(ops)) settings.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
+  settings.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
+  settings.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
   if (sweep.step_bytes != 0)
-    s.emplace_back("step_bytes", std::to_string(sweep.step_bytes));
+    settings.emplace_back("step_bytes", std::to_string(sweep.step_bytes));
   else
-    s.emplace_back("step_factor", significant_text(sweep.step_factor));
-  s.emplace_back("iters", stopping.fixed_iterations ? std::to_string(stopping.fixed_iterations) : "adaptive");
-  s.emplace_back("warmup_iters", std::to_string(warmup_iterations));
+    settings.emplace_back("step_factor", significant_text(sweep.step_factor));
+  settings.emplace_back("iters", stopping.fixed_iterations ? std::to_string(stopping.fixed_iterations) : "adaptive");
+  settings.emplace_back("warmup_iters", std::to_string(warmup_iterations));
   if (stopping.fixed_iterations == 0) {
-    s.emplace_back("target_noise_pct", significant_text(stopping.target_noise * 100.0));
-    s.emplace_back("max_time_per_size_s", significant_text(stopping.max_seconds));
-    s.emplace_back("min_samples", std::to_string(stopping.min_samples));
-    s.emplace_back("batch_time_s", significant_text(batch_seconds));
+    settings.emplace_back("target_noise_pct", significant_text(stopping.target_noise * 100.0));
+    settings.emplace_back("max_time_per_size_s", significant_text(stopping.max_seconds));
+    settings.emplace_back("min_samples", std::to_string(stopping.min_samples));
+    settings.emplace_back("batch_time_s", significant_text(batch_seconds));
   }
-  s.emplace_back("check", check ? "1" : "0");
-  s.emplace_back("root", std::to_string(root));
-  s.emplace_back("timeout_s", significant_text(timeout_seconds));
-  if (gpus_per_process != 1) s.emplace_back("gpus_per_process", std::to_string(gpus_per_process));
-  if (register_buffers) s.emplace_back("register", "1");
-  if (cuda_graph_iterations != 0) s.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));
-  if (blocking) s.emplace_back("blocking", "1");
+  settings.emplace_back("check", check ? "1" : "0");
+  settings.emplace_back("root", std::to_string(root));
+  settings.emplace_back("timeout_s", significant_text(timeout_seconds));
+  if (gpus_per_process != 1) settings.emplace_back("gpus_per_process", std::to_string(gpus_per_process));
+  if (register_buffers) settings.emplace_back("register", "1");
+  if (cuda_graph_iterations != 0) settings.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));
+  if (blocking) settings.emplace_back("blocking", "1");
   std::string rules;
   for (const ThresholdRule& rule : threshold_rules) rules += (rules.empty() ? "" : " ; ") + rule.text;
-  if (!rules.empty()) s.emplace_back("threshold", rules);
-  if (!thresholds_path.empty()) s.emplace_back("thresholds", thresholds_path);
-  if (!baseline_path.empty()) s.emplace_back("baseline", baseline_path);
-  return s;
+  if (!rules.empty()) settings.emplace_back("threshold", rules);
+  if (!thresholds_path.empty()) settings.emplace_back("thresholds", thresholds_path);
+  if (!baseline_path.empty()) settings.emplace_back("baseline", baseline_path);
+  return settings;
 }
 
 ParsedCommandLine parse_collectives_command_line(int argc, const char* const* argv) {
@@ -102,7 +102,7 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
 
   // Every value is parsed as CLI11 meets it, by the parser whose message names the flag;
   // the targets start at the defaults, which the help shows as a user would type them.
-  CollectivesOptions o;
+  CollectivesOptions options;
   const auto count_at_least = [](const char* flag, std::uint64_t minimum) {
     return [flag, minimum](const std::string& text) { return parse_count(text, flag, minimum); };
   };
@@ -124,117 +124,121 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
   };
 
   add_parsed_option(
-      app, "--op", o.ops, [](const std::string& text) { return parse_collective_list(text, "--op"); },
+      app, "--op", options.ops, [](const std::string& text) { return parse_collective_list(text, "--op"); },
       "Collectives, comma-separated: " + accepted_collective_names() + "; all is every one but alltoallv", "LIST")
-      ->default_str(names_of(o.ops));
+      ->default_str(names_of(options.ops));
   add_parsed_option(
-      app, "--alltoallv-distribution", o.alltoallv_distribution,
+      app, "--alltoallv-distribution", options.alltoallv_distribution,
       [](const std::string& text) { return parse_peer_distribution(text, "--alltoallv-distribution"); },
       "alltoallv: how each rank's data splits over the destination ranks (MoE token routing): uniform, "
       "zipf:S (rank d gets a share ~ 1/(d+1)^S) or hot:F (rank 0 gets fraction F); the size is what "
       "each rank sends in all",
       "DISTRIBUTION")
-      ->default_str(to_string(o.alltoallv_distribution));
+      ->default_str(to_string(options.alltoallv_distribution));
   add_parsed_option(
-      app, "-b,--min-bytes,--minbytes", o.sweep.min_bytes,
+      app, "-b,--min-bytes,--minbytes", options.sweep.min_bytes,
       [](const std::string& text) { return parse_size(text, "-b/--min-bytes"); },
       "Smallest size (K/M/G binary suffixes)", "SIZE")
-      ->default_str(format_size(o.sweep.min_bytes));
+      ->default_str(format_size(options.sweep.min_bytes));
   add_parsed_option(
-      app, "-e,--max-bytes,--maxbytes", o.sweep.max_bytes,
+      app, "-e,--max-bytes,--maxbytes", options.sweep.max_bytes,
       [](const std::string& text) { return parse_size(text, "-e/--max-bytes"); }, "Largest size", "SIZE")
-      ->default_str(format_size(o.sweep.max_bytes));
+      ->default_str(format_size(options.sweep.max_bytes));
   auto* factor_option = add_parsed_option(
-      app, "-f,--step-factor,--stepfactor", o.sweep.step_factor,
+      app, "-f,--step-factor,--stepfactor", options.sweep.step_factor,
       [](const std::string& text) { return parse_number(text, "-f/--step-factor", false); },
       "Multiply the size by this factor each step", "NUMBER");
-  factor_option->default_str(significant_text(o.sweep.step_factor));
+  factor_option->default_str(significant_text(options.sweep.step_factor));
   add_parsed_option(
-      app, "-i,--step-bytes,--stepbytes", o.sweep.step_bytes,
+      app, "-i,--step-bytes,--stepbytes", options.sweep.step_bytes,
       [](const std::string& text) { return parse_size(text, "-i/--step-bytes"); },
       "Add this many bytes each step (linear sweep)", "SIZE")
       ->excludes(factor_option);
-  add_parsed_option(app, "-n,--iters", o.stopping.fixed_iterations, count_at_least("-n/--iters", 1),
+  add_parsed_option(app, "-n,--iters", options.stopping.fixed_iterations, count_at_least("-n/--iters", 1),
                     "Timed iterations per size (fixed); default: adaptive", "N");
-  add_parsed_option(app, "-w,--warmup-iters,--warmup_iters", o.warmup_iterations,
+  add_parsed_option(app, "-w,--warmup-iters,--warmup_iters", options.warmup_iterations,
                     count_at_least("-w/--warmup-iters", 0), "Warm-up iterations per size", "N")
-      ->default_str(std::to_string(o.warmup_iterations));
+      ->default_str(std::to_string(options.warmup_iterations));
   // default_str is what a bare -c means; the option text shows the real default.
-  add_parsed_option(app, "-c,--check", o.check, zero_or_one("-c/--check"),
+  add_parsed_option(app, "-c,--check", options.check, zero_or_one("-c/--check"),
                     "Check every output element: 0 or 1; a bare -c means 1 [default: 0]", "")
       ->expected(0, 1)
       ->default_str("1")
       ->option_text("[0|1]");
-  add_name_list(app, "-d,--dtype,--datatype", "-d/--dtype", o.dtypes, o.dtypes_all, parse_data_type_list,
+  add_name_list(app, "-d,--dtype,--datatype", "-d/--dtype", options.dtypes, options.dtypes_all, parse_data_type_list,
                 "Element types, comma-separated: " + accepted_data_type_names());
-  add_name_list(app, "-o,--redop", "-o/--redop", o.redops, o.redops_all, parse_reduce_op_list,
+  add_name_list(app, "-o,--redop", "-o/--redop", options.redops, options.redops_all, parse_reduce_op_list,
                 "Reductions, comma-separated: " + accepted_reduce_op_names());
   add_parsed_option(
-      app, "-r,--root", o.root,
+      app, "-r,--root", options.root,
       [](const std::string& text) { return static_cast<int>(parse_count(text, "-r/--root", 0)); },
       "Root rank of broadcast and reduce", "RANK")
-      ->default_str(std::to_string(o.root));
-  add_timeout_option(app, o.timeout_seconds, "one step");
+      ->default_str(std::to_string(options.root));
+  add_timeout_option(app, options.timeout_seconds, "one step");
   add_parsed_option(
-      app, "--backend", o.backend,
+      app, "--backend", options.backend,
       [](const std::string& text) {
         return std::string(detail::lookup_name<std::string_view>(kBackendNames, text, "--backend", backend_names()));
       },
       "One of: " + backend_names() + " (auto: nccl when GPUs and NCCL are present)", "NAME")
-      ->default_str(o.backend);
+      ->default_str(options.backend);
   add_parsed_option(
-      app, "-g,--gpus-per-process,--ngpus", o.gpus_per_process,
+      app, "-g,--gpus-per-process,--ngpus", options.gpus_per_process,
       [](const std::string& text) {
         const std::uint64_t gpus = parse_count(text, "-g/--gpus-per-process", 1);
         if (gpus > 1024) throw UsageError("-g/--gpus-per-process: at most 1024 (got " + text + ")");
         return static_cast<int>(gpus);
       },
       "nccl: GPUs driven by each process (one NCCL rank each)", "N")
-      ->default_str(std::to_string(o.gpus_per_process));
-  app.add_flag("--register", o.register_buffers, "nccl: allocate with ncclMemAlloc and register with ncclCommRegister");
-  add_parsed_option(app, "-G,--cuda-graph,--cudagraph", o.cuda_graph_iterations, count_at_least("-G/--cuda-graph", 0),
+      ->default_str(std::to_string(options.gpus_per_process));
+  app.add_flag("--register", options.register_buffers,
+               "nccl: allocate with ncclMemAlloc and register with ncclCommRegister");
+  add_parsed_option(app, "-G,--cuda-graph,--cudagraph", options.cuda_graph_iterations,
+                    count_at_least("-G/--cuda-graph", 0),
                     "nccl: capture N operations in a CUDA graph and replay it; 0 = off", "N")
-      ->default_str(std::to_string(o.cuda_graph_iterations));
-  add_parsed_option(app, "-z,--blocking", o.blocking, zero_or_one("-z/--blocking"),
+      ->default_str(std::to_string(options.cuda_graph_iterations));
+  add_parsed_option(app, "-z,--blocking", options.blocking, zero_or_one("-z/--blocking"),
                     "nccl: synchronise after every operation: 0 or 1; a bare -z means 1", "")
       ->expected(0, 1)
       ->default_str("1")
       ->option_text("[0|1]");
   add_parsed_option(
-      app, "--placement", o.placements, [](const std::string& text) { return parse_placements(text, "--placement"); },
+      app, "--placement", options.placements,
+      [](const std::string& text) { return parse_placements(text, "--placement"); },
       "Buffers: out (out-of-place), in (in-place) or both", "NAME")
-      ->default_str(names_of(o.placements));
-  add_parsed_option(app, "--csv", o.csv_path, file_name("--csv"), "Write rows to this CSV file as they are measured",
-                    "FILE");
-  add_parsed_option(app, "--json", o.json_path, file_name("--json"),
+      ->default_str(names_of(options.placements));
+  add_parsed_option(app, "--csv", options.csv_path, file_name("--csv"),
+                    "Write rows to this CSV file as they are measured", "FILE");
+  add_parsed_option(app, "--json", options.json_path, file_name("--json"),
                     "Write rows and provenance to this JSON file at the end", "FILE");
   add_parsed_option(
-      app, "--format", o.stdout_format,
+      app, "--format", options.stdout_format,
       [](const std::string& text) {
         return detail::lookup_name<OutputFormat>(kFormatNames, text, "--format", format_names());
       },
       "What stdout shows, one of: " + format_names(), "NAME")
       ->default_str("table");
-  app.add_flag("--force", o.force, "Overwrite existing --csv/--json files");
+  app.add_flag("--force", options.force, "Overwrite existing --csv/--json files");
   app.add_option_function<std::vector<std::string>>(
          "--threshold",
-         [&o](const std::vector<std::string>& texts) {
-           for (const std::string& text : texts) o.threshold_rules.push_back(parse_threshold_rule(text, "--threshold"));
+         [&options](const std::vector<std::string>& texts) {
+           for (const std::string& text : texts)
+             options.threshold_rules.push_back(parse_threshold_rule(text, "--threshold"));
          },
          "Pass/fail rule, repeatable: [OPS][@SIZES]:METRIC>=VALUE, e.g. 'allreduce@64M..:busbw>=300' or "
          "'busbw>=0.9*baseline'; a failed rule makes the exit code 1 (docs/thresholds.md)")
       ->type_name("RULE")
       ->allow_extra_args(false);
-  add_parsed_option(app, "--thresholds", o.thresholds_path, file_name("--thresholds"),
+  add_parsed_option(app, "--thresholds", options.thresholds_path, file_name("--thresholds"),
                     "File of threshold rules, one per line ('#' starts a comment)", "FILE");
-  add_parsed_option(app, "--baseline", o.baseline_path, file_name("--baseline"),
+  add_parsed_option(app, "--baseline", options.baseline_path, file_name("--baseline"),
                     "CSV of an earlier run (--csv) that rules with 'baseline' compare against, row by row", "FILE");
-  add_parsed_option(app, "--max-time-per-size", o.stopping.max_seconds, positive_seconds("--max-time-per-size"),
+  add_parsed_option(app, "--max-time-per-size", options.stopping.max_seconds, positive_seconds("--max-time-per-size"),
                     "Adaptive mode: stop timing a size after this many seconds (the --min-samples floor comes first)",
                     "SECONDS")
-      ->default_str(significant_text(o.stopping.max_seconds));
+      ->default_str(significant_text(options.stopping.max_seconds));
   add_parsed_option(
-      app, "--target-noise", o.stopping.target_noise,
+      app, "--target-noise", options.stopping.target_noise,
       [](const std::string& text) {
         const double percent = parse_number(text, "--target-noise", true);
         if (!(percent > 0) || percent >= 100)
@@ -244,15 +248,15 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       "Adaptive mode: stop once the noise of the measured time (relative standard error of the mean "
       "per-iteration time) is at or below this many percent",
       "PERCENT")
-      ->default_str(significant_text(o.stopping.target_noise * 100.0));
-  add_parsed_option(app, "--min-samples", o.stopping.min_samples, count_at_least("--min-samples", 1),
+      ->default_str(significant_text(options.stopping.target_noise * 100.0));
+  add_parsed_option(app, "--min-samples", options.stopping.min_samples, count_at_least("--min-samples", 1),
                     "Adaptive mode: timed batches per size at least", "N")
-      ->default_str(std::to_string(o.stopping.min_samples));
-  add_parsed_option(app, "--batch-time", o.batch_seconds, positive_seconds("--batch-time"),
+      ->default_str(std::to_string(options.stopping.min_samples));
+  add_parsed_option(app, "--batch-time", options.batch_seconds, positive_seconds("--batch-time"),
                     "Seconds one timed batch of back-to-back operations should last; each batch is one sample",
                     "SECONDS")
-      ->default_str(significant_text(o.batch_seconds));
-  app.add_option("--profile-range", o.profile_range,
+      ->default_str(significant_text(options.batch_seconds));
+  app.add_option("--profile-range", options.profile_range,
                  "Open the profiler's capture range (cudaProfilerStart/Stop, for nsys "
                  "--capture-range=cudaProfilerApi) around the timed batches of each case whose name contains "
                  "TEXT ('allreduce 64MiB'); every case when TEXT is left out (docs/profiling.md)")
@@ -260,28 +264,28 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       ->default_str("")
       ->type_name("[TEXT]");
   // Testing aid: proves that --check catches corruption (damages one element on a rank).
-  app.add_option("--debug-corrupt-rank", o.debug_corrupt_rank)->group("");
+  app.add_option("--debug-corrupt-rank", options.debug_corrupt_rank)->group("");
 
   const CommandLineOutcome outcome = parse_command_line(app, argc, argv, "bench-collectives");
   if (outcome.request != CommandLineRequest::run)
     return ParsedCommandLine{std::nullopt, outcome.text, outcome.request == CommandLineRequest::version};
   // What involves more than one flag.
-  if (app.count("--alltoallv-distribution") > 0 && !any_split_per_peer(o.ops))
+  if (app.count("--alltoallv-distribution") > 0 && !any_split_per_peer(options.ops))
     throw UsageError("--alltoallv-distribution: applies to alltoallv only, which --op does not name");
-  validate(o.sweep);
-  if (o.blocking && o.cuda_graph_iterations > 0)
+  validate(options.sweep);
+  if (options.blocking && options.cuda_graph_iterations > 0)
     throw UsageError("-z/--blocking: cannot be combined with -G/--cuda-graph (a graph replays without host syncs)");
-  check_distinct_outputs(o.csv_path, o.json_path);
-  return ParsedCommandLine{o, ""};
+  check_distinct_outputs(options.csv_path, options.json_path);
+  return ParsedCommandLine{options, ""};
 }
 
-void validate_for_ranks(const CollectivesOptions& o, int ranks) {
+void validate_for_ranks(const CollectivesOptions& options, int ranks) {
   bool rooted = false;
-  for (Collective op : o.ops) rooted = rooted || has_root(op);
-  if (o.root >= ranks)
-    throw UsageError("-r/--root: " + std::to_string(o.root) + " is outside [0, " + std::to_string(ranks) + ")" +
+  for (Collective op : options.ops) rooted = rooted || has_root(op);
+  if (options.root >= ranks)
+    throw UsageError("-r/--root: " + std::to_string(options.root) + " is outside [0, " + std::to_string(ranks) + ")" +
                      (rooted ? "" : " (it would apply to broadcast and reduce)"));
-  if (o.debug_corrupt_rank >= ranks) throw UsageError("--debug-corrupt-rank: outside [0, ranks)");
+  if (options.debug_corrupt_rank >= ranks) throw UsageError("--debug-corrupt-rank: outside [0, ranks)");
 }
 
 }  // namespace commbench

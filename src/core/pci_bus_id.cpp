@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace commbench {
 
@@ -32,10 +33,7 @@ std::optional<std::string> canonical_pci_bus_id(std::string_view text, PciBusIdS
       !hex_run(parts[2], shortest, 2) || function.size() != 1 || function[0] < '0' || function[0] > '7')
     return std::nullopt;
   const auto value = [](std::string_view hex) { return std::strtoul(std::string(hex).c_str(), nullptr, 16); };
-  char out[32];
-  std::snprintf(out, sizeof out, "%04lx:%02lx:%02lx.%c", value(parts[0]), value(parts[1]), value(parts[2]),
-                function[0]);
-  return std::string(out);
+  return fmt::format("{:04x}:{:02x}:{:02x}.{}", value(parts[0]), value(parts[1]), value(parts[2]), function[0]);
 }
 
 }  // namespace commbench

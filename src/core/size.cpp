@@ -26,16 +26,16 @@ unsigned shift_for_suffix(char suffix) {
 }  // namespace
 
 std::uint64_t parse_size(std::string_view text, std::string_view flag) {
-  std::string_view s = text;
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  if (s.empty()) throw UsageError(quoted(flag, text, "is empty; expected a size such as 8, 64K, 1M or 2G"));
-  if (s.front() == '-') throw UsageError(quoted(flag, text, "is negative; sizes must be at least 1 byte"));
+  std::string_view trimmed = text;
+  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front()))) trimmed.remove_prefix(1);
+  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back()))) trimmed.remove_suffix(1);
+  if (trimmed.empty()) throw UsageError(quoted(flag, text, "is empty; expected a size such as 8, 64K, 1M or 2G"));
+  if (trimmed.front() == '-') throw UsageError(quoted(flag, text, "is negative; sizes must be at least 1 byte"));
 
   std::size_t digits = 0;
   std::uint64_t value = 0;
-  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) {
-    const std::uint64_t d = static_cast<std::uint64_t>(s[digits] - '0');
+  while (digits < trimmed.size() && std::isdigit(static_cast<unsigned char>(trimmed[digits]))) {
+    const std::uint64_t d = static_cast<std::uint64_t>(trimmed[digits] - '0');
     if (value > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
       throw UsageError(quoted(flag, text, "is too large"));
     value = value * 10 + d;
@@ -43,7 +43,7 @@ std::uint64_t parse_size(std::string_view text, std::string_view flag) {
   }
   if (digits == 0) throw UsageError(quoted(flag, text, "is not a size; expected a size such as 8, 64K, 1M or 2G"));
 
-  std::string_view rest = s.substr(digits);
+  std::string_view rest = trimmed.substr(digits);
   unsigned shift = 0;
   if (!rest.empty() && shift_for_suffix(rest.front()) != 64) {
     shift = shift_for_suffix(rest.front());

@@ -16,26 +16,26 @@ double percentile_of_sorted(std::span<const double> sorted, double q) {
 }
 
 SampleSummary summarize(std::span<const double> samples) {
-  SampleSummary s;
-  s.count = samples.size();
-  if (samples.empty()) return s;
+  SampleSummary summary;
+  summary.count = samples.size();
+  if (samples.empty()) return summary;
   std::vector<double> sorted(samples.begin(), samples.end());
   std::sort(sorted.begin(), sorted.end());
-  s.min = sorted.front();
-  s.max = sorted.back();
+  summary.min = sorted.front();
+  summary.max = sorted.back();
   double sum = 0;
   for (double x : sorted) sum += x;
-  s.mean = sum / static_cast<double>(s.count);
-  if (s.count > 1) {
+  summary.mean = sum / static_cast<double>(summary.count);
+  if (summary.count > 1) {
     double squares = 0;
-    for (double x : sorted) squares += (x - s.mean) * (x - s.mean);
-    s.stddev = std::sqrt(squares / static_cast<double>(s.count - 1));
-    s.relative_stddev = s.mean > 0 ? s.stddev / s.mean : 0;
-    s.relative_error = s.relative_stddev / std::sqrt(static_cast<double>(s.count));
+    for (double x : sorted) squares += (x - summary.mean) * (x - summary.mean);
+    summary.stddev = std::sqrt(squares / static_cast<double>(summary.count - 1));
+    summary.relative_stddev = summary.mean > 0 ? summary.stddev / summary.mean : 0;
+    summary.relative_error = summary.relative_stddev / std::sqrt(static_cast<double>(summary.count));
   }
-  s.p50 = percentile_of_sorted(sorted, 0.50);
-  s.p99 = percentile_of_sorted(sorted, 0.99);
-  return s;
+  summary.p50 = percentile_of_sorted(sorted, 0.50);
+  summary.p99 = percentile_of_sorted(sorted, 0.99);
+  return summary;
 }
 
 }  // namespace commbench

@@ -86,16 +86,16 @@ void ConsoleReporter::add_row(const ResultRow& r) {
   std::fflush(out_);
 }
 
-void ConsoleReporter::finish(const RunSummary& s) {
-  write(fmt::format("#\n# rows: {}  wrong elements: {}  complete: {}\n", s.rows, s.wrong_elements,
-                    s.complete ? "yes" : "no"));
-  write(fmt::format("# Avg bus bandwidth    : {} GB/s\n", significant_text(s.average_busbw_gbps)));
-  for (const std::string& failure : s.check_failures) write(fmt::format("# check failed: {}\n", failure));
-  if (s.threshold_rows > 0 || !s.threshold_failures.empty())
-    write(fmt::format("# thresholds: {} row{} checked, {} rule failure{}\n", s.threshold_rows,
-                      s.threshold_rows == 1 ? "" : "s", s.threshold_failures.size(),
-                      s.threshold_failures.size() == 1 ? "" : "s"));
-  for (const std::string& failure : s.threshold_failures) write(fmt::format("# threshold failed: {}\n", failure));
+void ConsoleReporter::finish(const RunSummary& summary) {
+  write(fmt::format("#\n# rows: {}  wrong elements: {}  complete: {}\n", summary.rows, summary.wrong_elements,
+                    summary.complete ? "yes" : "no"));
+  write(fmt::format("# Avg bus bandwidth    : {} GB/s\n", significant_text(summary.average_busbw_gbps)));
+  for (const std::string& failure : summary.check_failures) write(fmt::format("# check failed: {}\n", failure));
+  if (summary.threshold_rows > 0 || !summary.threshold_failures.empty())
+    write(fmt::format("# thresholds: {} row{} checked, {} rule failure{}\n", summary.threshold_rows,
+                      summary.threshold_rows == 1 ? "" : "s", summary.threshold_failures.size(),
+                      summary.threshold_failures.size() == 1 ? "" : "s"));
+  for (const std::string& failure : summary.threshold_failures) write(fmt::format("# threshold failed: {}\n", failure));
   std::fflush(out_);
 }
 

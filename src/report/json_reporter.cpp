@@ -50,16 +50,16 @@ void JsonReporter::add_row(const ResultRow& row) {
   state_->document["rows"].push_back(std::move(object));
 }
 
-void JsonReporter::finish(const RunSummary& s) {
+void JsonReporter::finish(const RunSummary& summary) {
   ordered_json& doc = state_->document;
-  doc["complete"] = s.complete;
-  doc["summary"] = {{"rows", s.rows},
-                    {"wrong_elements", s.wrong_elements},
-                    {"check_failures", s.check_failures},
-                    {"threshold_rows", s.threshold_rows},
-                    {"threshold_failures", s.threshold_failures},
-                    {"average_busbw_gbps", s.average_busbw_gbps},
-                    {"exit_code", s.exit_code}};
+  doc["complete"] = summary.complete;
+  doc["summary"] = {{"rows", summary.rows},
+                    {"wrong_elements", summary.wrong_elements},
+                    {"check_failures", summary.check_failures},
+                    {"threshold_rows", summary.threshold_rows},
+                    {"threshold_failures", summary.threshold_failures},
+                    {"average_busbw_gbps", summary.average_busbw_gbps},
+                    {"exit_code", summary.exit_code}};
   const std::string text = doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
   if (state_->path.empty()) {
     write_all(state_->stream, text, "--format json <stdout>");

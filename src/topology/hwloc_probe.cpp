@@ -11,6 +11,8 @@
 #include <optional>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "commbench/config.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/pci_bus_id.hpp"
@@ -83,10 +85,8 @@ std::vector<int> bitmap_to_list(hwloc_const_bitmap_t bitmap) {
 }
 
 std::string bus_id_of(const hwloc_obj_t object) {
-  char text[32];
   const auto& pci = object->attr->pcidev;
-  std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.dev, pci.func);
-  return text;
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.domain, pci.bus, pci.dev, pci.func);
 }
 
 bool is_host_bridge(hwloc_obj_t object) {
@@ -236,11 +236,7 @@ void add_gpus_and_nics(NodeTopology& node, const TreeBuilder& tree, const std::s
       for (hwloc_obj_t os = object->io_first_child; os != nullptr; os = os->next_sibling) {
         if (const char* model = hwloc_obj_get_info_by_name(os, "GPUModel")) gpu.model = model;
       }
-      if (gpu.model.empty()) {
-        char id[32];
-        std::snprintf(id, sizeof id, "NVIDIA [10de:%04x]", pci.device_id);
-        gpu.model = id;
-      }
+      if (gpu.model.empty()) gpu.model = fmt::format("NVIDIA [10de:{:04x}]", pci.device_id);
       gpus.push_back(gpu);
     } else if (pci.kind == PciKind::device) {
       // An OpenFabrics OS device makes it an RDMA NIC, whatever its class: older
@@ -439,11 +435,8 @@ void check_hwloc_values(const XmlElement& element, const std::string& path) {
     if (type->size() < 4 || std::sscanf(type->substr(0, 4).c_str(), "%4x%n", &code, &used) != 1 || used != 4) {
       throw UsageError(device + " has a malformed pci_type '" + excerpt(*type) + "'");
     }
-    if (!known_pci_base_class(code >> 8)) {
-      char text[16];
-      std::snprintf(text, sizeof text, "0x%04x", code);
-      throw UsageError(device + " has unknown PCI class " + text);
-    }
+    if (!known_pci_base_class(code >> 8))
+      throw UsageError(fmt::format("{} has unknown PCI class 0x{:04x}", device, code));
   }
   for (const XmlElement& child : element.children) check_hwloc_values(child, path);
 }

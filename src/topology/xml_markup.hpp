@@ -3,7 +3,8 @@
 // pugixml's failures (xml_parse_failure.cpp). Internal to the topology library.
 #pragma once
 
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <string>
 #include <string_view>
 
@@ -32,11 +33,7 @@ inline std::string tag_of(std::string_view name) {
 // "'x'" for a printable character, "byte 0x01" for anything else.
 inline std::string describe_char(char c) {
   const auto byte = static_cast<unsigned char>(c);
-  if (byte < 0x20 || byte >= 0x7f) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02x", byte);
-    return std::string("byte ") + hex;
-  }
+  if (byte < 0x20 || byte >= 0x7f) return fmt::format("byte 0x{:02x}", byte);
   return std::string("'") + c + "'";
 }
 

@@ -40,20 +40,20 @@ COMMBENCH_HOST_DEVICE inline bool reduces_values(CheckRule rule) {
 }
 
 // Which element of the reduction element `index` of the output holds.
-COMMBENCH_HOST_DEVICE inline std::uint64_t reduced_element(const CheckSpec& s, std::uint64_t index) {
-  return s.rule == CheckRule::reduced_own_chunk ? static_cast<std::uint64_t>(s.rank) * s.count + index : index;
+COMMBENCH_HOST_DEVICE inline std::uint64_t reduced_element(const CheckSpec& spec, std::uint64_t index) {
+  return spec.rule == CheckRule::reduced_own_chunk ? static_cast<std::uint64_t>(spec.rank) * spec.count + index : index;
 }
 
 // Element `index` of the send buffer of `rank` (index spans all chunks).
-COMMBENCH_HOST_DEVICE inline std::int64_t input_value(const CheckSpec& s, int rank, std::uint64_t index) {
-  if (s.redop == ReduceOp::prod) {
+COMMBENCH_HOST_DEVICE inline std::int64_t input_value(const CheckSpec& spec, int rank, std::uint64_t index) {
+  if (spec.redop == ReduceOp::prod) {
     // Exactly one rank contributes a 2 to every element, so products never overflow.
-    return (index + static_cast<std::uint64_t>(rank)) % static_cast<std::uint64_t>(s.ranks) == 0 ? 2 : 1;
+    return (index + static_cast<std::uint64_t>(rank)) % static_cast<std::uint64_t>(spec.ranks) == 0 ? 2 : 1;
   }
-  const bool reducing = reduces_values(s.rule);
-  if (reducing && s.narrow) return static_cast<std::int64_t>((static_cast<std::uint64_t>(rank) + index) % 2);
+  const bool reducing = reduces_values(spec.rule);
+  if (reducing && spec.narrow) return static_cast<std::int64_t>((static_cast<std::uint64_t>(rank) + index) % 2);
   if (reducing) return static_cast<std::int64_t>((3 * static_cast<std::uint64_t>(rank) + index) % 7);
-  if (s.narrow) return static_cast<std::int64_t>((5 * static_cast<std::uint64_t>(rank) + 3 * index) % 8);
+  if (spec.narrow) return static_cast<std::int64_t>((5 * static_cast<std::uint64_t>(rank) + 3 * index) % 8);
   // Data movement: values that differ between neighbouring ranks and elements, so a
   // misplaced chunk is caught; below 127 so int8 holds them.
   return static_cast<std::int64_t>((131 * static_cast<std::uint64_t>(rank) + 7 * index) % 127);
@@ -61,53 +61,55 @@ COMMBENCH_HOST_DEVICE inline std::int64_t input_value(const CheckSpec& s, int ra
 
 // Reduction of element `index` over all ranks, evaluated in T as the collective does.
 template <typename T>
-COMMBENCH_HOST_DEVICE T reduced_value(const CheckSpec& s, std::uint64_t index) {
-  T acc = static_cast<T>(input_value(s, 0, index));
-  for (int r = 1; r < s.ranks; ++r) {
-    const T v = static_cast<T>(input_value(s, r, index));
-    switch (s.redop) {
+COMMBENCH_HOST_DEVICE T reduced_value(const CheckSpec& spec, std::uint64_t index) {
+  T acc = static_cast<T>(input_value(spec, 0, index));
+  for (int r = 1; r < spec.ranks; ++r) {
+    const T v = static_cast<T>(input_value(spec, r, index));
+    switch (spec.redop) {
       case ReduceOp::prod: acc = static_cast<T>(acc * v); break;
       case ReduceOp::min: acc = v < acc ? v : acc; break;
       case ReduceOp::max: acc = v > acc ? v : acc; break;
       default: acc = static_cast<T>(acc + v); break;  // sum, avg
     }
   }
-  if (s.redop == ReduceOp::avg) {
+  if (spec.redop == ReduceOp::avg) {
     // Integers: the wrapped sum divided with truncation, as NCCL does; dividing in 64 bits
     // because T(ranks) itself wraps for 8-bit types at 128 or 256 ranks.
     if constexpr (std::is_floating_point_v<T>)
-      acc = static_cast<T>(acc / static_cast<T>(s.ranks));
+      acc = static_cast<T>(acc / static_cast<T>(spec.ranks));
     else if constexpr (std::is_signed_v<T>)
-      acc = static_cast<T>(static_cast<std::int64_t>(acc) / static_cast<std::int64_t>(s.ranks));
+      acc = static_cast<T>(static_cast<std::int64_t>(acc) / static_cast<std::int64_t>(spec.ranks));
     else
-      acc = static_cast<T>(static_cast<std::uint64_t>(acc) / static_cast<std::uint64_t>(s.ranks));
+      acc = static_cast<T>(static_cast<std::uint64_t>(acc) / static_cast<std::uint64_t>(spec.ranks));
   }
   return acc;
 }
 
 // Whether the output buffer of `s.rank` holds a defined result (reduce: only the root).
-COMMBENCH_HOST_DEVICE inline bool output_is_defined(const CheckSpec& s) {
-  return s.rule != CheckRule::reduced_at_root || s.rank == s.root;
+COMMBENCH_HOST_DEVICE inline bool output_is_defined(const CheckSpec& spec) {
+  return spec.rule != CheckRule::reduced_at_root || spec.rank == spec.root;
 }
 
 // Element `index` of the output buffer of `s.rank` after the collective.
 template <typename T>
-COMMBENCH_HOST_DEVICE T expected_output(const CheckSpec& s, std::uint64_t index) {
-  const std::uint64_t n = static_cast<std::uint64_t>(s.ranks);
-  switch (s.rule) {
+COMMBENCH_HOST_DEVICE T expected_output(const CheckSpec& spec, std::uint64_t index) {
+  const std::uint64_t n = static_cast<std::uint64_t>(spec.ranks);
+  switch (spec.rule) {
     case CheckRule::reduced_everywhere:
     case CheckRule::reduced_at_root:
-    case CheckRule::reduced_own_chunk: return reduced_value<T>(s, reduced_element(s, index));
+    case CheckRule::reduced_own_chunk: return reduced_value<T>(spec, reduced_element(spec, index));
     case CheckRule::gathered_chunks:
-      return static_cast<T>(input_value(s, static_cast<int>(index / s.count), index % s.count));
-    case CheckRule::copied_from_root: return static_cast<T>(input_value(s, s.root, index));
+      return static_cast<T>(input_value(spec, static_cast<int>(index / spec.count), index % spec.count));
+    case CheckRule::copied_from_root: return static_cast<T>(input_value(spec, spec.root, index));
     case CheckRule::exchanged_chunks: {
-      const auto source = static_cast<int>(index / s.count);
-      return static_cast<T>(input_value(s, source, static_cast<std::uint64_t>(s.rank) * s.count + index % s.count));
+      const auto source = static_cast<int>(index / spec.count);
+      return static_cast<T>(
+          input_value(spec, source, static_cast<std::uint64_t>(spec.rank) * spec.count + index % spec.count));
     }
     case CheckRule::from_previous_rank:
-      return static_cast<T>(input_value(s, static_cast<int>((static_cast<std::uint64_t>(s.rank) + n - 1) % n), index));
-    case CheckRule::from_one_source: return static_cast<T>(input_value(s, s.source, index));
+      return static_cast<T>(
+          input_value(spec, static_cast<int>((static_cast<std::uint64_t>(spec.rank) + n - 1) % n), index));
+    case CheckRule::from_one_source: return static_cast<T>(input_value(spec, spec.source, index));
   }
   return T{};
 }

@@ -544,31 +544,31 @@ void create_device_objects(DeviceContext& d) {
 
 NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& options)
     : group_(std::move(group)), state_(std::make_shared<State>()) {
-  State& s = *state_;
-  s.options = options;
-  s.who = "rank " + std::to_string(group_->rank()) + " (host " + group_->hostname() + ")";
-  const int g = options.gpus_per_process;
+  State& state = *state_;
+  state.options = options;
+  state.who = "rank " + std::to_string(group_->rank()) + " (host " + group_->hostname() + ")";
+  const int gpus_per_process = options.gpus_per_process;
 
   // What every process of this node sees decides between "the launcher bound GPUs per
   // process" and "share the node's GPUs by local rank" (see device_selection.hpp).
   const std::vector<std::string> everyone = group_->all_gather(join(visible_pci_bus_ids(), ','));
-  DeviceSelectionInput in;
+  DeviceSelectionInput selection_input;
   for (int r = 0; r < group_->size(); ++r)
     if (group_->hostnames()[static_cast<std::size_t>(r)] == group_->hostname())
-      in.node_visible.push_back(split_text(everyone[static_cast<std::size_t>(r)], ','));
+      selection_input.node_visible.push_back(split_text(everyone[static_cast<std::size_t>(r)], ','));
 
   DeviceSelection selection;
   collective_try(*group_, [&] {
-    in.local_rank = group_->local_rank();
-    in.gpus_per_process = g;
-    in.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
-    in.slurm_localid = environment("SLURM_LOCALID");
-    in.host = group_->hostname();
-    selection = select_devices(in);
-    for (int i = 0; i < g; ++i) {
+    selection_input.local_rank = group_->local_rank();
+    selection_input.gpus_per_process = gpus_per_process;
+    selection_input.cuda_visible_devices = environment("CUDA_VISIBLE_DEVICES");
+    selection_input.slurm_localid = environment("SLURM_LOCALID");
+    selection_input.host = group_->hostname();
+    selection = select_devices(selection_input);
+    for (int i = 0; i < gpus_per_process; ++i) {
       DeviceContext d;
       d.device = selection.devices[static_cast<std::size_t>(i)];
-      d.rank = group_->rank() * g + i;
+      d.rank = group_->rank() * gpus_per_process + i;
       create_device_objects(d);
       cudaDeviceProp prop{};
       check_cuda(cudaGetDeviceProperties(&prop, d.device), "cudaGetDeviceProperties");
@@ -579,11 +579,11 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
       d.description = "GPU " + std::to_string(d.device) + " (NCCL rank " + std::to_string(d.rank) + "): " + prop.name +
                       ", PCI " + bus + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
                       format_size(prop.totalGlobalMem) + "; " + selection.reason;
-      s.devices.push_back(d);
+      state.devices.push_back(d);
     }
   });
 
-  s.nranks = group_->size() * g;
+  state.nranks = group_->size() * gpus_per_process;
   std::string id_bytes;
   collective_try(*group_, [&] {
     if (group_->rank() != 0) return;
@@ -599,18 +599,18 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
   try {
     collective_try(*group_, [&] {
       check_nccl(ncclGroupStart(), "ncclGroupStart");
-      for (DeviceContext& d : s.devices) {
+      for (DeviceContext& d : state.devices) {
         check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
         config.blocking = 1;
-        check_nccl(ncclCommInitRankConfig(&d.comm, s.nranks, id, d.rank, &config), "ncclCommInitRankConfig");
+        check_nccl(ncclCommInitRankConfig(&d.comm, state.nranks, id, d.rank, &config), "ncclCommInitRankConfig");
       }
       check_nccl(ncclGroupEnd(), "ncclCommInitRankConfig (group)");
     });
   } catch (...) {
     // The communicators created here would be finalized by ~State, which waits for the
     // peers whose creation failed: abort them instead, so every rank can report and exit.
-    s.abort_all();
+    state.abort_all();
     throw;
   }
 }
@@ -751,39 +751,39 @@ void NcclBackend::run_single(const OpCase& c, Buffers& buffers) {
 }
 
 double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t iterations) {
-  State& s = *state_;
+  State& state = *state_;
   NcclBuffers& b = device_buffers(buffers);
-  const std::uint64_t per_graph = s.options.cuda_graph_iterations;
-  if (per_graph > 0 && s.graph_key != graph_key(c, buffers)) {
+  const std::uint64_t per_graph = state.options.cuda_graph_iterations;
+  if (per_graph > 0 && state.graph_key != graph_key(c, buffers)) {
     // One eager operation first: NCCL connects peers on first use, which must not happen
     // inside a capture. Then capture `per_graph` operations; replays cost one launch each.
     run_single(c, buffers);
-    s.destroy_graphs();
-    for (DeviceContext& d : s.devices) {
+    state.destroy_graphs();
+    for (DeviceContext& d : state.devices) {
       check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
       check_cuda(cudaStreamBeginCapture(d.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
     }
     try {
-      for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, s);
+      for (std::uint64_t i = 0; i < per_graph; ++i) enqueue_all(c, b, state);
     } catch (...) {
-      for (DeviceContext& d : s.devices) {  // leave no stream capturing
+      for (DeviceContext& d : state.devices) {  // leave no stream capturing
         cudaSetDevice(d.device);
         cudaGraph_t partial = nullptr;
         if (cudaStreamEndCapture(d.stream, &partial) == cudaSuccess && partial != nullptr) cudaGraphDestroy(partial);
       }
       throw;
     }
-    for (DeviceContext& d : s.devices) {
+    for (DeviceContext& d : state.devices) {
       check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
       cudaGraph_t graph = nullptr;
       check_cuda(cudaStreamEndCapture(d.stream, &graph), "cudaStreamEndCapture");
       check_cuda(cudaGraphInstantiate(&d.graph, graph, 0), "cudaGraphInstantiate");
       cudaGraphDestroy(graph);
     }
-    s.graph_key = graph_key(c, buffers);
+    state.graph_key = graph_key(c, buffers);
   }
 
-  for (DeviceContext& d : s.devices) {
+  for (DeviceContext& d : state.devices) {
     check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
     check_cuda(cudaEventRecord(d.start, d.stream), "cudaEventRecord");
   }
@@ -791,26 +791,26 @@ double NcclBackend::time_batch(const OpCase& c, Buffers& buffers, std::uint64_t 
   if (per_graph > 0) {
     const std::uint64_t launches = (iterations + per_graph - 1) / per_graph;
     for (std::uint64_t l = 0; l < launches; ++l)
-      for (DeviceContext& d : s.devices) {
+      for (DeviceContext& d : state.devices) {
         check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
         check_cuda(cudaGraphLaunch(d.graph, d.stream), "cudaGraphLaunch");
       }
     executed = launches * per_graph;
   } else {
     for (std::uint64_t i = 0; i < iterations; ++i) {
-      enqueue_all(c, b, s);
-      if (s.options.blocking) s.synchronize("waiting for one operation (--blocking)");
+      enqueue_all(c, b, state);
+      if (state.options.blocking) state.synchronize("waiting for one operation (--blocking)");
     }
   }
   std::vector<cudaEvent_t> stops;
-  for (DeviceContext& d : s.devices) {
+  for (DeviceContext& d : state.devices) {
     check_cuda(cudaSetDevice(d.device), "cudaSetDevice");
     check_cuda(cudaEventRecord(d.stop, d.stream), "cudaEventRecord");
     stops.push_back(d.stop);
   }
-  s.wait_for(stops, describe(c).c_str());
+  state.wait_for(stops, describe(c).c_str());
   float slowest_ms = 0;
-  for (DeviceContext& d : s.devices) {
+  for (DeviceContext& d : state.devices) {
     float ms = 0;
     check_cuda(cudaEventElapsedTime(&ms, d.start, d.stop), "cudaEventElapsedTime");
     slowest_ms = std::max(slowest_ms, ms);
@@ -831,8 +831,8 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
   auto sub = std::make_shared<State>();
   sub->options = state_->options;
   sub->who = state_->who;
-  const int g = static_cast<int>(state_->devices.size());
-  sub->nranks = sub_group->size() * g;
+  const int devices_per_process = static_cast<int>(state_->devices.size());
+  sub->nranks = sub_group->size() * devices_per_process;
   collective_try(*group_, [&] {
     for (const DeviceContext& parent : state_->devices) {
       DeviceContext d;
@@ -848,9 +848,9 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
       check_cuda(cudaSetDevice(state_->devices[i].device), "cudaSetDevice");
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
       config.blocking = 1;
-      check_nccl(
-          ncclCommSplit(state_->devices[i].comm, color, key * g + static_cast<int>(i), &sub->devices[i].comm, &config),
-          "ncclCommSplit", state_->devices[i].comm);
+      check_nccl(ncclCommSplit(state_->devices[i].comm, color, key * devices_per_process + static_cast<int>(i),
+                               &sub->devices[i].comm, &config),
+                 "ncclCommSplit", state_->devices[i].comm);
     }
     check_nccl(ncclGroupEnd(), "ncclCommSplit (group)");
     for (DeviceContext& d : sub->devices) check_nccl(ncclCommUserRank(d.comm, &d.rank), "ncclCommUserRank", d.comm);
