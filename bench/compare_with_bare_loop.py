@@ -10,6 +10,13 @@ and exits 1 when a case's medians differ by more than --tolerance.
 
 With --before OTHER_BUILD it also launches that build's bench-collectives in the same
 interleaving (bare, before, commbench, ...): a before/after check of a change, end to end.
+
+With --oneway-too it also launches the bare loop after one 4-byte message from rank 1 to
+rank 0 (`bare-mpi-loop ... oneway=1`): at small sizes one-way traffic before a loop, such
+as a harness's set-up broadcasts, decides which of two steady states the loop runs in
+(docs/methodology.md, "Two steady states of one loop"). The extra columns say whether
+bench-collectives reads like the bare loop in that other state. The verdict stays the
+plain bare loop's.
 """
 import argparse
 import csv
@@ -60,9 +67,10 @@ def mpirun(ranks, *command):
     return out.stdout
 
 
-def bare_time(build, ranks, op, size, iterations, buffers):
+def bare_time(build, ranks, op, size, iterations, buffers, oneway=0):
     alignment = ["page"] if buffers == "page" else []
-    text = mpirun(ranks, os.path.join(build, "bench", "bare-mpi-loop"), op, size, iterations, *alignment)
+    extras = [f"oneway={oneway}"] if oneway else []
+    text = mpirun(ranks, os.path.join(build, "bench", "bare-mpi-loop"), op, size, iterations, *alignment, *extras)
     return float(re.search(r": ([0-9.]+) us", text).group(1))
 
 
@@ -91,9 +99,13 @@ def main():
     parser.add_argument("--bare-buffers", choices=["page", "vector"], default="page",
                         help="where the bare loop's buffers start: on a page boundary, as bench-collectives' "
                         "(default), or where std::vector puts them")
+    parser.add_argument("--oneway-too", action="store_true",
+                        help="also time the bare loop after one one-way message (bare-mpi-loop oneway=1)")
     args = parser.parse_args()
     if args.launches < 1 or args.ranks < 1:
         parser.error("--launches and --ranks: must be at least 1")
+    if args.oneway_too and args.ranks < 2:
+        parser.error("--oneway-too: needs --ranks 2 or more (rank 1 sends to rank 0)")
     for op in args.ops.split(","):
         if op not in OPS:
             parser.error(f"--ops: unknown collective '{op}' (one of: {', '.join(OPS)})")
@@ -106,21 +118,24 @@ def main():
     global allocator
     allocator = args.malloc
     before_columns = " before median (us) | before vs bare |" if args.before else ""
+    oneway_columns = " bare oneway=1 median (us) | vs bare oneway=1 |" if args.oneway_too else ""
     # The last two columns tell a bias from this machine's launch-to-launch spread: the
     # median of the launch-by-launch ratios (each bench-collectives launch against the
     # bare launch just before it) and how far the bare loop's own launches range.
     print(f"| op | size | bare loop median (us) |{before_columns} bench-collectives median (us) | difference "
-          "| paired difference | bare launches min-max (us) |")
-    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.before else ""))
+          f"| paired difference | bare launches min-max (us) |{oneway_columns}")
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.before else "") + ("---|---|" if args.oneway_too else ""))
     worst = 0.0
     for op in args.ops.split(","):
         for name in args.sizes.split(","):
             size = SIZES[name]
             # About a second of calls per bare launch, like an adaptive bench-collectives row.
             iterations = max(20, int(1.0 / max(commbench_time(args.build, args.ranks, op, size) * 1e-6, 1e-7)))
-            bare, before, ours = [], [], []
+            bare, oneway, before, ours = [], [], [], []
             for _ in range(args.launches):
                 bare.append(bare_time(args.build, args.ranks, op, size, iterations, args.bare_buffers))
+                if args.oneway_too:
+                    oneway.append(bare_time(args.build, args.ranks, op, size, iterations, args.bare_buffers, 1))
                 if args.before:
                     before.append(commbench_time(args.before, args.ranks, op, size))
                 ours.append(commbench_time(args.build, args.ranks, op, size))
@@ -131,9 +146,13 @@ def main():
             if args.before:
                 p = statistics.median(before)
                 before_cells = f" {p:.3f} | {(p / b - 1) * 100:+.1f} % |"
+            oneway_cells = ""
+            if args.oneway_too:
+                o = statistics.median(oneway)
+                oneway_cells = f" {o:.3f} | {(c / o - 1) * 100:+.1f} % |"
             paired = statistics.median(ours[i] / bare[i] for i in range(args.launches)) - 1
             print(f"| {op} | {name} | {b:.3f} |{before_cells} {c:.3f} | {difference * 100:+.1f} % "
-                  f"| {paired * 100:+.1f} % | {min(bare):.3f}-{max(bare):.3f} |", flush=True)
+                  f"| {paired * 100:+.1f} % | {min(bare):.3f}-{max(bare):.3f} |{oneway_cells}", flush=True)
     print(f"\nlargest difference: {worst * 100:.1f} % (tolerance {args.tolerance * 100:.0f} %)")
     return 0 if worst <= args.tolerance else 1
 

@@ -9,6 +9,9 @@
 // With `repeat=K` the warm-up, barrier and timed loop run K times in the one process and
 // each time is printed: on small messages, identical loops one after another can settle
 // in different steady states (docs/methodology.md, "Two steady states of one loop").
+// With `oneway=K` rank 1 sends K messages to rank 0 before each loop's warm-up, each of
+// `oneway-bytes=B` bytes (default 4): one-way traffic like a harness's set-up broadcasts,
+// which decides the state Open MPI's shared-memory fast boxes leave the pair in.
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,7 +29,8 @@ namespace {
 int usage(int rank) {
   if (rank == 0)
     std::fprintf(stderr,
-               "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS [page] [repeat=K]\n");
+               "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS [page] [repeat=K] "
+               "[oneway=K] [oneway-bytes=B]\n");
   return 2;
 }
 
@@ -38,6 +42,15 @@ float* page_start(std::vector<float>& storage) {
   return reinterpret_cast<float*>((address + 4095) & ~std::uintptr_t{4095});
 }
 
+// The number after `prefix` in `extra` ("repeat=3" -> 3); false unless the rest is one whole
+// number (a sign is allowed: the caller checks the range).
+bool whole_number_after(const std::string& extra, const char* prefix, long& value) {
+  const char* digits = extra.c_str() + std::strlen(prefix);
+  char* end = nullptr;
+  value = std::strtol(digits, &end, 10);
+  return end != digits && *end == '\0';
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,20 +60,25 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   bool page_aligned = false;
   long repeats = 1;
+  long oneway_messages = 0;
+  long oneway_bytes = 4;
   bool arguments_ok = argc >= 4;
   for (int i = 4; i < argc && arguments_ok; ++i) {
     const std::string extra = argv[i];
     if (extra == "page")
       page_aligned = true;
-    else if (extra.rfind("repeat=", 0) == 0) {
-      char* end = nullptr;
-      repeats = std::strtol(extra.c_str() + 7, &end, 10);
-      arguments_ok = end != extra.c_str() + 7 && *end == '\0';
-    }
+    else if (extra.rfind("repeat=", 0) == 0)
+      arguments_ok = whole_number_after(extra, "repeat=", repeats);
+    else if (extra.rfind("oneway=", 0) == 0)
+      arguments_ok = whole_number_after(extra, "oneway=", oneway_messages);
+    else if (extra.rfind("oneway-bytes=", 0) == 0)
+      arguments_ok = whole_number_after(extra, "oneway-bytes=", oneway_bytes);
     else
       arguments_ok = false;
   }
-  if (!arguments_ok || repeats < 1) {
+  // One-way traffic needs a rank 1; a message of 0 bytes would still be a header.
+  if (!arguments_ok || repeats < 1 || oneway_messages < 0 || (oneway_messages > 0 && ranks < 2) ||
+      oneway_bytes < 1 || oneway_bytes > 1 << 20) {
     const int code = usage(rank);
     MPI_Finalize();
     return code;
@@ -96,7 +114,16 @@ int main(int argc, char** argv) {
     return code;
   }
   std::string times;
+  std::vector<char> oneway_payload(static_cast<std::size_t>(oneway_bytes));
   for (long repeat = 0; repeat < repeats; ++repeat) {
+    for (long k = 0; k < oneway_messages; ++k) {
+      constexpr int kOnewayTag = 99;
+      if (rank == 1)
+        MPI_Send(oneway_payload.data(), static_cast<int>(oneway_bytes), MPI_CHAR, 0, kOnewayTag, MPI_COMM_WORLD);
+      if (rank == 0)
+        MPI_Recv(oneway_payload.data(), static_cast<int>(oneway_bytes), MPI_CHAR, 1, kOnewayTag, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    }
     for (int warm = 0; warm < 10; ++warm) call();
     MPI_Barrier(MPI_COMM_WORLD);
     const double started = MPI_Wtime();
