@@ -6,6 +6,7 @@
 #include "commbench/core/number_text.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/nvlink_rate.hpp"
+#include "commbench/topology/nvls_plan.hpp"
 #include "commbench/topology/pci_path.hpp"
 
 namespace commbench {
@@ -25,6 +26,7 @@ double min_of(std::optional<double> a, double b) { return a ? std::min(*a, b) : 
 
 std::optional<NvlsSupport> nvls_support(const NodeTopology& node, const std::vector<int>& gpus, std::string& why_not) {
   NvlsSupport support;
+  support.blackwell = true;
   for (const int index : gpus) {
     const Gpu& gpu = node.gpus[static_cast<std::size_t>(index)];
     const int switch_links = nvlinks_to_switches(node, index);
@@ -51,6 +53,7 @@ std::optional<NvlsSupport> nvls_support(const NodeTopology& node, const std::vec
                                         figure(*rate.spec_gbps), format_gbps(spec));
     }
     const bool blackwell = gpu.sm >= 100 || (gpu.sm == 0 && gpu.nvlink_generation >= 5);
+    support.blackwell = support.blackwell && blackwell;
     const double efficiency = blackwell ? kNcclNvlsBlackwell : kNcclNvlsHopper;
     support.efficiency = support.efficiency == 0 ? efficiency : std::min(support.efficiency, efficiency);
   }
@@ -86,16 +89,31 @@ std::vector<AlgorithmBusbw> allreduce_algorithms(const AllreduceInputs& in) {
   // case with twice the network bandwidth.
   const double tree_net_factor = nodes == 2 ? ring_factor : ring_factor / 2;
   const double nccl_net_factor = nodes == 2 ? 2.0 : 1.0;
+  // NCCL's own NVLS plan: k channels at a speed of its table (nvls_plan.hpp).
+  const std::optional<NvlsPlan> plan =
+      in.nvls ? nccl_nvls_plan(in.nvls->achievable_gbps_per_gpu, k, in.nvls->blackwell, in.nvls->efficiency)
+              : std::nullopt;
+  const std::string plan_text =
+      plan ? fmt::format("NCCL plans {} channels at {} GB/s, x {} (its NVLS efficiency) x 2(k-1)/k", plan->channels,
+                         figure(plan->channel_gbps), figure(in.nvls->efficiency))
+           : std::string("no speed of NCCL's table fits k+1 times into a GPU's NVSwitch links");
   if (in.nvls && !across && local) {
     // Each GPU sends its buffer into the switches and a reduced 1/k of it, and receives
     // as much back: (k+1)/k of the buffer per direction, busbw <= B x 2(k-1)/(k+1).
     const double factor = 2.0 * (k - 1) / (k + 1);
-    algorithms.push_back({"NVLS", in.nvls->spec_gbps_per_gpu * factor,
-                          in.nvls->achievable_gbps_per_gpu * factor * in.nvls->efficiency,
-                          fmt::format("NVLink SHARP (the NVSwitches reduce): {} x 2(k-1)/(k+1) = {}; achievable x {} "
-                                      "(NCCL's NVLS efficiency)",
-                                      in.nvls->description, format_gbps(in.nvls->spec_gbps_per_gpu * factor),
-                                      figure(in.nvls->efficiency))});
+    std::optional<double> achievable;
+    std::string achievable_text = plan_text;
+    if (plan) {
+      achievable = plan->one_node_busbw();
+      if (plan->second_speed_gbps < plan->reduced_per_channel)
+        achievable_text +=
+            fmt::format(", at most {} GB/s per channel (the graph's second speed)", figure(plan->second_speed_gbps));
+      achievable_text += " = " + format_gbps(*achievable);
+    }
+    algorithms.push_back(
+        {"NVLS", in.nvls->spec_gbps_per_gpu * factor, achievable,
+         fmt::format("NVLink SHARP (the NVSwitches reduce): {} x 2(k-1)/(k+1) = {}; achievable: {}",
+                     in.nvls->description, format_gbps(in.nvls->spec_gbps_per_gpu * factor), achievable_text)});
   }
   if (across) {
     // Tree: within a node a chain carries the buffer up and down (busbw <= B x (n-1)/n).
@@ -115,14 +133,25 @@ std::vector<AlgorithmBusbw> allreduce_algorithms(const AllreduceInputs& in) {
   if (in.nvls && across && local) {
     // NVLS inside each node, a tree between nodes: the switches move (k+1)/k of the buffer
     // per GPU, the NICs what a tree moves.
+    // NCCL counts per channel the smallest of NVLS's figure, the network's (doubled on two
+    // nodes) and a cap per generation and node count.
     const double intra_factor = ring_factor * k / (k + 1);
-    const double nvls_achievable = in.nvls->achievable_gbps_per_gpu * 2.0 * (k - 1) / (k + 1) * in.nvls->efficiency;
-    algorithms.push_back({"NVLS-tree",
-                          std::min(in.nvls->spec_gbps_per_gpu * intra_factor, *in.inter.spec_gbps * tree_net_factor),
-                          std::min(nvls_achievable, *in.inter.achievable_gbps * nccl_net_factor),
-                          fmt::format("NVLink SHARP inside the node ({} x {}), tree between {} nodes (NICs {} x {})",
-                                      format_gbps(in.nvls->spec_gbps_per_gpu), figure(intra_factor), nodes,
-                                      format_gbps(*in.inter.spec_gbps), figure(tree_net_factor))});
+    std::optional<double> achievable;
+    std::string achievable_text = plan_text;
+    if (plan) {
+      const double cap = nccl_nvls_tree_channel_cap(nodes, in.nvls->blackwell);
+      achievable = std::min({plan->channels * plan->reduced_per_channel, *in.inter.achievable_gbps * nccl_net_factor,
+                             plan->channels * cap});
+      achievable_text += fmt::format(", NICs {} x {}, at most {} GB/s per channel (NCCL's NVLS-tree cap) = {}",
+                                     format_gbps(*in.inter.achievable_gbps), figure(nccl_net_factor), figure(cap),
+                                     format_gbps(*achievable));
+    }
+    algorithms.push_back(
+        {"NVLS-tree", std::min(in.nvls->spec_gbps_per_gpu * intra_factor, *in.inter.spec_gbps * tree_net_factor),
+         achievable,
+         fmt::format("NVLink SHARP inside the node ({} x {}), tree between {} nodes (NICs {} x {}); achievable: {}",
+                     format_gbps(in.nvls->spec_gbps_per_gpu), figure(intra_factor), nodes,
+                     format_gbps(*in.inter.spec_gbps), figure(tree_net_factor), achievable_text)});
   }
   if (in.infiniband && nodes > 2) {
     // SHARP in the InfiniBand switches: each node sends its reduced buffer once and gets the

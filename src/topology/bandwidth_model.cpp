@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/topology/allreduce_algorithms.hpp"
@@ -70,10 +71,9 @@ PathBudget nvlink_budget(const NodeTopology& node, const std::vector<int>& used)
   }
   const Gpu& g = node.gpus[static_cast<std::size_t>(narrowest)];
   const int links = usable_nvlinks(node, narrowest, used);
-  char text[160];
-  std::snprintf(text, sizeof text, "NVLink %d: %d links x %.6g GB/s per GPU (GPU %d) = %s", g.nvlink_generation, links,
-                *nvlink_rate(g).spec_gbps, g.index, format_gbps(spec).c_str());
-  return {spec, achievable, text};
+  return {spec, achievable,
+          fmt::format("NVLink {}: {} links x {:.6g} GB/s per GPU (GPU {}) = {}", g.nvlink_generation, links,
+                      *nvlink_rate(g).spec_gbps, g.index, format_gbps(spec))};
 }
 
 // An NVLink part whose NVLinks the source could not record: its PCIe path is not its link.
@@ -107,7 +107,7 @@ PathBudget pcie_ring_budget(const NodeTopology& node, const std::vector<int>& us
     if (hop.spec_gbps == 0) return unknown_budget("PCIe link speeds between the GPUs are unknown");
     spec = (spec == 0) ? hop.spec_gbps : std::min(spec, hop.spec_gbps);
     achievable = (achievable == 0) ? hop.achievable_gbps : std::min(achievable, hop.achievable_gbps);
-    if (crossing.empty()) crossing = hop.crossing;
+    add_crossing(crossing, hop.crossing);
   }
   std::string text = "PCIe: narrowest link between neighbouring GPUs " + format_gbps(spec);
   if (!crossing.empty()) text += " (the ring " + crossing + ")";
@@ -320,11 +320,7 @@ TheoreticalBusbw bound_by_terms(const std::vector<Term>& terms) {
     result.spec_gbps = result.spec_gbps ? std::min(*result.spec_gbps, spec) : spec;
     result.achievable_gbps = result.achievable_gbps ? std::min(*result.achievable_gbps, achievable) : achievable;
     std::string part = term.label + ": " + term.budget.description;
-    if (term.scale != 1.0) {
-      char scale[48];
-      std::snprintf(scale, sizeof scale, " x %.4g", term.scale);
-      part += scale;
-    }
+    if (term.scale != 1.0) part += fmt::format(" x {:.4g}", term.scale);
     basis += (basis.empty() ? "" : "; ") + part;
   }
   result.basis = terms.size() > 1 ? "min of " + basis : basis;

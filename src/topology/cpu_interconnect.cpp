@@ -43,4 +43,14 @@ CpuInterconnect nccl_cpu_interconnect(const CpuType& cpu) {
                              : "NCCL has no figure for " + cpu.vendor + " CPUs"};
 }
 
+RootComplexTraffic nccl_root_complex_traffic(const CpuType& cpu) {
+  // NCCL tests the architecture and the vendor only: any Intel x86 part pays, nothing else.
+  if (!cpu.architecture.empty() && !is_x86(cpu.architecture)) return {1.0, ""};
+  if (cpu.vendor.empty()) {
+    return {std::nullopt, cpu.architecture.empty() ? "the source does not record the CPU type"
+                                                   : "the source does not record the CPU vendor"};
+  }
+  return {cpu.vendor == "GenuineIntel" ? kIntelRootComplexCharge : 1.0, ""};
+}
+
 }  // namespace commbench

@@ -18,6 +18,34 @@ const Gpu& gpu_at(const NodeTopology& node, int gpu) { return node.gpus[static_c
 // Exhaustive search is 8! orders for 9 GPUs; larger nodes are NVSwitch systems in practice.
 constexpr std::size_t kMaxExhaustiveGpus = 9;
 
+void cap_by_cpu_interconnect(const NodeTopology& node, GpuHop& hop) {
+  const CpuInterconnect interconnect = nccl_cpu_interconnect(node.cpu_type);
+  if (interconnect.achievable_gbps) {
+    hop.achievable_gbps = std::min(hop.achievable_gbps, *interconnect.achievable_gbps);
+    hop.crossing = fmt::format("crosses the CPU interconnect ({}: NCCL plans {})", interconnect.name,
+                               format_gbps(*interconnect.achievable_gbps));
+  } else {
+    hop.crossing = "crosses the CPU interconnect, whose bandwidth is not modelled: " + interconnect.why_unknown;
+  }
+}
+
+// NCCL charges the PCIe links 6/5 of a flow that turns in an Intel root complex, so the
+// hop carries 5/6 of its PCIe figure; on an unknown CPU the PCIe figure stands and the
+// basis says what an Intel CPU would make of it.
+void charge_root_complex(const NodeTopology& node, GpuHop& hop) {
+  const RootComplexTraffic traffic = nccl_root_complex_traffic(node.cpu_type);
+  if (!traffic.pcie_charge) {
+    hop.crossing =
+        fmt::format("turns in a CPU root complex, where NCCL counts 6/5 of the traffic on an Intel CPU ({}; {})",
+                    format_gbps(hop.achievable_gbps / kIntelRootComplexCharge), traffic.why_unknown);
+    return;
+  }
+  if (*traffic.pcie_charge == 1.0) return;
+  hop.achievable_gbps /= *traffic.pcie_charge;
+  hop.crossing = fmt::format("turns in an Intel root complex (NCCL counts 6/5 of the traffic on its PCIe links: {})",
+                             format_gbps(hop.achievable_gbps));
+}
+
 }  // namespace
 
 GpuHop gpu_hop(const NodeTopology& node, int gpu_a, int gpu_b) {
@@ -44,16 +72,16 @@ GpuHop gpu_hop(const NodeTopology& node, int gpu_a, int gpu_b) {
                                   gpu_at(node, gpu_b).index);
   }
   if (connection.kind == PathClass::sys) {
-    const CpuInterconnect interconnect = nccl_cpu_interconnect(node.cpu_type);
-    if (interconnect.achievable_gbps) {
-      hop.achievable_gbps = std::min(hop.achievable_gbps, *interconnect.achievable_gbps);
-      hop.crossing = fmt::format("crosses the CPU interconnect ({}: NCCL plans {})", interconnect.name,
-                                 format_gbps(*interconnect.achievable_gbps));
-    } else {
-      hop.crossing = "crosses the CPU interconnect, whose bandwidth is not modelled: " + interconnect.why_unknown;
-    }
+    cap_by_cpu_interconnect(node, hop);
+  } else if (hop.spec_gbps > 0 && turns_in_root_complex(node, gpu_at(node, gpu_a).pci, gpu_at(node, gpu_b).pci)) {
+    charge_root_complex(node, hop);
   }
   return hop;
+}
+
+void add_crossing(std::string& crossings, const std::string& crossing) {
+  if (crossing.empty() || crossings.find(crossing) != std::string::npos) return;
+  crossings += (crossings.empty() ? "" : " and ") + crossing;
 }
 
 bool all_pairs_nvlinked(const NodeTopology& node, const std::vector<int>& gpus) {
@@ -117,7 +145,7 @@ std::optional<GpuRing> best_gpu_ring(const NodeTopology& node, const std::vector
   for (std::size_t i = 0; i < count; ++i) {
     ring.order.push_back(gpus[best_order[i]]);
     ring.nvlink_only = ring.nvlink_only && hop_after(best_order, i).nvlink;
-    if (ring.crossing.empty()) ring.crossing = hop_after(best_order, i).crossing;
+    add_crossing(ring.crossing, hop_after(best_order, i).crossing);
   }
   return ring;
 }
@@ -159,7 +187,7 @@ PairwiseBound alltoall_pairwise_bound(const NodeTopology& node, const std::vecto
       // Peers without NVLink all leave through this GPU's PCIe link: its narrowest path bounds them.
       shared_spec = shared_peers == 0 ? hop.spec_gbps : std::min(shared_spec, hop.spec_gbps);
       shared_achievable = shared_peers == 0 ? hop.achievable_gbps : std::min(shared_achievable, hop.achievable_gbps);
-      if (crossing.empty()) crossing = hop.crossing;
+      add_crossing(crossing, hop.crossing);
       ++shared_peers;
     }
     if (shared_peers > 0) {

@@ -92,6 +92,20 @@ PathClass pci_path_class(const NodeTopology& node, int pci_a, int pci_b) {
   return PathClass::unknown;
 }
 
+bool turns_in_root_complex(const NodeTopology& node, int pci_a, int pci_b) {
+  switch (pci_path_class(node, pci_a, pci_b)) {
+    case PathClass::phb:
+    case PathClass::node: return true;
+    case PathClass::unknown: break;
+    default: return false;
+  }
+  // Unknown because the source records no host bridges (NCCL's dump): two trees of one
+  // NUMA node still meet in that socket's root complex, one host bridge or two.
+  if (!valid_pci(node, pci_a) || !valid_pci(node, pci_b)) return false;
+  const int numa_a = numa_of_root(node, chain_to_root(node, pci_a));
+  return numa_a >= 0 && numa_a == numa_of_root(node, chain_to_root(node, pci_b));
+}
+
 int nvlinks_to_gpu(const NodeTopology& node, int gpu, const std::string& peer_bus_id) {
   const int gpu_index = node.gpus[static_cast<std::size_t>(gpu)].index;
   int links = 0;

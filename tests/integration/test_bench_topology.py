@@ -120,7 +120,7 @@ class Fixtures(TempDirTest):
         self.assertIn("mlx5_7    1    ACTIVE  LinkUp      400 Gb/s (4X NDR)     InfiniBand 0000:dc:00.0  1    ibp220s0", out)
         table = [l.split() for l in out.splitlines() if l.startswith("  allreduce")]
         # NVLS on 1 node, NVLS-tree on 2 (docs/bandwidth-model.md); the rings keep 450 and 400.
-        self.assertEqual([t[1:4] for t in table], [["700", "490.3", "NVLS:"], ["750", "490.3", "NVLS-tree:"]])
+        self.assertEqual([t[1:4] for t in table], [["700", "476", "NVLS:"], ["750", "461.6", "NVLS-tree:"]])
         table = [l.split() for l in out.splitlines() if l.startswith("  allgather")]
         self.assertEqual([t[1:3] for t in table], [["450", "370.8"], ["400", "370.8"]])  # 1 node, 2 nodes
 

@@ -20,6 +20,7 @@ struct NvlsSupport {
   double spec_gbps_per_gpu = 0;        // NVLink bandwidth of the narrowest GPU into the switches
   double achievable_gbps_per_gpu = 0;  // the same with NCCL's per-link figure
   double efficiency = 0;               // NCCL's nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell
+  bool blackwell = false;              // every GPU Blackwell or later: NCCL's speed table and caps
   std::string description;
 };
 std::optional<NvlsSupport> nvls_support(const NodeTopology& node, const std::vector<int>& gpus, std::string& why_not);

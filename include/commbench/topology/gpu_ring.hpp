@@ -20,11 +20,15 @@ struct GpuHop {
   bool nvlink = false;
   std::string label;  // "NV12", "SYS", ...
   std::string why_unknown;
-  // For a hop between sockets: what NCCL lets the CPU interconnect carry, which caps the
-  // achievable figure (the spec stays the PCIe path's), or why that is unknown.
+  // What the CPU does to the hop's achievable figure (the spec stays the PCIe path's):
+  // between sockets, what NCCL lets the CPU interconnect carry; through an Intel root
+  // complex, NCCL's 6/5 charge on the PCIe links; or why that is unknown.
   std::string crossing;
 };
 GpuHop gpu_hop(const NodeTopology& node, int gpu_a, int gpu_b);
+
+// Adds a hop's crossing to a list of distinct ones ("crosses ... and turns in ...").
+void add_crossing(std::string& crossings, const std::string& crossing);
 
 // Whether every pair of the GPUs reaches each other over NVLink (directly or through NVSwitch).
 bool all_pairs_nvlinked(const NodeTopology& node, const std::vector<int>& gpus);
@@ -34,7 +38,7 @@ struct GpuRing {
   GpuHop slowest;          // the hop that bounds the ring's spec figure
   int slowest_from = 0, slowest_to = 0;
   double achievable_gbps = 0;  // the smallest achievable figure over the hops
-  std::string crossing;        // the first hop's GpuHop::crossing that is not empty
+  std::string crossing;        // every distinct GpuHop::crossing of its hops, in ring order
   bool nvlink_only = false;    // every hop is NVLink
 };
 

@@ -42,6 +42,12 @@ struct Endpoint {
 // switch, and whether NODE can be told from PHB, follow node.pci_detail.
 PathClass pci_path_class(const NodeTopology& node, int pci_a, int pci_b);
 
+// Whether the PCI path between two objects turns inside one CPU's root complex: their
+// common ancestor is a host bridge, or their trees hang off the same NUMA node (PHB or
+// NODE to nvidia-smi, PATH_PHB to NCCL, which does not tell host bridges apart). False
+// for a path through a PCIe switch, between sockets, or of unknown placement.
+bool turns_in_root_complex(const NodeTopology& node, int pci_a, int pci_b);
+
 // Full classification of two endpoints: NVLink first for GPU pairs (unknown when either
 // GPU's NVLinks were not recorded), then the PCI path; two endpoints in one PCI function
 // (ports of one NIC) are PIX.

@@ -54,13 +54,15 @@ TEST(BandwidthModel, DgxOneNodeAllreduceUsesNvls) {
   const TheoreticalBusbw bw = theoretical_busbw(Collective::allreduce, node, all_gpus(node, 1));
   // Each GPU moves (k+1)/k of the buffer each way: 450 x 2(k-1)/(k+1) = 450 x 14/9.
   EXPECT_DOUBLE_EQ(*bw.spec_gbps, 700.0);
-  // NCCL: 370.8 x 14/9 x 0.85 (nvlsEfficiency, Hopper).
-  EXPECT_NEAR(*bw.achievable_gbps, 370.8 * 14.0 / 9.0 * 0.85, 1e-9);
+  // NCCL: 8 channels at 40 GB/s (9 x 40 of a GPU's 370.8), x 0.85 (nvlsEfficiency,
+  // Hopper) x 2 x 7/8 each: 476, not 370.8 x 14/9 x 0.85 = 490.3.
+  EXPECT_NEAR(*bw.achievable_gbps, 8 * 40 * 0.85 * 7.0 / 4.0, 1e-9);
   EXPECT_GE(*bw.spec_gbps, 480.0);  // the highest published figure for 8 x H100 SXM
   EXPECT_EQ(bw.algorithm, "NVLS");
   EXPECT_EQ(bw.basis,
             "NVLS: NVLink SHARP (the NVSwitches reduce): GPU 0: 18 NVSwitch links x 25 GB/s = 450 GB/s x 2(k-1)/(k+1) "
-            "= 700 GB/s; achievable x 0.85 (NCCL's NVLS efficiency)");
+            "= 700 GB/s; achievable: NCCL plans 8 channels at 40 GB/s, x 0.85 (its NVLS efficiency) x 2(k-1)/k = "
+            "476 GB/s");
 }
 
 TEST(BandwidthModel, DgxTwoAndFourNodes) {
@@ -74,12 +76,14 @@ TEST(BandwidthModel, DgxTwoAndFourNodes) {
     EXPECT_NEAR(*ring.achievable_gbps, 370.8, 1e-9);
     // Allreduce: NVLS inside the node and a tree between nodes. Two nodes: the NICs carry
     // the buffer once each way, 400 x 2(n-1)/n = 750, as does NVLS (450 x 8/9 x 15/8);
-    // achievable min(NVLS 490.28, 2 x 384). Four nodes: SHARP could carry 400 x 31/16 =
-    // 775; NCCL's NVLS-tree is bound by the NICs at 384.
+    // achievable min(NVLS 476, 2 x 384, NCCL's cap of 57.7 per channel x 8 = 461.6). Four
+    // nodes: SHARP could carry 400 x 31/16 = 775; NCCL's NVLS-tree cap (45.5 x 8 = 364)
+    // falls below the ring's 370.8, the best NCCL plans there.
     const TheoreticalBusbw allreduce = theoretical_busbw(Collective::allreduce, node, layout);
     EXPECT_NEAR(*allreduce.spec_gbps, nodes == 2 ? 750.0 : 775.0, 1e-9);
-    EXPECT_NEAR(*allreduce.achievable_gbps, nodes == 2 ? 370.8 * 14.0 / 9.0 * 0.85 : 384.0, 1e-9);
+    EXPECT_NEAR(*allreduce.achievable_gbps, nodes == 2 ? 8 * 57.7 : 370.8, 1e-9);
     EXPECT_EQ(allreduce.algorithm, nodes == 2 ? "NVLS-tree" : "CollNet");
+    if (nodes == 4) EXPECT_NE(allreduce.basis.find("achievable by ring"), std::string::npos) << allreduce.basis;
     // All-to-all: n = 8 x nodes ranks, k = 8 per node; the NICs carry k(n-k)/n of a
     // rank's buffer per node: 400 x (n-1) / (k (n-k)).
     const double n = 8.0 * nodes, k = 8.0;

@@ -28,8 +28,8 @@ struct PublishedRow {
 const std::vector<PublishedRow>& published_rows() {
   static const std::vector<PublishedRow> rows = {
       {"8 x A100 SXM4 NVSwitch", "model/ndv4-a100-nvswitch.xml", 1, {}, "", "ring", 232.54, 300, 240, 0.032},
-      {"8 x H100 SXM NVSwitch, NVLS", "nccl/dgx-h100.xml", 1, {}, "", "NVLS", 480, 700, 490.28, 0.021},
-      {"8 x H200 SXM NVSwitch, NVLS", "nccl/dgx-h100.xml", 1, {}, "", "NVLS", 475, 700, 490.28, 0.032},
+      {"8 x H100 SXM NVSwitch, NVLS", "nccl/dgx-h100.xml", 1, {}, "", "NVLS", 480, 700, 476, 0.008},
+      {"8 x H200 SXM NVSwitch, NVLS", "nccl/dgx-h100.xml", 1, {}, "", "NVLS", 475, 700, 476, 0.002},
       {"8 x H100 SXM NVSwitch, NCCL_ALGO=Ring", "nccl/dgx-h100.xml", 1, {}, "", "ring", 370, 700, 370.8, 0.002},
       {"8 x PCIe Gen5 GPUs, no NVLink", "model/pcie-8gpu-gen5.xml", 1, {}, "", "", 28, 63, 22, 0.214},
       {"2 x (8 x A100 SXM4, 8 x HDR IB), NCCL_ALGO=Ring",
@@ -50,8 +50,8 @@ const std::vector<PublishedRow>& published_rows() {
        "NVLS-tree",
        430,
        750,
-       490.28,
-       0.140},
+       461.6,
+       0.073},
       {"2 x A100 PCIe, one NV12 bridge",
        "model/a100-pcie-nv12-pairs-2socket.xml",
        1,
@@ -62,6 +62,8 @@ const std::vector<PublishedRow>& published_rows() {
        300,
        240,
        0.154},
+      // The source names no CPU; on an Intel CPU NCCL plans 20 for this ring, 0 % off the
+      // measurement (root_complex_test.cpp).
       {"3 x A100 PCIe, bridge on 0-1 only",
        "model/a100-pcie-nv12-pairs-2socket.xml",
        1,
@@ -109,8 +111,9 @@ INSTANTIATE_TEST_SUITE_P(DocsTable, PublishedSystems, ::testing::ValuesIn(publis
                          });
 
 // The acceptance line of issue 14: under 15 % where NCCL's algorithm is known, except the
-// rows the table marks as misses (the bridged A100 PCIe cards read 87 % and 83 % of the
-// figures NCCL's own search and tuner plan with, see docs/bandwidth-model.md).
+// rows the table marks as misses (the bridged pair reads 87 % of the figure NCCL's own
+// search and tuner plan with; the three GPUs 83 % of NCCL's figure on any CPU but Intel,
+// and the source names none: see docs/bandwidth-model.md).
 TEST(PublishedSystems, KnownAlgorithmsWithinFifteenPercent) {
   int misses = 0;
   for (const PublishedRow& row : published_rows()) {
