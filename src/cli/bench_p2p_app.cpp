@@ -220,9 +220,11 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
 }
 
 // The spec of the link between two ranks from the reporting node's model: the GPUs' own
-// path inside a node, one NIC port between nodes (a single flow uses one).
+// path inside a node; between nodes the NICs NCCL gives the sending GPU among the GPUs of
+// its node's ranks (its share of the NICs on its switch), for host ranks the fastest port.
 void apply_link_model(const std::optional<NodeTopology>& node, const std::string& probe_failure,
-                      const std::vector<std::string>& bus_ids, PairCell& cell) {
+                      const std::vector<std::string>& bus_ids, const std::vector<std::string>& hostnames,
+                      PairCell& cell) {
   if (!node) {
     cell.link = "topology probe failed: " + probe_failure;
     return;
@@ -234,10 +236,16 @@ void apply_link_model(const std::optional<NodeTopology>& node, const std::string
     if (!bus(cell.src_rank).empty() && !bus(cell.dst_rank).empty())
       layout.gpu_bus_ids = {bus(cell.src_rank), bus(cell.dst_rank)};
     budget = pair_budget(*node, layout);
+  } else if (bus(cell.src_rank).empty()) {
+    budget = single_nic_budget(*node, JobLayout{2, 1, {}});
   } else {
-    JobLayout layout{2, 1, {}};
-    if (!bus(cell.src_rank).empty()) layout.gpu_bus_ids = {bus(cell.src_rank)};
-    budget = single_nic_budget(*node, layout);
+    JobLayout layout{2, 0, {}};
+    for (std::size_t rank = 0; rank < hostnames.size(); ++rank) {
+      if (hostnames[rank] != cell.src_host) continue;
+      ++layout.ranks_per_node;
+      if (!bus_ids[rank].empty()) layout.gpu_bus_ids.push_back(bus_ids[rank]);
+    }
+    budget = gpu_network_budget(*node, layout, bus(cell.src_rank));
   }
   cell.link = budget.description;
   cell.theoretical_gbps = budget.spec_gbps;
@@ -299,7 +307,7 @@ class PairMatrixRun {
           const auto pair = std::minmax(transfer.source, transfer.destination);
           if (const auto found = latency.find({pair.first, pair.second}); found != latency.end())
             cell.latency_us = found->second;
-          apply_link_model(node, probe_failure, bus_ids, cell);
+          apply_link_model(node, probe_failure, bus_ids, group.hostnames(), cell);
           cells.push_back(std::move(cell));
         }
       }

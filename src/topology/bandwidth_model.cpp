@@ -8,6 +8,7 @@
 
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/topology/allreduce_algorithms.hpp"
+#include "commbench/topology/gpu_nics.hpp"
 #include "commbench/topology/gpu_ring.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/nic_roles.hpp"
@@ -198,6 +199,51 @@ std::vector<int> fastest_active_nic(const NodeTopology& node, const NicRoles& ro
   return best < 0 ? std::vector<int>{} : std::vector<int>{best};
 }
 
+// What one GPU pushes between nodes through `chosen` NICs: each NIC's active ports, at
+// most the PCIe path from the GPU to that NIC, and all of them together at most the GPU's
+// own PCIe link, which GPUDirect RDMA crosses for every byte. gpu -1: host memory, the
+// ports alone.
+struct GpuNetworkFlow {
+  double spec_gbps = 0, achievable_gbps = 0;
+  int ports = 0;
+  std::string text;
+};
+
+GpuNetworkFlow gpu_network_flow(const NodeTopology& node, int gpu, const GpuNics& chosen) {
+  GpuNetworkFlow flow;
+  const Gpu* device = gpu >= 0 ? &node.gpus[static_cast<std::size_t>(gpu)] : nullptr;
+  std::string names;
+  for (const int n : chosen.nics) {
+    const PortSum ports = active_ports(node, {n});
+    if (ports.ports == 0) continue;
+    double spec = ports.gbps, achievable = ports.gbps * kNetworkAchievableFraction;
+    const int nic_pci = node.nics[static_cast<std::size_t>(n)].pci;
+    if (device && device->pci >= 0 && nic_pci >= 0) {
+      if (const double path = pci_path_bottleneck_gbps(node, device->pci, nic_pci); path > 0) {
+        spec = std::min(spec, path);
+        achievable = std::min(achievable, path * kNcclPcieFraction);
+      }
+    }
+    flow.spec_gbps += spec;
+    flow.achievable_gbps += achievable;
+    flow.ports += ports.ports;
+    names += (names.empty() ? "" : ",") + ports.names;
+  }
+  if (flow.ports == 0) return flow;
+  flow.text = "NIC " + names + " " + format_gbps(flow.spec_gbps);
+  if (chosen.sharing_gpus > 1 && chosen.local_nics > static_cast<int>(chosen.nics.size())) {
+    flow.text += fmt::format(" (GPU {}'s share: its switch's {} NICs serve {} of the job's GPUs)", device->index,
+                             chosen.local_nics, chosen.sharing_gpus);
+  }
+  const double own_link = device && device->pci >= 0 ? node.pci[static_cast<std::size_t>(device->pci)].link_gbps : 0;
+  if (own_link > 0 && own_link < flow.spec_gbps) {
+    flow.text += "; GPU " + std::to_string(device->index) + "'s PCIe link " + format_gbps(own_link) + " carries it all";
+    flow.spec_gbps = own_link;
+  }
+  if (own_link > 0) flow.achievable_gbps = std::min(flow.achievable_gbps, own_link * kNcclPcieFraction);
+  return flow;
+}
+
 }  // namespace
 
 double nccl_model_nvlink_gbps(int generation) {
@@ -272,30 +318,51 @@ PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout) 
   return {sum.gbps, sum.gbps * kNetworkAchievableFraction, text + assumption};
 }
 
+namespace {
+
+// The flow of GPU `gpu` (index into node.gpus; -1 for host ranks) among the job's GPUs
+// `job_gpus`: through the NICs NCCL gives it, or without a NIC on its switch through the
+// fastest compute port. No ports: nullopt.
+std::optional<GpuNetworkFlow> network_flow(const NodeTopology& node, const NicRoles& roles,
+                                           const std::vector<int>& job_gpus, int gpu) {
+  GpuNetworkFlow flow;
+  if (gpu >= 0) flow = gpu_network_flow(node, gpu, nccl_nics_of_gpu(node, roles, job_gpus, gpu));
+  if (flow.ports == 0) flow = gpu_network_flow(node, -1, {fastest_active_nic(node, roles), 0, 0});
+  if (flow.ports == 0) return std::nullopt;
+  return flow;
+}
+
+PathBudget budget_of(const std::optional<GpuNetworkFlow>& flow) {
+  if (!flow) return unknown_budget("no active NIC port found to carry traffic between nodes");
+  return {flow->spec_gbps, flow->achievable_gbps, flow->text};
+}
+
+}  // namespace
+
 PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout) {
   PathBudget all = inter_node_budget(node, layout);
   if (!all.spec_gbps) return all;
   // In a ring of point-to-point sends only the node's last GPU sends out and its first
-  // receives: each uses the NIC on its own switch (or, without one, the fastest port).
+  // receives, each through the NICs NCCL gives it (topology/gpu_nics).
   const UsedGpus used = used_gpus(node, layout);
   const NicRoles roles = nic_roles(node);
-  double bound = 0;
-  std::string names;
-  for (const int gpu :
-       {used.indexes.empty() ? -1 : used.indexes.back(), used.indexes.empty() ? -1 : used.indexes.front()}) {
-    UsedGpus one;
-    if (gpu >= 0) one.indexes = {gpu};
-    PortSum near = gpu >= 0 ? active_ports(node, near_nics(node, roles, one)) : PortSum{};
-    if (near.ports == 0) near = active_ports(node, fastest_active_nic(node, roles));
-    if (near.ports == 0) continue;
-    // Several ports near one GPU: NCCL spreads a flow over them, so they add up.
-    if (bound == 0 || near.gbps < bound) {
-      bound = near.gbps;
-      names = near.names;
-    }
+  std::optional<GpuNetworkFlow> narrowest;
+  const std::vector<int> boundary =
+      used.indexes.empty() ? std::vector<int>{-1} : std::vector<int>{used.indexes.back(), used.indexes.front()};
+  for (const int gpu : boundary) {
+    const std::optional<GpuNetworkFlow> flow = network_flow(node, roles, used.indexes, gpu);
+    if (flow && (!narrowest || flow->spec_gbps < narrowest->spec_gbps)) narrowest = flow;
   }
-  if (bound == 0) return unknown_budget("no active NIC port found to carry traffic between nodes");
-  return {bound, bound * kNetworkAchievableFraction, "NIC " + names + " " + format_gbps(bound)};
+  return budget_of(narrowest);
+}
+
+PathBudget gpu_network_budget(const NodeTopology& node, const JobLayout& layout, const std::string& gpu_bus_id) {
+  const UsedGpus used = used_gpus(node, layout);
+  if (!used.missing.empty()) return unknown_budget("GPU " + used.missing + " is not in the probed topology");
+  const auto gpu = std::find_if(node.gpus.begin(), node.gpus.end(),
+                                [&](const Gpu& candidate) { return candidate.bus_id == gpu_bus_id; });
+  if (gpu == node.gpus.end()) return unknown_budget("GPU " + gpu_bus_id + " is not in the probed topology");
+  return budget_of(network_flow(node, nic_roles(node), used.indexes, static_cast<int>(gpu - node.gpus.begin())));
 }
 
 namespace {

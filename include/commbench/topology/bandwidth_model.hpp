@@ -46,8 +46,13 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout);
 // (nic_roles) nearest (PIX/PXB) to the job's GPUs, or all active compute RDMA ports, or for
 // host ranks the fastest compute port.
 PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout);
-// One NIC port (a single flow between two nodes uses one).
+// One GPU's flow between nodes (sendrecv): the NICs NCCL gives the node's boundary GPUs
+// (topology/gpu_nics), each at most its PCIe path, together at most the GPU's own PCIe
+// link; for host ranks the fastest compute port.
 PathBudget single_nic_budget(const NodeTopology& node, const JobLayout& layout);
+// One GPU of the layout sending or receiving between nodes (a cell of a pair matrix):
+// the NICs NCCL gives it among the layout's GPUs, as single_nic_budget counts them.
+PathBudget gpu_network_budget(const NodeTopology& node, const JobLayout& layout, const std::string& gpu_bus_id);
 
 // The bound of a collective on a layout. AllReduce takes the best of the algorithms the
 // layout enables (ring, tree, NVLS, NVLS-tree, CollNet: allreduce_algorithms.hpp), so

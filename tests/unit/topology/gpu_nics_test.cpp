@@ -1,0 +1,131 @@
+// Which NICs carry a GPU's send/recv between nodes: NCCL gives each GPU its share of the
+// NICs on its switch (ncclTopoGetLocalNetType), not all of them, and GPUDirect RDMA moves
+// every byte through the GPU's own PCIe link. NDv4 (Azure/azhpc-images ndv4-topo.xml):
+// two A100s and two HDR NICs per switch, so a GPU of an 8-GPU job sends through one NIC.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "commbench/topology/gpu_nics.hpp"
+#include "model_fixtures.hpp"
+
+namespace commbench {
+namespace {
+
+using test::gpu_layout;
+using test::model_fixture;
+using test::ports_active;
+
+std::vector<std::string> nic_names(const NodeTopology& node, const std::vector<int>& nics) {
+  std::vector<std::string> names;
+  for (const int n : nics) names.push_back(node.nics[static_cast<std::size_t>(n)].name);
+  return names;
+}
+
+int gpu_with_device_number(const NodeTopology& node, int index) {
+  for (std::size_t g = 0; g < node.gpus.size(); ++g)
+    if (node.gpus[g].index == index) return static_cast<int>(g);
+  ADD_FAILURE() << "no GPU " << index;
+  return 0;
+}
+
+std::vector<int> all_gpu_positions(const NodeTopology& node) {
+  std::vector<int> positions;
+  for (std::size_t g = 0; g < node.gpus.size(); ++g) positions.push_back(static_cast<int>(g));
+  return positions;
+}
+
+TEST(GpuNics, EachGpuOfAFullJobGetsOneOfItsSwitchsTwoNics) {
+  const NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  const NicRoles roles = nic_roles(node);
+  std::set<std::string> used;
+  for (int device = 0; device < 8; ++device) {
+    const int gpu = gpu_with_device_number(node, device);
+    EXPECT_EQ(nic_names(node, nearest_compute_nics(node, roles, gpu)).size(), 2u) << "GPU " << device;
+    const GpuNics chosen = nccl_nics_of_gpu(node, roles, all_gpu_positions(node), gpu);
+    EXPECT_EQ(chosen.local_nics, 2);
+    EXPECT_EQ(chosen.sharing_gpus, 2);
+    ASSERT_EQ(chosen.nics.size(), 1u) << "GPU " << device;
+    used.insert(node.nics[static_cast<std::size_t>(chosen.nics.front())].name);
+  }
+  // The two GPUs of a switch take different NICs: all eight are used, once each.
+  EXPECT_EQ(used.size(), 8u);
+  EXPECT_EQ(
+      nic_names(node, nccl_nics_of_gpu(node, roles, all_gpu_positions(node), gpu_with_device_number(node, 0)).nics),
+      std::vector<std::string>{"mlx5_0"});
+  EXPECT_EQ(
+      nic_names(node, nccl_nics_of_gpu(node, roles, all_gpu_positions(node), gpu_with_device_number(node, 1)).nics),
+      std::vector<std::string>{"mlx5_1"});
+}
+
+TEST(GpuNics, AGpuAloneOnItsSwitchTakesBothNics) {
+  const NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  const int gpu = gpu_with_device_number(node, 0);
+  const GpuNics chosen = nccl_nics_of_gpu(node, nic_roles(node), {gpu}, gpu);
+  EXPECT_EQ(chosen.sharing_gpus, 1);
+  EXPECT_EQ(nic_names(node, chosen.nics), (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
+}
+
+// Four NICs on one switch shared by two GPUs: each GPU takes two, starting where NCCL's
+// bit mirror puts it (GPU 1 -> NIC 2), so the GPUs' NICs do not interleave.
+TEST(GpuNics, FourNicsOfOneSwitchAreSplitByTheBitMirror) {
+  NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  const int gpu0 = gpu_with_device_number(node, 0), gpu1 = gpu_with_device_number(node, 1);
+  const int switch_of_gpu0 = node.pci[static_cast<std::size_t>(node.gpus[static_cast<std::size_t>(gpu0)].pci)].parent;
+  for (Nic& nic : node.nics)
+    if (nic.name == "mlx5_2" || nic.name == "mlx5_3")
+      node.pci[static_cast<std::size_t>(nic.pci)].parent = switch_of_gpu0;
+  const NicRoles roles = nic_roles(node);
+  const std::vector<int> job = {gpu0, gpu1};
+  EXPECT_EQ(nic_names(node, nccl_nics_of_gpu(node, roles, job, gpu0).nics),
+            (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
+  EXPECT_EQ(nic_names(node, nccl_nics_of_gpu(node, roles, job, gpu1).nics),
+            (std::vector<std::string>{"mlx5_2", "mlx5_3"}));
+}
+
+TEST(GpuNics, SendRecvBetweenNodesIsOneNicPerGpuOnAFullNode) {
+  NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  ports_active(node, "InfiniBand");
+  const TheoreticalBusbw p2p = theoretical_busbw(Collective::sendrecv, node, gpu_layout(node, 2));
+  // One HDR port (25 GB/s; NCCL's 24), not the switch's two ports added up (50).
+  EXPECT_DOUBLE_EQ(*p2p.spec_gbps, 25.0);
+  EXPECT_NEAR(*p2p.achievable_gbps, 24.0, 1e-9);
+  EXPECT_NE(p2p.basis.find("its switch's 2 NICs serve 2 of the job's GPUs"), std::string::npos) << p2p.basis;
+}
+
+TEST(GpuNics, OneGpuPerNodeIsBoundByItsOwnPcieLink) {
+  NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  ports_active(node, "InfiniBand");
+  const JobLayout one_gpu = gpu_layout(node, 2, {gpu_with_device_number(node, 0)});
+  const TheoreticalBusbw p2p = theoretical_busbw(Collective::sendrecv, node, one_gpu);
+  // Both NICs (2 x 25) behind one Gen4 x16 link: 31.5 on the wire, NCCL's 24.
+  EXPECT_NEAR(*p2p.spec_gbps, 31.5, 0.01);
+  EXPECT_NEAR(*p2p.achievable_gbps, 24.0, 1e-9);
+  EXPECT_NE(p2p.basis.find("NIC mlx5_0,mlx5_1 50 GB/s; GPU 0's PCIe link 31.5"), std::string::npos) << p2p.basis;
+}
+
+// A pair-matrix cell between nodes reads against the sending GPU's own NICs, so a slow
+// port shows in the cells of the GPU that uses it and in no other.
+TEST(GpuNics, APairCellIsReadAgainstItsGpusOwnNic) {
+  NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  ports_active(node, "InfiniBand");
+  for (Nic& nic : node.nics)
+    if (nic.name == "mlx5_1") nic.ports.front().rate_gbit = 100;  // a port that came up at half rate
+  const JobLayout full = gpu_layout(node, 2);
+  const std::string gpu0 = node.gpus[static_cast<std::size_t>(gpu_with_device_number(node, 0))].bus_id;
+  const std::string gpu1 = node.gpus[static_cast<std::size_t>(gpu_with_device_number(node, 1))].bus_id;
+  const PathBudget healthy = gpu_network_budget(node, full, gpu0);
+  EXPECT_DOUBLE_EQ(*healthy.spec_gbps, 25.0);
+  EXPECT_EQ(healthy.description.rfind("NIC mlx5_0 25 GB/s", 0), 0u) << healthy.description;
+  const PathBudget slow = gpu_network_budget(node, full, gpu1);
+  EXPECT_DOUBLE_EQ(*slow.spec_gbps, 12.5);
+  EXPECT_NEAR(*slow.achievable_gbps, 12.0, 1e-9);
+  EXPECT_EQ(slow.description.rfind("NIC mlx5_1 12.5 GB/s", 0), 0u) << slow.description;
+  // A GPU the model does not know is unknown, not a guess.
+  const PathBudget missing = gpu_network_budget(node, full, "0000:ff:00.0");
+  EXPECT_FALSE(missing.spec_gbps);
+  EXPECT_EQ(missing.description, "GPU 0000:ff:00.0 is not in the probed topology");
+}
+
+}  // namespace
+}  // namespace commbench
