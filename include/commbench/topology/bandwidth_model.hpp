@@ -68,6 +68,8 @@ std::vector<AlgorithmBusbw> allreduce_busbw_by_algorithm(const NodeTopology& nod
 // By generation; nvlink_rate() is the figure per GPU (sm_86 parts get 12).
 double nccl_model_nvlink_gbps(int generation);              // 18, 20, 20, 20.6, 40.1 for NVLink 1..5
 inline constexpr double kNcclPcieFraction = 12.0 / 15.75;   // NCCL's 12 GB/s for PCIe Gen3 x16
-inline constexpr double kNetworkAchievableFraction = 0.96;  // ~24 GB/s per 200 Gb/s port
+// NCCL plans channels between nodes at table speeds (src/graph/search.cc): 12, 24, 48, 96
+// for 100G, 200G, 400G, 800G ports, each 0.96 of the port (docs/bandwidth-model.md).
+inline constexpr double kNetworkAchievableFraction = 0.96;
 
 }  // namespace commbench
