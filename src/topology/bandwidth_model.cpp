@@ -115,21 +115,15 @@ PathBudget pcie_ring_budget(const NodeTopology& node, const std::vector<int>& us
   return {spec, achievable, text};
 }
 
-// NICs on the same PCIe switch as one of the GPUs (PIX/PXB).
+// The compute NICs on the job's GPUs' switches: for each GPU the nearest ones
+// (topology/gpu_nics, PIX before PXB), each NIC once. Rail-optimised nodes give each GPU
+// a NIC on its own switch; NCCL uses those.
 std::vector<int> near_nics(const NodeTopology& node, const NicRoles& roles, const UsedGpus& used) {
   std::vector<int> chosen;
   std::set<int> seen;
-  // Rail-optimised nodes give each GPU a NIC on its own switch; NCCL uses those.
-  for (const int gpu : used.indexes) {
-    for (std::size_t n = 0; n < node.nics.size(); ++n) {
-      const PathClass kind =
-          classify(node, {Endpoint::Kind::gpu, gpu}, {Endpoint::Kind::nic, static_cast<int>(n)}).kind;
-      if ((kind == PathClass::pix || kind == PathClass::pxb) && roles.role[n] == NicRole::compute &&
-          seen.insert(static_cast<int>(n)).second) {
-        chosen.push_back(static_cast<int>(n));
-      }
-    }
-  }
+  for (const int gpu : used.indexes)
+    for (const int nic : nearest_compute_nics(node, roles, gpu))
+      if (seen.insert(nic).second) chosen.push_back(nic);
   return chosen;
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "commbench/topology/gpu_nics.hpp"
+#include "commbench/topology/pci_path.hpp"
 #include "model_fixtures.hpp"
 
 namespace commbench {
@@ -125,6 +126,31 @@ TEST(GpuNics, APairCellIsReadAgainstItsGpusOwnNic) {
   const PathBudget missing = gpu_network_budget(node, full, "0000:ff:00.0");
   EXPECT_FALSE(missing.spec_gbps);
   EXPECT_EQ(missing.description, "GPU 0000:ff:00.0 is not in the probed topology");
+}
+
+// A NIC behind a further switch level (PXB) is not among a GPU's nearest when others sit
+// on its own switch (PIX): NCCL takes the best path type only, and so do the inter-node
+// figures that count the NICs near the job's GPUs.
+TEST(GpuNics, PixNicsComeBeforePxbNics) {
+  NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  ports_active(node, "InfiniBand");
+  const int gpu0 = gpu_with_device_number(node, 0);
+  const int switch_of_gpu0 = node.pci[static_cast<std::size_t>(node.gpus[static_cast<std::size_t>(gpu0)].pci)].parent;
+  PciObject lower_switch;
+  lower_switch.kind = PciKind::bridge;
+  lower_switch.parent = switch_of_gpu0;
+  lower_switch.numa = node.pci[static_cast<std::size_t>(switch_of_gpu0)].numa;
+  node.pci.push_back(lower_switch);
+  for (Nic& nic : node.nics)
+    if (nic.name == "mlx5_2")
+      node.pci[static_cast<std::size_t>(nic.pci)].parent = static_cast<int>(node.pci.size()) - 1;
+  const Nic& moved = node.nics[2];
+  ASSERT_EQ(moved.name, "mlx5_2");
+  ASSERT_EQ(to_string(classify(node, {Endpoint::Kind::gpu, gpu0}, {Endpoint::Kind::nic, 2})), "PXB");
+  EXPECT_EQ(nic_names(node, nearest_compute_nics(node, nic_roles(node), gpu0)),
+            (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
+  const PathBudget between_nodes = inter_node_budget(node, gpu_layout(node, 2, {gpu0}));
+  EXPECT_DOUBLE_EQ(*between_nodes.spec_gbps, 50.0) << between_nodes.description;
 }
 
 }  // namespace
