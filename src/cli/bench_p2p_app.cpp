@@ -239,13 +239,7 @@ void apply_link_model(const std::optional<NodeTopology>& node, const std::string
   } else if (bus(cell.src_rank).empty()) {
     budget = single_nic_budget(*node, JobLayout{2, 1, {}});
   } else {
-    JobLayout layout{2, 0, {}};
-    for (std::size_t rank = 0; rank < hostnames.size(); ++rank) {
-      if (hostnames[rank] != cell.src_host) continue;
-      ++layout.ranks_per_node;
-      if (!bus_ids[rank].empty()) layout.gpu_bus_ids.push_back(bus_ids[rank]);
-    }
-    budget = gpu_network_budget(*node, layout, bus(cell.src_rank));
+    budget = gpu_network_budget(*node, layout_on_host(hostnames, bus_ids, cell.src_host, 2, 1), bus(cell.src_rank));
   }
   cell.link = budget.description;
   cell.theoretical_gbps = budget.spec_gbps;

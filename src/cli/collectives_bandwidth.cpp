@@ -33,6 +33,21 @@ std::optional<NodeTopology> probe_reporting_node(Bootstrap& group, std::string& 
   }
 }
 
+JobLayout layout_on_host(const std::vector<std::string>& hostnames, const std::vector<std::string>& bus_ids_of_process,
+                         const std::string& host, int nodes, int ranks_per_process) {
+  JobLayout layout;
+  layout.nodes = nodes;
+  int processes_on_host = 0;
+  for (std::size_t process = 0; process < hostnames.size() && process < bus_ids_of_process.size(); ++process) {
+    if (hostnames[process] != host) continue;
+    ++processes_on_host;
+    for (const std::string& id : detail::split_list(bus_ids_of_process[process]))
+      if (!id.empty()) layout.gpu_bus_ids.push_back(id);
+  }
+  layout.ranks_per_node = processes_on_host * ranks_per_process;
+  return layout;
+}
+
 JobLayout layout_of_group(Backend& backend) {
   Bootstrap& group = backend.group();
   // Every rank models the layout of the first rank's node from what all ranks know: the
@@ -40,19 +55,8 @@ JobLayout layout_of_group(Backend& backend) {
   std::string own_ids;
   for (const std::string& id : backend.device_bus_ids()) own_ids += (own_ids.empty() ? "" : ",") + id;
   const std::vector<std::string> all_ids = group.all_gather(own_ids);
-  const std::string& first_host = group.hostnames().front();
-  JobLayout layout;
-  layout.nodes = group.node_count();
-  int processes_per_node = 0;
-  for (int r = 0; r < group.size(); ++r) {
-    if (group.hostnames()[static_cast<std::size_t>(r)] != first_host) continue;
-    ++processes_per_node;
-    for (const std::string& id : detail::split_list(all_ids[static_cast<std::size_t>(r)]))
-      if (!id.empty()) layout.gpu_bus_ids.push_back(id);
-  }
   const int ranks_per_process = group.size() > 0 ? backend.ranks() / group.size() : 1;
-  layout.ranks_per_node = processes_per_node * ranks_per_process;
-  return layout;
+  return layout_on_host(group.hostnames(), all_ids, group.hostnames().front(), group.node_count(), ranks_per_process);
 }
 
 CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops) {
