@@ -65,6 +65,11 @@ double reference_gbps(const std::vector<PairCell>& cells, const std::string& kin
 
 }  // namespace
 
+bool read_against_spec(const PairCell& cell) {
+  const bool inside_a_node = cell.src_rank == cell.dst_rank;
+  return !(inside_a_node && both_ways(cell));
+}
+
 void flag_outliers(std::vector<PairCell>& cells, double fraction) {
   std::set<std::string> kinds;
   for (const PairCell& cell : cells) kinds.insert(kind_of(cell));
@@ -77,7 +82,7 @@ void flag_outliers(std::vector<PairCell>& cells, double fraction) {
         reasons.push_back(fmt::format("{} GB/s is {}% of the {} median {} GB/s", significant_text(cell.gbps, 4),
                                       fixed_text(100 * cell.gbps / median, 0),
                                       cell.src_rank == cell.dst_rank ? "GPUs'" : "ranks'", significant_text(median, 4)));
-      if (cell.theoretical_gbps && cell.gbps < fraction * *cell.theoretical_gbps)
+      if (read_against_spec(cell) && cell.theoretical_gbps && cell.gbps < fraction * *cell.theoretical_gbps)
         reasons.push_back(fmt::format("{} GB/s is {}% of the link's {} GB/s", significant_text(cell.gbps, 4),
                                       fixed_text(100 * cell.gbps / *cell.theoretical_gbps, 0),
                                       significant_text(*cell.theoretical_gbps, 4)));

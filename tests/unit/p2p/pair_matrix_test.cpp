@@ -69,6 +69,55 @@ TEST(PairMatrix, BothWaysCellsAreComparedWithTheirOwnKind) {
   EXPECT_EQ(direction_text(cells.back()), "both");
 }
 
+// The host link of one H100 as bench-p2p --local measured it (2026-11-26, PCIe Gen5 x16,
+// 63 GB/s per direction): alone 53.75 to the GPU and 55.09 back, both at once 43.99 each
+// way. Inside a node a both-ways cell is read against its peers, not the one-way spec.
+TEST(PairMatrix, InsideANodeBothWaysCellsAreNotReadAgainstTheOneWaySpec) {
+  const auto host_cell = [](const std::string& gpu, bool to_gpu, PairDirection direction, double gbps) {
+    PairCell cell;
+    cell.src_host = cell.dst_host = "vm";
+    cell.method = "pinned-near";
+    cell.src_device = to_gpu ? "host NUMA 0 pinned" : gpu;
+    cell.dst_device = to_gpu ? gpu : "host NUMA 0 pinned";
+    cell.direction = direction;
+    cell.gbps = gbps;
+    cell.theoretical_gbps = 63.0;
+    return cell;
+  };
+  std::vector<PairCell> cells{host_cell("GPU 0000:00:06.0", true, PairDirection::forward, 53.75),
+                              host_cell("GPU 0000:00:06.0", false, PairDirection::forward, 55.09),
+                              host_cell("GPU 0000:00:06.0", true, PairDirection::both, 43.99),
+                              host_cell("GPU 0000:00:06.0", false, PairDirection::both, 43.99)};
+  flag_outliers(cells, kDefaultOutlierFraction);
+  for (const PairCell& cell : cells) EXPECT_FALSE(cell.flagged) << cell.flag_reason;
+  EXPECT_TRUE(read_against_spec(cells[0]));
+  EXPECT_FALSE(read_against_spec(cells[2]));
+
+  // A link that lost half its lanes still shows in its one-way cell.
+  cells[0].gbps = 27.0;
+  flag_outliers(cells, kDefaultOutlierFraction);
+  EXPECT_TRUE(cells[0].flagged);
+  EXPECT_EQ(cells[0].flag_reason, "27 GB/s is 43% of the link's 63 GB/s");
+
+  // Both ways at once, a GPU far below the other GPUs' both-ways cells is still flagged.
+  std::vector<PairCell> node;
+  for (const std::string gpu : {"GPU 0000:1b:00.0", "GPU 0000:43:00.0", "GPU 0000:52:00.0", "GPU 0000:61:00.0"})
+    for (const bool to_gpu : {true, false})
+      node.push_back(host_cell(gpu, to_gpu, PairDirection::both, gpu == "GPU 0000:52:00.0" ? 20.0 : 44.0));
+  flag_outliers(node, kDefaultOutlierFraction);
+  for (const PairCell& cell : node)
+    EXPECT_EQ(cell.flagged, cell.src_device == "GPU 0000:52:00.0" || cell.dst_device == "GPU 0000:52:00.0");
+
+  // Between ranks --both-ways replaces the one-way cells: there the spec still judges.
+  std::vector<PairCell> ranks = matrix(4, 10.0);
+  for (PairCell& cell : ranks) {
+    cell.direction = PairDirection::both;
+    cell.theoretical_gbps = 25.0;
+  }
+  flag_outliers(ranks, kDefaultOutlierFraction);
+  for (const PairCell& cell : ranks) EXPECT_TRUE(cell.flagged);
+}
+
 TEST(PairMatrix, TheMatrixAndTheCsv) {
   std::vector<PairCell> cells = matrix(3, 10.0, 2, 1.0);
   // Ranks 0 and 1 meet the slow rank in half their cells: their medians fall halfway
