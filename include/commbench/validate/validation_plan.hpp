@@ -71,7 +71,7 @@ struct PairResult {
   int first = 0, second = 0;  // node indices, first < second
   double gbps = 0;
   bool slow = false;
-  std::string phase;  // "pairs", "re-test", "bisection"
+  std::string phase;  // "pairs", "bisection", "re-test" or "bisection re-test", and either + " alone"
   int round = 0;      // index over every round measured, all phases
 };
 
