@@ -14,7 +14,8 @@
 #           the full sweep (8 B - 8 GiB, every collective, --check), one bench-patterns
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
 #           bench-validate on the one node, --profile-range on the CUDA context (and
-#           under nsys where it is installed: the NVTX summary), and writes the programs'
+#           under nsys where one is found, on the PATH or under /opt/nvidia: the NVTX
+#           summary), and writes the programs'
 #           own CSV/JSON/tables and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
@@ -40,6 +41,19 @@ collect_libraries() {
       *) cp -L "$path" "$dest/$name" ;;
     esac
   done
+}
+
+# Nsight Systems: on the PATH, else a copy the image ships inside Nsight Compute or Nsight
+# Systems under /opt/nvidia (the lent machines have no nsys on the PATH, but Nsight
+# Compute's folder carries one). Prints nothing when there is none.
+find_nsys() {
+  if command -v nsys; then return; fi
+  local candidate
+  for candidate in /opt/nvidia/nsight-systems*/*/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys \
+                   /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys; do
+    if [ -x "$candidate" ]; then echo "$candidate"; return 0; fi
+  done
+  return 0
 }
 
 case "${1:-}" in
@@ -132,18 +146,22 @@ case "${1:-}" in
     "$bin" --backend nccl --op allreduce -b 64M -e 64M --profile-range 'allreduce 64MiB'       > "$out/profile-range.txt" 2>&1 || profile=$?
     echo "--profile-range: exit $profile (profile-range.txt)"
     [ "$profile" -eq 0 ] || status=$profile
-    if command -v nsys >/dev/null; then
+    nsys_bin="$(find_nsys)"
+    if [ -n "$nsys_bin" ]; then
+      echo "nsys: $nsys_bin ($("$nsys_bin" --version 2>&1 | head -1))"
       nsys_status=0
-      nsys profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
+      # A profiler that cannot attach must not hold the session: 180 s is 30 times what the
+      # capture takes without it.
+      timeout 180 "$nsys_bin" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
         -o "$out/profile" --force-overwrite true \
         "$bin" --backend nccl --op allreduce -b 8 -e 256M --profile-range 'allreduce 64MiB' \
         > "$out/nsys.txt" 2>&1 || nsys_status=$?
-      nsys stats --report nvtx_sum --format csv "$out/profile.nsys-rep" > "$out/nsys-nvtx-summary.csv" 2>>"$out/nsys.txt" \
+      "$nsys_bin" stats --report nvtx_sum --format csv "$out/profile.nsys-rep" > "$out/nsys-nvtx-summary.csv" 2>>"$out/nsys.txt" \
         || nsys_status=$?
       rm -f "$out/profile.nsys-rep" "$out/profile.sqlite"
       echo "nsys: exit $nsys_status (nsys-nvtx-summary.csv)"
     else
-      echo "nsys: not on PATH; the Nsight Systems capture is skipped"
+      echo "nsys: not on PATH nor under /opt/nvidia; the Nsight Systems capture is skipped"
     fi
     exit "$status"
     ;;
