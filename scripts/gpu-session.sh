@@ -158,7 +158,9 @@ case "${1:-}" in
         > "$out/nsys.txt" 2>&1 || nsys_status=$?
       "$nsys_bin" stats --report nvtx_sum --format csv "$out/profile.nsys-rep" > "$out/nsys-nvtx-summary.csv" 2>>"$out/nsys.txt" \
         || nsys_status=$?
-      rm -f "$out/profile.nsys-rep" "$out/profile.sqlite"
+      # The report is kept out of the results (hundreds of MB); where nsys could not import
+      # its capture, the raw stream (.qdstrm) is left behind instead.
+      rm -f "$out/profile.nsys-rep" "$out/profile.sqlite" "$out/profile.qdstrm"
       echo "nsys: exit $nsys_status (nsys-nvtx-summary.csv)"
     else
       echo "nsys: not on PATH nor under /opt/nvidia; the Nsight Systems capture is skipped"
