@@ -59,6 +59,8 @@ find_nsys() {
 case "${1:-}" in
   stage)
     source "$root/scripts/lib.sh"
+    # libdw1: what the lent machines' Nsight Systems importer lacks (carried below).
+    COMMBENCH_PACKAGES+=(libdw1)
     commbench_install_packages
     COMMBENCH_BUILD="$root/build-gpu-stage"
     # Tests on only for the extensions test's target; nothing else of them is built.
@@ -74,6 +76,14 @@ case "${1:-}" in
        "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
     collect_libraries "$stage/lib" "$stage"/bench-* "$stage/commbench-gpu-extensions-test"
     echo "carried libraries: $(ls "$stage/lib" | tr '\n' ' ')"
+    # The nsys inside Nsight Compute's folder on the lent machines captures, but its
+    # QdstrmImporter cannot load without libdw.so.1 (2026-11-26): carried apart from the
+    # programs' own libraries, for nsys alone.
+    libdw="$(ldconfig -p | awk '$1 == "libdw.so.1" && $NF ~ /^\// { print $NF; exit }')"
+    mkdir -p "$stage/nsys-lib"
+    cp -L "$libdw" "$stage/nsys-lib/"
+    collect_libraries "$stage/nsys-lib" "$libdw"
+    echo "carried for nsys: $(ls "$stage/nsys-lib" | tr '\n' ' ')"
     "$stage/bench-collectives" --version
     echo "staged $stage/bench-collectives; carry .gpu (and run from the repository root)"
     ;;
@@ -152,16 +162,30 @@ case "${1:-}" in
       nsys_status=0
       # A profiler that cannot attach must not hold the session: 180 s is 30 times what the
       # capture takes without it.
-      timeout 180 "$nsys_bin" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
+      LD_LIBRARY_PATH="$stage/nsys-lib:$LD_LIBRARY_PATH" timeout 180 "$nsys_bin" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
         -o "$out/profile" --force-overwrite true \
         "$bin" --backend nccl --op allreduce -b 8 -e 256M --profile-range 'allreduce 64MiB' \
         > "$out/nsys.txt" 2>&1 || nsys_status=$?
-      "$nsys_bin" stats --report nvtx_sum --format csv "$out/profile.nsys-rep" > "$out/nsys-nvtx-summary.csv" 2>>"$out/nsys.txt" \
-        || nsys_status=$?
+      # nvtx_sum: each range's time and count; nvtx_gpu_proj_sum: the GPU work that runs
+      # inside each range (its "Total GPU Ops" column), which tells which kernels belong to
+      # which case and batch.
+      for report in nvtx_sum nvtx_gpu_proj_sum; do
+        "$nsys_bin" stats --force-export=true --report "$report" --format csv "$out/profile.nsys-rep" \
+          > "$out/nsys-$report.csv" 2>>"$out/nsys.txt" || nsys_status=$?
+      done
+      # The captured case must be named in the profile, with GPU work inside its range.
+      if [ "$nsys_status" -eq 0 ]; then
+        if grep -q 'allreduce 64MiB float sum out-of-place (capture range)' "$out/nsys-nvtx_gpu_proj_sum.csv"; then
+          echo "nsys: the captured case's range is in the profile"
+        else
+          echo "nsys: no range 'allreduce 64MiB float sum out-of-place (capture range)' in the profile" >&2
+          status=1
+        fi
+      fi
       # The report is kept out of the results (hundreds of MB); where nsys could not import
       # its capture, the raw stream (.qdstrm) is left behind instead.
       rm -f "$out/profile.nsys-rep" "$out/profile.sqlite" "$out/profile.qdstrm"
-      echo "nsys: exit $nsys_status (nsys-nvtx-summary.csv)"
+      echo "nsys: exit $nsys_status (nsys-nvtx_sum.csv, nsys-nvtx_gpu_proj_sum.csv)"
     else
       echo "nsys: not on PATH nor under /opt/nvidia; the Nsight Systems capture is skipped"
     fi

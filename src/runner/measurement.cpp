@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -62,13 +64,20 @@ StopReason agreed_reason(int bits) {
 
 // Holds the profiler's capture range open from construction to close(); a measurement
 // left by an exception closes it on the way out, and an error then would only hide the
-// one being thrown, so it is dropped there.
+// one being thrown, so it is dropped there. Inside it, a range named `case_name` +
+// " (capture range)": the case's own range began before the capture opened, so a
+// captured profile would otherwise hold batches that name no collective (seen under
+// nsys on an H100, 2026-11-26).
 class CaptureScope {
  public:
-  explicit CaptureScope(std::function<void(bool)> capture) : capture_(std::move(capture)) {
-    if (capture_) capture_(true);
+  CaptureScope(std::function<void(bool)> capture, const std::function<std::string()>& case_name)
+      : capture_(std::move(capture)) {
+    if (!capture_) return;
+    capture_(true);
+    named_.emplace([&] { return case_name() + " (capture range)"; });
   }
   void close() {
+    named_.reset();
     if (capture_) std::exchange(capture_, nullptr)(false);
   }
   ~CaptureScope() {
@@ -82,6 +91,7 @@ class CaptureScope {
 
  private:
   std::function<void(bool)> capture_;
+  std::optional<ProfileRange> named_;
 };
 
 // The step's guard, or none without a watchdog.
@@ -166,7 +176,6 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
   double busy_seconds = 0;
   const auto started = std::chrono::steady_clock::now();
   agreed(workload, "barrier before timing", [&] { group_.barrier(); });
-  std::optional<ProfileRange> timed_range(std::in_place, "timed batches");
   // Opening and closing the capture range wait on the profiler: under the watchdog too.
   std::function<void(bool)> switch_capture;
   if (capture)
@@ -175,7 +184,9 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
                                                                           : " (closing the profiler's capture range)"));
       capture(start);
     };
-  CaptureScope capture_scope(std::move(switch_capture));
+  // Ranges nest as a stack: the capture's range outside "timed batches", closed after it.
+  CaptureScope capture_scope(std::move(switch_capture), [&] { return workload.describe(); });
+  std::optional<ProfileRange> timed_range(std::in_place, "timed batches");
   for (;;) {
     const std::uint64_t batch = criterion_.next_batch(progress, preferred_batch);
     if (batch == 0) break;
@@ -204,8 +215,8 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
   // A fixed count can end without a final agreement (its last batch size is 0 only when
   // no iteration is left, which every rank knows alike).
   if (result.stop_reason == StopReason::keep_going) result.stop_reason = criterion_.evaluate(progress);
-  capture_scope.close();
   timed_range.reset();
+  capture_scope.close();
 
   const SampleSummary local = summarize(samples);
   const double local_mean = busy_seconds / static_cast<double>(std::max<std::uint64_t>(progress.iterations, 1));

@@ -1,8 +1,15 @@
 #include "commbench/runner/runner.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/profile_range.hpp"
 #include "fake_backend.hpp"
 
 namespace commbench {
@@ -59,12 +66,22 @@ TEST(Runner, TheCorruptRankHookProvesTheCheckCatchesErrors) {
   EXPECT_EQ(backend.calls, (std::vector<std::string>{"fill", "single"}));
 }
 
-TEST(Runner, TheCaptureRangeHoldsTheTimedBatchesOfTheNamedCasesOnly) {
-  FakeBackend backend([](const OpCase&, std::uint64_t) { return 1e-4; });
-  backend.can_capture = true;
-  const std::vector<OpCase> plan = plan_of({Collective::allreduce, Collective::allgather}, {4096}, backend.ranks());
+// An allreduce and an allgather of 4 KiB on a fake backend with a CUDA context to
+// capture, --profile-range naming the allgather.
+struct NamedCapture {
+  FakeBackend backend{[](const OpCase&, std::uint64_t) { return 1e-4; }};
+  std::vector<OpCase> plan;
   RunnerSettings settings = fixed(5);
-  settings.profile_range = "allgather 4KiB";
+  NamedCapture() {
+    backend.can_capture = true;
+    plan = plan_of({Collective::allreduce, Collective::allgather}, {4096}, backend.ranks());
+    settings.profile_range = "allgather 4KiB";
+  }
+};
+
+TEST(Runner, TheCaptureRangeHoldsTheTimedBatchesOfTheNamedCasesOnly) {
+  NamedCapture named;
+  auto& [backend, plan, settings] = named;
   Runner runner(backend, settings);
   runner.prepare(plan);
   runner.run(plan[0]);
@@ -88,6 +105,71 @@ TEST(Runner, TheCaptureRangeHoldsTheTimedBatchesOfTheNamedCasesOnly) {
   without.run(plan[0]);
   EXPECT_TRUE(host.captures.empty());
 }
+
+#if defined(COMMBENCH_NVTX_RECORDER)
+// The ranges a process emitted, read from the NVTX recorder's log as a tree per thread:
+// each node's name and its children in order.
+struct RecordedRange {
+  std::string name;
+  std::vector<RecordedRange> children;
+};
+
+std::vector<RecordedRange> recorded_ranges(const std::filesystem::path& log) {
+  std::ifstream in(log);
+  RecordedRange root;
+  std::vector<RecordedRange*> open{&root};
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::stringstream split(line);
+    for (std::string field; std::getline(split, field, '\t');) fields.push_back(field);
+    if (fields.size() >= 4 && fields[1] == "push") {
+      open.back()->children.push_back({fields[3], {}});
+      open.push_back(&open.back()->children.back());
+    } else if (fields.size() >= 2 && fields[1] == "pop" && open.size() > 1) {
+      open.pop_back();
+    }
+  }
+  EXPECT_EQ(open.size(), 1u) << "ranges left open";
+  return root.children;
+}
+
+std::vector<std::string> names_of(const std::vector<RecordedRange>& ranges) {
+  std::vector<std::string> names;
+  for (const RecordedRange& range : ranges) names.push_back(range.name.substr(0, range.name.find(" (")));
+  return names;
+}
+
+// Under --profile-range the capture opens after the case's own range began, so a profile
+// holds only what runs inside it: a range there must name the case (seen under nsys on an
+// H100, 2026-11-26: batches that named no collective). Runs with the test's NVTX recorder
+// as the tool, attached here, before anything in this process emitted a range.
+TEST(Runner, TheCaptureRangeHoldsARangeNamingItsCaseAroundTheTimedBatches) {
+  const std::filesystem::path record = std::filesystem::temp_directory_path() /
+                                       ("commbench-nvtx-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(record);
+  ::setenv("COMMBENCH_NVTX_RECORD", record.c_str(), 1);
+  ::setenv("NVTX_INJECTION64_PATH", COMMBENCH_NVTX_RECORDER, 1);
+  if (!profiler_attached()) GTEST_SKIP() << "an earlier test of this process decided no tool is attached";
+  NamedCapture named;
+  Runner runner(named.backend, named.settings);
+  const std::vector<OpCase>& plan = named.plan;
+  runner.prepare(plan);
+  for (const OpCase& c : plan) runner.run(c);
+
+  const std::vector<RecordedRange> cases = recorded_ranges(record / ("nvtx-" + std::to_string(::getpid()) + ".log"));
+  std::filesystem::remove_all(record);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(names_of(cases[0].children),
+            (std::vector<std::string>{"prepare", "warm-up", "calibration", "timed batches", "combining results"}));
+  EXPECT_EQ(cases[1].name, describe(plan[1]));
+  EXPECT_EQ(names_of(cases[1].children), (std::vector<std::string>{"prepare", "warm-up", "calibration",
+                                                                   describe(plan[1]), "combining results"}));
+  const RecordedRange& captured = cases[1].children[3];
+  EXPECT_EQ(captured.name, describe(plan[1]) + " (capture range)");
+  ASSERT_EQ(names_of(captured.children), std::vector<std::string>{"timed batches"});
+  EXPECT_FALSE(captured.children[0].children.empty());
+}
+#endif
 
 TEST(Runner, BuffersFollowTheCurrentCollectiveLargestFirst) {
   FakeBackend backend([](const OpCase&, std::uint64_t) { return 1e-4; });
