@@ -11,7 +11,8 @@
 #           gpu-extensions.log)
 #           bench-p2p --local (every GPU pair by copy engine, SM kernel and NCCL, host
 #           transfers near, far and pageable, against the PCIe link: p2p-local.*),
-#           the full sweep (8 B - 8 GiB, every collective, --check), one bench-patterns
+#           the full sweep (8 B - 8 GiB, every collective, --check) and its printed times
+#           against bare-nccl-loop (bench/compare_with_bare_nccl.py), one bench-patterns
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
 #           bench-validate on the one node, --profile-range on the CUDA context (and
 #           under nsys where one is found, on the PATH or under /opt/nvidia: the NVTX
@@ -67,12 +68,12 @@ case "${1:-}" in
     COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=ON
                           -DCOMMBENCH_BUILD_MICROBENCH=OFF)
     commbench_build --target bench-collectives bench-topology bench-patterns bench-validate bench-p2p \
-      commbench-gpu-extensions-test
+      commbench-gpu-extensions-test bare-nccl-loop
     rm -rf "$stage"
     mkdir -p "$stage"
     cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/bench/bench-topology" \
        "$COMMBENCH_BUILD/bench/bench-patterns" "$COMMBENCH_BUILD/bench/bench-validate" \
-       "$COMMBENCH_BUILD/bench/bench-p2p" \
+       "$COMMBENCH_BUILD/bench/bench-p2p" "$COMMBENCH_BUILD/bench/bare-nccl-loop" \
        "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
     collect_libraries "$stage/lib" "$stage"/bench-* "$stage/commbench-gpu-extensions-test"
     echo "carried libraries: $(ls "$stage/lib" | tr '\n' ' ')"
@@ -124,6 +125,18 @@ case "${1:-}" in
     "$bin" --backend nccl --op all -b 8 -e 8G -c 1 --csv "$out/sweep.csv" --json "$out/sweep.json" --force \
       > "$out/sweep.txt" 2> "$out/sweep.err" || status=$?
     echo "sweep: exit $status"; tail -5 "$out/sweep.txt"
+    # The sweep's printed times against a bare NCCL loop on the same GPUs (exit 1 = a case
+    # more than 10 % apart: bare-nccl-comparison.md says which).
+    bare=0
+    for op in allreduce allgather reducescatter broadcast; do
+      timeout 300 "$stage/bare-nccl-loop" "$op" 8,1024,1048576,16777216,134217728,1073741824 \
+        > "$out/bare-nccl-$op.txt" 2>&1 || bare=$?
+    done
+    [ "$bare" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "$out/sweep.csv" "$out"/bare-nccl-*.txt \
+      > "$out/bare-nccl-comparison.md" 2>&1 || bare=$?
+    echo "against a bare NCCL loop: exit $bare (bare-nccl-comparison.md)"
+    [ ! -f "$out/bare-nccl-comparison.md" ] || cat "$out/bare-nccl-comparison.md"
+    [ "$bare" -eq 0 ] || status=$bare
     # One step per framework on this process's GPUs: the NCCL streams, the spin kernel and
     # the event recycling under the executor (one GPU: no data-parallel collective).
     for pattern in ddp fsdp zero3; do

@@ -1,0 +1,110 @@
+"""bench/compare_with_bare_nccl.py (printed time against a bare NCCL loop) on a real
+bench-collectives CSV from a GPU run, with bare-loop files written here; and bare-nccl-loop's
+refusals, which need no GPU. The comparison itself runs on a GPU in scripts/gpu-session.sh."""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCRIPT = os.path.join(ROOT, "bench", "compare_with_bare_nccl.py")
+SWEEP = os.path.join(ROOT, "results", "gpu", "h100-80gb-hbm3", "2026-11-26-60722e7", "sweep.csv")
+BARE_LOOP = os.environ.get("COMMBENCH_BARE_NCCL_LOOP", "")
+
+
+def printed_time(op, size):
+    with open(SWEEP, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["op"] == op and int(row["bytes"]) == size and row["placement"] == "out":
+                return float(row["time_us"])
+    raise KeyError((op, size))
+
+
+class Comparison(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def bare_file(self, lines, name="bare.txt"):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write("# bare-nccl-loop: NCCL 22803, allreduce, median of 5 runs\n" + "".join(l + "\n" for l in lines))
+        return path
+
+    def run_script(self, *args):
+        return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60)
+
+    def table(self, out):
+        return [[cell.strip() for cell in line.strip("|").split("|")] for line in out.splitlines()
+                if line.startswith("| ") and not line.startswith("| op")]
+
+    def test_cases_within_the_tolerance_pass_with_their_difference(self):
+        at_8 = printed_time("allreduce", 8)
+        at_1g = printed_time("allreduce", 1 << 30)
+        bare = self.bare_file(["allreduce 8 %.3f" % (at_8 * 1.05), "allreduce 1073741824 %.3f" % (at_1g / 1.02)])
+        p = self.run_script(SWEEP, bare)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        rows = self.table(p.stdout)
+        self.assertEqual([r[:2] for r in rows], [["allreduce", "8 B"], ["allreduce", "1 GiB"]])
+        self.assertAlmostEqual(float(rows[0][2]), at_8, places=3)
+        self.assertEqual(rows[0][4], "%+.1f %%" % (100 * (at_8 - round(at_8 * 1.05, 3)) / round(at_8 * 1.05, 3)))
+        self.assertEqual(rows[1][4], "+2.0 %")
+
+    def test_a_case_outside_the_tolerance_is_exit_1_and_marked(self):
+        bare = self.bare_file(["allgather 1048576 %.3f" % (printed_time("allgather", 1 << 20) / 1.25)])
+        p = self.run_script(SWEEP, bare, "--tolerance", "0.1")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("+25.0 % **outside**", p.stdout)
+        self.assertIn("1 case(s) differ from the bare loop by more than 10 %", p.stdout)
+        self.assertEqual(self.run_script(SWEEP, bare, "--tolerance", "0.3").returncode, 0)
+
+    def test_bad_inputs_are_one_line_and_exit_2(self):
+        missing = self.bare_file(["allreduce 12 1.0"])
+        garbage = self.bare_file(["allreduce eight 1.0"], "garbage.txt")
+        for args, names in (([SWEEP, missing], "no out-of-place float allreduce row of 12 bytes"),
+                            ([SWEEP, garbage], "garbage.txt: not bare-nccl-loop output"),
+                            ([SWEEP, os.path.join(self.dir.name, "absent.txt")], "absent.txt: No such file"),
+                            ([garbage, missing], "garbage.txt: not a bench-collectives CSV"),
+                            ([SWEEP, missing, "--tolerance", "0"], "--tolerance: 0 is not between 0 and 10")):
+            p = self.run_script(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn(names, p.stderr)
+
+
+@unittest.skipUnless(BARE_LOOP, "built without NCCL: no bare-nccl-loop")
+class BareNcclLoop(unittest.TestCase):
+    def run_loop(self, *args):
+        return subprocess.run([BARE_LOOP, *args], capture_output=True, text=True, timeout=120)
+
+    def test_refusals_name_what_is_wrong_and_exit_2(self):
+        sizes = "sizes are positive multiples of 4 bytes, comma-separated"
+        for args, why in (([], "an operation and sizes are needed"),
+                          (["alltoall", "8"], "'alltoall' is not one of the four operations"),
+                          (["allreduce", "8,6"], "'8,6': " + sizes),
+                          (["allreduce", "8,"], "'8,': " + sizes),
+                          (["allreduce", "8", "repeats=0"], "'repeats=0': repeats=R with R from 1 to 1000")):
+            p = self.run_loop(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            lines = p.stderr.splitlines()
+            self.assertEqual(lines[0], "bare-nccl-loop: " + why)
+            self.assertTrue(lines[1].startswith("usage: bare-nccl-loop "), lines)
+            self.assertEqual(p.stdout, "")
+
+    def test_without_a_gpu_it_is_one_line_and_exit_3(self):
+        smi = shutil.which("nvidia-smi")
+        if smi and subprocess.run([smi, "-L"], capture_output=True).returncode == 0:
+            self.skipTest("a GPU is here: the loop would run")
+        p = self.run_loop("allreduce", "8")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertTrue(p.stderr.startswith("bare-nccl-loop: "), p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
