@@ -11,8 +11,9 @@
 #           gpu-extensions.log)
 #           bench-p2p --local (every GPU pair by copy engine, SM kernel and NCCL, host
 #           transfers near, far and pageable, against the PCIe link: p2p-local.*),
-#           the full sweep (8 B - 8 GiB, every collective, --check) and its printed times
-#           against bare-nccl-loop (bench/compare_with_bare_nccl.py), one bench-patterns
+#           the full sweep (8 B - 8 GiB, every collective, --check), five interleaved
+#           launches of bench-collectives and bare-nccl-loop compared by their medians
+#           (bench/compare_with_bare_nccl.py), one bench-patterns
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
 #           bench-validate on the one node, --profile-range on the CUDA context (and
 #           under nsys where one is found, on the PATH or under /opt/nvidia: the NVTX
@@ -125,14 +126,24 @@ case "${1:-}" in
     "$bin" --backend nccl --op all -b 8 -e 8G -c 1 --csv "$out/sweep.csv" --json "$out/sweep.json" --force \
       > "$out/sweep.txt" 2> "$out/sweep.err" || status=$?
     echo "sweep: exit $status"; tail -5 "$out/sweep.txt"
-    # The sweep's printed times against a bare NCCL loop on the same GPUs (exit 1 = a case
-    # more than 10 % apart: bare-nccl-comparison.md says which).
+    # Printed times against a bare NCCL loop on the same GPUs: five launches of each,
+    # interleaved, medians compared (exit 1 = a case more than 10 % apart; one launch of
+    # either can be 25 % off at small sizes on a one-GPU VM: launch-spread.txt of the
+    # 2026-11-26-acf6cba run).
     bare=0
-    for op in allreduce allgather reducescatter broadcast; do
-      timeout 300 "$stage/bare-nccl-loop" "$op" 8,1024,1048576,16777216,134217728,1073741824 \
-        > "$out/bare-nccl-$op.txt" 2>&1 || bare=$?
+    mkdir -p "$out/bare-nccl"
+    sizes=8,4096,262144,16777216,134217728,1073741824  # on bench-collectives' -b 8 -f 8 ladder
+    comparison_args=()
+    for launch in 1 2 3 4 5; do
+      for op in allreduce allgather reducescatter broadcast; do
+        timeout 300 "$stage/bare-nccl-loop" "$op" "$sizes" > "$out/bare-nccl/$op-$launch.txt" 2>&1 || bare=$?
+        comparison_args+=(--bare "$out/bare-nccl/$op-$launch.txt")
+      done
+      timeout 300 "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast -b 8 -e 1G -f 8 \
+        --csv "$out/bare-nccl/commbench-$launch.csv" --force > /dev/null 2>> "$out/bare-nccl/commbench.err" || bare=$?
+      comparison_args+=(--sweep "$out/bare-nccl/commbench-$launch.csv")
     done
-    [ "$bare" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "$out/sweep.csv" "$out"/bare-nccl-*.txt \
+    [ "$bare" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "${comparison_args[@]}" \
       > "$out/bare-nccl-comparison.md" 2>&1 || bare=$?
     echo "against a bare NCCL loop: exit $bare (bare-nccl-comparison.md)"
     [ ! -f "$out/bare-nccl-comparison.md" ] || cat "$out/bare-nccl-comparison.md"

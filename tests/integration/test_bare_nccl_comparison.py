@@ -47,30 +47,48 @@ class Comparison(unittest.TestCase):
         at_8 = printed_time("allreduce", 8)
         at_1g = printed_time("allreduce", 1 << 30)
         bare = self.bare_file(["allreduce 8 %.3f" % (at_8 * 1.05), "allreduce 1073741824 %.3f" % (at_1g / 1.02)])
-        p = self.run_script(SWEEP, bare)
+        p = self.run_script("--sweep", SWEEP, "--bare", bare)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         rows = self.table(p.stdout)
         self.assertEqual([r[:2] for r in rows], [["allreduce", "8 B"], ["allreduce", "1 GiB"]])
         self.assertAlmostEqual(float(rows[0][2]), at_8, places=3)
-        self.assertEqual(rows[0][4], "%+.1f %%" % (100 * (at_8 - round(at_8 * 1.05, 3)) / round(at_8 * 1.05, 3)))
-        self.assertEqual(rows[1][4], "+2.0 %")
+        self.assertEqual(rows[0][6], "%+.1f %%" % (100 * (at_8 - round(at_8 * 1.05, 3)) / round(at_8 * 1.05, 3)))
+        self.assertEqual(rows[1][6], "+2.0 %")
+        self.assertIn("medians of 1 bench-collectives launch(es) and 1 bare-loop reading(s) per case", p.stdout)
+
+    def test_medians_over_launches_decide_not_one_launch(self):
+        # Three bare launches at 8 B: one far off (as a launch on a one-GPU VM can be), the
+        # median with the printed time; the median is compared, the range shown.
+        at_8 = printed_time("allreduce", 8)
+        files = [self.bare_file(["allreduce 8 %.3f" % (at_8 * factor)], "bare-%d.txt" % i)
+                 for i, factor in enumerate((1.0, 1.6, 0.98))]
+        p = self.run_script("--sweep", SWEEP, "--sweep", SWEEP, *sum((["--bare", f] for f in files), []))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        row = self.table(p.stdout)[0]
+        self.assertAlmostEqual(float(row[4]), round(at_8, 3), places=3)
+        self.assertEqual(row[5], "%.3f-%.3f" % (round(at_8 * 0.98, 3), round(at_8 * 1.6, 3)))
+        self.assertIn("medians of 2 bench-collectives launch(es) and 3 bare-loop reading(s) per case", p.stdout)
+        one = self.run_script("--sweep", SWEEP, "--bare", files[1])
+        self.assertEqual(one.returncode, 1, one.stdout)
 
     def test_a_case_outside_the_tolerance_is_exit_1_and_marked(self):
         bare = self.bare_file(["allgather 1048576 %.3f" % (printed_time("allgather", 1 << 20) / 1.25)])
-        p = self.run_script(SWEEP, bare, "--tolerance", "0.1")
+        p = self.run_script("--sweep", SWEEP, "--bare", bare, "--tolerance", "0.1")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("+25.0 % **outside**", p.stdout)
         self.assertIn("1 case(s) differ from the bare loop by more than 10 %", p.stdout)
-        self.assertEqual(self.run_script(SWEEP, bare, "--tolerance", "0.3").returncode, 0)
+        self.assertEqual(self.run_script("--sweep", SWEEP, "--bare", bare, "--tolerance", "0.3").returncode, 0)
 
     def test_bad_inputs_are_one_line_and_exit_2(self):
         missing = self.bare_file(["allreduce 12 1.0"])
         garbage = self.bare_file(["allreduce eight 1.0"], "garbage.txt")
-        for args, names in (([SWEEP, missing], "no out-of-place float allreduce row of 12 bytes"),
-                            ([SWEEP, garbage], "garbage.txt: not bare-nccl-loop output"),
-                            ([SWEEP, os.path.join(self.dir.name, "absent.txt")], "absent.txt: No such file"),
-                            ([garbage, missing], "garbage.txt: not a bench-collectives CSV"),
-                            ([SWEEP, missing, "--tolerance", "0"], "--tolerance: 0 is not between 0 and 10")):
+        for args, names in ((["--sweep", SWEEP, "--bare", missing], "no out-of-place float allreduce row of 12 bytes"),
+                            (["--sweep", SWEEP, "--bare", garbage], "garbage.txt: not bare-nccl-loop output"),
+                            (["--sweep", SWEEP, "--bare", os.path.join(self.dir.name, "absent.txt")],
+                             "absent.txt: No such file"),
+                            (["--sweep", garbage, "--bare", missing], "garbage.txt: not a bench-collectives CSV"),
+                            (["--sweep", SWEEP, "--bare", missing, "--tolerance", "0"],
+                             "--tolerance: 0 is not between 0 and 10")):
             p = self.run_script(*args)
             self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
