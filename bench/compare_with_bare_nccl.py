@@ -54,9 +54,12 @@ def bare_times(path):
     except OSError as error:
         fail("%s: %s" % (path, error.strerror))
     try:
-        return [(op, int(size), float(us)) for op, size, us in lines]
+        timings = [(op, int(size), float(us)) for op, size, us in lines]
     except ValueError:
         fail("%s: not bare-nccl-loop output ('OP BYTES MICROSECONDS' per line)" % path)
+    if not timings or any(us <= 0 for _, _, us in timings):
+        fail("%s: no timing in it, or one that is not positive (did bare-nccl-loop fail?)" % path)
+    return timings
 
 
 def size_text(size):

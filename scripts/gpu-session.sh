@@ -135,12 +135,17 @@ case "${1:-}" in
     sizes=8,4096,262144,16777216,134217728,1073741824  # on bench-collectives' -b 8 -f 8 ladder
     comparison_args=()
     for launch in 1 2 3 4 5; do
+      # The loop has no watchdog of its own: timeout ends a stall (exit 124), named below.
       for op in allreduce allgather reducescatter broadcast; do
-        timeout 300 "$stage/bare-nccl-loop" "$op" "$sizes" > "$out/bare-nccl/$op-$launch.txt" 2>&1 || bare=$?
+        step=0
+        timeout 120 "$stage/bare-nccl-loop" "$op" "$sizes" > "$out/bare-nccl/$op-$launch.txt" 2>&1 || step=$?
+        [ "$step" -eq 0 ] || { echo "bare-nccl-loop $op, launch $launch: exit $step (bare-nccl/$op-$launch.txt)"; bare=$step; }
         comparison_args+=(--bare "$out/bare-nccl/$op-$launch.txt")
       done
+      step=0
       timeout 300 "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast -b 8 -e 1G -f 8 \
-        --csv "$out/bare-nccl/commbench-$launch.csv" --force > /dev/null 2>> "$out/bare-nccl/commbench.err" || bare=$?
+        --csv "$out/bare-nccl/commbench-$launch.csv" --force > /dev/null 2>> "$out/bare-nccl/commbench.err" || step=$?
+      [ "$step" -eq 0 ] || { echo "bench-collectives, launch $launch: exit $step (bare-nccl/commbench.err)"; bare=$step; }
       comparison_args+=(--sweep "$out/bare-nccl/commbench-$launch.csv")
     done
     [ "$bare" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "${comparison_args[@]}" \

@@ -82,11 +82,15 @@ class Comparison(unittest.TestCase):
     def test_bad_inputs_are_one_line_and_exit_2(self):
         missing = self.bare_file(["allreduce 12 1.0"])
         garbage = self.bare_file(["allreduce eight 1.0"], "garbage.txt")
+        empty = self.bare_file([], "empty.txt")  # the loop's header, then nothing: it failed
+        zero = self.bare_file(["allreduce 8 0.000"], "zero.txt")
         for args, names in ((["--sweep", SWEEP, "--bare", missing], "no out-of-place float allreduce row of 12 bytes"),
                             (["--sweep", SWEEP, "--bare", garbage], "garbage.txt: not bare-nccl-loop output"),
                             (["--sweep", SWEEP, "--bare", os.path.join(self.dir.name, "absent.txt")],
                              "absent.txt: No such file"),
                             (["--sweep", garbage, "--bare", missing], "garbage.txt: not a bench-collectives CSV"),
+                            (["--sweep", SWEEP, "--bare", empty], "empty.txt: no timing in it"),
+                            (["--sweep", SWEEP, "--bare", zero], "zero.txt: no timing in it, or one that is not positive"),
                             (["--sweep", SWEEP, "--bare", missing, "--tolerance", "0"],
                              "--tolerance: 0 is not between 0 and 10")):
             p = self.run_script(*args)
