@@ -52,11 +52,11 @@ std::optional<NvlsSupport> nvls_support(const NodeTopology& node, const std::vec
       support.description = fmt::format("GPU {}: {} NVSwitch links x {} GB/s = {}", gpu.index, switch_links,
                                         figure(*rate.spec_gbps), format_gbps(spec));
     }
-    const bool blackwell = gpu.sm >= 100 || (gpu.sm == 0 && gpu.nvlink_generation >= 5);
-    support.blackwell = support.blackwell && blackwell;
-    const double efficiency = blackwell ? kNcclNvlsBlackwell : kNcclNvlsHopper;
-    support.efficiency = support.efficiency == 0 ? efficiency : std::min(support.efficiency, efficiency);
+    support.blackwell = support.blackwell && (gpu.sm >= 100 || (gpu.sm == 0 && gpu.nvlink_generation >= 5));
   }
+  // NCCL indexes nvlsEfficiency by the job's lowest compute capability: one Hopper among
+  // Blackwells keeps Hopper's figure.
+  support.efficiency = support.blackwell ? kNcclNvlsBlackwell : kNcclNvlsHopper;
   return support;
 }
 

@@ -78,6 +78,36 @@ TEST(NvlsPlan, FourGpusOfAnH100NodeAreBestOnTheRing) {
   EXPECT_NE(best.basis.find("achievable by ring"), std::string::npos) << best.basis;
 }
 
+// Blackwell is read off the GPUs themselves (compute capability 10.x): the DGX H100 dump
+// with its GPUs made sm 100 on NVLink 5 takes Blackwell's efficiency and tables; one
+// Hopper among them keeps the node on Hopper's (nvlsEfficiency[compCapIndex] in NCCL's
+// tuning.cc, indexed by the lowest compute capability).
+TEST(NvlsPlan, BlackwellIsReadOffEveryGpu) {
+  NodeTopology node = load_nccl_topo_xml(std::string(COMMBENCH_TOPOLOGY_FIXTURES) + "/nccl/dgx-h100.xml");
+  std::vector<int> all;
+  for (std::size_t g = 0; g < node.gpus.size(); ++g) all.push_back(static_cast<int>(g));
+  std::string why_not;
+  const std::optional<NvlsSupport> hopper = nvls_support(node, all, why_not);
+  ASSERT_TRUE(hopper) << why_not;
+  EXPECT_FALSE(hopper->blackwell);
+  EXPECT_DOUBLE_EQ(hopper->efficiency, 0.85);
+  for (Gpu& gpu : node.gpus) {
+    gpu.sm = 100;
+    gpu.nvlink_generation = 5;
+  }
+  const std::optional<NvlsSupport> blackwell = nvls_support(node, all, why_not);
+  ASSERT_TRUE(blackwell) << why_not;
+  EXPECT_TRUE(blackwell->blackwell);
+  EXPECT_DOUBLE_EQ(blackwell->efficiency, 0.74);
+  EXPECT_NEAR(blackwell->achievable_gbps_per_gpu, kB200, 1e-9);
+  node.gpus[3].sm = 90;
+  node.gpus[3].nvlink_generation = 4;
+  const std::optional<NvlsSupport> mixed = nvls_support(node, all, why_not);
+  ASSERT_TRUE(mixed) << why_not;
+  EXPECT_FALSE(mixed->blackwell);
+  EXPECT_DOUBLE_EQ(mixed->efficiency, 0.85);  // NCCL takes the job's lowest compute capability
+}
+
 // NVLS hardware whose links NCCL's table cannot fill k+1 times: no plan, no achievable
 // figure for NVLS (the ring's stands), and the basis says why.
 TEST(NvlsPlan, WithoutAPlanNvlsHasNoAchievableFigure) {
