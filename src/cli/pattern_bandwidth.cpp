@@ -1,6 +1,5 @@
 #include "commbench/cli/pattern_bandwidth.hpp"
 
-#include <cmath>
 #include <optional>
 
 #include "commbench/cli/collectives_bandwidth.hpp"
@@ -40,12 +39,12 @@ PatternBandwidthModel model_pattern_bandwidth(PatternGroups& groups) {
     return model;
   }
   const JobLayout world_layout = layout_of_group(groups.world());
-  const PathBudget all_ports = inter_node_budget(*node, world_layout);
-  const PathBudget one_port = single_nic_budget(*node, world_layout);
-  model.nic.nic_gbps = one_port.spec_gbps;
-  model.nic.basis = all_ports.description;
-  if (all_ports.spec_gbps && one_port.spec_gbps && *one_port.spec_gbps > 0)
-    model.nic.nics = static_cast<int>(std::lround(*all_ports.spec_gbps / *one_port.spec_gbps));
+  // The ports counted, not a GPU's share of them (single_nic_budget): a share can add up
+  // several NICs and stop at the GPU's own PCIe link.
+  const NodeNetworkPorts ports = inter_node_ports(*node, world_layout);
+  model.nic.nics = ports.ports;
+  model.nic.nic_gbps = ports.port_gbps;
+  model.nic.basis = inter_node_budget(*node, world_layout).description;
   return model;
 }
 

@@ -296,17 +296,44 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
   return {spec, achievable, text};
 }
 
-PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout) {
+namespace {
+
+// The node's ports between nodes for a layout: the compute NICs its GPUs use, or for host
+// ranks without RDMA ports the fastest active port (an assumption, said in the text).
+struct NodePorts {
+  std::vector<int> nics;
+  std::vector<int> candidates;  // what was looked at, for the reason when none counts
+  PortSum sum;
+  std::string assumption;
+};
+
+NodePorts node_ports(const NodeTopology& node, const JobLayout& layout) {
   const UsedGpus used = used_gpus(node, layout);
   const NicRoles roles = nic_roles(node);
-  std::vector<int> nics = nics_for(node, roles, used);
-  std::string assumption;
-  if (layout.gpu_bus_ids.empty() && active_ports(node, nics).ports == 0) {
-    nics = fastest_active_nic(node, roles);
-    assumption = " (assumes MPI uses the fastest active port)";
+  NodePorts ports;
+  ports.nics = ports.candidates = nics_for(node, roles, used);
+  if (layout.gpu_bus_ids.empty() && active_ports(node, ports.nics).ports == 0) {
+    ports.nics = fastest_active_nic(node, roles);
+    ports.assumption = " (assumes MPI uses the fastest active port)";
   }
-  const PortSum sum = active_ports(node, nics);
-  if (sum.ports == 0) return no_countable_port(node, nics.empty() ? nics_for(node, roles, used) : nics);
+  if (!ports.nics.empty()) ports.candidates = ports.nics;
+  ports.sum = active_ports(node, ports.nics);
+  return ports;
+}
+
+}  // namespace
+
+NodeNetworkPorts inter_node_ports(const NodeTopology& node, const JobLayout& layout) {
+  const NodePorts ports = node_ports(node, layout);
+  if (ports.sum.ports == 0) return {};
+  return {ports.sum.ports, ports.sum.gbps / ports.sum.ports};
+}
+
+PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout) {
+  const NodePorts ports = node_ports(node, layout);
+  const PortSum& sum = ports.sum;
+  const std::string& assumption = ports.assumption;
+  if (sum.ports == 0) return no_countable_port(node, ports.candidates);
   const std::string text = std::to_string(sum.ports) + " active NIC port" + (sum.ports == 1 ? "" : "s") + " (" +
                            sum.names + ") = " + format_gbps(sum.gbps) + " per node";
   return {sum.gbps, sum.gbps * kNetworkAchievableFraction, text + assumption};
@@ -316,12 +343,13 @@ namespace {
 
 // The flow of GPU `gpu` (index into node.gpus; -1 for host ranks) among the job's GPUs
 // `job_gpus`: through the NICs NCCL gives it, or without a NIC on its switch through the
-// fastest compute port. No ports: nullopt.
+// fastest compute port, still from the GPU (its PCIe path and own link bound it). No
+// ports: nullopt.
 std::optional<GpuNetworkFlow> network_flow(const NodeTopology& node, const NicRoles& roles,
                                            const std::vector<int>& job_gpus, int gpu) {
   GpuNetworkFlow flow;
   if (gpu >= 0) flow = gpu_network_flow(node, gpu, nccl_nics_of_gpu(node, roles, job_gpus, gpu));
-  if (flow.ports == 0) flow = gpu_network_flow(node, -1, {fastest_active_nic(node, roles), 0, 0});
+  if (flow.ports == 0) flow = gpu_network_flow(node, gpu, {fastest_active_nic(node, roles), 0, 0});
   if (flow.ports == 0) return std::nullopt;
   return flow;
 }

@@ -46,6 +46,13 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout);
 // (nic_roles) nearest (PIX/PXB) to the job's GPUs, or all active compute RDMA ports, or for
 // host ranks the fastest compute port.
 PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout);
+// The same ports counted: how many, and their mean spec rate (one port's rate where all are
+// alike). No active rated port: 0 and nullopt.
+struct NodeNetworkPorts {
+  int ports = 0;
+  std::optional<double> port_gbps;
+};
+NodeNetworkPorts inter_node_ports(const NodeTopology& node, const JobLayout& layout);
 // One GPU's flow between nodes (sendrecv): the NICs NCCL gives the node's boundary GPUs
 // (topology/gpu_nics), each at most its PCIe path, together at most the GPU's own PCIe
 // link; for host ranks the fastest compute port.

@@ -19,8 +19,10 @@ struct GpuNics {
   int sharing_gpus = 0;   // the job's GPUs nearest the first of them (NCCL's localGpuCount)
 };
 
-// The compute NICs nearest GPU `gpu` (index into node.gpus): those on its PCIe switch
-// (PIX, else PXB), in node.nics order. Empty when none is.
+// The compute NICs nearest GPU `gpu` (index into node.gpus), as NCCL's ncclTopoGetLocal
+// ranks paths: among those on its PCIe switch (PIX or PXB), the widest path (narrowest PCIe
+// link and the NIC's port), and of equal width the nearer type; in node.nics order. Empty
+// when none is on its switch (the model then uses the fastest compute port).
 std::vector<int> nearest_compute_nics(const NodeTopology& node, const NicRoles& roles, int gpu);
 
 // The NICs NCCL gives GPU `gpu` of a job on `job_gpus` (indexes into node.gpus): of the

@@ -146,6 +146,49 @@ TEST(BandwidthModel, PcieServer) {
   EXPECT_EQ(theoretical_busbw(Collective::sendrecv, node, pair).basis, "intra-node: GPU 0 to GPU 1: PIX 31.51 GB/s");
 }
 
+// `nodes` nodes, each running one rank on each of these GPUs.
+JobLayout gpus_by_bus_id(int nodes, std::vector<std::string> bus_ids) {
+  JobLayout layout;
+  layout.nodes = nodes;
+  layout.ranks_per_node = static_cast<int>(bus_ids.size());
+  layout.gpu_bus_ids = std::move(bus_ids);
+  return layout;
+}
+
+// A GPU with no NIC on its switch still sends from the GPU: through the fastest compute
+// port, but bounded by its own PCIe link, not modelled as a host rank.
+TEST(BandwidthModel, AGpuWithoutANicOnItsSwitchIsStillBoundByItsOwnLink) {
+  REQUIRE_HWLOC();
+  NodeTopology node = offline("pcie-4gpu.xml", "pcie-4gpu");
+  const JobLayout one_gpu = gpus_by_bus_id(2, {"0000:03:00.0"});
+  EXPECT_DOUBLE_EQ(*theoretical_busbw(Collective::sendrecv, node, one_gpu).spec_gbps, 25.0);  // one 200G port
+  for (const Gpu& gpu : node.gpus)
+    if (gpu.bus_id == "0000:03:00.0") node.pci[static_cast<std::size_t>(gpu.pci)].link_gbps = 15.75;  // Gen3 x16
+  const TheoreticalBusbw narrow = theoretical_busbw(Collective::sendrecv, node, one_gpu);
+  EXPECT_DOUBLE_EQ(*narrow.spec_gbps, 15.75) << narrow.basis;
+  EXPECT_EQ(narrow.basis, "inter-node: NIC mlx5_0 15.75 GB/s");  // the path to the port, through the GPU's link
+}
+
+// An export with host bridges names a path through the root complex itself (PHB), not by
+// the NUMA-node fallback NCCL dumps need. On this Intel CPU NCCL charges such a hop 6/5,
+// which the model follows; the PIX pair through a switch pays nothing. GPU 1 is moved from
+// GPU 0's switch to the host bridge above it.
+TEST(BandwidthModel, APhbPairOnAnIntelCpuPaysTheRootComplexCharge) {
+  REQUIRE_HWLOC();
+  NodeTopology node = offline("pcie-4gpu.xml", "pcie-4gpu");
+  const JobLayout pair = gpus_by_bus_id(1, {"0000:03:00.0", "0000:04:00.0"});
+  const TheoreticalBusbw pix = theoretical_busbw(Collective::sendrecv, node, pair);
+  ASSERT_NE(pix.basis.find("PIX"), std::string::npos) << pix.basis;
+  int host_bridge = node.gpus[0].pci;
+  while (node.pci[static_cast<std::size_t>(host_bridge)].kind != PciKind::host_bridge)
+    host_bridge = node.pci[static_cast<std::size_t>(host_bridge)].parent;
+  node.pci[static_cast<std::size_t>(node.gpus[1].pci)].parent = host_bridge;
+  const TheoreticalBusbw phb = theoretical_busbw(Collective::sendrecv, node, pair);
+  ASSERT_NE(phb.basis.find("PHB"), std::string::npos) << phb.basis;
+  EXPECT_NEAR(*phb.spec_gbps, *pix.spec_gbps, 1e-9);
+  EXPECT_NEAR(*phb.achievable_gbps * 1.2, *pix.achievable_gbps, 1e-9) << phb.basis << " / " << pix.basis;
+}
+
 TEST(BandwidthModel, HostRanksSayWhatIsUnknown) {
   REQUIRE_HWLOC();
   const NodeTopology node = offline("pcie-4gpu.xml", "pcie-4gpu");

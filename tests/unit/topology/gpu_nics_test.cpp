@@ -105,33 +105,34 @@ TEST(GpuNics, OneGpuPerNodeIsBoundByItsOwnPcieLink) {
   EXPECT_NE(p2p.basis.find("NIC mlx5_0,mlx5_1 50 GB/s; GPU 0's PCIe link 31.5"), std::string::npos) << p2p.basis;
 }
 
-// A pair-matrix cell between nodes reads against the sending GPU's own NICs, so a slow
-// port shows in the cells of the GPU that uses it and in no other.
-TEST(GpuNics, APairCellIsReadAgainstItsGpusOwnNic) {
+// A pair-matrix cell between nodes reads against the NIC NCCL gives the sending GPU. A
+// port that came up at half rate is no longer GPU 1's: NCCL ranks a GPU's NICs by path
+// bandwidth before path type (ncclTopoGetLocal), so GPU 1 moves to mlx5_0 beside GPU 0
+// and the slow port carries no NCCL send/recv.
+TEST(GpuNics, APairCellIsReadAgainstTheNicNcclGivesItsGpu) {
   NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
   ports_active(node, "InfiniBand");
-  for (Nic& nic : node.nics)
-    if (nic.name == "mlx5_1") nic.ports.front().rate_gbit = 100;  // a port that came up at half rate
   const JobLayout full = gpu_layout(node, 2);
   const std::string gpu0 = node.gpus[static_cast<std::size_t>(gpu_with_device_number(node, 0))].bus_id;
   const std::string gpu1 = node.gpus[static_cast<std::size_t>(gpu_with_device_number(node, 1))].bus_id;
   const PathBudget healthy = gpu_network_budget(node, full, gpu0);
   EXPECT_DOUBLE_EQ(*healthy.spec_gbps, 25.0);
   EXPECT_EQ(healthy.description.rfind("NIC mlx5_0 25 GB/s", 0), 0u) << healthy.description;
-  const PathBudget slow = gpu_network_budget(node, full, gpu1);
-  EXPECT_DOUBLE_EQ(*slow.spec_gbps, 12.5);
-  EXPECT_NEAR(*slow.achievable_gbps, 12.0, 1e-9);
-  EXPECT_EQ(slow.description.rfind("NIC mlx5_1 12.5 GB/s", 0), 0u) << slow.description;
+  EXPECT_EQ(gpu_network_budget(node, full, gpu1).description.rfind("NIC mlx5_1 25 GB/s", 0), 0u);
+  for (Nic& nic : node.nics)
+    if (nic.name == "mlx5_1") nic.ports.front().rate_gbit = 100;  // a port that came up at half rate
+  const PathBudget moved = gpu_network_budget(node, full, gpu1);
+  EXPECT_DOUBLE_EQ(*moved.spec_gbps, 25.0);
+  EXPECT_EQ(moved.description.rfind("NIC mlx5_0 25 GB/s", 0), 0u) << moved.description;
   // A GPU the model does not know is unknown, not a guess.
   const PathBudget missing = gpu_network_budget(node, full, "0000:ff:00.0");
   EXPECT_FALSE(missing.spec_gbps);
   EXPECT_EQ(missing.description, "GPU 0000:ff:00.0 is not in the probed topology");
 }
 
-// A NIC behind a further switch level (PXB) is not among a GPU's nearest when others sit
-// on its own switch (PIX): NCCL takes the best path type only, and so do the inter-node
-// figures that count the NICs near the job's GPUs.
-TEST(GpuNics, PixNicsComeBeforePxbNics) {
+// NDv4 with mlx5_2 moved one switch level below GPU 0's switch: PXB to GPU 0, where
+// mlx5_0 and mlx5_1 are PIX.
+NodeTopology ndv4_with_a_nic_one_level_down() {
   NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
   ports_active(node, "InfiniBand");
   const int gpu0 = gpu_with_device_number(node, 0);
@@ -144,13 +145,60 @@ TEST(GpuNics, PixNicsComeBeforePxbNics) {
   for (Nic& nic : node.nics)
     if (nic.name == "mlx5_2")
       node.pci[static_cast<std::size_t>(nic.pci)].parent = static_cast<int>(node.pci.size()) - 1;
-  const Nic& moved = node.nics[2];
-  ASSERT_EQ(moved.name, "mlx5_2");
-  ASSERT_EQ(to_string(classify(node, {Endpoint::Kind::gpu, gpu0}, {Endpoint::Kind::nic, 2})), "PXB");
+  EXPECT_EQ(node.nics[2].name, "mlx5_2");
+  EXPECT_EQ(to_string(classify(node, {Endpoint::Kind::gpu, gpu0}, {Endpoint::Kind::nic, 2})), "PXB");
+  return node;
+}
+
+void narrow_pcie_link_of(NodeTopology& node, const std::string& nic_name, double gbps) {
+  for (const Nic& nic : node.nics)
+    if (nic.name == nic_name) node.pci[static_cast<std::size_t>(nic.pci)].link_gbps = gbps;
+}
+
+// Of paths of the same width, a NIC behind a further switch level (PXB) is not among a
+// GPU's nearest when others sit on its own switch (PIX), and the inter-node figures that
+// count the NICs near the job's GPUs follow.
+TEST(GpuNics, PixNicsComeBeforePxbNicsOfTheSameWidth) {
+  NodeTopology node = ndv4_with_a_nic_one_level_down();
+  const int gpu0 = gpu_with_device_number(node, 0);
   EXPECT_EQ(nic_names(node, nearest_compute_nics(node, nic_roles(node), gpu0)),
             (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
   const PathBudget between_nodes = inter_node_budget(node, gpu_layout(node, 2, {gpu0}));
   EXPECT_DOUBLE_EQ(*between_nodes.spec_gbps, 50.0) << between_nodes.description;
+}
+
+// ncclTopoGetLocal ranks by the path's bandwidth first and its type second: a wider PXB
+// path beats narrower PIX ones, and of two PIX NICs the narrower one is not the GPU's.
+TEST(GpuNics, TheWidestPathComesFirstThenTheNearestType) {
+  NodeTopology node = ndv4_with_a_nic_one_level_down();
+  const int gpu0 = gpu_with_device_number(node, 0);
+  narrow_pcie_link_of(node, "mlx5_1", 12);
+  EXPECT_EQ(nic_names(node, nearest_compute_nics(node, nic_roles(node), gpu0)), std::vector<std::string>{"mlx5_0"});
+  narrow_pcie_link_of(node, "mlx5_0", 12);
+  EXPECT_EQ(nic_names(node, nearest_compute_nics(node, nic_roles(node), gpu0)), std::vector<std::string>{"mlx5_2"});
+}
+
+// The ports a node's GPUs use between nodes, counted as ports (bench-patterns' NIC line),
+// not as one GPU's share: on NDv4 every GPU's switch has two HDR ports of 25 GB/s.
+TEST(GpuNics, TheNodesPortsAreCountedAsPortsNotAsAGpusShare) {
+  NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  ports_active(node, "InfiniBand");
+  const NodeNetworkPorts all = inter_node_ports(node, gpu_layout(node, 2, all_gpu_positions(node)));
+  EXPECT_EQ(all.ports, 8);
+  ASSERT_TRUE(all.port_gbps);
+  EXPECT_DOUBLE_EQ(*all.port_gbps, 25.0);
+  // One GPU per node: its share is both NICs of its switch behind its own Gen4 x16 link
+  // (single_nic_budget 31.5), but the ports are still two of 25.
+  const int gpu0 = gpu_with_device_number(node, 0);
+  const NodeNetworkPorts one = inter_node_ports(node, gpu_layout(node, 2, {gpu0}));
+  EXPECT_EQ(one.ports, 2);
+  ASSERT_TRUE(one.port_gbps);
+  EXPECT_DOUBLE_EQ(*one.port_gbps, 25.0);
+  EXPECT_NEAR(*single_nic_budget(node, gpu_layout(node, 2, {gpu0})).spec_gbps, 31.5, 0.1);
+  node.nics.clear();
+  const NodeNetworkPorts none = inter_node_ports(node, gpu_layout(node, 2, {gpu0}));
+  EXPECT_EQ(none.ports, 0);
+  EXPECT_FALSE(none.port_gbps);
 }
 
 }  // namespace
