@@ -4,7 +4,10 @@ MPI call in its own process (bare-mpi-loop), as a user would check the harness: 
 launches of each, interleaved (bare, commbench, bare, ...) so drift in the machine hits
 both alike, medians compared. Both programs' buffers start on a page boundary. Prints a
 markdown table (the medians, the launch-by-launch difference and the bare loop's range)
-and exits 1 when a case's medians differ by more than --tolerance.
+and exits 1 when a case's medians differ by more than --tolerance; 2 with one line for bad
+input or a missing program under --build; 3 with one line when a launch fails or its
+output has no time above 0 that can be read; 4 when a launch gives no result within
+LAUNCH_TIMEOUT_SECONDS (every process of that launch is then killed, the ranks included).
 
     python3 bench/compare_with_bare_loop.py --build build --ranks 2 --launches 5
 
@@ -21,8 +24,10 @@ plain bare loop's.
 import argparse
 import csv
 import io
+import math
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,10 +49,51 @@ allocator = "steady"
 LAUNCH_TIMEOUT_SECONDS = 600
 
 
-# Exit codes as the commbench programs use them: 2 bad input, 3 a launch failed, 4 timeout.
+# Exit codes as the commbench programs use them: 2 bad input, 3 a launch failed or its output
+# could not be read, 4 timeout.
 def fail(code, message):
     print(f"compare_with_bare_loop.py: error: {message}", file=sys.stderr)
     sys.exit(code)
+
+
+def kill_session(session):
+    """SIGKILL to every process of the session that mpirun leads (it starts in one of its
+    own, so its pid is the session's id). Its process group alone is not enough: Open MPI
+    4.1 puts each rank in a process group of its own, within mpirun's session."""
+    try:
+        os.killpg(session, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        pids = [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return  # no /proc: the process group is all that can be reached
+    for pid in pids:
+        try:
+            if os.getsid(pid) == session:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def launch(argv, env):
+    """Runs argv in a session of its own and returns (exit status, stdout, stderr). On a
+    timeout or Ctrl-C every process of that session goes, the ranks included: killing
+    mpirun alone leaves them running."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=LAUNCH_TIMEOUT_SECONDS)
+    except BaseException as error:
+        kill_session(process.pid)
+        process.wait()
+        if isinstance(error, KeyboardInterrupt):
+            # In a session of their own the launched processes do not get the terminal's
+            # SIGINT; once they are gone, this script ends by it as it would have.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        raise
+    return process.returncode, stdout, stderr
 
 
 def mpirun(ranks, *command):
@@ -55,29 +101,51 @@ def mpirun(ranks, *command):
     exported = [arg for name in ALLOCATOR_ENV[allocator] for arg in ("-x", name)]
     what = " ".join(map(str, command))
     try:
-        out = subprocess.run(["mpirun", "-q", "--oversubscribe", *exported, "-np", str(ranks), *map(str, command)],
-                             capture_output=True, text=True, env=env, timeout=LAUNCH_TIMEOUT_SECONDS)
+        returncode, stdout, stderr = launch(["mpirun", "-q", "--oversubscribe", *exported, "-np", str(ranks),
+                                             *map(str, command)], env)
     except FileNotFoundError:
         fail(3, "mpirun not found on PATH")
     except subprocess.TimeoutExpired:
         fail(4, f"{what}: no result within {LAUNCH_TIMEOUT_SECONDS} s")
-    if out.returncode != 0:
-        last_line = (out.stderr.strip().splitlines() or ["no message"])[-1]
-        fail(3, f"{what}: exit {out.returncode}: {last_line}")
-    return out.stdout
+    if returncode != 0:
+        last_line = (stderr.strip().splitlines() or ["no message"])[-1]
+        fail(3, f"{what}: exit {returncode}: {last_line}")
+    return stdout
+
+
+def unreadable(command, text, expected):
+    first_line = (text.strip().splitlines() or [""])[0][:80]
+    fail(3, f"{' '.join(map(str, command))}: {expected} in its output (first line: {first_line!r})")
+
+
+def positive(command, value):
+    """A time the comparison can divide by: a zero (a time under the printed precision)
+    or a negative one is refused, naming the program, instead of dividing by it."""
+    if not (math.isfinite(value) and value > 0):
+        fail(3, f"{' '.join(map(str, command))}: printed a time of {value} us; the comparison needs one above 0")
+    return value
 
 
 def bare_time(build, ranks, op, size, iterations, buffers, oneway=0):
     alignment = ["page"] if buffers == "page" else []
     extras = [f"oneway={oneway}"] if oneway else []
-    text = mpirun(ranks, os.path.join(build, "bench", "bare-mpi-loop"), op, size, iterations, *alignment, *extras)
-    return float(re.search(r": ([0-9.]+) us", text).group(1))
+    command = [os.path.join(build, "bench", "bare-mpi-loop"), op, size, iterations, *alignment, *extras]
+    text = mpirun(ranks, *command)
+    match = re.search(r": ([0-9]+(?:\.[0-9]+)?) us$", text, re.MULTILINE)
+    if match is None:
+        unreadable(command, text, "no '<op> <bytes> B: <time> us' line")
+    return positive(command, float(match.group(1)))
 
 
 def commbench_time(build, ranks, op, size):
-    text = mpirun(ranks, os.path.join(build, "bench", "bench-collectives"), "--backend", "mpi", "--op", op,
-                  "-b", size, "-e", size, "--format", "csv")
-    return float(next(csv.DictReader(io.StringIO(text)))["time_us"])
+    command = [os.path.join(build, "bench", "bench-collectives"), "--backend", "mpi", "--op", op,
+               "-b", size, "-e", size, "--format", "csv"]
+    text = mpirun(ranks, *command)
+    try:
+        value = float(next(csv.DictReader(io.StringIO(text)))["time_us"])
+    except (StopIteration, KeyError, TypeError, ValueError, csv.Error):
+        unreadable(command, text, "no CSV row with a number in a time_us column")
+    return positive(command, value)
 
 
 def main():
@@ -112,19 +180,24 @@ def main():
     for name in args.sizes.split(","):
         if name not in SIZES:
             parser.error(f"--sizes: unknown size '{name}' (names: {', '.join(SIZES)})")
-    for build in [args.build] + ([args.before] if args.before else []):
-        if not os.path.isfile(os.path.join(build, "bench", "bench-collectives")):
-            parser.error(f"--build/--before {build}: no bench/bench-collectives there")
+    programs = [("--build", args.build, "bench-collectives"), ("--build", args.build, "bare-mpi-loop")]
+    if args.before:
+        programs.append(("--before", args.before, "bench-collectives"))
+    for flag, build, program in programs:
+        if not os.path.isfile(os.path.join(build, "bench", program)):
+            parser.error(f"{flag} {build}: no bench/{program} there")
     global allocator
     allocator = args.malloc
-    before_columns = " before median (us) | before vs bare |" if args.before else ""
-    oneway_columns = " bare oneway=1 median (us) | vs bare oneway=1 |" if args.oneway_too else ""
-    # The last two columns tell a bias from this machine's launch-to-launch spread: the
-    # median of the launch-by-launch ratios (each bench-collectives launch against the
-    # bare launch just before it) and how far the bare loop's own launches range.
-    print(f"| op | size | bare loop median (us) |{before_columns} bench-collectives median (us) | difference "
-          f"| paired difference | bare launches min-max (us) |{oneway_columns}")
-    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.before else "") + ("---|---|" if args.oneway_too else ""))
+    # The table's columns after op and size, in order; each row fills them by name. The
+    # paired difference and the bare range tell a bias from this machine's launch-to-launch
+    # spread: the median of the launch-by-launch ratios (each bench-collectives launch
+    # against the bare launch just before it) and how far the bare loop's own launches range.
+    columns = ["bare loop median (us)"]
+    columns += ["before median (us)", "before vs bare"] if args.before else []
+    columns += ["bench-collectives median (us)", "difference", "paired difference", "bare launches min-max (us)"]
+    columns += ["bare oneway=1 median (us)", "vs bare oneway=1"] if args.oneway_too else []
+    print("| op | size | " + " | ".join(columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
     worst = 0.0
     for op in args.ops.split(","):
         for name in args.sizes.split(","):
@@ -139,20 +212,22 @@ def main():
                 if args.before:
                     before.append(commbench_time(args.before, args.ranks, op, size))
                 ours.append(commbench_time(args.build, args.ranks, op, size))
+            # Every time read is above 0 (positive()), so no median here is 0.
             b, c = statistics.median(bare), statistics.median(ours)
             difference = c / b - 1
             worst = max(worst, abs(difference))
-            before_cells = ""
+            paired = statistics.median(ours[i] / bare[i] for i in range(args.launches)) - 1
+            cells = {"bare loop median (us)": f"{b:.3f}", "bench-collectives median (us)": f"{c:.3f}",
+                     "difference": f"{difference * 100:+.1f} %", "paired difference": f"{paired * 100:+.1f} %",
+                     "bare launches min-max (us)": f"{min(bare):.3f}-{max(bare):.3f}"}
             if args.before:
                 p = statistics.median(before)
-                before_cells = f" {p:.3f} | {(p / b - 1) * 100:+.1f} % |"
-            oneway_cells = ""
+                cells.update({"before median (us)": f"{p:.3f}", "before vs bare": f"{(p / b - 1) * 100:+.1f} %"})
             if args.oneway_too:
                 o = statistics.median(oneway)
-                oneway_cells = f" {o:.3f} | {(c / o - 1) * 100:+.1f} % |"
-            paired = statistics.median(ours[i] / bare[i] for i in range(args.launches)) - 1
-            print(f"| {op} | {name} | {b:.3f} |{before_cells} {c:.3f} | {difference * 100:+.1f} % "
-                  f"| {paired * 100:+.1f} % | {min(bare):.3f}-{max(bare):.3f} |{oneway_cells}", flush=True)
+                cells.update({"bare oneway=1 median (us)": f"{o:.3f}",
+                              "vs bare oneway=1": f"{(c / o - 1) * 100:+.1f} %"})
+            print("| " + " | ".join([op, name] + [cells[column] for column in columns]) + " |", flush=True)
     print(f"\nlargest difference: {worst * 100:.1f} % (tolerance {args.tolerance * 100:.0f} %)")
     return 0 if worst <= args.tolerance else 1
 

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,13 +25,15 @@
 
 namespace {
 
-// Every rank refuses alike; rank 0 alone says why, so the error is one line. It says so
-// before MPI_Finalize: a rank that exits non-zero first makes mpirun end the others.
-int usage(int rank) {
+// Every rank refuses alike; rank 0 alone says why, in one line naming the argument and
+// ending with the usage. It says so before MPI_Finalize: a rank that exits non-zero first makes
+// mpirun end the others.
+int usage(int rank, const std::string& why) {
   if (rank == 0)
     std::fprintf(stderr,
-               "usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES ITERATIONS [page] [repeat=K] "
-               "[oneway=K] [oneway-bytes=B]\n");
+                 "bare-mpi-loop: %s (usage: bare-mpi-loop allreduce|allgather|reducescatter|broadcast BYTES "
+                 "ITERATIONS [page] [repeat=K] [oneway=K] [oneway-bytes=B])\n",
+                 why.c_str());
   return 2;
 }
 
@@ -42,13 +45,17 @@ float* page_start(std::vector<float>& storage) {
   return reinterpret_cast<float*>((address + 4095) & ~std::uintptr_t{4095});
 }
 
-// The number after `prefix` in `extra` ("repeat=3" -> 3); false unless the rest is one whole
-// number (a sign is allowed: the caller checks the range).
-bool whole_number_after(const std::string& extra, const char* prefix, long& value) {
+// The number after `prefix` in `extra` ("repeat=3" -> 3) when it is one whole number from
+// `lowest` to `highest`; otherwise the reason, naming the argument.
+std::string whole_number_after(const std::string& extra, const char* prefix, long lowest, long highest, long& value) {
   const char* digits = extra.c_str() + std::strlen(prefix);
   char* end = nullptr;
+  errno = 0;
   value = std::strtol(digits, &end, 10);
-  return end != digits && *end == '\0';
+  if (end == digits || *end != '\0' || errno == ERANGE || value < lowest || value > highest)
+    return "'" + extra + "': " + prefix + " takes a whole number from " + std::to_string(lowest) + " to " +
+           std::to_string(highest);
+  return "";
 }
 
 }  // namespace
@@ -62,24 +69,28 @@ int main(int argc, char** argv) {
   long repeats = 1;
   long oneway_messages = 0;
   long oneway_bytes = 4;
-  bool arguments_ok = argc >= 4;
-  for (int i = 4; i < argc && arguments_ok; ++i) {
+  bool oneway_bytes_given = false;
+  std::string why = argc >= 4 ? "" : "an operation, BYTES and ITERATIONS are needed";
+  for (int i = 4; i < argc && why.empty(); ++i) {
     const std::string extra = argv[i];
     if (extra == "page")
       page_aligned = true;
     else if (extra.rfind("repeat=", 0) == 0)
-      arguments_ok = whole_number_after(extra, "repeat=", repeats);
+      why = whole_number_after(extra, "repeat=", 1, 1000, repeats);
     else if (extra.rfind("oneway=", 0) == 0)
-      arguments_ok = whole_number_after(extra, "oneway=", oneway_messages);
-    else if (extra.rfind("oneway-bytes=", 0) == 0)
-      arguments_ok = whole_number_after(extra, "oneway-bytes=", oneway_bytes);
-    else
-      arguments_ok = false;
+      why = whole_number_after(extra, "oneway=", 0, 1000000, oneway_messages);
+    else if (extra.rfind("oneway-bytes=", 0) == 0) {
+      // A message of 0 bytes would still be a header.
+      why = whole_number_after(extra, "oneway-bytes=", 1, 1 << 20, oneway_bytes);
+      oneway_bytes_given = true;
+    } else {
+      why = "'" + extra + "' is not an option";
+    }
   }
-  // One-way traffic needs a rank 1; a message of 0 bytes would still be a header.
-  if (!arguments_ok || repeats < 1 || oneway_messages < 0 || (oneway_messages > 0 && ranks < 2) ||
-      oneway_bytes < 1 || oneway_bytes > 1 << 20) {
-    const int code = usage(rank);
+  if (why.empty() && oneway_bytes_given && oneway_messages == 0) why = "oneway-bytes= needs oneway=K with K >= 1";
+  if (why.empty() && oneway_messages > 0 && ranks < 2) why = "oneway= sends from rank 1 to rank 0: it needs 2 ranks";
+  if (!why.empty()) {
+    const int code = usage(rank, why);
     MPI_Finalize();
     return code;
   }
@@ -108,21 +119,35 @@ int main(int argc, char** argv) {
     if (op == "broadcast") return MPI_Bcast(send.data(), count, MPI_FLOAT, 0, MPI_COMM_WORLD);
     return MPI_ERR_OP;
   };
-  if (iterations < 1 || bytes < 1 || call() != MPI_SUCCESS) {
-    const int code = usage(rank);
+  if (op != "allreduce" && op != "allgather" && op != "reducescatter" && op != "broadcast")
+    why = "'" + op + "' is not one of the four operations";
+  else if (bytes < 1)
+    why = "BYTES '" + std::string(argv[2]) + "' is not a positive whole number";
+  else if (iterations < 1)
+    why = "ITERATIONS '" + std::string(argv[3]) + "' is not a positive whole number";
+  if (!why.empty()) {
+    const int code = usage(rank, why);
     MPI_Finalize();
     return code;
   }
+  call();
   std::string times;
   std::vector<char> oneway_payload(static_cast<std::size_t>(oneway_bytes));
+  long oneway_received = 0, oneway_bytes_received = 0;  // rank 0's count, said on stderr
   for (long repeat = 0; repeat < repeats; ++repeat) {
     for (long k = 0; k < oneway_messages; ++k) {
       constexpr int kOnewayTag = 99;
       if (rank == 1)
         MPI_Send(oneway_payload.data(), static_cast<int>(oneway_bytes), MPI_CHAR, 0, kOnewayTag, MPI_COMM_WORLD);
-      if (rank == 0)
+      if (rank == 0) {
+        MPI_Status status;
         MPI_Recv(oneway_payload.data(), static_cast<int>(oneway_bytes), MPI_CHAR, 1, kOnewayTag, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+                 &status);
+        int received = 0;
+        MPI_Get_count(&status, MPI_CHAR, &received);
+        ++oneway_received;
+        oneway_bytes_received += received;
+      }
     }
     for (int warm = 0; warm < 10; ++warm) call();
     MPI_Barrier(MPI_COMM_WORLD);
@@ -136,6 +161,10 @@ int main(int argc, char** argv) {
     times += text;
   }
   if (rank == 0) std::printf("%s %ld B: %s us\n", op.c_str(), bytes, times.c_str());
+  // What rank 0 received one way, over all loops: what the tests check oneway= by.
+  if (rank == 0 && oneway_messages > 0)
+    std::fprintf(stderr, "bare-mpi-loop: rank 0 received %ld one-way messages, %ld bytes\n", oneway_received,
+                 oneway_bytes_received);
   MPI_Finalize();
   return 0;
 }

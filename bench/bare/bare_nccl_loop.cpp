@@ -28,8 +28,8 @@ namespace {
 
 int usage(const std::string& why) {
   std::fprintf(stderr,
-               "bare-nccl-loop: %s\nusage: bare-nccl-loop allreduce|allgather|reducescatter|broadcast BYTES[,BYTES...] "
-               "[repeats=R]\n",
+               "bare-nccl-loop: %s (usage: bare-nccl-loop allreduce|allgather|reducescatter|broadcast "
+               "BYTES[,BYTES...] [repeats=R])\n",
                why.c_str());
   return 2;
 }
