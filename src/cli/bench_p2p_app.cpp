@@ -15,6 +15,7 @@
 #include "command_line_parser.hpp"
 #include "p2p_local_run.hpp"
 #include "commbench/cli/pair_cell_json.hpp"
+#include "commbench/cli/pair_cell_model.hpp"
 #include "result_command.hpp"
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
@@ -217,33 +218,6 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
   else if (app.count("--methods") > 0) throw UsageError("--methods: applies to --local only");
   check_distinct_outputs(options.files.csv_path, options.files.json_path);
   return {options, ""};
-}
-
-// The spec of the link between two ranks from the reporting node's model: the GPUs' own
-// path inside a node; between nodes the NICs NCCL gives the sending GPU among the GPUs of
-// its node's ranks (its share of the NICs on its switch), for host ranks the fastest port.
-void apply_link_model(const std::optional<NodeTopology>& node, const std::string& probe_failure,
-                      const std::vector<std::string>& bus_ids, const std::vector<std::string>& hostnames,
-                      PairCell& cell) {
-  if (!node) {
-    cell.link = "topology probe failed: " + probe_failure;
-    return;
-  }
-  const auto bus = [&](int rank) { return bus_ids[static_cast<std::size_t>(rank)]; };
-  PathBudget budget;
-  if (cell.src_host == cell.dst_host) {
-    JobLayout layout{1, 2, {}};
-    if (!bus(cell.src_rank).empty() && !bus(cell.dst_rank).empty())
-      layout.gpu_bus_ids = {bus(cell.src_rank), bus(cell.dst_rank)};
-    budget = pair_budget(*node, layout);
-  } else if (bus(cell.src_rank).empty()) {
-    budget = single_nic_budget(*node, JobLayout{2, 1, {}});
-  } else {
-    budget = gpu_network_budget(*node, layout_on_host(hostnames, bus_ids, cell.src_host, 2, 1), bus(cell.src_rank));
-  }
-  cell.link = budget.description;
-  cell.theoretical_gbps = budget.spec_gbps;
-  if (budget.spec_gbps && *budget.spec_gbps > 0) cell.efficiency = cell.gbps / *budget.spec_gbps;
 }
 
 class PairMatrixRun {
