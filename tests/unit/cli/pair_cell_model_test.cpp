@@ -37,21 +37,25 @@ struct TwoHosts {
     result.gbps = gbps;
     return result;
   }
+  // The cell src -> dst at `gbps` as apply_link_model reads it, with these ranks' GPUs.
+  PairCell modelled(int src, int dst, double gbps, const std::vector<std::string>& gpus) const {
+    PairCell result = cell(src, dst, gbps);
+    apply_link_model(node, "", gpus, hostnames, result);
+    return result;
+  }
+  PairCell modelled(int src, int dst, double gbps) const { return modelled(src, dst, gbps, bus_ids); }
 };
 
 TEST(PairCellModel, BetweenNodesTheSendersHostDecidesItsNics) {
   const TwoHosts hosts;
-  const std::optional<NodeTopology> node = hosts.node;
   // GPU 1 of a full host: one NIC of its switch, mlx5_1.
-  PairCell out = hosts.cell(1, 8, 20.0);
-  apply_link_model(node, "", hosts.bus_ids, hosts.hostnames, out);
+  const PairCell out = hosts.modelled(1, 8, 20.0);
   ASSERT_TRUE(out.theoretical_gbps) << out.link;
   EXPECT_DOUBLE_EQ(*out.theoretical_gbps, 25.0);
   EXPECT_EQ(out.link.rfind("NIC mlx5_1 25 GB/s", 0), 0u) << out.link;
   EXPECT_DOUBLE_EQ(*out.efficiency, 0.8);
   // GPU 0 alone on b: both NICs of its switch, behind its Gen4 x16 link.
-  PairCell back = hosts.cell(8, 1, 20.0);
-  apply_link_model(node, "", hosts.bus_ids, hosts.hostnames, back);
+  const PairCell back = hosts.modelled(8, 1, 20.0);
   ASSERT_TRUE(back.theoretical_gbps) << back.link;
   EXPECT_NEAR(*back.theoretical_gbps, 31.5, 0.01);
   EXPECT_EQ(back.link.rfind("NIC mlx5_0,mlx5_1 50 GB/s", 0), 0u) << back.link;
@@ -59,14 +63,10 @@ TEST(PairCellModel, BetweenNodesTheSendersHostDecidesItsNics) {
 
 TEST(PairCellModel, InsideANodeTheGpusPathAndHostRanksTheFastestPort) {
   const TwoHosts hosts;
-  const std::optional<NodeTopology> node = hosts.node;
-  PairCell inside = hosts.cell(0, 1, 200.0);
-  apply_link_model(node, "", hosts.bus_ids, hosts.hostnames, inside);
+  const PairCell inside = hosts.modelled(0, 1, 200.0);
   ASSERT_TRUE(inside.theoretical_gbps) << inside.link;
   EXPECT_DOUBLE_EQ(*inside.theoretical_gbps, 300.0);  // 12 NVLink 3 links x 25 through the NVSwitches
-  std::vector<std::string> host_memory(hosts.bus_ids.size());
-  PairCell host_ranks = hosts.cell(1, 8, 20.0);
-  apply_link_model(node, "", host_memory, hosts.hostnames, host_ranks);
+  const PairCell host_ranks = hosts.modelled(1, 8, 20.0, std::vector<std::string>(hosts.bus_ids.size()));
   ASSERT_TRUE(host_ranks.theoretical_gbps) << host_ranks.link;
   EXPECT_DOUBLE_EQ(*host_ranks.theoretical_gbps, 25.0);  // one HDR port
   PairCell unknown = hosts.cell(1, 8, 20.0);
