@@ -169,6 +169,9 @@ def main():
                         "(default), or where std::vector puts them")
     parser.add_argument("--oneway-too", action="store_true",
                         help="also time the bare loop after one one-way message (bare-mpi-loop oneway=1)")
+    # Medians hide which of a machine's states each launch ran in; the log shows them.
+    parser.add_argument("--launch-log", metavar="FILE",
+                        help="also write every launch's time to FILE as CSV (op,size,launch,program,time_us)")
     args = parser.parse_args()
     if args.launches < 1 or args.ranks < 1:
         parser.error("--launches and --ranks: must be at least 1")
@@ -188,6 +191,13 @@ def main():
             parser.error(f"{flag} {build}: no bench/{program} there")
     global allocator
     allocator = args.malloc
+    try:
+        log_file = open(args.launch_log, "w", newline="") if args.launch_log else None
+    except OSError as error:
+        parser.error(f"--launch-log {args.launch_log}: {error.strerror}")
+    log = csv.writer(log_file) if log_file else None
+    if log:
+        log.writerow(["op", "size", "launch", "program", "time_us"])
     # The table's columns after op and size, in order; each row fills them by name. The
     # paired difference and the bare range tell a bias from this machine's launch-to-launch
     # spread: the median of the launch-by-launch ratios (each bench-collectives launch
@@ -205,13 +215,20 @@ def main():
             # About a second of calls per bare launch, like an adaptive bench-collectives row.
             iterations = max(20, int(1.0 / max(commbench_time(args.build, args.ranks, op, size) * 1e-6, 1e-7)))
             bare, oneway, before, ours = [], [], [], []
-            for _ in range(args.launches):
-                bare.append(bare_time(args.build, args.ranks, op, size, iterations, args.bare_buffers))
+            for launch in range(1, args.launches + 1):
+                timed = [("bare", bare, lambda: bare_time(args.build, args.ranks, op, size, iterations,
+                                                          args.bare_buffers))]
                 if args.oneway_too:
-                    oneway.append(bare_time(args.build, args.ranks, op, size, iterations, args.bare_buffers, 1))
+                    timed.append(("bare oneway=1", oneway, lambda: bare_time(args.build, args.ranks, op, size,
+                                                                             iterations, args.bare_buffers, 1)))
                 if args.before:
-                    before.append(commbench_time(args.before, args.ranks, op, size))
-                ours.append(commbench_time(args.build, args.ranks, op, size))
+                    timed.append(("before", before, lambda: commbench_time(args.before, args.ranks, op, size)))
+                timed.append(("bench-collectives", ours, lambda: commbench_time(args.build, args.ranks, op, size)))
+                for program, times, run in timed:
+                    times.append(run())
+                    if log:
+                        log.writerow([op, name, launch, program, f"{times[-1]:.6g}"])
+                        log_file.flush()
             # Every time read is above 0 (positive()), so no median here is 0.
             b, c = statistics.median(bare), statistics.median(ours)
             difference = c / b - 1
@@ -229,6 +246,8 @@ def main():
                               "vs bare oneway=1": f"{(c / o - 1) * 100:+.1f} %"})
             print("| " + " | ".join([op, name] + [cells[column] for column in columns]) + " |", flush=True)
     print(f"\nlargest difference: {worst * 100:.1f} % (tolerance {args.tolerance * 100:.0f} %)")
+    if log_file:
+        log_file.close()
     return 0 if worst <= args.tolerance else 1
 
 

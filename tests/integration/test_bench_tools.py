@@ -3,6 +3,7 @@ its one-way traffic and its refusals) and bench/compare_with_bare_loop.py (its t
 one-line errors). Timing is not judged here: only that each figure is there and sane. Where the
 comparison must cope with output it cannot read or a launch that never ends, --build points at
 shell scripts standing in for the two programs, launched through mpirun as the real ones are."""
+import csv
 import os
 import re
 import shutil
@@ -251,6 +252,33 @@ class Comparison(unittest.TestCase):
         self.assertEqual(sorted("oneway=1" in call for call in calls), [False, False, True, True], calls)
         row = table_rows(p.stdout)[0]
         self.assertEqual(row[-2:], ["4.000", "-37.5 %"])  # bench-collectives 2.5 against 4.0
+
+    def test_launch_log_has_every_launch_of_every_program(self):
+        # With --oneway-too and --before, each launch round runs four programs; the log
+        # holds each one's time under its name, in the order they ran.
+        build = fake_build(self, prints(GOOD_CSV), prints(GOOD_BARE))
+        before = fake_build(self, prints("op,bytes,time_us\nallreduce,8,3\n"), None)
+        log = os.path.join(tempfile.mkdtemp(prefix="commbench-log-"), "launches.csv")
+        self.addCleanup(shutil.rmtree, os.path.dirname(log))
+        p = compare("--launches", "2", "--ops", "allreduce", "--sizes", "8 B", "--oneway-too", "--before", before,
+                    "--launch-log", log, "--tolerance", "1000", build=build)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(log) as f:
+            rows = list(csv.reader(f))
+        self.assertEqual(rows[0], ["op", "size", "launch", "program", "time_us"])
+        programs = ["bare", "bare oneway=1", "before", "bench-collectives"]
+        times = {"bare": "2", "bare oneway=1": "2", "before": "3", "bench-collectives": "2.5"}
+        expected = [["allreduce", "8 B", str(launch), program, times[program]]
+                    for launch in (1, 2) for program in programs]
+        self.assertEqual(rows[1:], expected)
+
+    def test_a_launch_log_that_cannot_be_written_is_one_line_and_exit_2(self):
+        build = fake_build(self, prints(GOOD_CSV), prints(GOOD_BARE))
+        p = compare("--launches", "1", "--ops", "allreduce", "--sizes", "8 B", "--launch-log", "/nonexistent/log.csv",
+                    build=build)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(p.stderr.strip(), "compare_with_bare_loop.py: error: --launch-log /nonexistent/log.csv: "
+                                           "No such file or directory")
 
     def one_line_exit_3(self, build):
         """One 8 B allreduce comparison against the fake `build`: its exit 3 and one-line error."""
