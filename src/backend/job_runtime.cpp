@@ -36,9 +36,13 @@ class MpiRuntime final : public JobRuntime {
 
 // On MPI_COMM_WORLD itself: duplicating it (the world bootstrap's first act) is already
 // collective. The tags are the census's own; nothing else sends on MPI_COMM_WORLD.
+// Rank 0 answers every report with a message of the same size, sent before it waits:
+// the census stays as symmetric as the rest of the control plane (mpi_bootstrap.cpp says
+// why), and a rank waits for rank 0 alone, as it would at the next collective anyway.
 void MpiRuntime::take_arrival_census(ArrivalBoard& board, const std::string& step, int round,
                                      std::vector<std::string> hosts) {
   constexpr int kCensusTag = 7400;
+  constexpr int kAnswerTag = 7500;
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -47,11 +51,20 @@ void MpiRuntime::take_arrival_census(ArrivalBoard& board, const std::string& ste
   if (rank != 0) {
     // Small enough to go eagerly: the sender does not wait for rank 0 to match it.
     mpi::check_mpi(MPI_Send(&round, 1, MPI_INT, 0, kCensusTag + round, MPI_COMM_WORLD), "MPI_Send (arrival)");
+    int answer = 0;
+    mpi::check_mpi(MPI_Recv(&answer, 1, MPI_INT, 0, kAnswerTag + round, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                   "MPI_Recv (arrival answer)");
     return;
   }
   board.open(step, size, std::move(hosts));
+  const std::size_t peers = static_cast<std::size_t>(size - 1);
+  std::vector<MPI_Request> answers(peers);
+  for (int peer = 1; peer < size; ++peer)
+    mpi::check_mpi(MPI_Isend(&round, 1, MPI_INT, peer, kAnswerTag + round, MPI_COMM_WORLD,
+                             &answers[static_cast<std::size_t>(peer - 1)]),
+                   "MPI_Isend (arrival answer)");
   std::vector<int> rounds(static_cast<std::size_t>(size));
-  std::vector<MPI_Request> requests(static_cast<std::size_t>(size - 1));
+  std::vector<MPI_Request> requests(peers);
   for (int peer = 1; peer < size; ++peer)
     mpi::check_mpi(MPI_Irecv(&rounds[static_cast<std::size_t>(peer)], 1, MPI_INT, peer, kCensusTag + round,
                              MPI_COMM_WORLD, &requests[static_cast<std::size_t>(peer - 1)]),
@@ -69,6 +82,9 @@ void MpiRuntime::take_arrival_census(ArrivalBoard& board, const std::string& ste
     // other ranks on this node need to start.
     if (outstanding > 0 && count == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+  // Every peer has reported, so every answer is matched or about to be: eager, it is done.
+  mpi::check_mpi(MPI_Waitall(static_cast<int>(answers.size()), answers.data(), MPI_STATUSES_IGNORE),
+                 "MPI_Waitall (arrival answers)");
   board.close();
 }
 #endif

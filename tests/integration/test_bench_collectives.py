@@ -566,6 +566,57 @@ def built_backends():
     return line[len("backends: "):].split(", ")
 
 
+def monitored_traffic(prof_files):
+    """What Open MPI's pml monitoring saw each rank send each peer, every message counted
+    (the collectives' own included): {(from, to): [bytes, messages, size histogram]}."""
+    traffic = {}
+    for name in prof_files:
+        with open(name) as prof:
+            for line in prof:
+                fields = line.rstrip("\n").split("\t")
+                if fields[0] not in ("E", "I") or len(fields) < 5:
+                    continue
+                entry = traffic.setdefault((int(fields[1]), int(fields[2])), [0, 0, None])
+                entry[0] += int(fields[3].split()[0])
+                entry[1] += int(fields[4].split()[0])
+                if len(fields) > 5:
+                    entry[2] = fields[5]
+    return traffic
+
+
+class SymmetricControlPlane(TempDirTest):
+    """On 2 ranks bench-collectives' own traffic (set-up, agreements, the arrival census)
+    sends each rank as many messages and bytes, of the same sizes, as it receives: one-way
+    messages before a small-message loop leave Open MPI's shared-memory fast boxes in the
+    slower of two steady states (docs/methodology.md). Counted by Open MPI's own pml
+    monitoring component, which sees the messages collectives send inside the library."""
+
+    def test_both_directions_carry_the_same_messages(self):
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        prefix = self.path("monitor")
+        # A symmetric operation, so every difference is the harness's own; --check adds
+        # its agreements, the default --timeout the census and the heartbeat set-up.
+        cmd = [MPIEXEC, "-q", "--oversubscribe", "--mca", "pml_monitoring_enable", "2",
+               "--mca", "pml_monitoring_enable_output", "3", "--mca", "pml_monitoring_filename", prefix,
+               "-np", "2", BIN, "--backend", "mpi", "--op", "allgather", "-b", "8", "-e", "1K", "--check",
+               "--format", "csv"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+        profiles = sorted(glob.glob(prefix + ".*.prof"))
+        if p.returncode != 0 and not profiles and "monitoring" in p.stderr:
+            self.skipTest("this MPI has no pml monitoring component: " + p.stderr.strip().splitlines()[-1])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        if not profiles:
+            self.skipTest("this MPI wrote no pml monitoring profile (not Open MPI, or built without it)")
+        traffic = monitored_traffic(profiles)
+        self.assertIn((0, 1), traffic, traffic)
+        self.assertIn((1, 0), traffic, traffic)
+        there, back = traffic[(0, 1)], traffic[(1, 0)]
+        self.assertGreater(there[1], 100, "the sweep's own allgathers were not counted")
+        self.assertEqual(there[1], back[1], f"messages 0->1 {there[1]}, 1->0 {back[1]}")
+        self.assertEqual(there[0], back[0], f"bytes 0->1 {there[0]}, 1->0 {back[0]}")
+        self.assertEqual(there[2], back[2], "message size histograms differ")
+
+
 class BackendSelection(TempDirTest):
     """What a machine without GPUs must do, whether or not the build has NCCL."""
 

@@ -1,6 +1,8 @@
 #include "commbench/backend/mpi/mpi_bootstrap.hpp"
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 #include "commbench/core/error.hpp"
@@ -85,11 +87,20 @@ int MpiBootstrap::first_rank_where(bool value) {
   return first == INT_MAX ? -1 : first;
 }
 
+// Why the control plane is pairwise symmetric: small messages between two ranks on one
+// node go through Open MPI's per-pair ring buffers ("fast boxes"), and how many slots
+// one direction has used more than the other decides which of two steady states a later
+// small-message loop runs in (docs/methodology.md, "Two steady states of one loop"). A
+// bare loop's set-up is symmetric; bench-collectives' must be too, or its 8 B rows read
+// the slower state. So a broadcast is a bitwise-or reduction (every rank sends as many
+// bytes as it receives) and a gather pads every rank's text to the longest.
 std::string MpiBootstrap::broadcast(const std::string& text, int root) {
-  unsigned long long length = text.size();
-  check_mpi(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, root, comm_), "MPI_Bcast");
+  const std::uint64_t length = sum(static_cast<std::uint64_t>(rank_ == root ? text.size() : 0));
+  if (length > static_cast<std::uint64_t>(INT_MAX)) throw BackendError("MPI_Allreduce: a broadcast over 2 GiB");
   std::string out = rank_ == root ? text : std::string(length, '\0');
-  if (length > 0) check_mpi(MPI_Bcast(out.data(), static_cast<int>(length), MPI_CHAR, root, comm_), "MPI_Bcast");
+  if (length > 0)
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, out.data(), static_cast<int>(length), MPI_BYTE, MPI_BOR, comm_),
+              "MPI_Allreduce");
   return out;
 }
 
@@ -97,12 +108,28 @@ std::vector<std::string> MpiBootstrap::all_gather(const std::string& text) {
   int length = static_cast<int>(text.size());
   std::vector<int> lengths(static_cast<std::size_t>(size_));
   check_mpi(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+  const std::size_t longest = static_cast<std::size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  std::vector<std::string> out;
+  // Padding costs ranks x longest bytes on every rank; past 64 MiB the exact-length
+  // gather is worth the asymmetry (many ranks with one long text, never the 2-rank case).
+  constexpr std::size_t kPaddedLimit = std::size_t{64} << 20;
+  if (longest * static_cast<std::size_t>(size_) <= kPaddedLimit) {
+    std::string padded = text;
+    padded.resize(longest, '\0');
+    std::string all(longest * static_cast<std::size_t>(size_), '\0');
+    if (longest > 0)
+      check_mpi(MPI_Allgather(padded.data(), static_cast<int>(longest), MPI_CHAR, all.data(), static_cast<int>(longest),
+                              MPI_CHAR, comm_),
+                "MPI_Allgather");
+    for (int r = 0; r < size_; ++r)
+      out.push_back(all.substr(static_cast<std::size_t>(r) * longest, static_cast<std::size_t>(lengths[r])));
+    return out;
+  }
   std::vector<int> offsets(static_cast<std::size_t>(size_), 0);
   for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
   std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
   check_mpi(MPI_Allgatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm_),
             "MPI_Allgatherv");
-  std::vector<std::string> out;
   for (int r = 0; r < size_; ++r)
     out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
   return out;

@@ -63,6 +63,27 @@ TEST(MpiBootstrap, AgreementPrimitives) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(gathered[r], std::string(static_cast<std::size_t>(r), 'x'));
 }
 
+// broadcast is a bitwise-or reduction and all_gather pads to the longest text (the
+// control plane sends each pair as many bytes one way as the other): the texts must still
+// come back exactly, zero bytes and empty ones included, and past the padding limit too.
+TEST(MpiBootstrap, TextsSurviveTheSymmetricControlPlane) {
+  mpi::MpiBootstrap g(MPI_COMM_WORLD);
+  const int n = world_size();
+  const std::string binary("a\0b\xff\0", 5);
+  EXPECT_EQ(g.broadcast(g.rank() == 0 ? binary : "noise the root's bytes must not meet", 0), binary);
+  EXPECT_EQ(g.broadcast(g.rank() == 0 ? "" : "not the root's", 0), "");
+  auto text_of = [](int rank) { return rank % 2 == 0 ? std::string(static_cast<std::size_t>(3 * rank), '\0') + "z" : ""; };
+  const auto gathered = g.all_gather(text_of(g.rank()));
+  ASSERT_EQ(gathered.size(), static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) EXPECT_EQ(gathered[r], text_of(r)) << "rank " << r;
+  // One long text whose padding to every rank would pass 64 MiB: the exact-length gather.
+  const std::size_t long_length = (std::size_t{64} << 20) / static_cast<std::size_t>(n) + 1;
+  auto long_text_of = [&](int rank) { return rank == 0 ? std::string(long_length, 'L') : std::to_string(rank); };
+  const auto long_gathered = g.all_gather(long_text_of(g.rank()));
+  ASSERT_EQ(long_gathered.size(), static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) EXPECT_EQ(long_gathered[r], long_text_of(r)) << "rank " << r;
+}
+
 TEST(MpiRunner, EveryCollectiveEveryHostTypeChecksClean) {
   auto backend = world_backend();
   const int n = backend->group().size();
