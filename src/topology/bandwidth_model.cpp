@@ -66,15 +66,20 @@ PathBudget nvlink_budget(const NodeTopology& node, const std::vector<int>& used)
     const double gpu_spec = links * *rate.spec_gbps;
     if (narrowest < 0 || gpu_spec < spec) {
       spec = gpu_spec;
-      achievable = links * *rate.achievable_gbps;
+      achievable = nvlink_achievable_gbps(rate, links);
       narrowest = gpu;
     }
   }
   const Gpu& g = node.gpus[static_cast<std::size_t>(narrowest)];
   const int links = usable_nvlinks(node, narrowest, used);
+  const NvlinkRate rate = nvlink_rate(g);
+  const bool capped = links * *rate.achievable_gbps > achievable;
   return {spec, achievable,
-          fmt::format("NVLink {}: {} links x {:.6g} GB/s per GPU (GPU {}) = {}", g.nvlink_generation, links,
-                      *nvlink_rate(g).spec_gbps, g.index, format_gbps(spec))};
+          fmt::format("NVLink {}: {} links x {:.6g} GB/s per GPU (GPU {}) = {}{}", g.nvlink_generation, links,
+                      *rate.spec_gbps, g.index, format_gbps(spec),
+                      capped ? fmt::format("; achievable at most {} per GPU (NVIDIA's figure for this GPU)",
+                                           format_gbps(achievable))
+                             : "")};
 }
 
 // An NVLink part whose NVLinks the source could not record: its PCIe path is not its link.

@@ -62,7 +62,8 @@ GpuHop gpu_hop(const NodeTopology& node, int gpu_a, int gpu_b) {
       return hop;
     }
     hop.spec_gbps = connection.nvlinks * std::min(*rate_a.spec_gbps, *rate_b.spec_gbps);
-    hop.achievable_gbps = connection.nvlinks * std::min(*rate_a.achievable_gbps, *rate_b.achievable_gbps);
+    hop.achievable_gbps = std::min(nvlink_achievable_gbps(rate_a, connection.nvlinks),
+                                   nvlink_achievable_gbps(rate_b, connection.nvlinks));
     return hop;
   }
   hop.spec_gbps = pci_path_bottleneck_gbps(node, gpu_at(node, gpu_a).pci, gpu_at(node, gpu_b).pci);

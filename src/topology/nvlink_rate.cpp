@@ -1,5 +1,6 @@
 #include "commbench/topology/nvlink_rate.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -15,6 +16,12 @@ namespace {
 constexpr double kGa102LinkGbps = 14.0625;
 // NCCL's figure for sm_86 NVLink (src/graph/topo.h, SM86_NVLINK_BW).
 constexpr double kNcclSm86LinkGbps = 12.0;
+
+// A100's NVLink traffic as NVIDIA's NCCL lead states it (NVIDIA/nccl-tests issue 149,
+// 2023-07-05): 12 links at an effective 20 GB/s "should therefore be 240GB/s on A100, but
+// some other bottlenecks on the GPUs limits it to ~230GB/s". One DGX A100 node measured
+// 232.5 (NVIDIA/nccl issue 1048), docs/bandwidth-model.md.
+constexpr double kGa100NvlinkCeilingGbps = 230.0;
 
 // Per-link spec by compute capability; nullopt for architectures without NVLink.
 std::optional<double> spec_for_sm(int sm) {
@@ -61,19 +68,29 @@ bool ga100(const std::string& model) {
 NvlinkRate nvlink_rate(const Gpu& gpu) {
   if (gpu.sm > 0) {
     const std::optional<double> spec = spec_for_sm(gpu.sm);
-    if (!spec) return {std::nullopt, std::nullopt, "sm_" + std::to_string(gpu.sm) + " has no known NVLink rate"};
-    return {spec, nccl_figure_for_sm(gpu.sm), ""};
+    if (!spec) return {std::nullopt, std::nullopt, "sm_" + std::to_string(gpu.sm) + " has no known NVLink rate", {}};
+    // sm_80 is GA100 (A100, A800, A30): the ceiling binds only on A100's twelve links.
+    const std::optional<double> ceiling = gpu.sm == 80 ? std::optional(kGa100NvlinkCeilingGbps) : std::nullopt;
+    return {spec, nccl_figure_for_sm(gpu.sm), "", ceiling};
   }
-  if (ga102_with_nvlink(gpu.model)) return {kGa102LinkGbps, kNcclSm86LinkGbps, ""};
+  if (ga102_with_nvlink(gpu.model)) return {kGa102LinkGbps, kNcclSm86LinkGbps, "", {}};
   if (gpu.nvlink_generation == 3 && !ga100(gpu.model)) {
     return {std::nullopt, std::nullopt,
             "NVLink 3 runs at 25 GB/s per link on A100 but 14.06 on sm_86 parts, and the compute capability of " +
-                (gpu.model.empty() ? std::string("this GPU") : gpu.model) + " is unknown"};
+                (gpu.model.empty() ? std::string("this GPU") : gpu.model) + " is unknown",
+            {}};
   }
   const std::optional<double> spec = nvlink_link_bandwidth_gbps(gpu.nvlink_generation);
   if (!spec)
-    return {std::nullopt, std::nullopt, "the NVLink generation of GPU " + std::to_string(gpu.index) + " is unknown"};
-  return {spec, nccl_model_nvlink_gbps(gpu.nvlink_generation), ""};
+    return {std::nullopt, std::nullopt, "the NVLink generation of GPU " + std::to_string(gpu.index) + " is unknown", {}};
+  const std::optional<double> ceiling =
+      gpu.nvlink_generation == 3 && ga100(gpu.model) ? std::optional(kGa100NvlinkCeilingGbps) : std::nullopt;
+  return {spec, nccl_model_nvlink_gbps(gpu.nvlink_generation), "", ceiling};
+}
+
+double nvlink_achievable_gbps(const NvlinkRate& rate, int links) {
+  const double through_links = links * *rate.achievable_gbps;
+  return rate.gpu_ceiling_gbps ? std::min(through_links, *rate.gpu_ceiling_gbps) : through_links;
 }
 
 }  // namespace commbench

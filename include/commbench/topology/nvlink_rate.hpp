@@ -15,8 +15,15 @@ struct NvlinkRate {
   std::optional<double> spec_gbps;        // signalling rate after encoding, per direction
   std::optional<double> achievable_gbps;  // what NCCL's topology model assumes (SMxx_NVLINK_BW)
   std::string why_unknown;                // set when spec_gbps is empty
+  // The most NVLink traffic one GPU moves, where NVIDIA has said the GPU itself stops short
+  // of its links' figure (A100: about 230 GB/s of NCCL's 12 x 20 = 240); empty elsewhere.
+  std::optional<double> gpu_ceiling_gbps;
 };
 
 NvlinkRate nvlink_rate(const Gpu& gpu);
+
+// What `links` links of a GPU at `rate` reach: links x the per-link figure, at most the
+// GPU's ceiling. `rate.achievable_gbps` must be set.
+double nvlink_achievable_gbps(const NvlinkRate& rate, int links);
 
 }  // namespace commbench

@@ -32,6 +32,28 @@ TEST(NvlinkRate, ModelNameWithoutComputeCapability) {
   EXPECT_DOUBLE_EQ(*nvlink_rate(gpu_with(0, "Tesla V100-SXM2-32GB", 2)).spec_gbps, 25.0);
 }
 
+// A100 moves at most about 230 GB/s over NVLink (NVIDIA's figure), where twelve links at
+// NCCL's 20 would make 240; GPUs with fewer links, and other parts, are not capped.
+TEST(NvlinkRate, A100IsCappedWhereNvidiaSaysSo) {
+  const NvlinkRate by_capability = nvlink_rate(gpu_with(80, "", 3));
+  EXPECT_DOUBLE_EQ(nvlink_achievable_gbps(by_capability, 12), 230.0);
+  EXPECT_DOUBLE_EQ(nvlink_achievable_gbps(by_capability, 4), 80.0);  // an A30's four links
+  const NvlinkRate by_name = nvlink_rate(gpu_with(0, "NVIDIA A100 80GB PCIe", 3));
+  EXPECT_DOUBLE_EQ(nvlink_achievable_gbps(by_name, 12), 230.0);
+  EXPECT_DOUBLE_EQ(nvlink_achievable_gbps(nvlink_rate(gpu_with(90, "", 4)), 18), 18 * 20.6);
+  EXPECT_DOUBLE_EQ(nvlink_achievable_gbps(nvlink_rate(gpu_with(70, "", 2)), 6), 120.0);
+  EXPECT_FALSE(nvlink_rate(gpu_with(90, "", 4)).gpu_ceiling_gbps);
+
+  // On a DGX A100 the ring's achievable figure says where it comes from.
+  const NodeTopology node = test::model_fixture("ndv4-a100-nvswitch.xml");
+  const TheoreticalBusbw ring = theoretical_busbw(Collective::allgather, node, test::gpu_layout(node, 1));
+  EXPECT_DOUBLE_EQ(*ring.spec_gbps, 300.0);
+  EXPECT_DOUBLE_EQ(*ring.achievable_gbps, 230.0);
+  EXPECT_NE(ring.basis.find("; achievable at most 230 GB/s per GPU (NVIDIA's figure for this GPU)"),
+            std::string::npos)
+      << ring.basis;
+}
+
 TEST(NvlinkRate, AmbiguousGenerationStaysUnknown) {
   const NvlinkRate rate = nvlink_rate(gpu_with(0, "", 3));
   EXPECT_FALSE(rate.spec_gbps);

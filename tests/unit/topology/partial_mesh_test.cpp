@@ -38,7 +38,7 @@ TEST(PartialMesh, BridgedPairAloneKeepsItsNvlinks) {
   const NodeTopology node = model_fixture("ncv4-nvlink-pairs.xml");
   const TheoreticalBusbw pair = theoretical_busbw(Collective::allreduce, node, gpu_layout(node, 1, {0, 1}));
   EXPECT_DOUBLE_EQ(*pair.spec_gbps, 300.0);
-  EXPECT_DOUBLE_EQ(*pair.achievable_gbps, 240.0);
+  EXPECT_DOUBLE_EQ(*pair.achievable_gbps, 230.0);  // 12 x 20, at most A100's 230
 }
 
 TEST(PartialMesh, SocketCrossingOfAnUnknownCpuIsSaidNotGuessed) {

@@ -70,7 +70,7 @@ TEST(RootComplex, BridgedPairAndAThirdGpuDependOnTheCpuVendor) {
 
   // The bridged pair alone never leaves NVLink: nothing to charge.
   const TheoreticalBusbw pair = theoretical_busbw(Collective::allreduce, intel, gpu_layout(intel, 1, {0, 1}));
-  EXPECT_NEAR(*pair.achievable_gbps, 240.0, 1e-9);
+  EXPECT_NEAR(*pair.achievable_gbps, 230.0, 1e-9);  // A100's ceiling, no charge
 }
 
 // All eight GPUs on Intel: the ring turns in each socket's root complex and crosses the
