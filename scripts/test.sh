@@ -31,12 +31,17 @@ COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_MPI=OFF -DCOMM
 commbench_build
 (cd "$COMMBENCH_BUILD" && ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 "$@")
 
-# AddressSanitizer + UndefinedBehaviorSanitizer over the same tests, the MPI integration
-# runs included (the instrumented binary is what they launch). Leak checking is off:
+# AddressSanitizer + UndefinedBehaviorSanitizer over the same tests but those labelled speed
+# or slurm (below), the MPI integration runs included (the instrumented binary is what
+# they launch). Leak checking is off:
 # Open MPI keeps allocations until exit by design. COMMBENCH_SANITIZE=0 skips this stage.
 if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
   commbench_log "configuration with ASan and UBSan"
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-sanitize"
+  # Not here: tests that judge speed (label speed), meaningless under ASan's slowdown, and
+  # the Slurm clusters (label slurm), whose programs the other integration tests run under
+  # ASan already. They ran serially at the end and cost about 4.5 of CI's minutes here.
+  sanitize_skips="slurm|speed"
   COMMBENCH_BUILD_TYPE=RelWithDebInfo
   sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
   COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_CUDA=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF
@@ -44,7 +49,7 @@ if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
   commbench_build
   (cd "$COMMBENCH_BUILD" &&
    ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 "$@")
+     ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 -LE "$sanitize_skips" "$@")
 fi
 
 # libFuzzer over every parser of user input, each for COMMBENCH_FUZZ_SECONDS (20) from its
