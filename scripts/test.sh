@@ -40,7 +40,7 @@ if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-sanitize"
   # Not here: tests that judge speed (label speed), meaningless under ASan's slowdown, and
   # the Slurm clusters (label slurm), whose programs the other integration tests run under
-  # ASan already. They ran serially at the end and cost about 4.5 of CI's minutes here.
+  # ASan already. They ran one after another at the end of the stage.
   sanitize_skips="slurm|speed"
   COMMBENCH_BUILD_TYPE=RelWithDebInfo
   sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
