@@ -16,6 +16,7 @@ launch in either program (results/gpu/h100-80gb-hbm3/2026-11-26-acf6cba/launch-s
 """
 import argparse
 import csv
+import math
 import statistics
 import sys
 
@@ -34,15 +35,23 @@ def sweep_times(path):
             rows = list(reader)
     except OSError as error:
         fail("%s: %s" % (path, error.strerror))
+    except (UnicodeDecodeError, csv.Error):
+        fail("%s: not a bench-collectives CSV (not text, or not CSV)" % path)
     if not needed <= set(reader.fieldnames or []):
         fail("%s: not a bench-collectives CSV (needs op, placement, dtype, bytes, time_us)" % path)
     times = {}
     for row in rows:
         try:
             if row["placement"] == "out" and row["dtype"] == "float":
-                times[(row["op"], int(row["bytes"]))] = float(row["time_us"])
+                time_us = float(row["time_us"])
+                times[(row["op"], int(row["bytes"]))] = time_us
         except (KeyError, ValueError, TypeError):
             fail("%s: not a bench-collectives CSV (needs op, placement, dtype, bytes, time_us)" % path)
+        else:
+            # The same rule as the bare side's: a time the comparison can divide by and trust.
+            if row["placement"] == "out" and row["dtype"] == "float" and not (math.isfinite(time_us) and time_us > 0):
+                fail("%s: a time_us of %s for %s at %s bytes; the comparison needs one above 0" %
+                     (path, row["time_us"], row["op"], row["bytes"]))
     return times
 
 
@@ -53,11 +62,13 @@ def bare_times(path):
             lines = [line.split() for line in f if line.strip() and not line.startswith("#")]
     except OSError as error:
         fail("%s: %s" % (path, error.strerror))
+    except UnicodeDecodeError:
+        fail("%s: not bare-nccl-loop output (not text)" % path)
     try:
         timings = [(op, int(size), float(us)) for op, size, us in lines]
     except ValueError:
         fail("%s: not bare-nccl-loop output ('OP BYTES MICROSECONDS' per line)" % path)
-    if not timings or any(us <= 0 for _, _, us in timings):
+    if not timings or any(not (math.isfinite(us) and us > 0) for _, _, us in timings):
         fail("%s: no timing in it, or one that is not positive (did bare-nccl-loop fail?)" % path)
     return timings
 
@@ -75,6 +86,7 @@ def range_text(values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.error = lambda message: fail(message)  # one line, not argparse's usage block
     parser.add_argument("--sweep", action="append", required=True, help="a bench-collectives --csv output (repeat)")
     parser.add_argument("--bare", action="append", required=True, help="a bare-nccl-loop output (repeat)")
     parser.add_argument("--tolerance", type=float, default=0.10,

@@ -17,6 +17,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -53,9 +54,11 @@ std::vector<std::uint64_t> parse_sizes(const std::string& text) {
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
     const std::string part = text.substr(start, comma - start);
-    char* end = nullptr;
-    const unsigned long long value = std::strtoull(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || value == 0 || value % sizeof(float) != 0) return {};
+    // Digits only: strtoull would take "-8" (as a huge number) and leading spaces.
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return {};
+    errno = 0;
+    const unsigned long long value = std::strtoull(part.c_str(), nullptr, 10);
+    if (errno == ERANGE || value == 0 || value % sizeof(float) != 0) return {};
     sizes.push_back(value);
     start = comma + 1;
   }
@@ -86,9 +89,11 @@ class BareLoop {
       gpu.comm = comms[static_cast<std::size_t>(device)];
       check_cuda(cudaSetDevice(device), "cudaSetDevice");
       check_cuda(cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-      check_cuda(cudaMalloc(&gpu.send, largest), "cudaMalloc");
-      check_cuda(cudaMalloc(&gpu.receive, largest), "cudaMalloc");
-      check_cuda(cudaMemset(gpu.send, 0, largest), "cudaMemset");
+      // At least one float per GPU: a chunked call of fewer bytes than GPUs still moves one each.
+      const std::uint64_t buffer = std::max<std::uint64_t>(largest, static_cast<std::uint64_t>(count) * sizeof(float));
+      check_cuda(cudaMalloc(&gpu.send, buffer), "cudaMalloc");
+      check_cuda(cudaMalloc(&gpu.receive, buffer), "cudaMalloc");
+      check_cuda(cudaMemset(gpu.send, 0, buffer), "cudaMemset");
       gpus_.push_back(gpu);
     }
     check_cuda(cudaSetDevice(0), "cudaSetDevice");
@@ -124,6 +129,9 @@ class BareLoop {
   void issue(std::uint64_t bytes, std::uint64_t calls) {
     const std::size_t ranks = gpus_.size();
     const std::uint64_t floats = bytes / sizeof(float);
+    // Each GPU's share of a chunked call, at least one float, as bench-collectives shapes it
+    // (core/collective.cpp, shape_for): never a call that moves nothing.
+    const std::uint64_t chunk = std::max<std::uint64_t>(1, floats / ranks);
     for (std::uint64_t call = 0; call < calls; ++call) {
       check_nccl(ncclGroupStart(), "ncclGroupStart");
       for (const Gpu& gpu : gpus_) {
@@ -131,9 +139,9 @@ class BareLoop {
         if (op_ == "allreduce")
           status = ncclAllReduce(gpu.send, gpu.receive, floats, ncclFloat, ncclSum, gpu.comm, gpu.stream);
         else if (op_ == "allgather")
-          status = ncclAllGather(gpu.send, gpu.receive, floats / ranks, ncclFloat, gpu.comm, gpu.stream);
+          status = ncclAllGather(gpu.send, gpu.receive, chunk, ncclFloat, gpu.comm, gpu.stream);
         else if (op_ == "reducescatter")
-          status = ncclReduceScatter(gpu.send, gpu.receive, floats / ranks, ncclFloat, ncclSum, gpu.comm, gpu.stream);
+          status = ncclReduceScatter(gpu.send, gpu.receive, chunk, ncclFloat, ncclSum, gpu.comm, gpu.stream);
         else
           status = ncclBroadcast(gpu.send, gpu.receive, floats, ncclFloat, 0, gpu.comm, gpu.stream);
         check_nccl(status, op_.c_str());

@@ -84,6 +84,12 @@ class Comparison(unittest.TestCase):
         garbage = self.bare_file(["allreduce eight 1.0"], "garbage.txt")
         empty = self.bare_file([], "empty.txt")  # the loop's header, then nothing: it failed
         zero = self.bare_file(["allreduce 8 0.000"], "zero.txt")
+        binary = os.path.join(self.dir.name, "binary.txt")
+        with open(binary, "wb") as f:
+            f.write(b"\xff\xfe\x00allreduce 8 1.0\n")
+        nan_sweep = os.path.join(self.dir.name, "nan.csv")
+        with open(nan_sweep, "w") as f:
+            f.write("op,placement,dtype,bytes,time_us\nallreduce,out,float,8,nan\n")
         for args, names in ((["--sweep", SWEEP, "--bare", missing], "no out-of-place float allreduce row of 12 bytes"),
                             (["--sweep", SWEEP, "--bare", garbage], "garbage.txt: not bare-nccl-loop output"),
                             (["--sweep", SWEEP, "--bare", os.path.join(self.dir.name, "absent.txt")],
@@ -92,7 +98,14 @@ class Comparison(unittest.TestCase):
                             (["--sweep", SWEEP, "--bare", empty], "empty.txt: no timing in it"),
                             (["--sweep", SWEEP, "--bare", zero], "zero.txt: no timing in it, or one that is not positive"),
                             (["--sweep", SWEEP, "--bare", missing, "--tolerance", "0"],
-                             "--tolerance: 0 is not between 0 and 10")):
+                             "--tolerance: 0 is not between 0 and 10"),
+                            (["--sweep", SWEEP, "--bare", missing, "--tolerance", "abc"],
+                             "argument --tolerance: invalid float value: 'abc'"),
+                            (["--bare", missing], "the following arguments are required: --sweep"),
+                            (["--sweep", SWEEP, "--bare", binary], "binary.txt: not bare-nccl-loop output (not text)"),
+                            (["--sweep", binary, "--bare", missing], "binary.txt: not a bench-collectives CSV"),
+                            (["--sweep", nan_sweep, "--bare", missing],
+                             "nan.csv: a time_us of nan for allreduce at 8 bytes; the comparison needs one above 0")):
             p = self.run_script(*args)
             self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
@@ -110,6 +123,9 @@ class BareNcclLoop(unittest.TestCase):
                           (["alltoall", "8"], "'alltoall' is not one of the four operations"),
                           (["allreduce", "8,6"], "'8,6': " + sizes),
                           (["allreduce", "8,"], "'8,': " + sizes),
+                          (["allreduce", "-8"], "'-8': " + sizes),
+                          (["allreduce", " 8"], "' 8': " + sizes),
+                          (["allreduce", "99999999999999999999996"], "'99999999999999999999996': " + sizes),
                           (["allreduce", "8", "repeats=0"], "'repeats=0': repeats=R with R from 1 to 1000")):
             p = self.run_loop(*args)
             self.assertEqual(p.returncode, 2, (args, p.stderr))
