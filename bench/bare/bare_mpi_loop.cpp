@@ -58,6 +58,18 @@ std::string whole_number_after(const std::string& extra, const char* prefix, lon
   return "";
 }
 
+// BYTES or ITERATIONS: digits only, from 1 to `highest`; otherwise the reason.
+std::string positive_whole(const char* text, const char* name, long highest, long& value) {
+  const std::string digits = text;
+  errno = 0;
+  value = digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos
+              ? 0
+              : std::strtol(digits.c_str(), nullptr, 10);
+  if (errno == ERANGE || value < 1 || value > highest)
+    return std::string(name) + " '" + digits + "' is not a positive whole number up to " + std::to_string(highest);
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,8 +107,17 @@ int main(int argc, char** argv) {
     return code;
   }
   const std::string op = argv[1];
-  const long bytes = std::atol(argv[2]);
-  const long iterations = std::atol(argv[3]);
+  long bytes = 0, iterations = 0;
+  // BYTES up to 4 GiB keeps every count inside MPI's int; a billion calls is days of loop.
+  why = positive_whole(argv[2], "BYTES", 1L << 32, bytes);
+  if (why.empty()) why = positive_whole(argv[3], "ITERATIONS", 1000000000L, iterations);
+  if (why.empty() && op != "allreduce" && op != "allgather" && op != "reducescatter" && op != "broadcast")
+    why = "'" + op + "' is not one of the four operations";
+  if (!why.empty()) {
+    const int code = usage(rank, why);
+    MPI_Finalize();
+    return code;
+  }
   const bool chunked = op == "allgather" || op == "reducescatter";
   const int count = static_cast<int>(std::max(1L, bytes / 4 / (chunked ? ranks : 1)));  // per rank (per chunk)
   std::vector<float> send_storage(static_cast<std::size_t>(count) * (op == "reducescatter" ? ranks : 1) +
@@ -119,18 +140,10 @@ int main(int argc, char** argv) {
     if (op == "broadcast") return MPI_Bcast(send.data(), count, MPI_FLOAT, 0, MPI_COMM_WORLD);
     return MPI_ERR_OP;
   };
-  if (op != "allreduce" && op != "allgather" && op != "reducescatter" && op != "broadcast")
-    why = "'" + op + "' is not one of the four operations";
-  else if (bytes < 1)
-    why = "BYTES '" + std::string(argv[2]) + "' is not a positive whole number";
-  else if (iterations < 1)
-    why = "ITERATIONS '" + std::string(argv[3]) + "' is not a positive whole number";
-  if (!why.empty()) {
-    const int code = usage(rank, why);
-    MPI_Finalize();
-    return code;
+  if (call() != MPI_SUCCESS) {
+    if (rank == 0) std::fprintf(stderr, "bare-mpi-loop: the first %s failed\n", op.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 3);
   }
-  call();
   std::string times;
   std::vector<char> oneway_payload(static_cast<std::size_t>(oneway_bytes));
   long oneway_received = 0, oneway_bytes_received = 0;  // rank 0's count, said on stderr

@@ -110,8 +110,12 @@ class BareLoop(unittest.TestCase):
                  "'oneway-bytes=2000000': oneway-bytes= " + whole + " 1 to 1048576"),
                 (["allgather", "8", "100", "oneway-bytes=40"], "oneway-bytes= needs oneway=K with K >= 1"),
                 (["alltoall", "8", "100"], "'alltoall' is not one of the four operations"),
-                (["allgather", "x", "100"], "BYTES 'x' is not a positive whole number"),
-                (["allgather", "8", "0"], "ITERATIONS '0' is not a positive whole number"),
+                (["allgather", "x", "100"], "BYTES 'x' is not a positive whole number up to 4294967296"),
+                (["allgather", "8x", "100"], "BYTES '8x' is not a positive whole number up to 4294967296"),
+                (["allgather", "8589934592", "100"],
+                 "BYTES '8589934592' is not a positive whole number up to 4294967296"),
+                (["allgather", "8", "0"], "ITERATIONS '0' is not a positive whole number up to 1000000000"),
+                (["allgather", "8", "-5"], "ITERATIONS '-5' is not a positive whole number up to 1000000000"),
                 (["allgather", "8"], "an operation, BYTES and ITERATIONS are needed")):
             with self.subTest(arguments=arguments):
                 p = bare(*arguments)
