@@ -162,7 +162,7 @@ def main():
                         help="glibc allocator behaviour in every launched process (default: steady)")
     # bench-collectives' host buffers start on a page boundary; a std::vector's wherever
     # malloc puts it (16-byte aligned). On an AMD EPYC VM that alone made a bare 16 MiB
-    # allgather about 40 % slower (docs/performance.md), so by default the bare loop's
+    # allgather markedly slower (docs/performance.md), so by default the bare loop's
     # buffers are page-aligned too: the comparison is of the harness, not of alignment.
     parser.add_argument("--bare-buffers", choices=["page", "vector"], default="page",
                         help="where the bare loop's buffers start: on a page boundary, as bench-collectives' "

@@ -112,8 +112,8 @@ INSTANTIATE_TEST_SUITE_P(DocsTable, PublishedSystems, ::testing::ValuesIn(publis
 
 // What docs/bandwidth-model.md says the model does on 2 x 8 A100 with 8 HDR NICs when
 // NCCL chooses: it reports the tree at 198.4 (A100's 230 x 0.92 x 15/16) as the best
-// allreduce, about 5 % above the 188.8 NCCL's per-channel tree cap (perChMaxTreeBws, not
-// modelled) would allow. Modelling
+// allreduce, 12 % above the 177 (busbw) NCCL's per-channel tree cap (perChMaxTreeBws, not
+// modelled) would allow and 3 % above the ring's 192. Modelling
 // that cap must change this test and that paragraph together.
 TEST(PublishedSystems, TwoA100NodesReportTheUncappedTreeAsDocumented) {
   NodeTopology node = load_nccl_topo_xml(std::string(COMMBENCH_TOPOLOGY_FIXTURES) + "/model/ndv4-a100-nvswitch.xml");
