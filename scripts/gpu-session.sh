@@ -58,6 +58,38 @@ find_nsys() {
   return 0
 }
 
+# Runs a command under a time limit; a stall is the project's exit 4 (timeout), not
+# timeout(1)'s 124, and a command that ignores SIGTERM is killed 10 s later.
+within() {
+  local seconds=$1 code=0
+  shift
+  timeout -k 10 "$seconds" "$@" || code=$?
+  if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then return 4; fi
+  return "$code"
+}
+
+# The "Total GPU Ops" of the NVTX range whose name contains $2, from nsys's
+# nvtx_gpu_proj_sum CSV ($1; its first lines are nsys's own messages); 0 when absent.
+gpu_ops_in_range() {
+  python3 - "$1" "$2" <<'PY'
+import csv, sys
+try:
+    lines = open(sys.argv[1], errors="replace").read().splitlines()
+except OSError:
+    lines = []
+start = next((i for i, line in enumerate(lines) if line.startswith("Range,")), None)
+ops = 0
+if start is not None:
+    for row in csv.DictReader(lines[start:]):
+        if sys.argv[2] in row.get("Range", ""):
+            try:
+                ops = int(float(row.get("Total GPU Ops") or 0))
+            except ValueError:
+                ops = 0
+print(ops)
+PY
+}
+
 case "${1:-}" in
   stage)
     source "$root/scripts/lib.sh"
@@ -128,22 +160,24 @@ case "${1:-}" in
     echo "sweep: exit $status"; tail -5 "$out/sweep.txt"
     # Printed times against a bare NCCL loop on the same GPUs: five launches of each,
     # interleaved, medians compared (exit 1 = a case more than 10 % apart; one launch of
-    # either can be 25 % off at small sizes on a one-GPU VM: launch-spread.txt of the
+    # either can be a third or more off at small sizes on a one-GPU VM: launch-spread.txt of the
     # 2026-11-26-acf6cba run).
     bare=0
     mkdir -p "$out/bare-nccl"
     sizes=8,4096,262144,16777216,134217728,1073741824  # on bench-collectives' -b 8 -f 8 ladder
     comparison_args=()
     for launch in 1 2 3 4 5; do
-      # The loop has no watchdog of its own: timeout ends a stall (exit 124), named below.
+      # The loop has no watchdog of its own: within() ends a stall (exit 4), named below.
+      # Its stderr (NCCL warnings included) stays out of the file the comparison parses.
       for op in allreduce allgather reducescatter broadcast; do
         step=0
-        timeout 120 "$stage/bare-nccl-loop" "$op" "$sizes" > "$out/bare-nccl/$op-$launch.txt" 2>&1 || step=$?
+        within 120 "$stage/bare-nccl-loop" "$op" "$sizes" > "$out/bare-nccl/$op-$launch.txt" \
+          2> "$out/bare-nccl/$op-$launch.err" || step=$?
         [ "$step" -eq 0 ] || { echo "bare-nccl-loop $op, launch $launch: exit $step (bare-nccl/$op-$launch.txt)"; bare=$step; }
         comparison_args+=(--bare "$out/bare-nccl/$op-$launch.txt")
       done
       step=0
-      timeout 300 "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast -b 8 -e 1G -f 8 \
+      within 300 "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast -b 8 -e 1G -f 8 \
         --csv "$out/bare-nccl/commbench-$launch.csv" --force > /dev/null 2>> "$out/bare-nccl/commbench.err" || step=$?
       [ "$step" -eq 0 ] || { echo "bench-collectives, launch $launch: exit $step (bare-nccl/commbench.err)"; bare=$step; }
       comparison_args+=(--sweep "$out/bare-nccl/commbench-$launch.csv")
@@ -195,21 +229,26 @@ case "${1:-}" in
         -o "$out/profile" --force-overwrite true \
         "$bin" --backend nccl --op allreduce -b 8 -e 256M --profile-range 'allreduce 64MiB' \
         > "$out/nsys.txt" 2>&1 || nsys_status=$?
+      if [ "$nsys_status" -eq 124 ] || [ "$nsys_status" -eq 137 ]; then nsys_status=4; fi
       # nvtx_sum: each range's time and count; nvtx_gpu_proj_sum: the GPU work that runs
       # inside each range (its "Total GPU Ops" column), which tells which kernels belong to
       # which case and batch.
       for report in nvtx_sum nvtx_gpu_proj_sum; do
-        "$nsys_bin" stats --force-export=true --report "$report" --format csv "$out/profile.nsys-rep" \
-          > "$out/nsys-$report.csv" 2>>"$out/nsys.txt" || nsys_status=$?
+        [ "$nsys_status" -ne 0 ] || within 120 "$nsys_bin" stats --force-export=true --report "$report" \
+          --format csv "$out/profile.nsys-rep" > "$out/nsys-$report.csv" 2>>"$out/nsys.txt" || nsys_status=$?
       done
       # The captured case must be named in the profile, with GPU work inside its range.
       if [ "$nsys_status" -eq 0 ]; then
-        if grep -q 'allreduce 64MiB float sum out-of-place (capture range)' "$out/nsys-nvtx_gpu_proj_sum.csv"; then
-          echo "nsys: the captured case's range is in the profile"
+        captured='allreduce 64MiB float sum out-of-place (capture range)'
+        ops=$(gpu_ops_in_range "$out/nsys-nvtx_gpu_proj_sum.csv" "$captured")
+        if [ "$ops" -gt 0 ]; then
+          echo "nsys: the captured case's range is in the profile, with $ops GPU operations"
         else
-          echo "nsys: no range 'allreduce 64MiB float sum out-of-place (capture range)' in the profile" >&2
+          echo "nsys: no range '$captured' with GPU operations in the profile" >&2
           status=1
         fi
+      else
+        status=$nsys_status  # a profiler that failed or stalled fails the session
       fi
       # The report is kept out of the results (hundreds of MB); where nsys could not import
       # its capture, the raw stream (.qdstrm) is left behind instead.

@@ -99,5 +99,32 @@ class GpuSessionStaging(unittest.TestCase):
         self.assertLessEqual(started, copied, "run starts programs the stage step does not copy")
 
 
+class GpuSessionChecks(unittest.TestCase):
+    """The run step's own verdicts, with the script's functions sourced as it defines them:
+    a stalled step is exit 4 (not timeout's 124), and the Nsight Systems check reads the
+    GPU operations of the captured range from a real report of a GPU run."""
+
+    PROFILE = os.path.join(HERE, "..", "..", "results", "gpu", "h100-80gb-hbm3", "2026-11-26-3e21210",
+                           "nsys-nvtx_gpu_proj_sum.csv")
+
+    def bash(self, commands):
+        script = (f"source <(sed -n '/^within() {{/,/^}}/p; /^gpu_ops_in_range() {{/,/^}}/p' '{GPU_SESSION}'); "
+                  + commands)
+        return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+
+    def test_a_stalled_step_is_exit_4_and_others_keep_their_code(self):
+        p = self.bash("within 1 sleep 30; echo stalled=$?; within 5 sh -c 'exit 3'; echo failed=$?; "
+                      "within 5 true; echo fine=$?")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split(), ["stalled=4", "failed=3", "fine=0"])
+
+    def test_gpu_operations_of_the_captured_range(self):
+        if not os.path.exists(self.PROFILE):
+            self.skipTest("no committed Nsight Systems report at " + self.PROFILE)
+        p = self.bash(f"gpu_ops_in_range '{self.PROFILE}' 'allreduce 64MiB float sum out-of-place (capture range)'; "
+                      f"gpu_ops_in_range '{self.PROFILE}' 'no such range'; gpu_ops_in_range /nonexistent x")
+        self.assertEqual(p.stdout.split(), ["189", "0", "0"], p.stdout + p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
