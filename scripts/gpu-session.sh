@@ -225,7 +225,7 @@ case "${1:-}" in
       nsys_status=0
       # A profiler that cannot attach must not hold the session: 180 s is 30 times what the
       # capture takes without it.
-      LD_LIBRARY_PATH="$stage/nsys-lib:$LD_LIBRARY_PATH" timeout 180 "$nsys_bin" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
+      LD_LIBRARY_PATH="$stage/nsys-lib:$LD_LIBRARY_PATH" timeout -k 10 180 "$nsys_bin" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
         -o "$out/profile" --force-overwrite true \
         "$bin" --backend nccl --op allreduce -b 8 -e 256M --profile-range 'allreduce 64MiB' \
         > "$out/nsys.txt" 2>&1 || nsys_status=$?
