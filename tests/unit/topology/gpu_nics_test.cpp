@@ -178,6 +178,23 @@ TEST(GpuNics, TheWidestPathComesFirstThenTheNearestType) {
   EXPECT_EQ(nic_names(node, nearest_compute_nics(node, nic_roles(node), gpu0)), std::vector<std::string>{"mlx5_2"});
 }
 
+// The GPUs that share a switch's NICs are ranked the same way, widest path first: a GPU
+// whose own link came up narrow is not among them, so its healthy neighbour takes both
+// NICs of the switch (sharing by nearness alone would give it one).
+TEST(GpuNics, AGpuWithANarrowerPathDoesNotShareTheNics) {
+  NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  ports_active(node, "InfiniBand");
+  const NicRoles roles = nic_roles(node);
+  const int gpu0 = gpu_with_device_number(node, 0);
+  const int gpu1 = gpu_with_device_number(node, 1);
+  const std::vector<int> job{gpu0, gpu1};
+  ASSERT_EQ(nccl_nics_of_gpu(node, roles, job, gpu0).sharing_gpus, 2);
+  node.pci[static_cast<std::size_t>(node.gpus[static_cast<std::size_t>(gpu1)].pci)].link_gbps = 12;
+  const GpuNics chosen = nccl_nics_of_gpu(node, roles, job, gpu0);
+  EXPECT_EQ(chosen.sharing_gpus, 1);
+  EXPECT_EQ(nic_names(node, chosen.nics), (std::vector<std::string>{"mlx5_0", "mlx5_1"}));
+}
+
 // The ports a node's GPUs use between nodes, counted as ports (bench-patterns' NIC line),
 // not as one GPU's share: on NDv4 every GPU's switch has two HDR ports of 25 GB/s.
 TEST(GpuNics, TheNodesPortsAreCountedAsPortsNotAsAGpusShare) {
