@@ -11,6 +11,9 @@ COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON)
 # Only the tests need a browser: the HTML report is checked in headless Chromium
 # (tests/integration/test_plots.py). Heavy, so not in run.sh's list.
 COMMBENCH_PACKAGES+=(chromium)
+# The files every command writes are validated against docs/schema/records.schema.json
+# (tests/integration/test_results.py) with a real JSON Schema implementation.
+COMMBENCH_PACKAGES+=(python3-jsonschema)
 # A real Slurm for tests/integration/test_slurm.py (scripts/slurm-cluster.sh): its daemons,
 # munge, and ip/tc for the namespaced nodes and their links.
 COMMBENCH_PACKAGES+=(slurm-wlm munge iproute2)

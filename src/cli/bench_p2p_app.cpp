@@ -14,7 +14,6 @@
 
 #include "command_line_parser.hpp"
 #include "p2p_local_run.hpp"
-#include "commbench/cli/pair_cell_json.hpp"
 #include "commbench/cli/pair_cell_model.hpp"
 #include "result_command.hpp"
 #include "commbench/backend/backend_factory.hpp"
@@ -32,8 +31,6 @@
 #include "commbench/p2p/pair_matrix.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
 #include "commbench/p2p/rail_schedule.hpp"
-#include "commbench/report/output_file.hpp"
-#include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "commbench/runner/measurement.hpp"
@@ -227,8 +224,10 @@ class PairMatrixRun {
       : options_(options), session_(session), backend_(backend), rail_of_rank_(std::move(rail_of_rank)) {}
 
   // Every round of the schedule: the bandwidth of each direction (or both at once), then
-  // the pair's small-message exchange. Throws Interrupted when every rank has agreed to stop.
-  std::vector<PairCell> measure(const std::vector<PairRound>& rounds, std::uint64_t& wrong_bytes) {
+  // the pair's small-message exchange, each round's cells appended to `cells` as it ends.
+  // Throws Interrupted when every rank has agreed to stop: the cells of the rounds before
+  // are kept.
+  void measure(const std::vector<PairRound>& rounds, std::vector<PairCell>& cells, std::uint64_t& wrong_bytes) {
     Bootstrap& group = backend_.group();
     std::string own_device = "host";
     if (!backend_.device_bus_ids().empty()) own_device = "GPU " + backend_.device_bus_ids().front();
@@ -243,7 +242,6 @@ class PairMatrixRun {
       auto guard = session_.watchdog().guard("probing the reporting node for the link model");
       node = probe_reporting_node(group, probe_failure);
     }
-    std::vector<PairCell> cells;
     for (std::size_t r = 0; r < rounds.size(); ++r) {
       const int round = static_cast<int>(r);
       std::map<std::pair<int, int>, double> latency;
@@ -280,7 +278,6 @@ class PairMatrixRun {
         }
       }
     }
-    return cells;
   }
 
  private:
@@ -344,28 +341,28 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
   std::fflush(stdout);
 }
 
-void write_results(const P2pOptions& options, const RunContext& context, const std::vector<PairCell>& cells,
-                   const std::vector<int>& slow, const std::vector<PairRound>& rounds, bool complete, int exit_code) {
-  if (!options.files.csv_path.empty())
-    write_file_atomically(options.files.csv_path, slurm_comment_line(context) + cells_csv(cells), "--csv");
-  if (options.files.json_path.empty()) return;
-  nlohmann::ordered_json doc;
-  doc["schema"] = kSchema;
-  doc["provenance"] = provenance_json(context);
+// The cells as records, then the run's own sections, through the session's reporters
+// (--csv streamed, --json replaced at the end; complete: false when interrupted).
+void write_cells(JobSession& session, const std::vector<PairCell>& cells,
+                 std::vector<std::pair<std::string, std::string>> sections, bool complete, int exit_code) {
+  for (const PairCell& cell : cells) session.add_record(cell_record(cell));
+  RunSummary summary;
+  summary.complete = complete;
+  summary.rows = cells.size();
+  summary.exit_code = exit_code;
+  sections.emplace_back("exit_code", std::to_string(exit_code));
+  summary.sections = std::move(sections);
+  session.finish_results(summary);
+}
+
+std::string rounds_json(const std::vector<PairRound>& rounds) {
   nlohmann::ordered_json round_list = nlohmann::ordered_json::array();
   for (const PairRound& round : rounds) {
     nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
     for (const auto& [first, second] : round) pairs.push_back({first, second});
     round_list.push_back(pairs);
   }
-  doc["rounds"] = round_list;
-  doc["cells"] = nlohmann::ordered_json::array();
-  for (const PairCell& cell : cells) doc["cells"].push_back(cell_json(cell));
-  doc["slow_ranks"] = slow;
-  doc["complete"] = complete;
-  doc["exit_code"] = exit_code;
-  write_file_atomically(options.files.json_path,
-                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+  return round_list.dump();
 }
 
 // Rank 0 holds every cell (about 420 bytes each with its strings) and builds one CSV line
@@ -425,30 +422,17 @@ void print_local_report(const RunContext& context, const LocalRunResult& result)
   std::fflush(stdout);
 }
 
-void write_local_results(const P2pOptions& options, const RunContext& context, const LocalRunResult& result,
-                         int exit_code) {
-  if (!options.files.csv_path.empty())
-    write_file_atomically(options.files.csv_path, slurm_comment_line(context) + cells_csv(result.cells), "--csv");
-  if (options.files.json_path.empty()) return;
-  nlohmann::ordered_json doc;
-  doc["schema"] = kSchema;
-  doc["provenance"] = provenance_json(context);
-  doc["mode"] = "local";
-  doc["nodes"] = nlohmann::ordered_json::array();
+std::string local_nodes_json(const LocalRunResult& result) {
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
   for (const LocalNodeResult& node : result.nodes)
-    doc["nodes"].push_back({{"host", node.node.host},
-                            {"rank", node.node.rank},
-                            {"gpus", node.node.bus_ids},
-                            {"gpu_numa", node.node.gpu_numa},
-                            {"numa_nodes", node.node.numa_nodes},
-                            {"peer_access", node.peer_access},
-                            {"notes", node.notes}});
-  doc["cells"] = nlohmann::ordered_json::array();
-  for (const PairCell& cell : result.cells) doc["cells"].push_back(cell_json(cell));
-  doc["complete"] = true;
-  doc["exit_code"] = exit_code;
-  write_file_atomically(options.files.json_path,
-                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+    nodes.push_back({{"host", node.node.host},
+                     {"rank", node.node.rank},
+                     {"gpus", node.node.bus_ids},
+                     {"gpu_numa", node.node.gpu_numa},
+                     {"numa_nodes", node.node.numa_nodes},
+                     {"peer_access", node.peer_access},
+                     {"notes", node.notes}});
+  return nodes.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 int run_local(const P2pOptions& options, JobSession& session) {
@@ -463,6 +447,9 @@ int run_local(const P2pOptions& options, JobSession& session) {
   // over many loads rather than counted in each.
   settings.latency_loads = options.latency_bytes == 0 ? 0 : options.latency_iterations * 100;
   RunContext context = session.run_context(options.describe());
+  context.record_kind = "cell";
+  session.open_outputs(file_outputs(options.files));
+  session.begin_results(context);
   LocalRunResult result = run_local_links(session, settings);
   flag_outliers(result.cells, options.outlier_fraction);
   const bool any_flagged =
@@ -475,8 +462,8 @@ int run_local(const P2pOptions& options, JobSession& session) {
     print_local_report(context, result);
     if (result.wrong_bytes > 0)
       std::printf("check failed: %llu bytes received wrong\n", static_cast<unsigned long long>(result.wrong_bytes));
-    write_local_results(options, context, result, exit_code);
   });
+  write_cells(session, result.cells, {{"mode", "\"local\""}, {"nodes", local_nodes_json(result)}}, true, exit_code);
   return exit_code;
 }
 
@@ -493,16 +480,20 @@ int run_in_job(const P2pOptions& options, JobStart& start) {
     rounds = plan_rounds(options, nodes, backend.ranks());
   });
   RunContext context = session.run_context(options.describe());
+  context.record_kind = "cell";
+  session.open_outputs(file_outputs(options.files));
+  session.begin_results(context);
   PairMatrixRun run(options, session, backend, nodes.rail_of_rank);
   std::vector<PairCell> cells;
   std::uint64_t wrong_bytes = 0;
   int exit_code = 0;
-  bool complete = true;
+  std::optional<Interrupted> interruption;
   try {
-    cells = run.measure(rounds, wrong_bytes);
+    run.measure(rounds, cells, wrong_bytes);
   } catch (const Interrupted& e) {
+    // Every rank agreed on it inside the measurement loop: all finish here together.
+    interruption = e;
     exit_code = static_cast<int>(e.exit_code());
-    complete = false;
   }
   flag_outliers(cells, options.outlier_fraction);
   const std::vector<int> slow = slow_ranks(cells);
@@ -514,8 +505,10 @@ int run_in_job(const P2pOptions& options, JobStart& start) {
     if (!session.reporting()) return;
     print_report(context, cells, backend.ranks(), slow, static_cast<int>(rounds.size()));
     if (wrong_bytes > 0) std::printf("check failed: %llu bytes received wrong\n", static_cast<unsigned long long>(wrong_bytes));
-    write_results(options, context, cells, slow, rounds, complete, exit_code);
   });
+  write_cells(session, cells, {{"rounds", rounds_json(rounds)}, {"slow_ranks", nlohmann::json(slow).dump()}},
+              !interruption, exit_code);
+  if (session.reporting() && interruption) print_command_error(kProgram, interruption->what());
   return exit_code;
 }
 

@@ -19,6 +19,7 @@
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/profile_range.hpp"
@@ -192,8 +193,9 @@ ParsedValidateCommandLine parse_validate_command_line(int argc, char** argv) {
   return {options, ""};
 }
 
-void write_results(const ValidateOptions& options, const ValidationOutcome& outcome, nlohmann::ordered_json head,
-                   const std::string& csv_comment) {
+// A simulation is no job: its files are written here, whole, at its end.
+void write_simulation_results(const ValidateOptions& options, const ValidationOutcome& outcome,
+                              nlohmann::ordered_json head, const std::string& csv_comment) {
   if (!options.files.csv_path.empty())
     write_file_atomically(options.files.csv_path, csv_comment + validation_csv(outcome), "--csv");
   if (options.files.json_path.empty()) return;
@@ -227,7 +229,7 @@ int run_simulation(const ValidateOptions& options) {
                         {"degrade", options.degrade}, {"degrade_factor", options.degrade_factor},
                         {"seed", model.seed},         {"version", commbench::version()},
                         {"commit", git_commit()}};
-  write_results(options, outcome, head, "# simulated: " + std::to_string(model.nodes) + " nodes\n");
+  write_simulation_results(options, outcome, head, "# simulated: " + std::to_string(model.nodes) + " nodes\n");
   return validation_exit_code(outcome);
 }
 
@@ -236,7 +238,10 @@ int run_in_job(const ValidateOptions& options, JobStart& start) {
   JobSession session(start, kSchema);
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
   Backend& backend = session.create_backend(BackendRequest{options.backend});
-  const RunContext context = session.run_context(options.describe());
+  RunContext context = session.run_context(options.describe());
+  context.record_kind = "check";
+  session.open_outputs(file_outputs(options.files));
+  session.begin_results(context);
   JobClusterProbe probe(session, backend, options.measurement);
   if (session.reporting()) {
     std::printf("# %s %s (commit %s), %d ranks on %d node%s, backend %s\n", kProgram, commbench::version(),
@@ -252,11 +257,19 @@ int run_in_job(const ValidateOptions& options, JobStart& start) {
     if (!session.reporting()) return;
     std::printf("%s", validation_summary(outcome, options.plan).c_str());
     std::fflush(stdout);
-    nlohmann::ordered_json head;
-    head["schema"] = kSchema;
-    head["provenance"] = provenance_json(context);
-    write_results(options, outcome, head, slurm_comment_line(context));
   });
+  // Through the session's reporters, however the plan ended: a run stopped by SIGTERM
+  // keeps every check made before it (complete: false).
+  for (const Record& record : validation_records(outcome)) session.add_record(record);
+  RunSummary summary;
+  summary.complete = outcome.complete;
+  summary.exit_code = exit_code;
+  const nlohmann::ordered_json sections = validation_json(outcome, options.plan);
+  for (const auto& [key, value] : sections.items())
+    summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  session.finish_results(summary);
+  if (session.reporting() && outcome.interrupted_by != 0)
+    print_command_error(kProgram, Interrupted(outcome.interrupted_by).what());
   return exit_code;
 }
 

@@ -35,6 +35,10 @@ void add_result_file_options(CLI::App& app, ResultFiles& files, const std::strin
   app.add_flag("--force", files.force, "Overwrite existing result files");
 }
 
+OutputRequest file_outputs(const ResultFiles& files) {
+  return OutputRequest{OutputFormat::none, files.csv_path, files.json_path, files.force};
+}
+
 void prepare_result_files(const ResultFiles& files) {
   const std::pair<std::string, const char*> outputs[] = {{files.csv_path, "--csv"}, {files.json_path, "--json"}};
   prepare_replaced_outputs(outputs, files.force);

@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "commbench/report/reporter_set.hpp"
+
 namespace commbench {
 
 // Adds an option whose text `parse` turns into `target`. `value_name` stands for the
@@ -59,6 +61,9 @@ void add_result_file_options(CLI::App& app, ResultFiles& files, const std::strin
 // --force (UsageError naming it). Call it on the reporting process only, which alone
 // writes the files (is_reporting_process()).
 void prepare_result_files(const ResultFiles& files);
+// The files as the session's reporters write them: nothing on stdout (the command prints
+// its own report), the CSV streamed, the JSON replaced at the end.
+OutputRequest file_outputs(const ResultFiles& files);
 
 // A file name flag: an empty name is a typo (an unset shell variable), not a request for
 // no file. Throws UsageError "FLAG: empty file name".

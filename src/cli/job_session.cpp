@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "commbench/backend/collective_try.hpp"
+#include "commbench/core/error.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/report/provenance.hpp"
 #include "commbench/report/scheduler_job.hpp"
@@ -63,6 +64,7 @@ JobSession::JobSession(JobStart& start, std::string schema) : start_(start), sch
 }
 
 JobSession::~JobSession() {
+  start_.watch.set_expiry_report({});
   // The job's watchdog outlives the session (it guards MPI_Finalize): it forgets the
   // backend first (waiting for an abort in progress), then guards the release, which
   // waits for peers (communicator destruction) like any other step.
@@ -124,26 +126,62 @@ RunContext JobSession::run_context(std::vector<std::pair<std::string, std::strin
 void JobSession::open_outputs(const OutputRequest& request) {
   // Opening a FIFO with no reader blocks: the watchdog ends that too.
   step("opening the result files", [&] {
-    if (reporting()) reporters_ = ReporterSet::open(request);
+    if (!reporting()) return;
+    std::lock_guard lock(reporters_mutex_);
+    reporters_ = ReporterSet::open(request);
   });
+  if (reporting()) start_.watch.set_expiry_report([this] { close_results_on_timeout(); });
 }
 
 void JobSession::begin_results(const RunContext& context) {
   step("writing the result headers", [&] {
-    if (reporting()) reporters_.begin(context);
+    if (!reporting()) return;
+    std::lock_guard lock(reporters_mutex_);
+    reporters_.begin(context);
+    results_begun_ = true;
   });
 }
 
 void JobSession::add_row(const ResultRow& row) {
   // Not guarded: only the reporting rank writes, and a guard would move its step count
   // ahead of the other ranks', which the heartbeats compare.
-  if (reporting()) reporters_.add_row(row);
+  if (!reporting()) return;
+  std::lock_guard lock(reporters_mutex_);
+  reporters_.add_row(row);
+  ++records_;
+}
+
+void JobSession::add_record(const Record& record) {
+  if (!reporting()) return;
+  std::lock_guard lock(reporters_mutex_);
+  reporters_.add_record(record);
+  ++records_;
 }
 
 void JobSession::finish_results(const RunSummary& summary) {
+  // From here a timeout is the writing's own: the files are whole or absent as written.
+  if (reporting()) start_.watch.set_expiry_report({});
   step("writing the results", [&] {
-    if (reporting()) reporters_.finish(summary);
+    if (!reporting()) return;
+    std::lock_guard lock(reporters_mutex_);
+    reporters_.finish(summary);
   });
+}
+
+void JobSession::close_results_on_timeout() {
+  // The main thread may hold the reporters in a write that never ends (a FIFO nobody
+  // reads): then the files are left as they are rather than the exit delayed.
+  std::unique_lock lock(reporters_mutex_, std::chrono::seconds(2));
+  if (!lock.owns_lock() || !results_begun_) return;
+  RunSummary summary;
+  summary.complete = false;
+  summary.rows = records_;
+  summary.exit_code = static_cast<int>(ExitCode::timeout);
+  try {
+    reporters_.finish(summary);
+  } catch (const std::exception&) {
+    // The timeout is what the user must hear about; a failed write adds nothing to it.
+  }
 }
 
 }  // namespace commbench

@@ -23,6 +23,7 @@ JobWatch::JobWatch(const std::string& program, double timeout_seconds)
                   {
                     std::lock_guard lock(backend_mutex_);
                     if (backend_ != nullptr) backend_->abort();
+                    if (expiry_report_) expiry_report_();
                   }
                   Watchdog::print_and_exit(message, std::chrono::milliseconds(linger_ms_.load()));
                 }) {
@@ -35,6 +36,11 @@ JobWatch::JobWatch(const std::string& program, double timeout_seconds)
 void JobWatch::set_backend(Backend* backend) {
   std::lock_guard lock(backend_mutex_);
   backend_ = backend;
+}
+
+void JobWatch::set_expiry_report(std::function<void()> report) {
+  std::lock_guard lock(backend_mutex_);
+  expiry_report_ = std::move(report);
 }
 
 void JobWatch::adopt_heartbeat(std::unique_ptr<HeartbeatChannel> channel, std::vector<std::string> labels) {

@@ -1,44 +1,23 @@
 #include "commbench/core/result_row.hpp"
 
-#include <array>
+#include "commbench/core/record.hpp"
 
 namespace commbench {
 namespace {
-
-constexpr std::array<std::string_view, 28> kColumns{"backend",
-                                                    "op",
-                                                    "placement",
-                                                    "dtype",
-                                                    "redop",
-                                                    "root",
-                                                    "bytes",
-                                                    "count",
-                                                    "ranks",
-                                                    "nodes",
-                                                    "iterations",
-                                                    "samples",
-                                                    "time_us",
-                                                    "time_min_us",
-                                                    "time_mean_us",
-                                                    "p50_us",
-                                                    "p99_us",
-                                                    "noise",
-                                                    "slowest_rank",
-                                                    "slowest_host",
-                                                    "algbw_gbps",
-                                                    "busbw_gbps",
-                                                    "theoretical_busbw_gbps",
-                                                    "achievable_busbw_gbps",
-                                                    "efficiency",
-                                                    "wrong",
-                                                    "threshold",
-                                                    "stop_reason"};
 
 FieldValue optional_double(const std::optional<double>& v) { return v ? FieldValue{*v} : FieldValue{std::monostate{}}; }
 
 }  // namespace
 
-std::span<const std::string_view> row_columns() { return kColumns; }
+// The names of the row kind's columns (core/record.cpp holds their types and units).
+std::span<const std::string_view> row_columns() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> list;
+    for (const Column& column : record_kind("row").columns) list.push_back(column.name);
+    return list;
+  }();
+  return names;
+}
 
 std::vector<Field> row_fields(const ResultRow& r) {
   const OpCase& c = r.op_case;
@@ -76,8 +55,9 @@ std::vector<Field> row_fields(const ResultRow& r) {
                                               : FieldValue{std::string(name_of(r.stop_reason))},
   };
   std::vector<Field> fields;
-  fields.reserve(kColumns.size() + r.extra.size());
-  for (std::size_t i = 0; i < kColumns.size(); ++i) fields.push_back(Field{kColumns[i], std::move(values[i])});
+  const std::span<const std::string_view> columns = row_columns();
+  fields.reserve(columns.size() + r.extra.size());
+  for (std::size_t i = 0; i < columns.size(); ++i) fields.push_back(Field{columns[i], std::move(values[i])});
   for (const ExtraField& extra : r.extra) fields.push_back(Field{extra.name, extra.value});
   return fields;
 }

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "commbench/core/csv_field.hpp"
 #include "commbench/core/number_text.hpp"
 
 namespace commbench {
@@ -200,18 +199,24 @@ std::string findings_text(const std::vector<PairCell>& cells, const std::vector<
   return text;
 }
 
+Record cell_record(const PairCell& cell) {
+  const auto whole = [](auto value) { return FieldValue{static_cast<std::int64_t>(value)}; };
+  const auto optional = [](const std::optional<double>& value) {
+    return value ? FieldValue{*value} : FieldValue{std::monostate{}};
+  };
+  return Record{&record_kind("cell"),
+                {cell.src_host, whole(cell.src_rank), cell.src_device, cell.dst_host, whole(cell.dst_rank),
+                 cell.dst_device, whole(cell.bytes), std::string(direction_text(cell)), whole(cell.round), cell.gbps,
+                 optional(cell.latency_us), optional(cell.theoretical_gbps), optional(cell.efficiency),
+                 whole(cell.flagged), cell.flag_reason, cell.link,
+                 cell.rail ? whole(*cell.rail) : FieldValue{std::monostate{}}, cell.method},
+                {}};
+}
+
 std::string cells_csv(const std::vector<PairCell>& cells) {
-  std::string csv =
-      "src_host,src_rank,src_device,dst_host,dst_rank,dst_device,bytes,direction,round,gbps,latency_us,"
-      "theoretical_gbps,efficiency,flagged,reason,link,rail,method\n";
-  for (const PairCell& cell : cells)
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(cell.src_host), cell.src_rank,
-                       csv_escape(cell.src_device), csv_escape(cell.dst_host), cell.dst_rank,
-                       csv_escape(cell.dst_device), cell.bytes, direction_text(cell), cell.round,
-                       significant_text(cell.gbps, 9), optional_number(cell.latency_us),
-                       optional_number(cell.theoretical_gbps), optional_number(cell.efficiency),
-                       cell.flagged ? "true" : "false", csv_escape(cell.flag_reason), csv_escape(cell.link),
-                       cell.rail ? std::to_string(*cell.rail) : "", csv_escape(cell.method));
+  const RecordKind& kind = record_kind("cell");
+  std::string csv = csv_header(kind) + "\n";
+  for (const PairCell& cell : cells) csv += csv_record_line(cell_record(cell), kind) + "\n";
   return csv;
 }
 

@@ -14,11 +14,24 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json to_json(const FieldValue& v) {
+ordered_json to_json(const FieldValue& v, ValueType type = ValueType::text) {
   if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
-  if (std::holds_alternative<std::int64_t>(v)) return std::get<std::int64_t>(v);
+  if (std::holds_alternative<std::int64_t>(v)) {
+    if (type == ValueType::boolean) return std::get<std::int64_t>(v) != 0;
+    return std::get<std::int64_t>(v);
+  }
   if (std::holds_alternative<double>(v)) return std::get<double>(v);
   return nullptr;
+}
+
+// The command's section texts are its own JSON, made by nlohmann: a parse failure is a
+// bug, not bad input.
+ordered_json parsed_section(const std::string& key, const std::string& text) {
+  try {
+    return ordered_json::parse(text);
+  } catch (const ordered_json::exception& e) {
+    throw BackendError("internal error: JSON section '" + key + "' does not parse: " + e.what());
+  }
 }
 
 }  // namespace
@@ -26,6 +39,7 @@ ordered_json to_json(const FieldValue& v) {
 struct JsonReporter::State {
   std::string path;
   std::FILE* stream = nullptr;
+  std::string record_kind;
   ordered_json document;
 };
 
@@ -41,19 +55,28 @@ void JsonReporter::begin(const RunContext& ctx) {
   doc["schema"] = ctx.schema.empty() ? kJsonSchema : ctx.schema;
   doc["complete"] = false;
   doc["provenance"] = provenance_json(ctx);
-  doc["rows"] = ordered_json::array();
+  state_->record_kind = ctx.record_kind;
+  doc[std::string(record_kind(ctx.record_kind).plural)] = ordered_json::array();
 }
 
-void JsonReporter::add_row(const ResultRow& row) {
+void JsonReporter::add_record(const Record& record) {
   ordered_json object = ordered_json::object();
-  for (const Field& field : row_fields(row)) object[std::string(field.name)] = to_json(field.value);
-  state_->document["rows"].push_back(std::move(object));
+  const std::span<const Column> columns = record.kind->columns;
+  const std::vector<Field> fields = record_fields(record);
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    object[std::string(fields[i].name)] =
+        to_json(fields[i].value, i < columns.size() ? columns[i].type : ValueType::text);
+  ordered_json& records = state_->document[std::string(record.kind->plural)];
+  if (records.is_null()) records = ordered_json::array();
+  records.push_back(std::move(object));
 }
 
 void JsonReporter::finish(const RunSummary& summary) {
   ordered_json& doc = state_->document;
   doc["complete"] = summary.complete;
-  doc["summary"] = {{"rows", summary.rows},
+  for (const auto& [key, text] : summary.sections) doc[key] = parsed_section(key, text);
+  if (state_->record_kind == "row")
+    doc["summary"] = {{"rows", summary.rows},
                     {"wrong_elements", summary.wrong_elements},
                     {"check_failures", summary.check_failures},
                     {"threshold_rows", summary.threshold_rows},

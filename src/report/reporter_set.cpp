@@ -19,6 +19,7 @@ ReporterSet ReporterSet::open(const OutputRequest& request) {
     case OutputFormat::table: set.reporters_.push_back(std::make_unique<ConsoleReporter>(stdout)); break;
     case OutputFormat::csv: set.reporters_.push_back(std::make_unique<CsvReporter>(stdout)); break;
     case OutputFormat::json: set.reporters_.push_back(std::make_unique<JsonReporter>("", stdout)); break;
+    case OutputFormat::none: break;
   }
   if (!request.json_path.empty()) {
     check_output_path(request.json_path, "--json", request.force, OutputKind::replaced);
@@ -38,6 +39,10 @@ void ReporterSet::begin(const RunContext& context) {
 
 void ReporterSet::add_row(const ResultRow& row) {
   for (auto& reporter : reporters_) reporter->add_row(row);
+}
+
+void ReporterSet::add_record(const Record& record) {
+  for (auto& reporter : reporters_) reporter->add_record(record);
 }
 
 void ReporterSet::finish(const RunSummary& summary) {

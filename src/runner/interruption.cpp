@@ -1,7 +1,6 @@
 #include "commbench/runner/interruption.hpp"
 
 #include <csignal>
-#include <string>
 
 namespace commbench {
 namespace {
@@ -25,13 +24,5 @@ bool install_interruption_handlers() {
 int pending_interruption() { return g_signal; }
 
 void clear_interruption() { g_signal = 0; }
-
-Interrupted::Interrupted(int signal_number)
-    : Error(static_cast<ExitCode>(128 + signal_number), std::string("interrupted by ") +
-                                                            (signal_number == SIGINT    ? "SIGINT"
-                                                             : signal_number == SIGTERM ? "SIGTERM"
-                                                                                        : "a signal") +
-                                                            "; rows measured so far are kept"),
-      signal_(signal_number) {}
 
 }  // namespace commbench

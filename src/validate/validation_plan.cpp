@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/profile_range.hpp"
 #include "commbench/validate/hostlist.hpp"
@@ -64,6 +65,12 @@ class PlanRun {
     } catch (const TimeUp& stop) {
       outcome_.complete = false;
       outcome_.stopped_before = stop.next;
+    } catch (const Interrupted& stop) {
+      // Every rank agreed on the signal inside a measurement: all of them keep what was
+      // judged so far and report it, as a sweep keeps its rows.
+      outcome_.complete = false;
+      outcome_.stopped_before = phase_;
+      outcome_.interrupted_by = stop.signal_number();
     }
     outcome_.elapsed_seconds = probe_.elapsed_seconds();
     return std::move(outcome_);
@@ -74,7 +81,9 @@ class PlanRun {
   const std::string& name(int node) const { return outcome_.node_names[static_cast<std::size_t>(node)]; }
 
 
+  // Called as each phase begins, with its name: what a time limit or a signal cut off.
   void require_time(const std::string& next) {
+    phase_ = next;
     if (settings_.time_limit_seconds > 0 && probe_.elapsed_seconds() >= settings_.time_limit_seconds)
       throw TimeUp{next};
   }
@@ -576,6 +585,7 @@ class PlanRun {
   const PlanSettings& settings_;
   ValidationOutcome outcome_;
   std::set<int> faulty_;
+  std::string phase_;  // the phase under way (require_time)
   std::set<RankPair> measured_;
   std::set<RankPair> undecided_links_;
   int round_index_ = 0;

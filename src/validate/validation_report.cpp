@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "commbench/core/csv_field.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
 
 namespace commbench {
@@ -33,6 +33,7 @@ std::string exclude_option(const ValidationOutcome& outcome) {
 }
 
 int validation_exit_code(const ValidationOutcome& outcome) {
+  if (outcome.interrupted_by != 0) return 128 + outcome.interrupted_by;
   if (!outcome.faults.empty() || outcome.wrong > 0) return 1;
   return outcome.complete ? 0 : 4;
 }
@@ -73,7 +74,11 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
     text += "note: more than half the nodes fail: the fabric as a whole, or the expected figure, is off\n";
   if (outcome.wrong > 0)
     text += fmt::format("FAIL check: {} bytes or elements received wrong\n", outcome.wrong);
-  if (!outcome.complete) text += "INCOMPLETE: the time limit was reached before " + outcome.stopped_before + "\n";
+  if (outcome.interrupted_by != 0)
+    text += fmt::format("INCOMPLETE: interrupted by {} during {}\n", interruption_signal_name(outcome.interrupted_by),
+                        outcome.stopped_before);
+  else if (!outcome.complete)
+    text += "INCOMPLETE: the time limit was reached before " + outcome.stopped_before + "\n";
 
   // Every node's verdict on a small cluster; on a large one the FAIL lines say it all and
   // the files hold every node.
@@ -88,7 +93,10 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
   for (const Fault& fault : outcome.faults)
     (fault.kind == FaultKind::node ? nodes : fault.kind == FaultKind::link ? links : groups) += 1;
   if (outcome.faults.empty() && outcome.wrong == 0)
-    text += fmt::format("verdict: {} ({})\n", outcome.complete ? "healthy" : "nothing failed before the time limit",
+    text += fmt::format("verdict: {} ({})\n",
+                        outcome.complete               ? "healthy"
+                        : outcome.interrupted_by != 0 ? "nothing failed before the run was stopped"
+                                                      : "nothing failed before the time limit",
                         plural(outcome.node_names.size(), "node"));
   else
     text += fmt::format("verdict: FAILED: {}, {}, {}{}\n", plural(nodes, "node"), plural(links, "link"),
@@ -97,30 +105,42 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
   return text;
 }
 
-std::string validation_csv(const ValidationOutcome& outcome) {
-  std::string text = "kind,phase,round,node_a,node_b,nodes,measured_gbps,expected_gbps,result,reason\n";
-  const auto row = [&](std::string_view kind, std::string_view phase, std::string round, const std::string& a,
-                       const std::string& b, const std::string& nodes, std::string measured, std::string expected,
+std::vector<Record> validation_records(const ValidationOutcome& outcome) {
+  const RecordKind& kind = record_kind("check");
+  std::vector<Record> records;
+  const auto row = [&](std::string_view check, std::string_view phase, std::optional<int> round, const std::string& a,
+                       const std::string& b, const std::string& nodes, double measured, double expected,
                        std::string_view result, const std::string& reason) {
-    text += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", kind, phase, round, csv_escape(a), csv_escape(b),
-                        csv_escape(nodes), measured, expected, result, csv_escape(reason));
+    // A figure of 0 is one the plan has not got (no expectation, no measurement).
+    const auto figure = [](double value) { return value > 0 ? FieldValue{value} : FieldValue{std::monostate{}}; };
+    records.push_back(Record{&kind,
+                             {std::string(check), std::string(phase),
+                              round ? FieldValue{std::int64_t{*round}} : FieldValue{std::monostate{}}, a, b, nodes,
+                              figure(measured), figure(expected), std::string(result), reason},
+                             {}});
   };
-  const auto number = [](double value) { return value > 0 ? significant_text(value, 6) : std::string(); };
   const std::vector<std::string> verdicts = outcome.node_verdicts();
   for (std::size_t node = 0; node < verdicts.size(); ++node)
-    row("node", "verdict", "", outcome.node_names[node], "", "", "", "", verdicts[node] == "ok" ? "ok" : "fail",
+    row("node", "verdict", std::nullopt, outcome.node_names[node], "", "", 0, 0, verdicts[node] == "ok" ? "ok" : "fail",
         verdicts[node] == "ok" ? "" : verdicts[node]);
   for (std::size_t node = 0; node < outcome.intra_busbw.size(); ++node)
     if (const auto& busbw = outcome.intra_busbw[node])
-      row("intra", "intra-node", "", outcome.node_names[node], "", "", number(*busbw),
-          number(outcome.intra_expected_gbps), *busbw < outcome.intra_expected_gbps ? "slow" : "ok", "");
+      row("intra", "intra-node", std::nullopt, outcome.node_names[node], "", "", *busbw, outcome.intra_expected_gbps,
+          *busbw < outcome.intra_expected_gbps ? "slow" : "ok", "");
   for (const PairResult& pair : outcome.pairs)
-    row("pair", pair.phase, std::to_string(pair.round), outcome.node_names[static_cast<std::size_t>(pair.first)],
-        outcome.node_names[static_cast<std::size_t>(pair.second)], "", number(pair.gbps),
-        number(outcome.pair_expected_gbps), pair.slow ? "slow" : "ok", "");
+    row("pair", pair.phase, pair.round, outcome.node_names[static_cast<std::size_t>(pair.first)],
+        outcome.node_names[static_cast<std::size_t>(pair.second)], "", pair.gbps, outcome.pair_expected_gbps,
+        pair.slow ? "slow" : "ok", "");
   for (const GroupResult& group : outcome.groups)
-    row("group", group.phase, std::to_string(group.step), "", "", outcome.host_list(group.nodes),
-        number(group.busbw_gbps), number(outcome.group_expected_gbps), group.short_of_expected ? "slow" : "ok", "");
+    row("group", group.phase, group.step, "", "", outcome.host_list(group.nodes), group.busbw_gbps,
+        outcome.group_expected_gbps, group.short_of_expected ? "slow" : "ok", "");
+  return records;
+}
+
+std::string validation_csv(const ValidationOutcome& outcome) {
+  const RecordKind& kind = record_kind("check");
+  std::string text = csv_header(kind) + "\n";
+  for (const Record& record : validation_records(outcome)) text += csv_record_line(record, kind) + "\n";
   return text;
 }
 
@@ -186,6 +206,8 @@ nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const P
   doc["complete"] = outcome.complete;
   doc["stopped_before"] = outcome.stopped_before;
   doc["exit_code"] = validation_exit_code(outcome);
+  doc["interrupted_by"] =
+      outcome.interrupted_by != 0 ? json(interruption_signal_name(outcome.interrupted_by)) : json(nullptr);
   return doc;
 }
 

@@ -552,11 +552,15 @@ class StallInEveryPhase(TempDirTest):
                     self.assertRegex(err, r"bench-collectives: timeout: rank 0 \(host [^)]+\): .*not responding: "
                                           r"rank 1 \(host [^)]+\) (silent for|never reported)")
                     self.assertNotRegex(err, r"not responding: .*rank [02] \(")
-                # The JSON is whole (written by the reporting rank before the stall
-                # ended the job) or absent, and no temporary file is left beside it.
+                # The JSON is whole or absent, and no temporary file is left beside it:
+                # written by the reporting rank at the end, or, once its header was
+                # written, closed by the timeout with complete: false and exit code 4.
                 if os.path.exists(self.path("out.json")):
                     with open(self.path("out.json")) as f:
-                        self.assertTrue(json.load(f)["complete"])
+                        doc = json.load(f)
+                    finished = phase in ("writing the results", "finalizing MPI")
+                    self.assertEqual(doc["complete"], finished)
+                    self.assertEqual(doc["summary"]["exit_code"], 0 if finished else 4)
                 self.assertEqual([name for name in os.listdir(self.dir) if ".tmp." in name], [])
 
 

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,9 +53,12 @@ class JobSession {
 
   // The reporter set on the reporting rank (no-ops elsewhere). open_outputs and the
   // begin/finish calls are collective and guarded; a FIFO with no reader times out.
+  // Between begin and finish, a timeout (exit 4) still closes the files with the records
+  // made so far and complete: false.
   void open_outputs(const OutputRequest& request);
   void begin_results(const RunContext& context);
   void add_row(const ResultRow& row);
+  void add_record(const Record& record);
   void finish_results(const RunSummary& summary);
 
  private:
@@ -63,7 +67,13 @@ class JobSession {
   std::unique_ptr<Bootstrap> world_;
   std::unique_ptr<Backend> backend_;
   std::string backend_note_;  // why --backend auto chose what it chose, when that needs saying
+  // The reporters are used by the main thread and, on a timeout, by the watchdog's.
+  std::timed_mutex reporters_mutex_;
   ReporterSet reporters_;
+  bool results_begun_ = false;
+  std::size_t records_ = 0;
+
+  void close_results_on_timeout();
 };
 
 }  // namespace commbench

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,11 +42,16 @@ class JobWatch {
   void relabel_ranks(std::vector<std::string> labels);
   // Rank 0's census of who arrived at the steps before the heartbeat channel exists.
   ArrivalBoard& arrivals() { return arrivals_; }
+  // Called on a timeout, after the backend's abort and before the process ends, so the
+  // result files are closed (complete: false) with what they hold; empty for none.
+  // Runs on the watchdog's thread: it must not wait for the stalled main thread.
+  void set_expiry_report(std::function<void()> report);
 
  private:
   double timeout_seconds_;
   std::mutex backend_mutex_;  // held while aborting and while the backend changes
   Backend* backend_ = nullptr;
+  std::function<void()> expiry_report_;  // guarded by backend_mutex_
   std::atomic<long long> linger_ms_{0};
   std::unique_ptr<HeartbeatChannel> heartbeat_;
   ArrivalBoard arrivals_;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "commbench/core/record.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
 
 namespace commbench {
@@ -87,5 +88,7 @@ std::string_view direction_text(const PairCell& cell);
 
 // The long-form CSV, one line per cell (header first); `method` is the last column.
 std::string cells_csv(const std::vector<PairCell>& cells);
+// A cell as a record of kind "cell" (core/record.hpp): what --csv and --json hold.
+Record cell_record(const PairCell& cell);
 
 }  // namespace commbench

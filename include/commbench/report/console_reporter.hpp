@@ -14,6 +14,9 @@ class ConsoleReporter final : public Reporter {
   explicit ConsoleReporter(std::FILE* out) : out_(out) {}
   void begin(const RunContext& context) override;
   void add_row(const ResultRow& row) override;
+  // A command whose records are not rows prints its own report (matrices, verdicts); the
+  // table here is the collectives' one.
+  void add_record(const Record&) override {}
   void finish(const RunSummary& summary) override;
 
  private:

@@ -1,5 +1,7 @@
-// JSON: provenance, every row and the summary, in one document. Written once at the end,
-// to a temporary file that is renamed into place, so the file is either whole or absent.
+// JSON: provenance, every record (under its kind's key: "rows", "cells", "checks"), the
+// summary and the command's own sections, in one document. Written once at the end of
+// the run however it ends (complete: false when it was interrupted), to a temporary file
+// that is renamed into place, so the file is either whole or absent.
 #pragma once
 
 #include <cstdio>
@@ -16,7 +18,7 @@ class JsonReporter final : public Reporter {
   JsonReporter(std::string path, std::FILE* stream);
   ~JsonReporter() override;
   void begin(const RunContext& context) override;
-  void add_row(const ResultRow& row) override;
+  void add_record(const Record& record) override;
   void finish(const RunSummary& summary) override;
 
  private:

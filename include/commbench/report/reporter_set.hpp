@@ -13,7 +13,9 @@
 
 namespace commbench {
 
-enum class OutputFormat { table, csv, json };
+// What goes to stdout: the collectives table, CSV, JSON, or nothing (a command that
+// prints its own report, such as bench-p2p's matrices).
+enum class OutputFormat { table, csv, json, none };
 
 struct OutputRequest {
   OutputFormat stdout_format = OutputFormat::table;
@@ -35,6 +37,7 @@ class ReporterSet {
 
   void begin(const RunContext& context);
   void add_row(const ResultRow& row);
+  void add_record(const Record& record);
   void finish(const RunSummary& summary);
 
  private:

@@ -29,6 +29,9 @@ struct RunContext {
   std::vector<std::string> notes;                                // what was skipped or is unknown, and why
   // Names of the command's own row fields (ResultRow::extra), in CSV column order.
   std::vector<std::string> extra_columns;
+  // The kind of the run's records (core/record.hpp): the CSV's columns and the JSON
+  // document's array ("row" → "rows", "cell" → "cells", "check" → "checks").
+  std::string record_kind = "row";
 };
 
 struct RunSummary {
@@ -40,6 +43,10 @@ struct RunSummary {
   std::vector<std::string> threshold_failures;
   double average_busbw_gbps = 0;  // over all rows, like nccl-tests' "Avg bus bandwidth"
   int exit_code = 0;
+  // The command's own top-level JSON keys after its records (p2p's rounds, validate's
+  // plan and verdicts), each value JSON text. The "summary" object above is the row
+  // kind's only.
+  std::vector<std::pair<std::string, std::string>> sections;
 };
 
 }  // namespace commbench

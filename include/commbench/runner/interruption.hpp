@@ -3,7 +3,7 @@
 // ranks agree on it, so they all stop at the same point and reporters can finish.
 #pragma once
 
-#include "commbench/core/error.hpp"
+#include "commbench/core/interrupted.hpp"
 
 namespace commbench {
 
@@ -14,15 +14,6 @@ int pending_interruption();
 // For tests: forget a recorded signal.
 void clear_interruption();
 
-// Thrown by the runner once every rank knows of an interruption. Exit code 128 + signal,
-// as shells report a process ended by that signal (130 for SIGINT, 143 for SIGTERM).
-class Interrupted : public Error {
- public:
-  explicit Interrupted(int signal_number);
-  int signal_number() const { return signal_; }
-
- private:
-  int signal_;
-};
+// The runner throws Interrupted (core/interrupted.hpp) once every rank knows of one.
 
 }  // namespace commbench

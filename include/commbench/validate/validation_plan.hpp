@@ -107,7 +107,8 @@ struct ValidationOutcome {
   bool complete = true;
   // Bytes or elements a --check found wrong (set by the job, not the plan): exit 1.
   std::uint64_t wrong = 0;
-  std::string stopped_before;  // what the time limit cut off
+  std::string stopped_before;  // what the time limit cut off, or the phase a signal stopped
+  int interrupted_by = 0;      // SIGINT/SIGTERM that stopped the plan (exit 128 + it); 0 when none
 
   // Nodes to leave out of the training job: every faulty node, and one end of each
   // faulty link that no excluded node already removes (the end in most such links).

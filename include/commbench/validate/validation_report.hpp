@@ -4,9 +4,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "commbench/core/record.hpp"
 #include "commbench/validate/validation_plan.hpp"
 
 namespace commbench {
@@ -20,12 +22,14 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
 // The one line to paste into sbatch/srun: "--exclude=node[03,07-08]"; empty when none.
 std::string exclude_option(const ValidationOutcome& outcome);
 
-// 0 healthy, 1 anything failed, 4 the time limit cut the plan short with nothing failed.
+// 0 healthy, 1 anything failed, 4 the time limit cut the plan short with nothing failed;
+// 128 + signal when SIGINT/SIGTERM stopped it (whatever was found before).
 int validation_exit_code(const ValidationOutcome& outcome);
 
-// Long form, one row per check: kind (node, intra, pair, group), phase, round, node_a,
-// node_b, nodes (a hostlist), measured_gbps, expected_gbps, result (ok, slow, fail),
-// reason.
+// Long form, one record of kind "check" per check: kind (node, intra, pair, group), phase,
+// round, node_a, node_b, nodes (a hostlist), measured_gbps, expected_gbps, result (ok,
+// slow, fail), reason. validation_csv is the same as a CSV text, header first.
+std::vector<Record> validation_records(const ValidationOutcome& outcome);
 std::string validation_csv(const ValidationOutcome& outcome);
 
 // Everything in the CSV plus the plan's settings, counts, faults, notes and exclude list.

@@ -105,15 +105,16 @@ TEST(Csv, ExtraFieldsFollowTheDeclaredColumnsInTheirOrder) {
   EXPECT_EQ(csv_header(extra).substr(csv_header().size()), ",group,step");
   ResultRow row = sample_row();
   row.extra = {ExtraField{"step", std::string("backward")}, ExtraField{"group", std::int64_t{3}}};
-  const std::string line = csv_line(fields_in_columns(row, extra));
+  const RecordKind& rows = record_kind("row");
+  const std::string line = csv_record_line(row_record(row), rows, extra);
   EXPECT_EQ(line.substr(line.rfind(",noise_target")), ",noise_target,3,backward");
   // A declared column the row lacks stays empty; an undeclared field is refused, since it
   // would shift every later column.
   row.extra = {ExtraField{"step", std::string("forward")}};
-  const std::string partial = csv_line(fields_in_columns(row, extra));
+  const std::string partial = csv_record_line(row_record(row), rows, extra);
   EXPECT_EQ(partial.substr(partial.rfind(",noise_target")), ",noise_target,,forward");
   row.extra.push_back(ExtraField{"peer", std::int64_t{1}});
-  EXPECT_THROW(fields_in_columns(row, extra), BackendError);
+  EXPECT_THROW(csv_record_line(row_record(row), rows, extra), BackendError);
 }
 
 TEST(Csv, ReporterWritesHeaderAndFlushesEachRow) {

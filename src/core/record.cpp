@@ -1,0 +1,181 @@
+#include "commbench/core/record.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "commbench/core/csv_field.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+
+namespace commbench {
+namespace {
+
+using enum ValueType;
+
+// bench-collectives' rows (and every command built on its runner, bench-groups).
+constexpr std::array kRowColumns{
+    Column{"backend", text, "", false},
+    Column{"op", text, "", false},
+    Column{"placement", text, "", false},
+    Column{"dtype", text, "", false},
+    Column{"redop", text, "", true},
+    Column{"root", integer, "rank", true},
+    Column{"bytes", integer, "bytes", false},
+    Column{"count", integer, "elements", false},
+    Column{"ranks", integer, "", false},
+    Column{"nodes", integer, "", false},
+    Column{"iterations", integer, "", false},
+    Column{"samples", integer, "", false},
+    Column{"time_us", number, "us", false},
+    Column{"time_min_us", number, "us", false},
+    Column{"time_mean_us", number, "us", false},
+    Column{"p50_us", number, "us", false},
+    Column{"p99_us", number, "us", false},
+    Column{"noise", number, "fraction", true},
+    Column{"slowest_rank", integer, "rank", false},
+    Column{"slowest_host", text, "", false},
+    Column{"algbw_gbps", number, "GB/s", false},
+    Column{"busbw_gbps", number, "GB/s", false},
+    Column{"theoretical_busbw_gbps", number, "GB/s", true},
+    Column{"achievable_busbw_gbps", number, "GB/s", true},
+    Column{"efficiency", number, "fraction", true},
+    Column{"wrong", integer, "elements", true},
+    Column{"threshold", text, "", true},
+    Column{"stop_reason", text, "", false},
+};
+
+// bench-p2p's cells: one pair of ranks (or devices, --local) in one direction.
+constexpr std::array kCellColumns{
+    Column{"src_host", text, "", false},
+    Column{"src_rank", integer, "rank", false},
+    Column{"src_device", text, "", false},
+    Column{"dst_host", text, "", false},
+    Column{"dst_rank", integer, "rank", false},
+    Column{"dst_device", text, "", false},
+    Column{"bytes", integer, "bytes", false},
+    Column{"direction", text, "", false},
+    Column{"round", integer, "", false},
+    Column{"gbps", number, "GB/s", false},
+    Column{"latency_us", number, "us", true},
+    Column{"theoretical_gbps", number, "GB/s", true},
+    Column{"efficiency", number, "fraction", true},
+    Column{"flagged", boolean, "", false},
+    Column{"reason", text, "", false},
+    Column{"link", text, "", false},
+    Column{"rail", integer, "", true},
+    Column{"method", text, "", false},
+};
+
+// bench-validate's checks: a node's verdict, a node's own collective, a node pair, a group.
+// Its figures keep 6 significant digits in CSV, as the console prints them.
+constexpr std::array kCheckColumns{
+    Column{"kind", text, "", false},
+    Column{"phase", text, "", false},
+    Column{"round", integer, "", true},
+    Column{"node_a", text, "", false},
+    Column{"node_b", text, "", false},
+    Column{"nodes", text, "", false},
+    Column{"measured_gbps", number, "GB/s", true, 6},
+    Column{"expected_gbps", number, "GB/s", true, 6},
+    Column{"result", text, "", false},
+    Column{"reason", text, "", false},
+};
+
+constexpr RecordKind kRow{"row", "rows", kRowColumns};
+constexpr RecordKind kCell{"cell", "cells", kCellColumns};
+constexpr RecordKind kCheck{"check", "checks", kCheckColumns};
+constexpr std::array<const RecordKind*, 3> kKinds{&kRow, &kCell, &kCheck};
+
+}  // namespace
+
+std::span<const RecordKind* const> record_kinds() { return kKinds; }
+
+const RecordKind& record_kind(std::string_view name) {
+  for (const RecordKind* kind : kKinds)
+    if (kind->name == name) return *kind;
+  throw BackendError(fmt::format("internal error: no record kind '{}'", name));
+}
+
+std::vector<Field> record_fields(const Record& record) {
+  const std::span<const Column> columns = record.kind->columns;
+  if (record.values.size() != columns.size())
+    throw BackendError(fmt::format("internal error: a '{}' record has {} values for {} columns", record.kind->name,
+                                   record.values.size(), columns.size()));
+  std::vector<Field> fields;
+  fields.reserve(columns.size() + record.extra.size());
+  for (std::size_t i = 0; i < columns.size(); ++i) fields.push_back(Field{columns[i].name, record.values[i]});
+  for (const ExtraField& extra : record.extra) fields.push_back(Field{extra.name, extra.value});
+  return fields;
+}
+
+Record row_record(const ResultRow& row) {
+  Record record{&kRow, {}, row.extra};
+  for (Field& field : row_fields(row)) {
+    if (record.values.size() == kRowColumns.size()) break;
+    record.values.push_back(std::move(field.value));
+  }
+  return record;
+}
+
+std::string csv_cell(const FieldValue& value, const Column& column) {
+  if (const auto* text_value = std::get_if<std::string>(&value)) return csv_escape(*text_value);
+  if (const auto* whole = std::get_if<std::int64_t>(&value)) {
+    if (column.type == boolean) return *whole != 0 ? "true" : "false";
+    return std::to_string(*whole);
+  }
+  if (const auto* real = std::get_if<double>(&value)) return significant_text(*real, column.digits);
+  return "";
+}
+
+namespace {
+
+// A command's own field: no declared type; numbers keep 9 significant digits.
+constexpr Column kExtraColumn{"", ValueType::text, "", true};
+
+// The record's extra fields in the declared order (empty where it lacks one). A field that
+// was not declared is an internal error: it would shift every later column.
+std::vector<FieldValue> declared_extras(const std::vector<ExtraField>& extra,
+                                        std::span<const std::string> extra_columns) {
+  for (const ExtraField& field : extra) {
+    if (std::find(extra_columns.begin(), extra_columns.end(), field.name) == extra_columns.end())
+      throw BackendError("internal error: row field '" + field.name + "' was not declared in the run's extra columns");
+  }
+  std::vector<FieldValue> values;
+  for (const std::string& column : extra_columns) {
+    const auto found =
+        std::find_if(extra.begin(), extra.end(), [&](const ExtraField& f) { return f.name == column; });
+    values.push_back(found == extra.end() ? FieldValue{std::monostate{}} : found->value);
+  }
+  return values;
+}
+
+}  // namespace
+
+std::string csv_header(const RecordKind& kind, std::span<const std::string> extra_columns) {
+  std::string line;
+  for (const Column& column : kind.columns) {
+    if (!line.empty()) line += ',';
+    line += column.name;
+  }
+  for (const std::string& column : extra_columns) line += ',' + csv_escape(column);
+  return line;
+}
+
+std::string csv_record_line(const Record& record, const RecordKind& kind, std::span<const std::string> extra_columns) {
+  if (record.kind != &kind)
+    throw BackendError(fmt::format("internal error: a '{}' record in a CSV of '{}' records", record.kind->name,
+                                   kind.name));
+  std::vector<Field> fields = record_fields(record);
+  std::string line;
+  for (std::size_t i = 0; i < kind.columns.size(); ++i) {
+    if (i > 0) line += ',';
+    line += csv_cell(fields[i].value, kind.columns[i]);
+  }
+  for (const FieldValue& value : declared_extras(record.extra, extra_columns))
+    line += ',' + csv_cell(value, kExtraColumn);
+  return line;
+}
+
+}  // namespace commbench

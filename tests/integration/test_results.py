@@ -1,0 +1,210 @@
+"""The one result model as users meet it: every record a command writes validates against
+docs/schema/records.schema.json (a real JSON Schema implementation), its CSV header is its
+kind's columns, and a run stopped by SIGTERM in the middle of real work on 4 MPI ranks
+keeps every record it made, in a CSV and a JSON that parse and say `complete: false`."""
+import csv
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import jsonschema
+
+from process_helpers import alive, children_of, run_stalled
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "records.schema.json")
+COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
+P2P = os.environ.get("COMMBENCH_BENCH_P2P", "build/bench/bench-p2p")
+VALIDATE = os.environ.get("COMMBENCH_BENCH_VALIDATE", "build/bench/bench-validate")
+GROUPS = os.environ.get("COMMBENCH_BENCH_GROUPS", "build/examples/bench-groups")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
+
+with open(SCHEMA_PATH, encoding="utf-8") as _f:
+    SCHEMA = json.load(_f)
+
+
+# One validator per kind (jsonschema.validate would check the schema again for every record).
+VALIDATORS = {kind: jsonschema.Draft202012Validator({**definition, "$schema": SCHEMA["$schema"]})
+              for kind, definition in SCHEMA["$defs"].items()}
+
+
+def environment():
+    env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_mpi_yield_when_idle="1")
+    return env
+
+
+def mpirun(np, binary, *args):
+    return [MPIEXEC, "-q", "--oversubscribe", "-np", str(np), binary, *map(str, args)]
+
+
+def csv_records(path):
+    with open(path, newline="") as f:
+        lines = [line for line in f if not line.startswith("#")]
+    reader = csv.reader(lines)
+    header = next(reader)
+    return header, [dict(zip(header, row, strict=True)) for row in reader]
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-results-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def assert_records_valid(self, doc, kind, header, extra=()):
+        columns = list(SCHEMA["$defs"][kind]["properties"])
+        self.assertEqual(header, columns + list(extra))
+        records = doc[SCHEMA["$defs"][kind]["x-document-key"]]
+        self.assertGreater(len(records), 0)
+        for record in records:
+            VALIDATORS[kind].validate(record)
+            self.assertEqual(list(record)[:len(columns)], columns)
+        return records
+
+
+class RecordSchema(TempDirTest):
+    """One real run of each command; every record it wrote fits its kind."""
+
+    def run_ok(self, cmd):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=environment())
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(self.path("r.json")) as f:
+            return json.load(f), csv_records(self.path("r.csv"))[0]
+
+    def outputs(self):
+        return ["--csv", self.path("r.csv"), "--json", self.path("r.json")]
+
+    def test_collectives_rows(self):
+        doc, header = self.run_ok(mpirun(2, COLLECTIVES, "--op", "allreduce,broadcast", "-b", "8", "-e", "1K",
+                                         "-n", "2", "-w", "1", "--check", "1", *self.outputs()))
+        rows = self.assert_records_valid(doc, "row", header)
+        self.assertEqual(len(rows), doc["summary"]["rows"])
+        self.assertTrue(doc["complete"])
+
+    def test_groups_rows_with_their_own_fields(self):
+        doc, header = self.run_ok(mpirun(4, GROUPS, "-k", "2", "-b", "64K", "-n", "2", *self.outputs()))
+        self.assert_records_valid(doc, "row", header, extra=("group_size", "groups"))
+
+    def test_p2p_cells(self):
+        doc, header = self.run_ok(mpirun(3, P2P, "--backend", "mpi", "-b", "4K", "-n", "2", "--latency-iters", "2",
+                                         *self.outputs()))
+        cells = self.assert_records_valid(doc, "cell", header)
+        self.assertEqual(len(cells), 6)  # every ordered pair of 3 ranks
+        self.assertEqual(doc["exit_code"], 0)
+
+    def test_validate_checks(self):
+        doc, header = self.run_ok(mpirun(2, VALIDATE, "--backend", "mpi", "-b", "64K", "--collective-bytes", "64K",
+                                         "-n", "2", *self.outputs()))
+        checks = self.assert_records_valid(doc, "check", header)
+        self.assertEqual([c["kind"] for c in checks], ["node", "intra"])
+        self.assertGreater(checks[1]["measured_gbps"], 0)
+
+
+class Interruption(TempDirTest):
+    """SIGTERM to every rank mid-run, as Slurm sends it at the time limit."""
+
+    def start(self, cmd, ready):
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment())
+        deadline = time.time() + 60
+        while time.time() < deadline and not ready(proc):
+            time.sleep(0.05)
+        self.assertTrue(ready(proc), "the run never got going")
+        return proc
+
+    def stop(self, proc, after_seconds):
+        time.sleep(after_seconds)
+        ranks = children_of(proc.pid)
+        self.assertEqual(len(ranks), 4)
+        for pid in ranks:
+            os.kill(pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        deadline = time.time() + 10
+        while any(alive(pid) for pid in ranks) and time.time() < deadline:
+            time.sleep(0.1)
+        for pid in ranks:
+            self.assertFalse(alive(pid), f"rank process {pid} outlived the job by 10 s")
+        return proc.returncode, out, err
+
+    def read_both(self, kind):
+        header, rows = csv_records(self.path("r.csv"))
+        with open(self.path("r.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(glob.glob(self.path("r.json") + ".tmp*"), [])
+        records = self.assert_records_valid(doc, kind, header) if rows else []
+        self.assertEqual(len(records), len(rows))
+        self.assertFalse(doc["complete"])
+        return rows, doc
+
+    def test_p2p_keeps_the_cells_of_every_round_it_finished(self):
+        rounds = 20000  # small rounds: far more than a few seconds hold
+        cmd = mpirun(4, P2P, "--backend", "mpi", "--schedule", "random", "--rounds", rounds, "-b", "8", "-n", "20",
+                     "-w", "0", "--latency-bytes", "0", "--csv", self.path("r.csv"), "--json", self.path("r.json"))
+        proc = self.start(cmd, lambda _: os.path.exists(self.path("r.csv")))
+        rc, out, err = self.stop(proc, 3)
+        self.assertEqual(rc, 143, err)
+        self.assertIn("bench-p2p: error: interrupted by SIGTERM", err)
+        rows, doc = self.read_both("cell")
+        # Each round is 2 pairs, each measured one way then the other: whole directions only.
+        self.assertGreater(len(rows), 0)
+        self.assertLess(len(rows), rounds * 4)
+        self.assertEqual(len(rows) % 2, 0)
+        self.assertEqual(doc["exit_code"], 143)
+        self.assertEqual(len(doc["rounds"]), rounds)
+        measured_rounds = sorted({int(r["round"]) for r in rows})
+        self.assertEqual(measured_rounds, list(range(len(measured_rounds))), "a round was skipped")
+        self.assertIn("bandwidth (GB/s)", out)  # the report of what was measured
+
+    def test_validate_keeps_the_checks_made_before_the_signal(self):
+        # An intra-node collective far longer than the test: the signal lands in it.
+        cmd = mpirun(4, VALIDATE, "--backend", "mpi", "--collective-bytes", "4M", "-n", "1000000",
+                     "--csv", self.path("r.csv"), "--json", self.path("r.json"))
+        proc = self.start(cmd, lambda _: os.path.exists(self.path("r.csv")))
+        rc, out, err = self.stop(proc, 1)
+        self.assertEqual(rc, 143, out + err)
+        self.assertIn("bench-validate: error: interrupted by SIGTERM", err)
+        self.assertIn("INCOMPLETE: interrupted by SIGTERM during the intra-node collectives", out)
+        rows, doc = self.read_both("check")
+        self.assertEqual([(r["kind"], r["result"]) for r in rows], [("node", "ok")])
+        self.assertEqual(doc["interrupted_by"], "SIGTERM")
+        self.assertEqual(doc["stopped_before"], "the intra-node collectives")
+        self.assertEqual(doc["exit_code"], 143)
+
+
+class Timeout(TempDirTest):
+    """A rank that stalls mid-sweep: the job ends with exit 4 (the watchdog), and the
+    reporting rank closes its files first, holding every record made before the stall."""
+
+    TIMEOUT_S = 5
+
+    def test_collectives_keeps_the_rows_before_a_stalled_case(self):
+        cmd = mpirun(4, COLLECTIVES, "--op", "allreduce", "-b", "8", "-e", "4M", "-n", "3", "-T", self.TIMEOUT_S,
+                     "--csv", self.path("r.csv"), "--json", self.path("r.json"))
+        rc, err, elapsed, ranks = run_stalled(cmd, "allreduce 1MiB", self.TIMEOUT_S)
+        self.assertIn("rank 1 stops itself at", err)
+        self.assertEqual(rc, 4, err)
+        self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
+        header, rows = csv_records(self.path("r.csv"))
+        with open(self.path("r.json")) as f:
+            doc = json.load(f)
+        records = self.assert_records_valid(doc, "row", header)
+        self.assertEqual([r["bytes"] for r in records], [8 << k for k in range(17)])  # 8 B to 512 KiB
+        self.assertEqual(len(rows), len(records))
+        self.assertFalse(doc["complete"])
+        self.assertEqual(doc["summary"]["exit_code"], 4)
+        self.assertEqual(doc["summary"]["rows"], 17)
+        self.assertEqual(glob.glob(self.path("r.json") + ".tmp*"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
