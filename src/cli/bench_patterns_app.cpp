@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "command_line_parser.hpp"
 #include "optional_json.hpp"
 #include "commbench/cli/bandwidth_cost_model.hpp"
@@ -370,10 +372,14 @@ void write_results(const PatternRunOptions& options, const RunContext& context, 
   for (const auto& [key, value] : context.settings) pattern[key] = value;
   doc["pattern"] = pattern;
   doc["steps_measured"] = measured.loop.iterations;
-  doc["wall_step_seconds"] = {{"slowest", measured.loop.slowest_seconds},
-                              {"fastest", measured.loop.fastest_seconds},
-                              {"mean", measured.loop.mean_seconds},
-                              {"slowest_rank", measured.loop.slowest_rank}};
+  // An interrupted loop combined no wall times over ranks: its steps' breakdowns stand.
+  if (measured.interrupted_by == 0)
+    doc["wall_step_seconds"] = {{"slowest", measured.loop.slowest_seconds},
+                                {"fastest", measured.loop.fastest_seconds},
+                                {"mean", measured.loop.mean_seconds},
+                                {"slowest_rank", measured.loop.slowest_rank}};
+  else
+    doc["wall_step_seconds"] = nullptr;
   doc["breakdown_rank"] = measured.breakdown_rank;
   doc["mean_step"] = step_json(report.step);
   doc["steps"] = nlohmann::ordered_json::array();
@@ -390,6 +396,7 @@ void write_results(const PatternRunOptions& options, const RunContext& context, 
   doc["compute_calibration"] = {{"offset_seconds", calibration.offset_seconds},
                                 {"worst_absolute_error_seconds", calibration.worst_absolute_error_seconds()}};
   doc["exit_code"] = exit_code;
+  doc["complete"] = measured.interrupted_by == 0;
   write_file_atomically(options.json_path,
                         doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
 }
@@ -438,7 +445,15 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   int exit_code = 0;
   try {
     PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
+    // A signal during the timed steps keeps those measured (interrupted_by); one before
+    // the first is Interrupted, with nothing to report.
     measured = measure_pattern(workload, world, options.steps, options.warmup, &session.watchdog());
+    if (measured.interrupted_by != 0) {
+      exit_code = 128 + measured.interrupted_by;
+      context.notes.push_back(fmt::format("interrupted by {} after {} of {} timed steps",
+                                          interruption_signal_name(measured.interrupted_by), measured.steps.size(),
+                                          options.steps));
+    }
     calibration = workload.calibration();
     last_timings = workload.last_timings();
     context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
@@ -451,7 +466,7 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
     auto guard = session.watchdog().guard("releasing the pattern's groups");
     groups.reset();
   }
-  if (exit_code != 0) return exit_code;
+  if (exit_code != 0 && measured.interrupted_by == 0) return exit_code;
   if (!options.trace_path.empty()) {
     session.step("writing the trace", [&] {
       const std::string own =
@@ -469,6 +484,7 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
     std::printf("%s", slurm_comment_line(context).c_str());
     print_report(config, measured, report, context.notes);
     write_results(options, context, measured, report, bubble_of(config, report.step), calibration, exit_code);
+    if (measured.interrupted_by != 0) print_command_error(kProgram, Interrupted(measured.interrupted_by).what());
   }
   return exit_code;
 }

@@ -81,6 +81,8 @@ class JobTuningTrials final : public TuningTrials {
     PatternStepWorkload workload(*groups_, schedule, pattern_ + " step, trial " + std::to_string(++trials_run_));
     const PatternMeasurement measured =
         measure_pattern(workload, world, request_.steps, request_.warmup, &session_.watchdog());
+    // A trial cut short is no trial to compare: the whole tuning stops (on every rank alike).
+    if (measured.interrupted_by != 0) throw Interrupted(measured.interrupted_by);
     if (request_.prune && !fitted_ && world.rank() == 0)
       fitted_ = std::make_unique<FittedCostModel>(config.layout, schedule, workload.last_timings());
     longest_trial_ = std::max(longest_trial_, agreed_max("agreeing on a trial's duration", seconds_since(trial_started)));

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/stopping_rule.hpp"
 
 namespace commbench {
@@ -15,7 +16,14 @@ PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& wor
   settings.warmup_iterations = warmup;
   MeasurementLoop loop(world, criterion, settings, watchdog);
   PatternMeasurement result;
-  result.loop = loop.measure(workload);
+  try {
+    result.loop = loop.measure(workload);
+  } catch (const Interrupted& stop) {
+    // Every rank agreed on it after the same timed batch: all of them keep those steps.
+    if (loop.timed_iterations() == 0) throw;
+    result.interrupted_by = stop.signal_number();
+    result.loop.iterations = loop.timed_iterations();
+  }
   // The loop's warm-up and calibration steps come first; the timed ones are the last.
   const std::vector<StepBreakdown>& all = workload.steps();
   const std::size_t timed = std::min<std::size_t>(all.size(), result.loop.iterations);
@@ -23,6 +31,10 @@ PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& wor
   if (watchdog != nullptr) guard.emplace(watchdog->guard(workload.describe() + " (agreeing on the breakdown)"));
   result.steps = slowest_rank_steps(world, std::span(all).subspan(all.size() - timed), result.breakdown_rank);
   result.step = mean_of(result.steps);
+  if (result.interrupted_by != 0) {
+    result.loop.slowest_seconds = result.step.step_seconds;
+    result.loop.slowest_rank = result.breakdown_rank;
+  }
   return result;
 }
 

@@ -158,6 +158,7 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
     collective_try(group_, [&] { workload.prepare(); });
   }
   Measurement result;
+  timed_iterations_ = 0;
   if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);
 
   if (settings_.warmup_iterations > 0) timed(workload, settings_.warmup_iterations, "warm-up");
@@ -197,6 +198,7 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
     busy_seconds += seconds;
     progress.samples += 1;
     progress.iterations += batch;
+    timed_iterations_ = progress.iterations;
     progress.relative_noise = noise.relative_error();
     progress.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (progress.samples == 1 && criterion_.resizes_batches()) {

@@ -23,6 +23,7 @@ COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-c
 P2P = os.environ.get("COMMBENCH_BENCH_P2P", "build/bench/bench-p2p")
 VALIDATE = os.environ.get("COMMBENCH_BENCH_VALIDATE", "build/bench/bench-validate")
 GROUPS = os.environ.get("COMMBENCH_BENCH_GROUPS", "build/examples/bench-groups")
+PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "build/bench/bench-patterns")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
 
 with open(SCHEMA_PATH, encoding="utf-8") as _f:
@@ -179,6 +180,30 @@ class Interruption(TempDirTest):
         self.assertEqual(doc["interrupted_by"], "SIGTERM")
         self.assertEqual(doc["stopped_before"], "the intra-node collectives")
         self.assertEqual(doc["exit_code"], 143)
+
+    def test_patterns_keeps_the_steps_it_timed(self):
+        steps = 100000  # far more than the test waits for
+        cmd = mpirun(4, PATTERNS, "--backend", "mpi", "--pattern", "ddp", "--params", "5M", "--layers", "4",
+                     "--hidden", "256", "--ffn", "1024", "--seq", "128", "-n", steps,
+                     "--csv", self.path("r.csv"), "--json", self.path("r.json"))
+        # The steps run once every rank has started; the signal then stops them after the
+        # batch under way (a signal during the set-up or warm-up is acted on there too).
+        proc = self.start(cmd, lambda proc: len(children_of(proc.pid)) == 4)
+        rc, out, err = self.stop(proc, 4)
+        self.assertEqual(rc, 143, out + err)
+        self.assertIn("bench-patterns: error: interrupted by SIGTERM", err)
+        with open(self.path("r.csv"), newline="") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        with open(self.path("r.json")) as f:
+            doc = json.load(f)
+        timed = [r for r in rows if r["record"] == "step"]
+        self.assertGreater(len(timed), 0)
+        self.assertLess(len(timed), steps)
+        self.assertEqual(len(doc["steps"]), len(timed))
+        self.assertEqual(doc["steps_measured"], len(timed))
+        self.assertFalse(doc["complete"])
+        self.assertEqual(doc["exit_code"], 143)
+        self.assertIn(f"interrupted by SIGTERM after {len(timed)} of {steps} timed steps", doc["provenance"]["notes"])
 
 
 class Timeout(TempDirTest):

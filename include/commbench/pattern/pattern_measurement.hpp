@@ -21,10 +21,15 @@ struct PatternMeasurement {
   StepBreakdown step;                // the slowest rank's mean over the timed steps
   std::vector<StepBreakdown> steps;  // the slowest rank's timed steps, in order
   int breakdown_rank = 0;            // whose breakdowns these are
+  // SIGINT/SIGTERM that stopped the timed steps (0: none). The steps timed before it are
+  // kept; `loop` then holds their count and the slowest rank's mean step only.
+  int interrupted_by = 0;
 };
 
 // Runs `warmup` steps, then exactly `steps` timed ones (collective over `world`, guarded
-// by `watchdog` when given). Throws Interrupted as the loop does.
+// by `watchdog` when given). A signal during the timed steps ends them early with the
+// steps timed so far (interrupted_by); during warm-up, Interrupted is thrown as the loop
+// does.
 PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& world, std::uint64_t steps,
                                    std::uint64_t warmup, Watchdog* watchdog);
 

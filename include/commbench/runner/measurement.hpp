@@ -66,6 +66,9 @@ class MeasurementLoop {
   // each in a profiler range (core/profile_range.hpp) inside one named as the workload.
   // Throws Interrupted once every rank knows of SIGINT/SIGTERM.
   Measurement measure(Workload& workload, const CaptureSwitch& capture = {});
+  // Iterations of the timed batches measure() finished, the same on every rank: what an
+  // interrupted measurement had timed when it threw.
+  std::uint64_t timed_iterations() const { return timed_iterations_; }
 
  private:
   std::uint64_t batch_for(double seconds_per_iteration) const;
@@ -85,6 +88,7 @@ class MeasurementLoop {
   const StoppingCriterion& criterion_;
   MeasurementSettings settings_;
   Watchdog* watchdog_;
+  std::uint64_t timed_iterations_ = 0;
 };
 
 }  // namespace commbench
