@@ -15,10 +15,10 @@
 #include "command_line_parser.hpp"
 #include "p2p_local_run.hpp"
 #include "commbench/cli/pair_cell_model.hpp"
-#include "result_command.hpp"
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/flag_values.hpp"
+#include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/config.hpp"
@@ -44,7 +44,8 @@ constexpr const char* kProgram = "bench-p2p";
 constexpr const char* kSchema = "commbench.p2p/1";
 
 struct P2pOptions {
-  std::string backend = "auto";
+  JobOptions job;
+  MeasurementOptions measurement{10, 2};
   PairSchedule schedule = PairSchedule::all_pairs;
   int rounds = 0;  // random schedule only
   std::uint64_t seed = 1;
@@ -53,15 +54,11 @@ struct P2pOptions {
   bool local = false;  // each node's GPUs from its first rank (p2p_local_run.hpp)
   std::vector<GpuCopyMethod> methods{GpuCopyMethod::copy_engine, GpuCopyMethod::sm_kernel, GpuCopyMethod::nccl};
   std::uint64_t bytes = std::uint64_t{4} << 20;
-  std::uint64_t iterations = 10;
-  std::uint64_t warmup = 2;
   std::uint64_t latency_bytes = 8;  // 0: no latency matrix
   std::uint64_t latency_iterations = 100;
   bool check = false;
   double outlier_fraction = kDefaultOutlierFraction;
   bool fail_on_outlier = false;
-  double timeout_seconds = 300;
-  ResultFiles files;
 
   std::vector<std::pair<std::string, std::string>> describe() const {
     std::vector<std::pair<std::string, std::string>> settings;
@@ -77,19 +74,17 @@ struct P2pOptions {
     settings.insert(settings.end(), {{"per_rail", per_rail ? "1" : "0"},
                                      {"both_ways", both_ways ? "1" : "0"},
                                      {"bytes", std::to_string(bytes)},
-                                     {"iters", std::to_string(iterations)},
-                                     {"warmup_iters", std::to_string(warmup)},
+                                     {"iters", std::to_string(measurement.iterations)},
+                                     {"warmup_iters", std::to_string(measurement.warmup)},
                                      {"latency_bytes", std::to_string(latency_bytes)},
                                      {"latency_iters", std::to_string(latency_iterations)},
                                      {"check", check ? "1" : "0"},
                                      {"outlier_fraction", significant_text(outlier_fraction)},
                                      {"fail_on_outlier", fail_on_outlier ? "1" : "0"},
-                                     {"timeout_s", significant_text(timeout_seconds)}});
+                                     {"timeout_s", significant_text(job.timeout_seconds)}});
     return settings;
   }
 };
-
-using ParsedP2pCommandLine = ParsedCommandLine<P2pOptions>;
 
 std::vector<GpuCopyMethod> parse_copy_methods(const std::string& text) {
   std::vector<GpuCopyMethod> methods;
@@ -122,14 +117,7 @@ void check_local_flags(const CLI::App& app, P2pOptions& options) {
     throw UsageError("--local: this bench-p2p was built without CUDA (configure with -DCOMMBENCH_WITH_NCCL=ON)");
 }
 
-ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
-  CLI::App app{
-      "bench-p2p: point-to-point bandwidth and latency between every pair of ranks, in rounds of disjoint pairs, "
-      "or with --local inside each node (GPU to GPU, host to GPU), each cell read against its link's spec; names "
-      "the slow links, ranks and GPUs."};
-  app.name(kProgram);
-  P2pOptions options;
-  add_backend_option(app, options.backend);
+void add_p2p_options(CLI::App& app, P2pOptions& options) {
   add_parsed_option(
       app, "--schedule", options.schedule,
       [](const std::string& text) { return parse_pair_schedule(text, "--schedule"); },
@@ -169,14 +157,8 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
       app, "-b,--bytes", options.bytes, [](const std::string& text) { return parse_size(text, "-b/--bytes"); },
       "Message size of the bandwidth matrix (binary units: 4M = 4194304); 64M with --local", "SIZE")
       ->default_str("4M");
-  add_parsed_option(
-      app, "-n,--iters", options.iterations, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
-      "Timed messages per pair and direction", "N")
-      ->default_str(std::to_string(options.iterations));
-  add_parsed_option(
-      app, "-w,--warmup", options.warmup, [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
-      "Messages per pair before timing", "N")
-      ->default_str(std::to_string(options.warmup));
+  add_measurement_options(app, options.measurement, "Timed messages per pair and direction",
+                          "Messages per pair before timing");
   add_parsed_option(
       app, "--latency-bytes", options.latency_bytes,
       [](const std::string& text) { return text == "0" ? 0 : parse_size(text, "--latency-bytes"); },
@@ -199,22 +181,17 @@ ParsedP2pCommandLine parse_p2p_command_line(int argc, char** argv) {
       "A cell below this fraction of the matrix's median or of its link's spec is an outlier", "F")
       ->default_str(significant_text(options.outlier_fraction));
   app.add_flag("--fail-on-outlier", options.fail_on_outlier, "Exit 1 when any cell is an outlier");
-  add_timeout_option(app, options.timeout_seconds, "one round");
-  add_result_file_options(app, options.files, "Write one row per measured pair and direction to this CSV file",
-                          "Write provenance and every cell to this JSON file");
-  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, kProgram);
-  // --version also says which backends (and so whether --local's CUDA) this binary has.
-  if (outcome.request == CommandLineRequest::version)
-    return {std::nullopt, outcome.text + "\nbackends: " + available_backends()};
-  if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
+  add_job_options(app, options.job, "one round", "Write one row per measured pair and direction to this CSV file",
+                  "Write provenance and every cell to this JSON file");
+}
+
+void validate_p2p_options(const CLI::App& app, P2pOptions& options) {
   if (options.schedule == PairSchedule::random && options.rounds == 0)
     throw UsageError("--schedule random: give --rounds K");
   if (options.schedule != PairSchedule::random && app.count("--rounds") > 0)
     throw UsageError("--rounds: applies to --schedule random only");
   if (options.local) check_local_flags(app, options);
   else if (app.count("--methods") > 0) throw UsageError("--methods: applies to --local only");
-  check_distinct_outputs(options.files.csv_path, options.files.json_path);
-  return {options, ""};
 }
 
 class PairMatrixRun {
@@ -254,7 +231,7 @@ class PairMatrixRun {
       }
       for (const DirectedRound& directed : directed_rounds(rounds[r], options_.both_ways, backend_.ranks())) {
         const Measurement measured =
-            time_round(directed.transfers, options_.bytes, options_.iterations, name_of(directed.direction), round);
+            time_round(directed.transfers, options_.bytes, options_.measurement.iterations, name_of(directed.direction), round);
         wrong_bytes += measured.wrong.value_or(0);
         for (const Transfer& transfer : directed.transfers.transfers()) {
           PairCell cell;
@@ -294,7 +271,7 @@ class PairMatrixRun {
                                fmt::format("round {} {} {}", round, what, format_size(bytes)));
     const FixedCountCriterion criterion(iterations);
     MeasurementSettings settings;
-    settings.warmup_iterations = options_.warmup;
+    settings.warmup_iterations = options_.measurement.warmup;
     settings.check = options_.check;
     settings.gather_rank_means = true;
     MeasurementLoop loop(backend_.group(), criterion, settings, &session_.watchdog());
@@ -440,15 +417,15 @@ int run_local(const P2pOptions& options, JobSession& session) {
   settings.plan.methods = options.methods;
   settings.plan.both_ways = options.both_ways;
   settings.copy.bytes = options.bytes;
-  settings.copy.warmup = options.warmup;
-  settings.copy.iterations = options.iterations;
+  settings.copy.warmup = options.measurement.warmup;
+  settings.copy.iterations = options.measurement.iterations;
   settings.copy.check = options.check;
   // A hundred dependent loads per --latency-iters, so the chase kernel's start is spread
   // over many loads rather than counted in each.
   settings.latency_loads = options.latency_bytes == 0 ? 0 : options.latency_iterations * 100;
   RunContext context = session.run_context(options.describe());
   context.record_kind = "cell";
-  session.open_outputs(file_outputs(options.files));
+  session.open_outputs(file_outputs(options.job.files));
   session.begin_results(context);
   LocalRunResult result = run_local_links(session, settings);
   flag_outliers(result.cells, options.outlier_fraction);
@@ -467,12 +444,10 @@ int run_local(const P2pOptions& options, JobSession& session) {
   return exit_code;
 }
 
-int run_in_job(const P2pOptions& options, JobStart& start) {
-  set_profile_category(ProfileCategory::p2p);
-  JobSession session(start, kSchema);
+int run_p2p(const P2pOptions& options, JobSession& session) {
   if (options.local) return run_local(options, session);
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
-  Backend& backend = session.create_backend(BackendRequest{options.backend});
+  Backend& backend = session.create_backend(BackendRequest{options.job.backend});
   std::vector<PairRound> rounds;
   NodeRanks nodes;
   session.step("planning the pair rounds", [&] {
@@ -481,7 +456,7 @@ int run_in_job(const P2pOptions& options, JobStart& start) {
   });
   RunContext context = session.run_context(options.describe());
   context.record_kind = "cell";
-  session.open_outputs(file_outputs(options.files));
+  session.open_outputs(file_outputs(options.job.files));
   session.begin_results(context);
   PairMatrixRun run(options, session, backend, nodes.rail_of_rank);
   std::vector<PairCell> cells;
@@ -515,7 +490,19 @@ int run_in_job(const P2pOptions& options, JobStart& start) {
 }  // namespace
 
 int run_bench_p2p(int argc, char** argv) {
-  return run_result_command<P2pOptions>(kProgram, argc, argv, parse_p2p_command_line, run_in_job);
+  const Command<P2pOptions> command{
+      kProgram,
+      "bench-p2p: point-to-point bandwidth and latency between every pair of ranks, in rounds of disjoint pairs, "
+      "or with --local inside each node (GPU to GPU, host to GPU), each cell read against its link's spec; names "
+      "the slow links, ranks and GPUs.",
+      kSchema,
+      ProfileCategory::p2p,
+      add_p2p_options,
+      validate_p2p_options,
+      run_p2p,
+      // --version also says which backends (and so whether --local's CUDA) this binary has.
+      true};
+  return run_command(command, argc, argv);
 }
 
 }  // namespace commbench

@@ -113,7 +113,8 @@ ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
       "Training steps measured", "N")
       ->default_str(std::to_string(options.steps));
   add_parsed_option(
-      app, "-w,--warmup", options.warmup, [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
+      app, "-w,--warmup,--warmup-iters", options.warmup,
+      [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
       "Steps run before measuring", "N")
       ->default_str(std::to_string(options.warmup));
   add_timeout_option(app, options.timeout_seconds, "one step");

@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
-#include "result_command.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_cluster_probe.hpp"
+#include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/core/build_info.hpp"
@@ -39,12 +39,11 @@ constexpr const char* kSchema = "commbench.validate/1";
 constexpr std::uint64_t kMostSimulatedNodes = 65536;
 
 struct ValidateOptions {
-  std::string backend = "auto";
+  JobOptions job;
   PlanSettings plan;
+  MeasurementOptions counts{10, 2};  // -n/-w, copied into `measurement`
   ProbeMeasurement measurement;
   std::string expect_path;
-  double timeout_seconds = 300;
-  ResultFiles files;
   // --simulate: no job, a modelled cluster.
   int simulate_nodes = 0;
   std::string degrade;
@@ -63,11 +62,9 @@ struct ValidateOptions {
             {"iters", std::to_string(measurement.iterations)},
             {"warmup_iters", std::to_string(measurement.warmup)},
             {"check", measurement.check ? "1" : "0"},
-            {"timeout_s", significant_text(timeout_seconds)}};
+            {"timeout_s", significant_text(job.timeout_seconds)}};
   }
 };
-
-using ParsedValidateCommandLine = ParsedCommandLine<ValidateOptions>;
 
 double parse_fraction(const std::string& text, const char* flag) {
   const double fraction = parse_number(text, flag, false);
@@ -103,7 +100,7 @@ void add_plan_options(CLI::App& app, ValidateOptions& options) {
       ->default_str("600");
 }
 
-void add_measurement_options(CLI::App& app, ValidateOptions& options) {
+void add_probe_options(CLI::App& app, ValidateOptions& options) {
   add_parsed_option(
       app, "-b,--bytes", options.measurement.pair_bytes,
       [](const std::string& text) { return parse_size(text, "-b/--bytes"); },
@@ -114,15 +111,7 @@ void add_measurement_options(CLI::App& app, ValidateOptions& options) {
       [](const std::string& text) { return parse_size(text, "--collective-bytes"); },
       "Allreduce size inside nodes and over node groups", "SIZE")
       ->default_str("64M");
-  add_parsed_option(
-      app, "-n,--iters", options.measurement.iterations,
-      [](const std::string& text) { return parse_count(text, "-n/--iters", 1); }, "Timed iterations per measurement",
-      "N")
-      ->default_str(std::to_string(options.measurement.iterations));
-  add_parsed_option(
-      app, "-w,--warmup", options.measurement.warmup,
-      [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); }, "Iterations before timing", "N")
-      ->default_str(std::to_string(options.measurement.warmup));
+  add_measurement_options(app, options.counts, "Timed iterations per measurement", "Iterations before timing");
   app.add_flag("-c,--check", options.measurement.check, "Check every received byte once per measurement");
 }
 
@@ -159,23 +148,19 @@ void add_simulation_options(CLI::App& app, ValidateOptions& options) {
       ->default_str("0.03");
 }
 
-ParsedValidateCommandLine parse_validate_command_line(int argc, char** argv) {
-  CLI::App app{
-      "bench-validate: the check before a training job. Node-local checks, collectives inside every node, node "
-      "pairs in a fixed number of rounds (suspects re-tested with fresh partners), a collective over every node "
-      "(bisected when it falls short); names the bad nodes and links and prints --exclude=HOSTLIST."};
-  app.name(kProgram);
-  ValidateOptions options;
+void add_validate_options(CLI::App& app, ValidateOptions& options) {
   options.plan.time_limit_seconds = 600;
-  add_backend_option(app, options.backend);
   add_plan_options(app, options);
-  add_measurement_options(app, options);
+  add_probe_options(app, options);
   add_simulation_options(app, options);
-  add_timeout_option(app, options.timeout_seconds, "one measurement");
-  add_result_file_options(app, options.files, "Write one row per check (node verdicts, pairs, groups) to this CSV file",
-                          "Write the plan, every figure, the verdicts and the exclude list to this JSON file");
-  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, kProgram);
-  if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
+  add_job_options(app, options.job, "one measurement",
+                  "Write one row per check (node verdicts, pairs, groups) to this CSV file",
+                  "Write the plan, every figure, the verdicts and the exclude list to this JSON file");
+}
+
+void validate_validate_options(const CLI::App& app, ValidateOptions& options) {
+  options.measurement.iterations = options.counts.iterations;
+  options.measurement.warmup = options.counts.warmup;
   if (options.simulate_nodes == 0) {
     for (const char* flag : {"--degrade", "--degrade-factor", "--noise"})
       if (app.count(flag) > 0) throw UsageError(std::string(flag) + ": applies to --simulate only");
@@ -189,20 +174,18 @@ ParsedValidateCommandLine parse_validate_command_line(int argc, char** argv) {
     options.plan.expect.group_busbw_gbps = site.group_busbw_gbps;
     options.measurement.expected_facts = site.facts;
   }
-  check_distinct_outputs(options.files.csv_path, options.files.json_path);
-  return {options, ""};
 }
 
 // A simulation is no job: its files are written here, whole, at its end.
 void write_simulation_results(const ValidateOptions& options, const ValidationOutcome& outcome,
                               nlohmann::ordered_json head, const std::string& csv_comment) {
-  if (!options.files.csv_path.empty())
-    write_file_atomically(options.files.csv_path, csv_comment + validation_csv(outcome), "--csv");
-  if (options.files.json_path.empty()) return;
+  if (!options.job.files.csv_path.empty())
+    write_file_atomically(options.job.files.csv_path, csv_comment + validation_csv(outcome), "--csv");
+  if (options.job.files.json_path.empty()) return;
   nlohmann::ordered_json doc = std::move(head);
   const nlohmann::ordered_json body = validation_json(outcome, options.plan);
   for (const auto& [key, value] : body.items()) doc[key] = value;
-  write_file_atomically(options.files.json_path,
+  write_file_atomically(options.job.files.json_path,
                         doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
 }
 
@@ -233,14 +216,12 @@ int run_simulation(const ValidateOptions& options) {
   return validation_exit_code(outcome);
 }
 
-int run_in_job(const ValidateOptions& options, JobStart& start) {
-  set_profile_category(ProfileCategory::validate);
-  JobSession session(start, kSchema);
+int run_in_job(const ValidateOptions& options, JobSession& session) {
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
-  Backend& backend = session.create_backend(BackendRequest{options.backend});
+  Backend& backend = session.create_backend(BackendRequest{options.job.backend});
   RunContext context = session.run_context(options.describe());
   context.record_kind = "check";
-  session.open_outputs(file_outputs(options.files));
+  session.open_outputs(file_outputs(options.job.files));
   session.begin_results(context);
   JobClusterProbe probe(session, backend, options.measurement);
   if (session.reporting()) {
@@ -276,12 +257,22 @@ int run_in_job(const ValidateOptions& options, JobStart& start) {
 }  // namespace
 
 int run_bench_validate(int argc, char** argv) {
-  return run_result_command<ValidateOptions>(
-      kProgram, argc, argv, parse_validate_command_line, [](const ValidateOptions& options, JobStart& start) {
-        // A simulation needs no job: the plan runs here alone, in the same report format.
-        if (options.simulate_nodes > 0) return is_reporting_process() ? run_simulation(options) : 0;
-        return run_in_job(options, start);
-      });
+  const Command<ValidateOptions> command{
+      kProgram,
+      "bench-validate: the check before a training job. Node-local checks, collectives inside every node, node "
+      "pairs in a fixed number of rounds (suspects re-tested with fresh partners), a collective over every node "
+      "(bisected when it falls short); names the bad nodes and links and prints --exclude=HOSTLIST.",
+      kSchema,
+      ProfileCategory::validate,
+      add_validate_options,
+      validate_validate_options,
+      [](const ValidateOptions& options, JobSession& session) {
+        // A simulation measures nothing: the reporting rank runs the plan alone, in the
+        // same report format.
+        if (options.simulate_nodes > 0) return session.reporting() ? run_simulation(options) : 0;
+        return run_in_job(options, session);
+      }};
+  return run_command(command, argc, argv);
 }
 
 }  // namespace commbench

@@ -156,8 +156,9 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       ->excludes(factor_option);
   add_parsed_option(app, "-n,--iters", options.stopping.fixed_iterations, count_at_least("-n/--iters", 1),
                     "Timed iterations per size (fixed); default: adaptive", "N");
-  add_parsed_option(app, "-w,--warmup-iters,--warmup_iters", options.warmup_iterations,
-                    count_at_least("-w/--warmup-iters", 0), "Warm-up iterations per size", "N")
+  // -w as every command spells it (command_shell.hpp), nccl-tests' --warmup_iters kept.
+  add_parsed_option(app, "-w,--warmup,--warmup-iters,--warmup_iters", options.warmup_iterations,
+                    count_at_least("-w/--warmup", 0), "Warm-up iterations per size", "N")
       ->default_str(std::to_string(options.warmup_iterations));
   // default_str is what a bare -c means; the option text shows the real default.
   add_parsed_option(app, "-c,--check", options.check, zero_or_one("-c/--check"),

@@ -12,38 +12,6 @@
 
 namespace commbench {
 
-CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
-  return add_parsed_option(
-             app, "--backend", backend,
-             [](const std::string& text) {
-               if (text != "auto" && text != "mpi" && text != "nccl")
-                 throw UsageError("--backend: '" + text + "' is not one of auto, mpi, nccl");
-               return text;
-             },
-             "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
-      ->default_str(backend);
-}
-
-void add_result_file_options(CLI::App& app, ResultFiles& files, const std::string& csv_description,
-                             const std::string& json_description) {
-  add_parsed_option(
-      app, "--csv", files.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
-      csv_description, "FILE");
-  add_parsed_option(
-      app, "--json", files.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
-      json_description, "FILE");
-  app.add_flag("--force", files.force, "Overwrite existing result files");
-}
-
-OutputRequest file_outputs(const ResultFiles& files) {
-  return OutputRequest{OutputFormat::none, files.csv_path, files.json_path, files.force};
-}
-
-void prepare_result_files(const ResultFiles& files) {
-  const std::pair<std::string, const char*> outputs[] = {{files.csv_path, "--csv"}, {files.json_path, "--json"}};
-  prepare_replaced_outputs(outputs, files.force);
-}
-
 namespace {
 
 CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* argv, const CLI::Option& version_flag) {
@@ -80,12 +48,6 @@ CommandLineOutcome parse_command_line(CLI::App& app, int argc, const char* const
   if (outcome.request == CommandLineRequest::version)
     outcome.text = fmt::format("{} {} (commit {})", program, version(), git_commit());
   return outcome;
-}
-
-CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::string& what) {
-  return add_parsed_option(app, "-T,--timeout", seconds, parse_timeout_seconds,
-                           "Seconds " + what + " may take before the run ends with exit 4; 0 disables", "SECONDS")
-      ->default_str(significant_text(seconds));
 }
 
 std::string non_empty_file_name(const std::string& text, const char* flag) {

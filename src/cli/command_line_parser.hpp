@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "commbench/report/reporter_set.hpp"
+#include "commbench/cli/command_shell.hpp"
 
 namespace commbench {
 
@@ -39,31 +39,6 @@ struct CommandLineOutcome {
 // CLI11 alone. CLI11's own errors (an unknown flag, a missing value) become a UsageError
 // of their first line and "(see --help)".
 CommandLineOutcome parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& program);
-
-// -T/--timeout SECONDS (0 disables): "Seconds `what` may take before the run ends with
-// exit 4; 0 disables", the same flag in every command.
-CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::string& what);
-
-// --backend auto|mpi|nccl, as bench-patterns and bench-p2p take it (bench-collectives
-// has its own, which also lists what the build lacks).
-CLI::Option* add_backend_option(CLI::App& app, std::string& backend);
-
-// Where a command's results go: --csv FILE, --json FILE (each described by the command)
-// and --force (replace existing files).
-struct ResultFiles {
-  std::string csv_path, json_path;
-  bool force = false;
-};
-void add_result_file_options(CLI::App& app, ResultFiles& files, const std::string& csv_description,
-                             const std::string& json_description);
-
-// Before the job starts: refuses to replace an existing --csv or --json file without
-// --force (UsageError naming it). Call it on the reporting process only, which alone
-// writes the files (is_reporting_process()).
-void prepare_result_files(const ResultFiles& files);
-// The files as the session's reporters write them: nothing on stdout (the command prints
-// its own report), the CSV streamed, the JSON replaced at the end.
-OutputRequest file_outputs(const ResultFiles& files);
 
 // A file name flag: an empty name is a typo (an unset shell variable), not a request for
 // no file. Throws UsageError "FLAG: empty file name".

@@ -4,6 +4,7 @@ the seams, runs under mpirun with its own row fields. Real processes, real mpiru
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -12,6 +13,9 @@ import unittest
 COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
 TOPOLOGY = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "build/bench/bench-topology")
 GROUPS = os.environ.get("COMMBENCH_BENCH_GROUPS", "build/examples/bench-groups")
+PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "build/bench/bench-patterns")
+P2P = os.environ.get("COMMBENCH_BENCH_P2P", "build/bench/bench-p2p")
+VALIDATE = os.environ.get("COMMBENCH_BENCH_VALIDATE", "build/bench/bench-validate")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
 
 PROVENANCE_KEYS = ["program", "version", "commit", "command_line", "started_at", "backend", "backend_version",
@@ -113,6 +117,39 @@ class ExampleCommand(TempDirTest):
         self.assertEqual(rc, 2, err)
         self.assertEqual(err.strip().splitlines(), ["bench-groups: error: -k/--group-size: 3 does not divide the 4 ranks"])
         self.assertFalse(os.path.exists(self.path("never.json")))
+
+
+# The shared option groups (cli/command_shell.hpp): each flag's spellings, as --help lists them.
+SHARED_FLAGS = {"-n": {"-n", "--iters"}, "-w": {"-w", "--warmup", "--warmup-iters"}, "-T": {"-T", "--timeout"},
+                "--backend": {"--backend"}, "--csv": {"--csv"}, "--json": {"--json"}, "--force": {"--force"}}
+MEASURING = {"-n", "-w", "-T", "--backend", "--csv", "--json", "--force"}
+
+
+def help_flags(binary):
+    """{first name: every name} of each option --help lists (answered before MPI starts)."""
+    p = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    flags = {}
+    for line in p.stdout.splitlines():
+        match = re.match(r"^\s+(-[-\w,]+)", line)
+        if match:
+            names = match.group(1).rstrip(",").split(",")
+            flags[names[0]] = set(names)
+    return flags
+
+
+class SharedFlags(unittest.TestCase):
+    """The same flag is spelled the same in every command (old spellings kept beside)."""
+
+    def test_every_command_spells_the_shared_flags_alike(self):
+        commands = {COLLECTIVES: MEASURING, PATTERNS: MEASURING, P2P: MEASURING, VALIDATE: MEASURING,
+                    GROUPS: MEASURING, TOPOLOGY: {"-T", "--csv", "--json", "--force"}}
+        for binary, expected in commands.items():
+            with self.subTest(command=os.path.basename(binary)):
+                flags = help_flags(binary)
+                self.assertLessEqual(expected, set(flags), "shared flags missing")
+                for first in expected:
+                    self.assertLessEqual(SHARED_FLAGS[first], flags[first], first)
 
 
 if __name__ == "__main__":

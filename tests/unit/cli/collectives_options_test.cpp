@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"-f", "0.5"}, "-f/--step-factor"}, BadInput{{"-f", "x"}, "-f/--step-factor"},
         BadInput{{"-i", "0"}, "-i/--step-bytes"}, BadInput{{"-f", "2", "-i", "1K"}, "excludes"},
         BadInput{{"-n", "0"}, "-n/--iters"}, BadInput{{"-n", "ten"}, "-n/--iters"},
-        BadInput{{"-w", "-1"}, "-w/--warmup-iters"}, BadInput{{"-c", "2"}, "-c/--check: expected 0 or 1 (got 2)"},
+        BadInput{{"-w", "-1"}, "-w/--warmup"}, BadInput{{"-c", "2"}, "-c/--check: expected 0 or 1 (got 2)"},
         BadInput{{"-z", "x"}, "-z/--blocking: expected 0 or 1 (got x)"},
         BadInput{{"-z", "-G", "2"}, "-z/--blocking: cannot be combined with -G/--cuda-graph"},
         BadInput{{"-g", "1025"}, "-g/--gpus-per-process: at most 1024"}, BadInput{{"-d", "float128"}, "-d/--dtype"},

@@ -1,0 +1,82 @@
+#include "commbench/cli/command_shell.hpp"
+
+#include <utility>
+
+#include "command_line_parser.hpp"
+#include "commbench/cli/flag_values.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/report/output_file.hpp"
+
+namespace commbench {
+
+CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
+  return add_parsed_option(
+             app, "--backend", backend,
+             [](const std::string& text) {
+               if (text != "auto" && text != "mpi" && text != "nccl")
+                 throw UsageError("--backend: '" + text + "' is not one of auto, mpi, nccl");
+               return text;
+             },
+             "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
+      ->default_str(backend);
+}
+
+CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::string& what) {
+  return add_parsed_option(app, "-T,--timeout", seconds, parse_timeout_seconds,
+                           "Seconds " + what + " may take before the run ends with exit 4; 0 disables", "SECONDS")
+      ->default_str(significant_text(seconds));
+}
+
+void add_result_file_options(CLI::App& app, ResultFiles& files, const std::string& csv_description,
+                             const std::string& json_description) {
+  add_parsed_option(
+      app, "--csv", files.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
+      csv_description, "FILE");
+  add_parsed_option(
+      app, "--json", files.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
+      json_description, "FILE");
+  app.add_flag("--force", files.force, "Overwrite existing result files");
+}
+
+void add_job_options(CLI::App& app, JobOptions& job, const std::string& timeout_what, const std::string& csv_description,
+                     const std::string& json_description) {
+  add_backend_option(app, job.backend);
+  add_timeout_option(app, job.timeout_seconds, timeout_what);
+  add_result_file_options(app, job.files, csv_description, json_description);
+}
+
+void add_measurement_options(CLI::App& app, MeasurementOptions& measurement, const std::string& iterations_what,
+                             const std::string& warmup_what) {
+  add_parsed_option(
+      app, "-n,--iters", measurement.iterations,
+      [](const std::string& text) { return parse_count(text, "-n/--iters", 1); }, iterations_what, "N")
+      ->default_str(std::to_string(measurement.iterations));
+  add_parsed_option(
+      app, "-w,--warmup,--warmup-iters", measurement.warmup,
+      [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); }, warmup_what, "N")
+      ->default_str(std::to_string(measurement.warmup));
+}
+
+OutputRequest file_outputs(const ResultFiles& files, OutputFormat console) {
+  return OutputRequest{console, files.csv_path, files.json_path, files.force};
+}
+
+namespace shell_detail {
+
+std::optional<std::string> parse(CLI::App& app, int argc, char** argv, const char* program,
+                                 const std::string& version_suffix) {
+  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, program);
+  if (outcome.request == CommandLineRequest::run) return std::nullopt;
+  if (outcome.request == CommandLineRequest::version) return outcome.text + version_suffix;
+  return outcome.text;
+}
+
+void prepare_result_files(const ResultFiles& files) {
+  const std::pair<std::string, const char*> outputs[] = {{files.csv_path, "--csv"}, {files.json_path, "--json"}};
+  prepare_replaced_outputs(outputs, files.force);
+}
+
+}  // namespace shell_detail
+
+}  // namespace commbench
