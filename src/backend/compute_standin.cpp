@@ -5,17 +5,9 @@
 #include <limits>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/statistics.hpp"
 
 namespace commbench {
-namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
-}  // namespace
 
 double ComputeCalibration::worst_absolute_error_seconds() const {
   double worst = 0;
@@ -38,7 +30,7 @@ ComputeStandIn::Spread ComputeStandIn::measure_repeatedly(double seconds, int re
   std::vector<double> measured;
   for (int i = 0; i < repeats; ++i) measured.push_back(measure_uncorrected(seconds));
   const double fastest = *std::min_element(measured.begin(), measured.end());
-  return Spread{median(std::move(measured)), fastest};
+  return Spread{median_of(std::move(measured)), fastest};
 }
 
 ComputeCalibration ComputeStandIn::calibrate(std::span<const double> durations, int repeats) {

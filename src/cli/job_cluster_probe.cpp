@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
@@ -51,7 +52,7 @@ std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<i
   std::vector<double> all;
   {
     auto guard = session_.watchdog().guard(what);
-    all = all_gather_exact(backend_.group(), own);
+    all = all_gather_as(backend_.group(), own);
   }
   std::vector<double> figures;
   for (const int owner : owners) figures.push_back(all[static_cast<std::size_t>(owner)]);

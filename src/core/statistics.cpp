@@ -38,4 +38,10 @@ SampleSummary summarize(std::span<const double> samples) {
   return summary;
 }
 
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return percentile_of_sorted(values, 0.5);
+}
+
 }  // namespace commbench

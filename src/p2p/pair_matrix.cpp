@@ -7,17 +7,12 @@
 #include <fmt/format.h>
 
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/statistics.hpp"
 
 namespace commbench {
 namespace {
 
 bool both_ways(const PairCell& cell) { return cell.direction == PairDirection::both; }
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 std::string optional_number(const std::optional<double>& value) {
   return value ? significant_text(*value, 9) : "";

@@ -1,8 +1,9 @@
 #include "commbench/pattern/pattern_measurement.hpp"
 
+#include <nlohmann/json.hpp>
 #include <span>
-#include <sstream>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/interrupted.hpp"
 #include "commbench/core/stopping_rule.hpp"
@@ -38,47 +39,46 @@ PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& wor
   return result;
 }
 
+// A breakdown as it travels between ranks (backend/typed_exchange.hpp): found by ADL.
+void to_json(nlohmann::json& json, const CommunicationTotals& totals) {
+  json = {{"kind", static_cast<int>(totals.type.kind)}, {"op", static_cast<int>(totals.type.op)},
+          {"group", static_cast<int>(totals.type.group)}, {"count", totals.count}, {"bytes", totals.bytes},
+          {"seconds", totals.seconds}, {"exposed_seconds", totals.exposed_seconds}};
+}
+
+void from_json(const nlohmann::json& json, CommunicationTotals& totals) {
+  totals.type = {static_cast<StepKind>(json.at("kind").get<int>()), static_cast<Collective>(json.at("op").get<int>()),
+                 static_cast<GroupRole>(json.at("group").get<int>())};
+  json.at("count").get_to(totals.count);
+  json.at("bytes").get_to(totals.bytes);
+  json.at("seconds").get_to(totals.seconds);
+  json.at("exposed_seconds").get_to(totals.exposed_seconds);
+}
+
+void to_json(nlohmann::json& json, const StepBreakdown& step) {
+  json = {{"step", step.step_seconds},
+          {"compute", step.compute_seconds},
+          {"communication", step.communication_seconds},
+          {"busy", step.communication_busy_seconds},
+          {"exposed", step.exposed_seconds},
+          {"unattributed", step.unattributed_exposed_seconds},
+          {"types", step.types}};
+}
+
+void from_json(const nlohmann::json& json, StepBreakdown& step) {
+  json.at("step").get_to(step.step_seconds);
+  json.at("compute").get_to(step.compute_seconds);
+  json.at("communication").get_to(step.communication_seconds);
+  json.at("busy").get_to(step.communication_busy_seconds);
+  json.at("exposed").get_to(step.exposed_seconds);
+  json.at("unattributed").get_to(step.unattributed_exposed_seconds);
+  json.at("types").get_to(step.types);
+}
+
 std::vector<StepBreakdown> slowest_rank_steps(Bootstrap& world, std::span<const StepBreakdown> mine,
                                               int& slowest_rank) {
   slowest_rank = world.max_with_rank(mean_of(mine).step_seconds).rank;
-  std::string text;
-  if (world.rank() == slowest_rank)
-    for (const StepBreakdown& step : mine) text += breakdown_to_text(step) + "\n";
-  text = world.broadcast(text, slowest_rank);
-  std::vector<StepBreakdown> steps;
-  for (std::size_t begin = 0, end = 0; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1)
-    steps.push_back(breakdown_from_text(text.substr(begin, end - begin)));
-  return steps;
-}
-
-std::string breakdown_to_text(const StepBreakdown& step) {
-  std::ostringstream out;
-  out.precision(17);
-  out << step.step_seconds << ' ' << step.compute_seconds << ' ' << step.communication_seconds << ' '
-      << step.communication_busy_seconds << ' ' << step.exposed_seconds << ' ' << step.unattributed_exposed_seconds
-      << ' ' << step.types.size();
-  for (const CommunicationTotals& totals : step.types)
-    out << ' ' << static_cast<int>(totals.type.kind) << ' ' << static_cast<int>(totals.type.op) << ' '
-        << static_cast<int>(totals.type.group) << ' ' << totals.count << ' ' << totals.bytes << ' ' << totals.seconds
-        << ' ' << totals.exposed_seconds;
-  return out.str();
-}
-
-StepBreakdown breakdown_from_text(const std::string& text) {
-  std::istringstream in(text);
-  StepBreakdown step;
-  std::size_t types = 0;
-  in >> step.step_seconds >> step.compute_seconds >> step.communication_seconds >> step.communication_busy_seconds >>
-      step.exposed_seconds >> step.unattributed_exposed_seconds >> types;
-  for (std::size_t i = 0; in && i < types; ++i) {
-    CommunicationTotals totals;
-    int kind = 0, op = 0, group = 0;
-    in >> kind >> op >> group >> totals.count >> totals.bytes >> totals.seconds >> totals.exposed_seconds;
-    totals.type = {static_cast<StepKind>(kind), static_cast<Collective>(op), static_cast<GroupRole>(group)};
-    step.types.push_back(totals);
-  }
-  if (!in) throw UsageError("pattern: a step breakdown could not be read back: \"" + text.substr(0, 60) + "\"");
-  return step;
+  return broadcast_as(world, std::vector<StepBreakdown>(mine.begin(), mine.end()), slowest_rank);
 }
 
 }  // namespace commbench

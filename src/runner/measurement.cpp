@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/core/profile_range.hpp"
 #include "commbench/core/statistics.hpp"
@@ -237,7 +238,7 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
     const std::uint64_t fewest_samples = static_cast<std::uint64_t>(group_.min(static_cast<double>(local.count)));
     const double worst_error = group_.max(local.relative_error);
     if (fewest_samples >= 2) result.noise = worst_error;
-    if (settings_.gather_rank_means) result.rank_mean_seconds = all_gather_exact(group_, local_mean);
+    if (settings_.gather_rank_means) result.rank_mean_seconds = all_gather_as(group_, local_mean);
   });
   workload.release();
   return result;

@@ -11,6 +11,7 @@
 #include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/profile_range.hpp"
+#include "commbench/core/statistics.hpp"
 #include "commbench/validate/hostlist.hpp"
 
 namespace commbench {
@@ -21,13 +22,6 @@ namespace {
 struct TimeUp {
   std::string next;
 };
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 std::string gbps_text(double gbps) { return significant_text(gbps, 3) + " GB/s"; }
 

@@ -51,14 +51,4 @@ class Bootstrap {
   virtual std::unique_ptr<Bootstrap> split(int color, int key) = 0;
 };
 
-// Every rank's `value`, indexed by rank, on every rank, bit for bit: they travel as
-// hexadecimal floating point ("%a"), which prints and reads back exactly.
-inline std::vector<double> all_gather_exact(Bootstrap& group, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%a", value);
-  std::vector<double> values;
-  for (const std::string& gathered : group.all_gather(text)) values.push_back(std::strtod(gathered.c_str(), nullptr));
-  return values;
-}
-
 }  // namespace commbench

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace commbench {
 
@@ -26,5 +27,8 @@ struct SampleSummary {
 double percentile_of_sorted(std::span<const double> sorted, double q);
 
 SampleSummary summarize(std::span<const double> samples);
+
+// The median (the mean of the middle two for an even count); 0 for no values.
+double median_of(std::vector<double> values);
 
 }  // namespace commbench

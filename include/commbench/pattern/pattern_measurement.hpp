@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,8 +37,8 @@ PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& wor
 // Collective: the timed steps of the rank with the longest mean step, on every rank.
 std::vector<StepBreakdown> slowest_rank_steps(Bootstrap& world, std::span<const StepBreakdown> mine, int& slowest_rank);
 
-// A breakdown as text and back (what the agreement broadcasts); UsageError on bad text.
-std::string breakdown_to_text(const StepBreakdown& step);
-StepBreakdown breakdown_from_text(const std::string& text);
+// A breakdown as JSON and back: how it travels between ranks (typed_exchange.hpp).
+void to_json(nlohmann::json& json, const StepBreakdown& step);
+void from_json(const nlohmann::json& json, StepBreakdown& step);
 
 }  // namespace commbench

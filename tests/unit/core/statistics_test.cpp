@@ -33,6 +33,12 @@ TEST(Statistics, EdgeCases) {
   EXPECT_DOUBLE_EQ(flat.relative_stddev, 0.0);
 }
 
+TEST(Statistics, MedianOfOddEvenAndNoValues) {
+  EXPECT_DOUBLE_EQ(median_of({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(median_of({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_DOUBLE_EQ(median_of({}), 0.0);
+}
+
 TEST(Statistics, PercentileInterpolation) {
   const std::vector<double> sorted{10, 20, 30, 40, 50, 60, 70, 80, 90, 100};
   EXPECT_DOUBLE_EQ(percentile_of_sorted(sorted, 0.0), 10);

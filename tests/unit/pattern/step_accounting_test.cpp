@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "commbench/backend/local_bootstrap.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/pattern/pattern_measurement.hpp"
 
 namespace commbench {
 namespace {
@@ -85,6 +87,30 @@ TEST(StepAccounting, MeanAveragesEveryField) {
   EXPECT_DOUBLE_EQ(mean.types[0].seconds, 2.0);
   EXPECT_EQ(mean.types[0].count, 1u);
   EXPECT_DOUBLE_EQ(mean_of({}).step_seconds, 0.0);
+}
+
+// The slowest rank's breakdowns reach every rank whole: every field, every type, bit for bit.
+TEST(StepAccounting, BreakdownsTravelBetweenRanksWhole) {
+  StepBreakdown step;
+  step.step_seconds = 0.1;
+  step.compute_seconds = 1.0 / 3.0;
+  step.communication_seconds = 2e-7;
+  step.communication_busy_seconds = 3e-300;
+  step.exposed_seconds = 0.25;
+  step.unattributed_exposed_seconds = 0;
+  step.types = {CommunicationTotals{{StepKind::peer, Collective::sendrecv, GroupRole::pipeline}, 7,
+                                    std::uint64_t{1} << 40, 0.125, 1e-9}};
+  LocalBootstrap world;
+  int slowest = -1;
+  const std::vector<StepBreakdown> steps = slowest_rank_steps(world, std::vector{step, step}, slowest);
+  EXPECT_EQ(slowest, 0);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[1].compute_seconds, step.compute_seconds);
+  EXPECT_EQ(steps[1].communication_busy_seconds, step.communication_busy_seconds);
+  ASSERT_EQ(steps[1].types.size(), 1u);
+  EXPECT_EQ(steps[1].types[0].type, step.types[0].type);
+  EXPECT_EQ(steps[1].types[0].bytes, step.types[0].bytes);
+  EXPECT_EQ(steps[1].types[0].exposed_seconds, step.types[0].exposed_seconds);
 }
 
 TEST(StepAccounting, RefusesTimingsThatDoNotMatchTheSchedule) {
