@@ -165,15 +165,29 @@ void validate_validate_options(const CLI::App& app, ValidateOptions& options) {
     for (const char* flag : {"--degrade", "--degrade-factor", "--noise"})
       if (app.count(flag) > 0) throw UsageError(std::string(flag) + ": applies to --simulate only");
   }
-  if (!options.expect_path.empty()) {
-    const SiteExpectations site =
-        parse_site_expectations(read_input_file(options.expect_path, "--expect " + options.expect_path),
-                                "--expect " + options.expect_path);
-    options.plan.expect.pair_gbps = site.pair_gbps;
-    options.plan.expect.intra_busbw_gbps = site.intra_busbw_gbps;
-    options.plan.expect.group_busbw_gbps = site.group_busbw_gbps;
-    options.measurement.expected_facts = site.facts;
-  }
+}
+
+// The site file's expectations into the plan and the node checks.
+void apply_site_file(ValidateOptions& options, const std::string& text) {
+  const SiteExpectations site = parse_site_expectations(text, "--expect " + options.expect_path);
+  options.plan.expect.pair_gbps = site.pair_gbps;
+  options.plan.expect.intra_busbw_gbps = site.intra_busbw_gbps;
+  options.plan.expect.group_busbw_gbps = site.group_busbw_gbps;
+  options.measurement.expected_facts = site.facts;
+}
+
+// --expect is a file of the reporting rank's node, as result files are: read there alone
+// (the other nodes need not have it) and handed to every rank. Two steps, so a file that
+// cannot be read ends every rank with its one line before any of them waits for it.
+ValidateOptions with_site_file(const ValidateOptions& options, JobSession& session) {
+  ValidateOptions resolved = options;
+  if (options.expect_path.empty()) return resolved;
+  std::string text;
+  session.step("reading --expect", [&] {
+    if (session.reporting()) text = read_input_file(options.expect_path, "--expect " + options.expect_path);
+  });
+  session.step("parsing --expect", [&] { apply_site_file(resolved, session.world().broadcast(text, 0)); });
+  return resolved;
 }
 
 // A simulation is no job: its files are written here, whole, at its end.
@@ -266,7 +280,8 @@ int run_bench_validate(int argc, char** argv) {
       ProfileCategory::validate,
       add_validate_options,
       validate_validate_options,
-      [](const ValidateOptions& options, JobSession& session) {
+      [](const ValidateOptions& given, JobSession& session) {
+        const ValidateOptions options = with_site_file(given, session);
         // A simulation measures nothing: the reporting rank runs the plan alone, in the
         // same report format.
         if (options.simulate_nodes > 0) return session.reporting() ? run_simulation(options) : 0;

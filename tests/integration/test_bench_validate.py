@@ -179,6 +179,21 @@ class RealJob(TempDirTest):
         self.assertIn("FAIL node %s: local check: GPU count is 0, expected 8" % host.group(1), p.stdout)
         self.assertIn("--exclude=", p.stdout)
 
+    def test_the_site_file_is_read_on_the_reporting_rank_only(self):
+        # Rank 0 starts in a folder holding site.txt, rank 1 in one that does not: the
+        # file is the reporting node's, as result files are, and reaches rank 1 from it.
+        here, elsewhere = self.path("here"), self.path("elsewhere")
+        os.makedirs(here)
+        os.makedirs(elsewhere)
+        with open(os.path.join(here, "site.txt"), "w") as f:
+            f.write("GPU count = 8\n")
+        args = [BIN, "--backend", "mpi", "-b", "64K", "--collective-bytes", "64K", "-n", "2", "--expect", "site.txt"]
+        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "1", "-wdir", here, *args, ":",
+               "-np", "1", "-wdir", elsewhere, *args]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=environment())
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("local check: GPU count is 0, expected 8", p.stdout)
+
 
 class BadInput(TempDirTest):
     def one_line_exit_2(self, *args):
