@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -26,15 +25,13 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
-#include "commbench/core/stopping_rule.hpp"
 #include "commbench/core/profile_range.hpp"
 #include "commbench/p2p/pair_matrix.hpp"
+#include "commbench/p2p/pair_matrix_run.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
 #include "commbench/p2p/rail_schedule.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
-#include "commbench/runner/measurement.hpp"
-#include "commbench/runner/peer_round_workload.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 
 namespace commbench {
@@ -193,96 +190,6 @@ void validate_p2p_options(const CLI::App& app, P2pOptions& options) {
   if (options.local) check_local_flags(app, options);
   else if (app.count("--methods") > 0) throw UsageError("--methods: applies to --local only");
 }
-
-class PairMatrixRun {
- public:
-  // `rail_of_rank`: each rank's place on its node, recorded in the cells with --per-rail.
-  PairMatrixRun(const P2pOptions& options, JobSession& session, Backend& backend, std::vector<int> rail_of_rank)
-      : options_(options), session_(session), backend_(backend), rail_of_rank_(std::move(rail_of_rank)) {}
-
-  // Every round of the schedule: the bandwidth of each direction (or both at once), then
-  // the pair's small-message exchange, each round's cells appended to `cells` as it ends.
-  // Throws Interrupted when every rank has agreed to stop: the cells of the rounds before
-  // are kept.
-  void measure(const std::vector<PairRound>& rounds, std::vector<PairCell>& cells, std::uint64_t& wrong_bytes) {
-    Bootstrap& group = backend_.group();
-    std::string own_device = "host";
-    if (!backend_.device_bus_ids().empty()) own_device = "GPU " + backend_.device_bus_ids().front();
-    std::vector<std::string> devices, bus_ids;
-    session_.step("exchanging each rank's device", [&] {
-      devices = group.all_gather(own_device);
-      bus_ids = group.all_gather(backend_.device_bus_ids().empty() ? "" : backend_.device_bus_ids().front());
-    });
-    std::string probe_failure;
-    std::optional<NodeTopology> node;
-    {
-      auto guard = session_.watchdog().guard("probing the reporting node for the link model");
-      node = probe_reporting_node(group, probe_failure);
-    }
-    for (std::size_t r = 0; r < rounds.size(); ++r) {
-      const int round = static_cast<int>(r);
-      std::map<std::pair<int, int>, double> latency;
-      if (options_.latency_bytes > 0) {
-        const Measurement exchange = time_round(PeerRound::both_ways(rounds[r], backend_.ranks()), options_.latency_bytes,
-                                                options_.latency_iterations, "latency", round);
-        for (const auto& [first, second] : rounds[r])
-          latency[{first, second}] = pair_seconds(exchange, first, second) * 1e6;
-        wrong_bytes += exchange.wrong.value_or(0);
-      }
-      for (const DirectedRound& directed : directed_rounds(rounds[r], options_.both_ways, backend_.ranks())) {
-        const Measurement measured =
-            time_round(directed.transfers, options_.bytes, options_.measurement.iterations, name_of(directed.direction), round);
-        wrong_bytes += measured.wrong.value_or(0);
-        for (const Transfer& transfer : directed.transfers.transfers()) {
-          PairCell cell;
-          cell.src_rank = transfer.source;
-          cell.dst_rank = transfer.destination;
-          cell.src_host = group.hostnames()[static_cast<std::size_t>(transfer.source)];
-          cell.dst_host = group.hostnames()[static_cast<std::size_t>(transfer.destination)];
-          cell.src_device = devices[static_cast<std::size_t>(transfer.source)];
-          cell.dst_device = devices[static_cast<std::size_t>(transfer.destination)];
-          cell.bytes = options_.bytes;
-          cell.direction = directed.direction;
-          cell.round = round;
-          if (options_.per_rail) cell.rail = rail_of_rank_[static_cast<std::size_t>(transfer.source)];
-          const double seconds = pair_seconds(measured, transfer.source, transfer.destination);
-          cell.gbps = seconds > 0 ? static_cast<double>(options_.bytes) / seconds / 1e9 : 0;
-          const auto pair = std::minmax(transfer.source, transfer.destination);
-          if (const auto found = latency.find({pair.first, pair.second}); found != latency.end())
-            cell.latency_us = found->second;
-          apply_link_model(node, probe_failure, bus_ids, group.hostnames(), cell);
-          cells.push_back(std::move(cell));
-        }
-      }
-    }
-  }
-
- private:
-  // A pair's transfer takes as long as the slower of its two ranks needed: the sender to
-  // post and complete its sends, the receiver to have every message.
-  static double pair_seconds(const Measurement& measured, int first, int second) {
-    return std::max(measured.rank_mean_seconds[static_cast<std::size_t>(first)],
-                    measured.rank_mean_seconds[static_cast<std::size_t>(second)]);
-  }
-
-  Measurement time_round(const PeerRound& transfers, std::uint64_t bytes, std::uint64_t iterations,
-                         std::string_view what, int round) {
-    PeerRoundWorkload workload(backend_, transfers, bytes,
-                               fmt::format("round {} {} {}", round, what, format_size(bytes)));
-    const FixedCountCriterion criterion(iterations);
-    MeasurementSettings settings;
-    settings.warmup_iterations = options_.measurement.warmup;
-    settings.check = options_.check;
-    settings.gather_rank_means = true;
-    MeasurementLoop loop(backend_.group(), criterion, settings, &session_.watchdog());
-    return loop.measure(workload);
-  }
-
-  const P2pOptions& options_;
-  JobSession& session_;
-  Backend& backend_;
-  std::vector<int> rail_of_rank_;
-};
 
 // A matrix row is 10 characters a rank: 64 ranks is already 650 columns, and 8192 would be
 // 670 MB of text. Past this the report lists outliers only.
@@ -458,7 +365,25 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
   context.record_kind = "cell";
   session.open_outputs(file_outputs(options.job.files));
   session.begin_results(context);
-  PairMatrixRun run(options, session, backend, nodes.rail_of_rank);
+  PairMatrixSettings settings;
+  settings.bytes = options.bytes;
+  settings.iterations = options.measurement.iterations;
+  settings.warmup = options.measurement.warmup;
+  settings.latency_bytes = options.latency_bytes;
+  settings.latency_iterations = options.latency_iterations;
+  settings.check = options.check;
+  settings.both_ways = options.both_ways;
+  if (options.per_rail) settings.rail_of_rank = nodes.rail_of_rank;
+  std::string probe_failure;
+  std::optional<NodeTopology> node;
+  {
+    auto guard = session.watchdog().guard("probing the reporting node for the link model");
+    node = probe_reporting_node(backend.group(), probe_failure);
+  }
+  PairMatrixRun run(backend, session.watchdog(), settings,
+                    [&](PairCell& cell, const std::vector<std::string>& bus_ids) {
+                      apply_link_model(node, probe_failure, bus_ids, backend.group().hostnames(), cell);
+                    });
   std::vector<PairCell> cells;
   std::uint64_t wrong_bytes = 0;
   int exit_code = 0;

@@ -1,8 +1,9 @@
 """Lower layers never include higher ones: core knows only itself; topology, report,
-validate and backend build on core; p2p (pair schedules and matrices) on the backend's
-peer rounds, and validate (bench-validate's plan) on p2p's schedules; the runner on
-backend; pattern (bench-patterns' schedules and their executor) on the runner and the
-bandwidth model; cli may use everything.
+validate and backend build on core; p2p (pair schedules, matrices and the matrix's
+measurement) on the backend's peer rounds and the runner, and validate (bench-validate's
+plan) on p2p's schedules; the runner on backend; pattern (bench-patterns' schedules and
+their executor) on the runner and the bandwidth model; cli, the commands' shells, may use
+everything, and no layer uses cli.
 A header of a higher layer in a lower one (the CSV reporter in the topology matrix, as
 before) fails here, naming the file and the include.
 """
@@ -16,10 +17,11 @@ ALLOWED = {
     "topology": {"core", "topology"},
     "report": {"core", "report"},
     "validate": {"core", "validate", "p2p"},
-    "p2p": {"core", "backend", "p2p"},
+    "p2p": {"core", "backend", "runner", "p2p"},
     "backend": {"core", "backend"},
     "runner": {"core", "backend", "runner"},
     "pattern": {"core", "backend", "runner", "topology", "pattern"},
+    "cli": {"core", "backend", "runner", "topology", "report", "validate", "p2p", "pattern", "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"commbench/([a-z0-9_]+)/', re.MULTILINE)
 
@@ -43,6 +45,89 @@ def violations():
     return found
 
 
+# One concept per file, functions that fit on a screen: a file of src/ over FILE_LIMIT
+# lines or a function over FUNCTION_LIMIT fails, unless it is listed below with the size it
+# had when the limit came in. A listed one may only shrink; once it fits, its entry must
+# go. What is listed is still to be split along its concepts.
+FILE_LIMIT = 500
+FUNCTION_LIMIT = 80
+KNOWN_LONG_FILES = {
+    "src/backend/nccl/nccl_backend.cpp": 912,
+    "src/validate/validation_plan.cpp": 675,
+    "src/cli/bench_patterns_app.cpp": 650,
+    "src/topology/bandwidth_model.cpp": 507,
+    "src/topology/hwloc_probe.cpp": 501,
+}
+KNOWN_LONG_FUNCTIONS = {
+    ("src/cli/collectives_options.cpp", "parse_collectives_command_line"): 185,
+    ("src/cli/pattern_flags.cpp", "add_pattern_flags"): 130,
+    ("src/topology/allreduce_algorithms.cpp", "allreduce_algorithms"): 107,
+    ("src/topology/nvml_probe.cpp", "probe_nvml"): 104,
+    ("src/cli/bench_patterns_app.cpp", "parse_pattern_command_line"): 100,
+    ("src/cli/bench_patterns_app.cpp", "predict_and_report"): 95,
+    ("src/runner/measurement.cpp", "MeasurementLoop::measure"): 94,
+    ("src/cli/bench_collectives_app.cpp", "run_in_job"): 92,
+    ("src/cli/bench_patterns_app.cpp", "run_in_job"): 87,
+    ("src/cli/pattern_flags.cpp", "resolve_pattern_config"): 85,
+}
+# A definition at namespace scope: its signature starts in column 0 and its line ends with
+# "{"; its body ends at the first "}" in column 0. (Tables of data have no parameter list.)
+SIGNATURE_END = re.compile(r"^[^\s#/].*\{\s*$|^\s+.*\)\s*(const\s*)?(noexcept\s*)?\{\s*$")
+NAME = re.compile(r"([A-Za-z_][\w:]*)\s*\(")
+
+
+def source_files():
+    for folder, _, files in os.walk(os.path.join(ROOT, "src")):
+        for name in files:
+            if name.endswith((".hpp", ".cpp", ".cu", ".h")):
+                path = os.path.join(folder, name)
+                yield os.path.relpath(path, ROOT), path
+
+
+def long_functions(lines):
+    """(name, lines) of every namespace-scope function definition, signature included."""
+    found, i = [], 0
+    while i < len(lines):
+        start = i
+        while start < len(lines) and lines[start][:1] in ("", " ", "\t", "#", "/", "}"):
+            start += 1
+        if start >= len(lines):
+            break
+        end = start
+        while end < len(lines) and not lines[end].rstrip().endswith(("{", ";", "}")) and end - start < 8:
+            end += 1
+        signature = " ".join(lines[start:end + 1])
+        if end < len(lines) and lines[end].rstrip().endswith("{") and "(" in signature and \
+                not re.match(r"(namespace|struct|class|enum|union|extern)\b", signature) and "=" not in signature.split("(")[0]:
+            close = end + 1
+            while close < len(lines) and not lines[close].startswith("}"):
+                close += 1
+            match = NAME.search(signature.split("(")[0] + "(")
+            found.append((match.group(1) if match else signature[:40], close - start + 1))
+            i = close + 1
+        else:
+            i = end + 1
+    return found
+
+
+def size_violations():
+    found = []
+    for relative, path in source_files():
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")
+        count = len(lines) - (1 if lines and lines[-1] == "" else 0)
+        limit = KNOWN_LONG_FILES.get(relative)
+        if count > (limit or FILE_LIMIT):
+            found.append(f"{relative}: {count} lines (at most {limit or FILE_LIMIT})")
+        elif limit and count <= FILE_LIMIT:
+            found.append(f"{relative}: {count} lines now fits; remove it from KNOWN_LONG_FILES")
+        for name, length in long_functions(lines):
+            known = KNOWN_LONG_FUNCTIONS.get((relative, name))
+            if length > (known or FUNCTION_LIMIT):
+                found.append(f"{relative}: {name} is {length} lines (at most {known or FUNCTION_LIMIT})")
+    return found
+
+
 class Layering(unittest.TestCase):
     def test_every_layer_exists(self):
         for layer in ALLOWED:
@@ -50,6 +135,14 @@ class Layering(unittest.TestCase):
 
     def test_no_layer_includes_a_higher_one(self):
         self.assertEqual(violations(), [])
+
+    def test_files_and_functions_fit_their_limits(self):
+        self.assertEqual(size_violations(), [])
+
+    def test_the_function_finder_measures_a_definition(self):
+        lines = ["namespace x {", "", "// why", "int f(int a,", "      int b) {", "  return a;", "}", "",
+                 "constexpr int table[] = {", "  1,", "};", "void g() {", "}", "}  // namespace x"]
+        self.assertEqual(long_functions(lines), [("f", 4), ("g", 2)])
 
 
 if __name__ == "__main__":
