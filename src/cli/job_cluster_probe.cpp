@@ -1,7 +1,6 @@
 #include "commbench/cli/job_cluster_probe.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -12,6 +11,7 @@
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/stopping_rule.hpp"
+#include "commbench/p2p/rail_schedule.hpp"
 #include "commbench/runner/collective_buffers.hpp"
 #include "commbench/runner/collective_workload.hpp"
 #include "commbench/runner/measurement.hpp"
@@ -26,17 +26,11 @@ namespace commbench {
 JobClusterProbe::JobClusterProbe(JobSession& session, Backend& backend, ProbeMeasurement measurement)
     : session_(session), backend_(backend), measurement_(std::move(measurement)) {
   Bootstrap& group = backend_.group();
-  std::map<std::string, int> index;
-  for (int rank = 0; rank < group.size(); ++rank) {
-    const std::string& host = group.hostnames()[static_cast<std::size_t>(rank)];
-    const auto [found, added] = index.emplace(host, static_cast<int>(node_names_.size()));
-    if (added) {
-      node_names_.push_back(host);
-      node_ranks_.emplace_back();
-    }
-    node_ranks_[static_cast<std::size_t>(found->second)].push_back(rank);
-  }
-  own_node_ = index.at(group.hostname());
+  NodeRanks nodes = group_ranks_by_node(group.hostnames());
+  node_names_ = std::move(nodes.hosts);
+  node_ranks_ = std::move(nodes.ranks);
+  own_node_ = static_cast<int>(std::find(node_names_.begin(), node_names_.end(), group.hostname()) -
+                               node_names_.begin());
   auto guard = session_.watchdog().guard("starting the plan's clock");
   group.barrier();
   started_ = std::chrono::steady_clock::now();

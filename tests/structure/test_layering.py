@@ -54,7 +54,6 @@ FUNCTION_LIMIT = 80
 KNOWN_LONG_FILES = {
     "src/backend/nccl/nccl_backend.cpp": 912,
     "src/validate/validation_plan.cpp": 675,
-    "src/cli/bench_patterns_app.cpp": 650,
     "src/topology/bandwidth_model.cpp": 507,
     "src/topology/hwloc_probe.cpp": 501,
 }
@@ -67,7 +66,6 @@ KNOWN_LONG_FUNCTIONS = {
     ("src/cli/bench_patterns_app.cpp", "predict_and_report"): 95,
     ("src/runner/measurement.cpp", "MeasurementLoop::measure"): 94,
     ("src/cli/bench_collectives_app.cpp", "run_in_job"): 92,
-    ("src/cli/bench_patterns_app.cpp", "run_in_job"): 87,
     ("src/cli/pattern_flags.cpp", "resolve_pattern_config"): 85,
 }
 # A definition at namespace scope: its signature starts in column 0 and its line ends with
