@@ -10,8 +10,9 @@ COMMBENCH_PACKAGES=(build-essential cmake pkg-config python3 libopenmpi-dev open
                     libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
                     libpugixml-dev
                     libhwloc-dev libibverbs-dev clang libclang-rt-14-dev
-                    python3-matplotlib python3-pandas)
+                    python3-matplotlib python3-pandas ninja-build ccache)
 # python3-matplotlib and python3-pandas: scripts/plot and scripts/compare (run.sh plots its run).
+# ninja-build and ccache: faster builds and rebuilds (commbench_build), used where present.
 
 commbench_log() { printf '[commbench] %s\n' "$*" >&2; }
 
@@ -44,11 +45,32 @@ commbench_mpi_environment() {
   fi
 }
 
+# Ninja where it is installed, unless the build folder was configured with another
+# generator (CMake refuses to switch); ccache in front of the compilers where it is
+# installed, so a rebuild of unchanged sources, in this clone or another one of the same
+# tree (CCACHE_BASEDIR makes the paths relative; CCACHE_NOHASHDIR leaves the folder out of
+# the hash of -g builds), is a cache hit. Neither is required.
+commbench_generator_args() {
+  if [ -f "$COMMBENCH_BUILD/CMakeCache.txt" ] || ! command -v ninja >/dev/null 2>&1; then
+    return 0
+  fi
+  printf '%s\n' -G Ninja
+}
+
+commbench_launcher_args() {
+  command -v ccache >/dev/null 2>&1 || return 0
+  printf '%s\n' -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache
+}
+
 commbench_build() {
-  local jobs
+  local jobs generator=() launcher=()
   jobs="$(nproc 2>/dev/null || echo 2)"
-  cmake -S "$COMMBENCH_ROOT" -B "$COMMBENCH_BUILD" -DCMAKE_BUILD_TYPE="${COMMBENCH_BUILD_TYPE:-Release}" \
-        "${COMMBENCH_CMAKE_ARGS[@]}" >/dev/null
+  mapfile -t generator < <(commbench_generator_args)
+  mapfile -t launcher < <(commbench_launcher_args)
+  # Read by ccache at compile time: exported here, in the shell the build runs from.
+  export CCACHE_BASEDIR="$COMMBENCH_ROOT" CCACHE_NOHASHDIR=1
+  cmake -S "$COMMBENCH_ROOT" -B "$COMMBENCH_BUILD" "${generator[@]}" "${launcher[@]}" \
+        -DCMAKE_BUILD_TYPE="${COMMBENCH_BUILD_TYPE:-Release}" "${COMMBENCH_CMAKE_ARGS[@]}" >/dev/null
   cmake --build "$COMMBENCH_BUILD" -j "$jobs" "$@"
 }
 
