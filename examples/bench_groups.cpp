@@ -49,13 +49,19 @@ ResultRow measure_groups_of(int size, const GroupsOptions& options, Backend& wor
                                                           {ReduceOp::sum}, {Placement::out_of_place},
                                                           {options.bytes}, 0, group->ranks(), {}});
   ResultRow row;
-  {
+  int signal = 0;
+  try {
     Runner runner(*group, settings, &session.watchdog());
     runner.prepare(plan);
     row = runner.run(plan.front());
+  } catch (const Interrupted& stop) {  // agreed within the group only: the job learns of it below
+    signal = stop.signal_number();
   }
-  auto guard = session.watchdog().guard("releasing the groups of " + std::to_string(size));
-  group.reset();  // freeing a sub-communicator may wait for its peers
+  session.step("releasing the groups of " + std::to_string(size), [&] {
+    group.reset();  // freeing a sub-communicator may wait for its peers
+    signal = world.group().max(signal);
+  });
+  if (signal != 0) throw Interrupted(signal);
   row.extra = {ExtraField{"group_size", std::int64_t{size}}, ExtraField{"groups", std::int64_t{world.ranks() / size}}};
   return row;
 }
@@ -85,6 +91,7 @@ int run_groups(const GroupsOptions& options, JobSession& session) {
   } catch (const Interrupted& e) {  // every rank agreed on it: the rows so far are kept
     summary.complete = false;
     summary.exit_code = static_cast<int>(e.exit_code());
+    if (session.reporting()) print_command_error("bench-groups", e.what());
   }
   session.finish_results(summary);
   return summary.exit_code;

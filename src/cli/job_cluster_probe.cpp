@@ -8,6 +8,7 @@
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/stopping_rule.hpp"
@@ -42,15 +43,29 @@ double JobClusterProbe::elapsed_seconds() {
   return backend_.group().max(own);  // every rank takes the same decision at the limit
 }
 
-std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<int>& owners, const std::string& what) {
-  std::vector<double> all;
+std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<int>& owners, const std::string& what,
+                                                 int signal) {
+  std::vector<std::pair<double, int>> all;
   {
     auto guard = session_.watchdog().guard(what);
-    all = all_gather_as(backend_.group(), own);
+    all = all_gather_as(backend_.group(), std::pair{own, signal});
   }
+  int agreed = 0;
+  for (const auto& [figure, rank_signal] : all) agreed = std::max(agreed, rank_signal);
+  if (agreed != 0) throw Interrupted(agreed);
   std::vector<double> figures;
-  for (const int owner : owners) figures.push_back(all[static_cast<std::size_t>(owner)]);
+  for (const int owner : owners) figures.push_back(all[static_cast<std::size_t>(owner)].first);
   return figures;
+}
+
+double JobClusterProbe::subgroup_busbw(Backend* backend, double idle, int& signal) {
+  if (backend == nullptr) return idle;
+  try {
+    return allreduce_busbw(*backend);
+  } catch (const Interrupted& stop) {
+    signal = stop.signal_number();
+    return idle;
+  }
 }
 
 std::vector<std::vector<std::string>> JobClusterProbe::local_findings() {
@@ -135,11 +150,12 @@ std::vector<std::optional<double>> JobClusterProbe::intra_node_busbw() {
     node_backend = backend_.split(own_node_, backend_.group().rank());
   }
   const bool measured = node_ranks_[static_cast<std::size_t>(own_node_)].size() > 1;
-  const double own = measured ? allreduce_busbw(*node_backend) : -1;
+  int signal = 0;
+  const double own = subgroup_busbw(measured ? node_backend.get() : nullptr, -1, signal);
   std::vector<int> leaders;
   for (const std::vector<int>& ranks : node_ranks_) leaders.push_back(ranks.front());
   std::vector<std::optional<double>> figures;
-  for (const double figure : gather_from(own, leaders, "gathering the intra-node figures"))
+  for (const double figure : gather_from(own, leaders, "gathering the intra-node figures", signal))
     figures.push_back(figure < 0 ? std::nullopt : std::optional<double>(figure));
   return figures;
 }
@@ -192,13 +208,13 @@ std::vector<double> JobClusterProbe::measure_groups(const std::vector<std::vecto
     auto guard = session_.watchdog().guard("splitting the job into node groups");
     group_backend = backend_.split(own_group, backend_.group().rank());
   }
-  const double own = own_group < static_cast<int>(groups.size())
-                         ? allreduce_busbw(*group_backend)
-                         : 0;
+  int signal = 0;
+  const double own =
+      subgroup_busbw(own_group < static_cast<int>(groups.size()) ? group_backend.get() : nullptr, 0, signal);
   std::vector<int> owners;
   for (const std::vector<int>& group : groups)
     owners.push_back(node_ranks_[static_cast<std::size_t>(group.front())].front());
-  return gather_from(own, owners, "gathering the node groups' figures");
+  return gather_from(own, owners, "gathering the node groups' figures", signal);
 }
 
 }  // namespace commbench

@@ -139,6 +139,7 @@ void JobSession::begin_results(const RunContext& context) {
     std::lock_guard lock(reporters_mutex_);
     reporters_.begin(context);
     results_begun_ = true;
+    record_kind_ = context.record_kind;
   });
 }
 
@@ -147,6 +148,7 @@ void JobSession::add_row(const ResultRow& row) {
   // ahead of the other ranks', which the heartbeats compare.
   if (!reporting()) return;
   std::lock_guard lock(reporters_mutex_);
+  if (results_closed_) return;
   reporters_.add_row(row);
   ++records_;
 }
@@ -154,6 +156,7 @@ void JobSession::add_row(const ResultRow& row) {
 void JobSession::add_record(const Record& record) {
   if (!reporting()) return;
   std::lock_guard lock(reporters_mutex_);
+  if (results_closed_) return;
   reporters_.add_record(record);
   ++records_;
 }
@@ -164,7 +167,7 @@ void JobSession::finish_results(const RunSummary& summary) {
   step("writing the results", [&] {
     if (!reporting()) return;
     std::lock_guard lock(reporters_mutex_);
-    reporters_.finish(summary);
+    if (!results_closed_) reporters_.finish(summary);
   });
 }
 
@@ -172,13 +175,16 @@ void JobSession::close_results_on_timeout() {
   // The main thread may hold the reporters in a write that never ends (a FIFO nobody
   // reads): then the files are left as they are rather than the exit delayed.
   std::unique_lock lock(reporters_mutex_, std::chrono::seconds(2));
-  if (!lock.owns_lock() || !results_begun_) return;
+  if (!lock.owns_lock() || !results_begun_ || results_closed_) return;
+  results_closed_ = true;
   RunSummary summary;
   summary.complete = false;
   summary.rows = records_;
   summary.exit_code = static_cast<int>(ExitCode::timeout);
+  // Other kinds than rows keep their exit code at the top level of the JSON.
+  if (record_kind_ != "row") summary.sections.emplace_back("exit_code", std::to_string(summary.exit_code));
   try {
-    reporters_.finish(summary);
+    reporters_.finish_files(summary);
   } catch (const std::exception&) {
     // The timeout is what the user must hear about; a failed write adds nothing to it.
   }

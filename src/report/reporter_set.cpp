@@ -21,6 +21,7 @@ ReporterSet ReporterSet::open(const OutputRequest& request) {
     case OutputFormat::json: set.reporters_.push_back(std::make_unique<JsonReporter>("", stdout)); break;
     case OutputFormat::none: break;
   }
+  set.stdout_reporters_ = set.reporters_.size();
   if (!request.json_path.empty()) {
     check_output_path(request.json_path, "--json", request.force, OutputKind::replaced);
     create_parent_directories(request.json_path, "--json");
@@ -47,6 +48,10 @@ void ReporterSet::add_record(const Record& record) {
 
 void ReporterSet::finish(const RunSummary& summary) {
   for (auto& reporter : reporters_) reporter->finish(summary);
+}
+
+void ReporterSet::finish_files(const RunSummary& summary) {
+  for (std::size_t i = stdout_reporters_; i < reporters_.size(); ++i) reporters_[i]->finish(summary);
 }
 
 }  // namespace commbench

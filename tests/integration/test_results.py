@@ -53,6 +53,17 @@ def csv_records(path):
     return header, [dict(zip(header, row, strict=True)) for row in reader]
 
 
+def handles_interruptions(pid):
+    """Whether the process catches SIGINT and SIGTERM (commbench's handlers are installed)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            caught = int(next(line for line in f if line.startswith("SigCgt:")).split()[1], 16)
+    except (OSError, StopIteration):
+        return False
+    wanted = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    return caught & wanted == wanted
+
+
 class TempDirTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="commbench-results-")
@@ -156,10 +167,16 @@ class Interruption(TempDirTest):
         self.assertEqual(rc, 143, err)
         self.assertIn("bench-p2p: error: interrupted by SIGTERM", err)
         rows, doc = self.read_both("cell")
-        # Each round is 2 pairs, each measured one way then the other: whole directions only.
+        # Each round is 2 pairs, each measured one way then the other: every round but the
+        # last is whole (4 cells), the last has one direction (2) or both.
         self.assertGreater(len(rows), 0)
         self.assertLess(len(rows), rounds * 4)
-        self.assertEqual(len(rows) % 2, 0)
+        per_round = {}
+        for r in rows:
+            per_round[int(r["round"])] = per_round.get(int(r["round"]), 0) + 1
+        last = max(per_round)
+        self.assertEqual({n for k, n in per_round.items() if k != last} or {4}, {4}, per_round)
+        self.assertIn(per_round[last], (2, 4))
         self.assertEqual(doc["exit_code"], 143)
         self.assertEqual(len(doc["rounds"]), rounds)
         measured_rounds = sorted({int(r["round"]) for r in rows})
@@ -186,10 +203,11 @@ class Interruption(TempDirTest):
         cmd = mpirun(4, PATTERNS, "--backend", "mpi", "--pattern", "ddp", "--params", "5M", "--layers", "4",
                      "--hidden", "256", "--ffn", "1024", "--seq", "128", "-n", steps,
                      "--csv", self.path("r.csv"), "--json", self.path("r.json"))
-        # The steps run once every rank has started; the signal then stops them after the
-        # batch under way (a signal during the set-up or warm-up is acted on there too).
-        proc = self.start(cmd, lambda proc: len(children_of(proc.pid)) == 4)
-        rc, out, err = self.stop(proc, 4)
+        # Once every rank handles SIGINT/SIGTERM, a signal stops the steps after the batch
+        # under way, the first timed one at the earliest (one during set-up or warm-up waits).
+        proc = self.start(cmd, lambda proc: len(children_of(proc.pid)) == 4 and
+                          all(handles_interruptions(pid) for pid in children_of(proc.pid)))
+        rc, out, err = self.stop(proc, 2)
         self.assertEqual(rc, 143, out + err)
         self.assertIn("bench-patterns: error: interrupted by SIGTERM", err)
         with open(self.path("r.csv"), newline="") as f:
@@ -229,6 +247,19 @@ class Timeout(TempDirTest):
         self.assertEqual(doc["summary"]["exit_code"], 4)
         self.assertEqual(doc["summary"]["rows"], 17)
         self.assertEqual(glob.glob(self.path("r.json") + ".tmp*"), [])
+
+    def test_p2p_closes_its_files_with_the_timeouts_exit_code(self):
+        # Cells are judged at the end: a stalled run's JSON is whole, with none.
+        cmd = mpirun(4, P2P, "--backend", "mpi", "-b", "4K", "-n", "2", "--latency-bytes", "0", "-T", self.TIMEOUT_S,
+                     "--csv", self.path("r.csv"), "--json", self.path("r.json"))
+        rc, err, _, ranks = run_stalled(cmd, "round 2 ", self.TIMEOUT_S)
+        self.assertIn("rank 1 stops itself at", err)
+        self.assertEqual(rc, 4, err)
+        self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
+        with open(self.path("r.json")) as f:
+            doc = json.load(f)
+        self.assertEqual((doc["complete"], doc["exit_code"], doc["cells"]), (False, 4, []))
+        self.assertEqual(csv_records(self.path("r.csv")), (list(SCHEMA["$defs"]["cell"]["properties"]), []))
 
 
 if __name__ == "__main__":

@@ -69,8 +69,8 @@ KNOWN_LONG_FUNCTIONS = {
     ("src/cli/pattern_flags.cpp", "resolve_pattern_config"): 85,
 }
 # A definition at namespace scope: its signature starts in column 0 and its line ends with
-# "{"; its body ends at the first "}" in column 0. (Tables of data have no parameter list.)
-SIGNATURE_END = re.compile(r"^[^\s#/].*\{\s*$|^\s+.*\)\s*(const\s*)?(noexcept\s*)?\{\s*$")
+# "{"; its body ends at the first "}" in column 0. (Tables of data have no parameter list;
+# member functions defined inside a class body are not measured.)
 NAME = re.compile(r"([A-Za-z_][\w:]*)\s*\(")
 
 
@@ -123,6 +123,8 @@ def size_violations():
             known = KNOWN_LONG_FUNCTIONS.get((relative, name))
             if length > (known or FUNCTION_LIMIT):
                 found.append(f"{relative}: {name} is {length} lines (at most {known or FUNCTION_LIMIT})")
+            elif known and length <= FUNCTION_LIMIT:
+                found.append(f"{relative}: {name} is {length} lines now; remove it from KNOWN_LONG_FUNCTIONS")
     return found
 
 

@@ -45,8 +45,14 @@ class JobClusterProbe final : public ClusterProbe {
  private:
   // The allreduce busbw over `backend` (a sub-communicator), on its ranks.
   double allreduce_busbw(Backend& backend);
-  // Every rank's figure, from rank `owner[k]` for entry k.
-  std::vector<double> gather_from(double own, const std::vector<int>& owners, const std::string& what);
+  // The same on a node's or a group's communicator, which agrees on SIGINT/SIGTERM among
+  // its own ranks only: the signal is kept in `signal` (and `idle` returned) for
+  // gather_from to share with the whole job. Without `backend` (an idle rank), `idle`.
+  double subgroup_busbw(Backend* backend, double idle, int& signal);
+  // Every rank's figure, from rank `owner[k]` for entry k. Collective over the job: when
+  // any rank brings a `signal`, every rank throws Interrupted here, together.
+  std::vector<double> gather_from(double own, const std::vector<int>& owners, const std::string& what,
+                                  int signal = 0);
 
   JobSession& session_;
   Backend& backend_;

@@ -71,6 +71,8 @@ class JobSession {
   std::timed_mutex reporters_mutex_;
   ReporterSet reporters_;
   bool results_begun_ = false;
+  bool results_closed_ = false;  // by a timeout: the main thread's later calls do nothing
+  std::string record_kind_;
   std::size_t records_ = 0;
 
   void close_results_on_timeout();

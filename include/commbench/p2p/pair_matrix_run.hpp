@@ -1,6 +1,6 @@
-// The pair matrix measured: every round of a schedule on the backend's ranks, each
-// direction one at a time (or both at once), then each pair's small-message exchange,
-// each on the one measurement loop under the job's watchdog. What a cell's link should
+// The pair matrix measured: every round of a schedule on the backend's ranks, each pair's
+// small-message exchange, then each direction one at a time (or both at once), each on the
+// one measurement loop under the job's watchdog. What a cell's link should
 // carry is the caller's (the bandwidth model): it fills each cell as it is made.
 #pragma once
 
@@ -37,8 +37,8 @@ class PairMatrixRun {
  public:
   PairMatrixRun(Backend& backend, Watchdog& watchdog, PairMatrixSettings settings, CellModel model_cell);
 
-  // Collective. Each round's cells are appended to `cells` as it ends; Interrupted (every
-  // rank agreed) leaves the cells of the rounds before it there.
+  // Collective. Each direction's cells are appended to `cells` as it ends; Interrupted
+  // (every rank agreed) leaves the cells measured before it there.
   void measure(const std::vector<PairRound>& rounds, std::vector<PairCell>& cells, std::uint64_t& wrong_bytes);
 
  private:

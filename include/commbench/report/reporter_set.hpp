@@ -39,9 +39,13 @@ class ReporterSet {
   void add_row(const ResultRow& row);
   void add_record(const Record& record);
   void finish(const RunSummary& summary);
+  // The --csv and --json files only: what a timeout closes, since stdout may be a pipe
+  // nobody reads any more.
+  void finish_files(const RunSummary& summary);
 
  private:
   std::vector<std::unique_ptr<Reporter>> reporters_;
+  std::size_t stdout_reporters_ = 0;  // the first ones write to stdout
   std::vector<FileHandle> files_;
 };
 
