@@ -69,6 +69,16 @@ std::string preset_names() {
 
 }  // namespace
 
+// Past 1e15 a schedule's byte counts (parameters x bytes per element, summed over buckets)
+// no longer fit 64 bits; the largest models are a thousand times smaller.
+double parse_parameter_count(const std::string& text) {
+  constexpr double kMostParameters = 1e15;
+  const double parameters = parse_scaled_count(text, "--params");
+  if (parameters > kMostParameters)
+    throw UsageError("--params: '" + excerpt(text) + "' is more than 1e15 parameters (byte counts would overflow)");
+  return parameters;
+}
+
 void add_pattern_flags(CLI::App& app, PatternFlags& flags) {
   const std::string model = "Model";
   const std::string layout = "Parallel layout";
@@ -91,7 +101,7 @@ void add_pattern_flags(CLI::App& app, PatternFlags& flags) {
       ->group(model);
   add_parsed_option(
       app, "--params", flags.parameters,
-      [](const std::string& text) { return std::optional(parse_scaled_count(text, "--params")); },
+      [](const std::string& text) { return std::optional(parse_parameter_count(text)); },
       "Total parameters, e.g. 8e9 or 8B (what the layers do not hold is the embedding and head)", "COUNT")
       ->group(model);
   add_parsed_option(app, "--layers", flags.layers, whole_at_least("--layers", 1), "Transformer blocks", "N")

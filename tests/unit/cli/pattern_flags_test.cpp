@@ -48,6 +48,9 @@ TEST(PatternFlags, CountsTakeExponentsAndSuffixes) {
   EXPECT_EQ(*parsed_flags({"--params", "500m"}).parameters, 5e8);
   EXPECT_EQ(usage_error_of([] { parsed_flags({"--params", "8X"}); }), "--params: '8X' is not a count (like 8e9 or 8B)");
   EXPECT_EQ(usage_error_of([] { parsed_flags({"--params", "-1B"}); }), "--params: must be positive (got -1B)");
+  EXPECT_EQ(usage_error_of([] { parsed_flags({"--params", "1e30"}); }),
+            "--params: '1e30' is more than 1e15 parameters (byte counts would overflow)");
+  EXPECT_EQ(*parsed_flags({"--params", "1000T"}).parameters, 1e15);
 }
 
 TEST(PatternFlags, PresetGivesThePublishedShape) {
