@@ -67,8 +67,6 @@ std::string preset_names() {
   return names;
 }
 
-}  // namespace
-
 // Past 1e15 a schedule's byte counts (parameters x bytes per element, summed over buckets)
 // no longer fit 64 bits; the largest models are a thousand times smaller.
 double parse_parameter_count(const std::string& text) {
@@ -78,6 +76,9 @@ double parse_parameter_count(const std::string& text) {
     throw UsageError("--params: '" + excerpt(text) + "' is more than 1e15 parameters (byte counts would overflow)");
   return parameters;
 }
+
+}  // namespace
+
 
 void add_pattern_flags(CLI::App& app, PatternFlags& flags) {
   const std::string model = "Model";
