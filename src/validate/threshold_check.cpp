@@ -139,7 +139,7 @@ void ThresholdCheck::check_model(const std::vector<OpCase>& plan, const MissingB
       if (const auto why = missing(c.op, reference))
         throw UsageError(rule.origin + " " + single_quoted(rule.text) + ": the bandwidth model has no " +
                          std::string(name_of(reference)) + " busbw for " + std::string(name_of(c.op)) + " here (" +
-                         *why + ")");
+                         *why + "); judge it by a figure (busbw>=20) or a good run (busbw>=0.9*baseline, --baseline)");
     }
   }
 }

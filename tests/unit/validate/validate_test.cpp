@@ -503,7 +503,7 @@ TEST(ThresholdCheck, ModelCheckAsksForTheRightBound) {
   EXPECT_EQ(usage_error_of(
                 [&] { ThresholdCheck(rules_of({"busbw>=0.5*theoretical"}), std::nullopt).check_model(plan, missing); }),
             "--threshold 'busbw>=0.5*theoretical': the bandwidth model has no theoretical busbw for broadcast here (no "
-            "NIC found)");
+            "NIC found); judge it by a figure (busbw>=20) or a good run (busbw>=0.9*baseline, --baseline)");
 }
 
 }  // namespace
