@@ -1,38 +1,39 @@
 #include "commbench/cli/bench_topology_app.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "commbench/backend/collective_try.hpp"
-#include "commbench/backend/job_runtime.hpp"
-#include "commbench/cli/job_command.hpp"
+#include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/cli/topology_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/profile_range.hpp"
 #include "commbench/core/text_table.hpp"
-#include "commbench/report/output_file.hpp"
-#include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/node_comparison.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/topology/topology_matrix.hpp"
+#include "commbench/runner/interruption.hpp"
 
 namespace commbench {
 namespace {
 
 constexpr const char* kProgram = "bench-topology";
 // 2: run details moved into the `provenance` object every command's JSON shares.
-constexpr const char* kTopologySchema = "commbench.topology/2";
+// 3: `complete` and the `links` records (the CSV's rows) joined the document.
+constexpr const char* kTopologySchema = "commbench.topology/3";
 
 // The layout the table models: every GPU of the node, one rank each, on `nodes` nodes;
 // without GPUs, this job's host ranks per node.
@@ -45,10 +46,10 @@ JobLayout modelled_layout(const NodeTopology& node, int nodes, int host_ranks_pe
 }
 
 std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, nlohmann::ordered_json& json_rows) {
-  std::string text = "Theoretical busbw, " + std::to_string(layout.nodes) + " node" + (layout.nodes == 1 ? "" : "s") +
-                     " x " + std::to_string(layout.ranks_per_node) + " rank" + (layout.ranks_per_node == 1 ? "" : "s") +
-                     (layout.gpu_bus_ids.empty() ? " in host memory" : " (one per GPU)") +
-                     " (spec: link signalling rates; achievable: NCCL's link model):\n";
+  std::string text = fmt::format(
+      "Theoretical busbw, {} node{} x {} rank{} {} (spec: link signalling rates; achievable: NCCL's link model):\n",
+      layout.nodes, layout.nodes == 1 ? "" : "s", layout.ranks_per_node, layout.ranks_per_node == 1 ? "" : "s",
+      layout.gpu_bus_ids.empty() ? "in host memory" : "(one per GPU)");
   TextTable table({{{"collective"}, Align::left, 14},
                    {{"spec GB/s"}, Align::right, 10},
                    {{"achievable"}, Align::right, 12},
@@ -72,15 +73,93 @@ std::string bandwidth_table(const NodeTopology& node, const JobLayout& layout, n
   return text + table.render();
 }
 
-int report(const TopologyOptions& options, const RunContext& context, Bootstrap& world,
-           const std::vector<std::string>& gathered, double probe_seconds);
+// What rank 0 learns from the gathered models.
+struct TopologyReport {
+  std::vector<NodeTopology> nodes;
+  nlohmann::ordered_json bandwidth_rows = nlohmann::ordered_json::array();
+  nlohmann::ordered_json findings = nlohmann::ordered_json::object();
+  nlohmann::ordered_json differences = nlohmann::ordered_json::array();
+  std::vector<std::string> problems;  // the FAIL lines
+  std::string bandwidth_text;         // the console's busbw tables
+};
 
-int run_in_job(const TopologyOptions& options, JobStart& start) {
-  set_profile_category(ProfileCategory::topology);
-  JobSession session(start, kTopologySchema);
+TopologyReport judge_nodes(const TopologyOptions& options, const std::vector<std::string>& gathered,
+                           int host_ranks_per_node) {
+  TopologyReport report;
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    if (!gathered[r].empty())
+      report.nodes.push_back(topology_from_json_text(gathered[r], fmt::format("model of rank {}", r)));
+  }
+  const NodeTopology& first = report.nodes.front();
+  const int model_nodes = options.model_nodes > 0 ? options.model_nodes : static_cast<int>(report.nodes.size());
+  report.bandwidth_text =
+      bandwidth_table(first, modelled_layout(first, 1, host_ranks_per_node), report.bandwidth_rows);
+  if (model_nodes > 1) {
+    report.bandwidth_text +=
+        "\n" + bandwidth_table(first, modelled_layout(first, model_nodes, host_ranks_per_node), report.bandwidth_rows);
+  }
+  for (const NodeTopology& node : report.nodes) {
+    const std::vector<std::string> found = node_findings(node);
+    report.findings[node.hostname] = found;
+    for (const std::string& f : found) report.problems.push_back(node.hostname + ": " + f);
+  }
+  for (const NodeDifference& d : compare_nodes(report.nodes)) {
+    report.problems.push_back(describe(d));
+    report.differences.push_back({{"host", d.hostname},
+                                  {"what", d.key},
+                                  {"value", d.value},
+                                  {"majority", d.majority},
+                                  {"majority_nodes", d.majority_nodes},
+                                  {"nodes", d.nodes}});
+  }
+  return report;
+}
+
+// The console: the first node, the bandwidth tables and every problem.
+void print_report(const TopologyReport& report, const RunContext& context, double probe_seconds) {
+  const NodeTopology& first = report.nodes.front();
+  const char* plural = report.nodes.size() == 1 ? "" : "s";
+  fmt::print("# {} {} (commit {}), {} node{} probed in {} s\n", kProgram, commbench::version(), git_commit(),
+             report.nodes.size(), plural, fixed_text(probe_seconds, 2));
+  fmt::print("{}# node {}, from: {}\n\n", slurm_comment_line(context), first.hostname, fmt::join(first.sources, "; "));
+  fmt::print("{}\n{}\n", render_matrix(first), render_nic_table(first));
+  for (const std::string& line : describe_non_compute_nics(first, nic_roles(first))) fmt::print("note: {}\n", line);
+  for (const std::string& unknown : first.unknowns) fmt::print("unknown: {}\n", unknown);
+  fmt::print("\n{}\n", report.bandwidth_text);
+  if (report.problems.empty())
+    fmt::print("All {} node{} consistent; no degraded GPU link or NIC port found.\n", report.nodes.size(), plural);
+  for (const std::string& p : report.problems) fmt::print("FAIL {}\n", p);
+  std::fflush(stdout);
+}
+
+// The links of every node as records, then the document's own sections.
+void write_results(JobSession& session, const TopologyReport& report, const std::vector<std::string>& gathered,
+                   double probe_seconds, bool complete, int exit_code) {
+  for (const NodeTopology& node : report.nodes) {
+    for (const LinkRow& row : link_rows(node)) session.add_record(link_record(row));
+  }
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const std::string& text : gathered) {
+    if (session.reporting() && !text.empty()) nodes.push_back(nlohmann::ordered_json::parse(text));
+  }
+  const auto text = [](const nlohmann::ordered_json& json) {
+    return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  };
+  RunSummary summary;
+  summary.complete = complete;
+  summary.exit_code = exit_code;
+  summary.sections = {{"probe_seconds", text(probe_seconds)},
+                      {"nodes", text(nodes)},
+                      {"theoretical_busbw", text(report.bandwidth_rows)},
+                      {"findings", text(report.findings)},
+                      {"differences", text(report.differences)},
+                      {"exit_code", std::to_string(exit_code)}};
+  session.finish_results(summary);
+}
+
+int run_topology(const TopologyOptions& options, JobSession& session) {
   Bootstrap& world = session.world();
   const auto started = std::chrono::steady_clock::now();
-
   // One rank per node probes: the node is the same for all its ranks, and several hwloc
   // discoveries at once would only slow each other down.
   std::string own_model;
@@ -93,118 +172,49 @@ int run_in_job(const TopologyOptions& options, JobStart& start) {
   });
   const double probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::vector<std::string> gathered;
+  int signal_number = 0;
   {
     auto guard = session.watchdog().guard("gathering the nodes' models");
     gathered = world.all_gather(own_model);
+    // A SIGINT/SIGTERM during the probe: the models made are kept, the run is incomplete.
+    signal_number = world.max(pending_interruption());
   }
-  const RunContext context = session.run_context(options.describe());
+  // The files open once the probe has worked: a model that cannot be read is bad input,
+  // which leaves no result file behind.
+  RunContext context = session.run_context(options.describe());
+  context.record_kind = "link";
+  session.open_outputs(file_outputs(options.job.files));
+  session.begin_results(context);
   int exit_code = 0;
+  TopologyReport report;
   session.step("writing the report", [&] {
-    if (session.reporting()) exit_code = report(options, context, world, gathered, probe_seconds);
+    if (!session.reporting()) return;
+    report = judge_nodes(options, gathered, world.local_size());
+    print_report(report, context, probe_seconds);
+    exit_code = report.problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
+    if (signal_number != 0) exit_code = static_cast<int>(Interrupted(signal_number).exit_code());
   });
+  write_results(session, report, gathered, probe_seconds, signal_number == 0, exit_code);
+  if (session.reporting() && signal_number != 0) print_command_error(kProgram, Interrupted(signal_number).what());
   auto guard = session.watchdog().guard("agreeing on the exit code");
   return world.max(exit_code);
-}
-
-// Rank 0: prints the first node, the bandwidth table and every problem, writes the files.
-int report(const TopologyOptions& options, const RunContext& context, Bootstrap& world,
-           const std::vector<std::string>& gathered, double probe_seconds) {
-  std::vector<NodeTopology> nodes;
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    if (!gathered[r].empty())
-      nodes.push_back(topology_from_json_text(gathered[r], "model of rank " + std::to_string(r)));
-  }
-  const NodeTopology& first = nodes.front();
-  const int model_nodes = options.model_nodes > 0 ? options.model_nodes : static_cast<int>(nodes.size());
-
-  std::printf("# %s %s (commit %s), %zu node%s probed in %s s\n", kProgram, commbench::version(), git_commit(),
-              nodes.size(), nodes.size() == 1 ? "" : "s", fixed_text(probe_seconds, 2).c_str());
-  std::printf("%s", slurm_comment_line(context).c_str());
-  std::printf("# node %s, from: ", first.hostname.c_str());
-  for (std::size_t i = 0; i < first.sources.size(); ++i) std::printf("%s%s", i ? "; " : "", first.sources[i].c_str());
-  std::printf("\n\n%s\n%s\n", render_matrix(first).c_str(), render_nic_table(first).c_str());
-  for (const std::string& line : describe_non_compute_nics(first, nic_roles(first)))
-    std::printf("note: %s\n", line.c_str());
-  for (const std::string& unknown : first.unknowns) std::printf("unknown: %s\n", unknown.c_str());
-
-  nlohmann::ordered_json bandwidth_rows = nlohmann::ordered_json::array();
-  std::printf("\n%s", bandwidth_table(first, modelled_layout(first, 1, world.local_size()), bandwidth_rows).c_str());
-  if (model_nodes > 1) {
-    std::printf(
-        "\n%s",
-        bandwidth_table(first, modelled_layout(first, model_nodes, world.local_size()), bandwidth_rows).c_str());
-  }
-
-  std::vector<std::string> problems;
-  nlohmann::ordered_json findings = nlohmann::ordered_json::object();
-  for (const NodeTopology& node : nodes) {
-    const std::vector<std::string> found = node_findings(node);
-    findings[node.hostname] = found;
-    for (const std::string& f : found) problems.push_back(node.hostname + ": " + f);
-  }
-  nlohmann::ordered_json differences = nlohmann::ordered_json::array();
-  for (const NodeDifference& d : compare_nodes(nodes)) {
-    problems.push_back(describe(d));
-    differences.push_back({{"host", d.hostname},
-                           {"what", d.key},
-                           {"value", d.value},
-                           {"majority", d.majority},
-                           {"majority_nodes", d.majority_nodes},
-                           {"nodes", d.nodes}});
-  }
-  std::printf("\n");
-  if (problems.empty()) {
-    std::printf("All %zu node%s consistent; no degraded GPU link or NIC port found.\n", nodes.size(),
-                nodes.size() == 1 ? "" : "s");
-  } else {
-    for (const std::string& p : problems) std::printf("FAIL %s\n", p.c_str());
-  }
-  std::fflush(stdout);
-  const int exit_code = problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
-
-  if (!options.csv_path.empty()) {
-    std::string csv = slurm_comment_line(context) + links_csv_header() + "\n";
-    for (const NodeTopology& node : nodes) {
-      for (const LinkRow& row : link_rows(node)) csv += to_csv_line(row) + "\n";
-    }
-    write_file_atomically(options.csv_path, csv, "--csv");
-  }
-  if (!options.json_path.empty()) {
-    nlohmann::ordered_json doc;
-    doc["schema"] = context.schema;
-    doc["provenance"] = provenance_json(context);
-    doc["probe_seconds"] = probe_seconds;
-    doc["nodes"] = nlohmann::ordered_json::array();
-    for (const std::string& text : gathered) {
-      if (!text.empty()) doc["nodes"].push_back(nlohmann::ordered_json::parse(text));
-    }
-    doc["theoretical_busbw"] = bandwidth_rows;
-    doc["findings"] = findings;
-    doc["differences"] = differences;
-    doc["exit_code"] = exit_code;
-    write_file_atomically(options.json_path,
-                          doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
-  }
-  return exit_code;
 }
 
 }  // namespace
 
 int run_bench_topology(int argc, char** argv) {
-  ParsedTopologyCommandLine parsed;
-  const auto prepare = [&]() -> std::optional<std::string> {
-    parsed = parse_topology_command_line(argc, argv);
-    if (!parsed.options) return parsed.text_to_print;
-    // Only the reporting process writes files, so only its file system is asked.
-    if (!is_reporting_process()) return std::nullopt;
-    const TopologyOptions& options = *parsed.options;
-    const std::pair<std::string, const char*> outputs[] = {{options.csv_path, "--csv"}, {options.json_path, "--json"}};
-    prepare_replaced_outputs(outputs, options.force);
-    return std::nullopt;
-  };
-  return run_command(
-      kProgram, argc, argv, false, prepare, [&] { return parsed.options->timeout_seconds; },
-      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
+  const Command<TopologyOptions> command{
+      kProgram,
+      "bench-topology: show how GPUs, NICs and CPUs of each node are connected (like nvidia-smi topo -m and "
+      "ibstat), with the spec bandwidth of every link and the theoretical busbw of each collective.\n"
+      "Under mpirun/srun one rank per node probes and rank 0 reports nodes that differ from the majority.\n"
+      "Exit 0: consistent; 1: a node differs or a device is degraded; 2: bad input; 3: runtime error; 4: timeout.",
+      kTopologySchema,
+      ProfileCategory::topology,
+      add_topology_options,
+      validate_topology_options,
+      run_topology};
+  return run_command(command, argc, argv);
 }
 
 }  // namespace commbench

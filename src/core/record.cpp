@@ -83,10 +83,23 @@ constexpr std::array kCheckColumns{
     Column{"reason", text, "", false},
 };
 
+// bench-topology's links: one link of one node, as the node's model holds it. Its spec
+// figures keep 6 significant digits in CSV, as they always have.
+constexpr std::array kLinkColumns{
+    Column{"host", text, "", false},
+    Column{"from", text, "", false},
+    Column{"to", text, "", false},
+    Column{"type", text, "", false},
+    Column{"count", integer, "lanes or links", true},
+    Column{"spec_gbps", number, "GB/s", true, 6},
+    Column{"state", text, "", false},
+};
+
 constexpr RecordKind kRow{"row", "rows", kRowColumns};
 constexpr RecordKind kCell{"cell", "cells", kCellColumns};
 constexpr RecordKind kCheck{"check", "checks", kCheckColumns};
-constexpr std::array<const RecordKind*, 3> kKinds{&kRow, &kCell, &kCheck};
+constexpr RecordKind kLink{"link", "links", kLinkColumns};
+constexpr std::array<const RecordKind*, 4> kKinds{&kRow, &kCell, &kCheck, &kLink};
 
 }  // namespace
 

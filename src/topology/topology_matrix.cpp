@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "commbench/core/csv_field.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/text_table.hpp"
 #include "commbench/topology/pci_path.hpp"
@@ -177,12 +176,16 @@ std::vector<LinkRow> link_rows(const NodeTopology& node) {
   return rows;
 }
 
-std::string links_csv_header() { return "host,from,to,type,count,spec_gbps,state"; }
-
-std::string to_csv_line(const LinkRow& row) {
-  return csv_escape(row.host) + "," + csv_escape(row.from) + "," + csv_escape(row.to) + "," + csv_escape(row.type) +
-         "," + (row.count > 0 ? std::to_string(row.count) : "") + "," +
-         (row.spec_gbps > 0 ? significant_text(row.spec_gbps) : "") + "," + csv_escape(row.state);
+Record link_record(const LinkRow& row) {
+  Record record{&record_kind("link"), {}, {}};
+  record.values = {row.host,
+                   row.from,
+                   row.to,
+                   row.type,
+                   row.count > 0 ? FieldValue{std::int64_t{row.count}} : FieldValue{},
+                   row.spec_gbps > 0 ? FieldValue{row.spec_gbps} : FieldValue{},
+                   row.state};
+  return record;
 }
 
 }  // namespace commbench

@@ -79,7 +79,7 @@ class ThisMachine(TempDirTest):
         node = doc["nodes"][0]
         self.assertEqual("unknown: no NVIDIA GPU found" in out, not node["gpus"])
         self.assertEqual("unknown: no RDMA NIC found" in out, not any(n["rdma"] for n in node["nics"]))
-        self.assertEqual(doc["schema"], "commbench.topology/2")
+        self.assertEqual(doc["schema"], "commbench.topology/3")
         self.assertEqual(doc["provenance"]["ranks"], 4)
         self.assertEqual(doc["provenance"]["program"], "bench-topology")
         self.assertIsNone(doc["provenance"]["backend"])  # no data plane

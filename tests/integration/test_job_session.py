@@ -66,7 +66,7 @@ class Provenance(TempDirTest):
         self.assertEqual(documents["collectives"]["provenance"]["backend"], "mpi")
         self.assertEqual(documents["groups"]["provenance"]["backend"], "mpi")
         self.assertIsNone(documents["topology"]["provenance"]["backend"])
-        self.assertEqual(documents["topology"]["schema"], "commbench.topology/2")
+        self.assertEqual(documents["topology"]["schema"], "commbench.topology/3")
         self.assertEqual(documents["groups"]["schema"], "commbench.groups/1")
         for name, doc in documents.items():
             self.assertIsNone(doc["provenance"]["slurm"], name)  # not a Slurm job

@@ -3,6 +3,7 @@ docs/schema/records.schema.json (a real JSON Schema implementation), its CSV hea
 kind's columns, and a run stopped by SIGTERM in the middle of real work on 4 MPI ranks
 keeps every record it made, in a CSV and a JSON that parse and say `complete: false`."""
 import csv
+import errno
 import glob
 import json
 import os
@@ -24,6 +25,10 @@ P2P = os.environ.get("COMMBENCH_BENCH_P2P", "build/bench/bench-p2p")
 VALIDATE = os.environ.get("COMMBENCH_BENCH_VALIDATE", "build/bench/bench-validate")
 GROUPS = os.environ.get("COMMBENCH_BENCH_GROUPS", "build/examples/bench-groups")
 PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "build/bench/bench-patterns")
+TOPOLOGY = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "build/bench/bench-topology")
+TOPOLOGY_FIXTURES = os.path.join(HERE, "..", "fixtures", "topology")
+# bench-topology reads its fixtures' hwloc XML only when built with hwloc.
+NEEDS_HWLOC = unittest.skipUnless(os.environ.get("COMMBENCH_HAVE_HWLOC", "1") == "1", "built without hwloc")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun")
 
 with open(SCHEMA_PATH, encoding="utf-8") as _f:
@@ -62,6 +67,23 @@ def handles_interruptions(pid):
         return False
     wanted = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
     return caught & wanted == wanted
+
+
+def write_when_read(fifo, text, timeout_s=60):
+    """Writes `text` into the FIFO once a reader has it open (ENXIO until then)."""
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as e:
+            if e.errno != errno.ENXIO or time.time() > deadline:
+                raise
+            time.sleep(0.05)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 class TempDirTest(unittest.TestCase):
@@ -121,6 +143,16 @@ class RecordSchema(TempDirTest):
         checks = self.assert_records_valid(doc, "check", header)
         self.assertEqual([c["kind"] for c in checks], ["node", "intra"])
         self.assertGreater(checks[1]["measured_gbps"], 0)
+
+    @NEEDS_HWLOC
+    def test_topology_links(self):
+        doc, header = self.run_ok([TOPOLOGY, "--hwloc-xml", os.path.join(TOPOLOGY_FIXTURES, "hwloc", "dgx-h100.xml"),
+                                   "--sysfs-root", os.path.join(TOPOLOGY_FIXTURES, "sysfs", "dgx-h100"),
+                                   *self.outputs()])
+        links = self.assert_records_valid(doc, "link", header)
+        self.assertEqual(len([k for k in links if k["type"] == "NVLink"]), 32)  # 8 GPUs x 4 NVSwitches
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["exit_code"], 0)
 
 
 class Interruption(TempDirTest):
@@ -197,6 +229,35 @@ class Interruption(TempDirTest):
         self.assertEqual(doc["interrupted_by"], "SIGTERM")
         self.assertEqual(doc["stopped_before"], "the intra-node collectives")
         self.assertEqual(doc["exit_code"], 143)
+
+    @NEEDS_HWLOC
+    def test_topology_keeps_the_models_probed_when_the_signal_came(self):
+        # One NIC port's rate is a FIFO: rank 0's probe waits in it until the test writes
+        # the rate, after every rank has had its SIGTERM.
+        sysfs = self.path("sysfs")
+        shutil.copytree(os.path.join(TOPOLOGY_FIXTURES, "sysfs", "dgx-h100"), sysfs, symlinks=True)
+        rate = os.path.join(sysfs, "class", "infiniband", "mlx5_0", "ports", "1", "rate")
+        with open(rate) as f:
+            rate_text = f.read()
+        os.remove(rate)
+        os.mkfifo(rate)
+        cmd = mpirun(4, TOPOLOGY, "--hwloc-xml", os.path.join(TOPOLOGY_FIXTURES, "hwloc", "dgx-h100.xml"),
+                     "--sysfs-root", sysfs, "--csv", self.path("r.csv"), "--json", self.path("r.json"))
+        proc = self.start(cmd, lambda proc: len(children_of(proc.pid)) == 4 and
+                          all(handles_interruptions(pid) for pid in children_of(proc.pid)))
+        ranks = children_of(proc.pid)
+        for pid in ranks:
+            os.kill(pid, signal.SIGTERM)
+        write_when_read(rate, rate_text)
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 143, out + err)
+        self.assertIn("bench-topology: error: interrupted by SIGTERM", err)
+        rows, doc = self.read_both("link")
+        self.assertEqual(len(rows), len(doc["links"]))
+        self.assertIn({"host": "dgx-h100.xml", "from": "mlx5_0 port 1", "to": "network", "type": "InfiniBand",
+                       "count": "4", "spec_gbps": "50", "state": "ACTIVE"}, rows)
+        self.assertEqual(doc["exit_code"], 143)
+        self.assertEqual(len(doc["nodes"]), 1)
 
     def test_patterns_keeps_the_steps_it_timed(self):
         steps = 100000  # far more than the test waits for

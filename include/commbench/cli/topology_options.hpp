@@ -1,10 +1,12 @@
 // The command line of bench-topology.
 #pragma once
 
-#include <optional>
+#include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "commbench/cli/command_shell.hpp"
 
 namespace commbench {
 
@@ -12,20 +14,15 @@ struct TopologyOptions {
   std::string hwloc_xml;      // --hwloc-xml FILE
   std::string sysfs_root;     // --sysfs-root DIR
   std::string nccl_topo_xml;  // --nccl-topo-xml FILE
-  std::string json_path;      // --json FILE: the full model of every node
-  std::string csv_path;       // --csv FILE: one row per link
-  bool force = false;
-  double timeout_seconds = 300;
-  int model_nodes = 0;  // --nodes N: node count for the bandwidth model; 0 = this job's
+  int model_nodes = 0;        // --nodes N: node count for the bandwidth model; 0 = this job's
+  JobOptions job;             // -T, --csv (one record per link), --json (every node's model), --force
   std::vector<std::pair<std::string, std::string>> describe() const;
 };
 
-struct ParsedTopologyCommandLine {
-  std::optional<TopologyOptions> options;  // empty when help or version was asked for
-  std::string text_to_print;
-};
-
-// Throws UsageError with a one-line message naming the flag.
-ParsedTopologyCommandLine parse_topology_command_line(int argc, const char* const* argv);
+// Declares bench-topology's flags: values are parsed as CLI11 meets them, each by the
+// parser whose message names the flag.
+void add_topology_options(CLI::App& app, TopologyOptions& options);
+// What involves more than one flag; UsageError naming them.
+void validate_topology_options(const CLI::App& app, TopologyOptions& options);
 
 }  // namespace commbench

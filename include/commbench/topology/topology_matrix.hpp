@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "commbench/core/record.hpp"
 #include "commbench/topology/node_topology.hpp"
 
 namespace commbench {
@@ -28,8 +29,8 @@ struct LinkRow {
   std::string state;                 // NIC port state, "" for other links
 };
 std::vector<LinkRow> link_rows(const NodeTopology& node);
-std::string links_csv_header();
-std::string to_csv_line(const LinkRow& row);
+// The link as a record of kind "link" (core/record.hpp): an unknown count or spec is empty.
+Record link_record(const LinkRow& row);
 
 // Matrix entries, as text, for programs and tests: entry[i][j] for the endpoints in
 // matrix order (GPUs then RDMA NICs).

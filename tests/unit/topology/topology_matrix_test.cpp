@@ -98,13 +98,17 @@ TEST(TopologyMatrix, LinkRowsCarrySpecBandwidth) {
     if (row.from == "mlx5_3 port 1") {
       saw_down = true;
       EXPECT_EQ(row.state, "DOWN");
-      EXPECT_EQ(to_csv_line(row), node.hostname + ",mlx5_3 port 1,network,InfiniBand,4,1.25,DOWN");
+      EXPECT_EQ(csv_record_line(link_record(row), record_kind("link")),
+                node.hostname + ",mlx5_3 port 1,network,InfiniBand,4,1.25,DOWN");
     }
   }
   EXPECT_EQ(nvlink_rows, 32);  // 8 GPUs x 4 NVSwitches
   EXPECT_TRUE(saw_gpu3);
   EXPECT_TRUE(saw_down);
-  EXPECT_EQ(links_csv_header(), "host,from,to,type,count,spec_gbps,state");
+  EXPECT_EQ(csv_header(record_kind("link")), "host,from,to,type,count,spec_gbps,state");
+  // Unknown figures are empty cells, not zeros.
+  LinkRow hwloc_link{"node", "GPU0", "host bridge", "PCIe", 0, 0, ""};
+  EXPECT_EQ(csv_record_line(link_record(hwloc_link), record_kind("link")), "node,GPU0,host bridge,PCIe,,,");
 }
 
 TEST(TopologyMatrix, CpuListsAndUnknownPaths) {
