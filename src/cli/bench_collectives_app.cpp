@@ -10,6 +10,7 @@
 #include "commbench/backend/job_runtime.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/collectives_options.hpp"
+#include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/cli/profile_range_plan.hpp"
@@ -149,18 +150,13 @@ void print_threshold_failures(const std::vector<std::string>& failures) {
                 " more threshold failures (all are listed at the end of the table and in the JSON summary)");
 }
 
-int run_in_job(CollectivesOptions options, JobStart& start) {
-  JobSession session(start, kJsonSchema);
-  Bootstrap& world = session.world();
-  Watchdog& watchdog = session.watchdog();
-  Backend& backend =
-      session.create_backend(BackendRequest{options.backend, options.gpus_per_process, options.register_buffers,
-                                            options.cuda_graph_iterations, options.blocking});
-  std::vector<std::string> notes;
+// The cases to run: the flags' cases the backend can run, agreed over every rank (collective).
+std::vector<OpCase> plan_sweep(CollectivesOptions& options, Backend& backend, JobSession& session,
+                               std::vector<std::string>& notes) {
   std::vector<OpCase> plan;
   session.step("planning the sweep", [&] {
     validate_for_ranks(options, backend.ranks());
-    keep_supported(options, backend, world, notes);
+    keep_supported(options, backend, session.world(), notes);
     PlanRequest request{options.ops,
                         options.dtypes,
                         options.redops,
@@ -174,6 +170,18 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
     for (std::string& note : profile_range_notes(options.profile_range, plan, backend))
       notes.push_back(std::move(note));
   });
+  return plan;
+}
+
+int run_sweep(const CollectivesOptions& given, JobSession& session) {
+  CollectivesOptions options = given;  // the backend may narrow "-d all" and "-o all"
+  Bootstrap& world = session.world();
+  Watchdog& watchdog = session.watchdog();
+  Backend& backend =
+      session.create_backend(BackendRequest{options.job.backend, options.gpus_per_process, options.register_buffers,
+                                            options.cuda_graph_iterations, options.blocking});
+  std::vector<std::string> notes;
+  const std::vector<OpCase> plan = plan_sweep(options, backend, session, notes);
   std::optional<ThresholdCheck> thresholds;
   const ThresholdFiles threshold_files = read_threshold_files(options, world, watchdog);
   session.step("checking the threshold rules", [&] {
@@ -245,19 +253,16 @@ int run_in_job(CollectivesOptions options, JobStart& start) {
 }  // namespace
 
 int run_bench_collectives(int argc, char** argv) {
-  ParsedCommandLine parsed;
-  const auto prepare = [&]() -> std::optional<std::string> {
-    parsed = parse_collectives_command_line(argc, argv);
-    if (!parsed.options) {
-      if (parsed.version_requested) return parsed.text_to_print + "\nbackends: " + available_backends();
-      return parsed.text_to_print;
-    }
-    if (is_reporting_process()) check_output_paths(parsed.options->outputs());
-    return std::nullopt;
-  };
-  return run_command(
-      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
-      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
+  const Command<CollectivesOptions> command{kProgram,
+                                            kCollectivesDescription,
+                                            kJsonSchema,
+                                            ProfileCategory::collectives,
+                                            add_collectives_options,
+                                            validate_collectives_options,
+                                            run_sweep,
+                                            // --version also lists the backends of this build.
+                                            true};
+  return run_command(command, argc, argv);
 }
 
 }  // namespace commbench

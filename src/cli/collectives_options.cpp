@@ -17,14 +17,10 @@
 namespace commbench {
 namespace {
 
-using NamedBackend = detail::NamedValue<std::string_view>;
-constexpr std::array kBackendNames{NamedBackend{"auto", "auto"}, NamedBackend{"mpi", "mpi"},
-                                   NamedBackend{"nccl", "nccl"}};
 using NamedFormat = detail::NamedValue<OutputFormat>;
 constexpr std::array kFormatNames{NamedFormat{"table", OutputFormat::table}, NamedFormat{"csv", OutputFormat::csv},
                                   NamedFormat{"json", OutputFormat::json}};
 
-std::string backend_names() { return detail::listed_names<std::string_view>(kBackendNames); }
 std::string format_names() { return detail::listed_names<OutputFormat>(kFormatNames); }
 
 template <typename T>
@@ -56,73 +52,32 @@ void add_name_list(CLI::App& app, const std::string& names, const char* flag, st
       ->default_str(names_of(values));
 }
 
-}  // namespace
-
-std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
-  std::vector<std::pair<std::string, std::string>> settings;
-  settings.emplace_back("ops", names_of(ops));
-  settings.emplace_back("dtypes", names_of(dtypes));
-  settings.emplace_back("redops", names_of(redops));
-  settings.emplace_back("placement", names_of(placements));
-  if (any_split_per_peer(ops)) settings.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
-  settings.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
-  settings.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
-  if (sweep.step_bytes != 0)
-    settings.emplace_back("step_bytes", std::to_string(sweep.step_bytes));
-  else
-    settings.emplace_back("step_factor", significant_text(sweep.step_factor));
-  settings.emplace_back("iters", stopping.fixed_iterations ? std::to_string(stopping.fixed_iterations) : "adaptive");
-  settings.emplace_back("warmup_iters", std::to_string(warmup_iterations));
-  if (stopping.fixed_iterations == 0) {
-    settings.emplace_back("target_noise_pct", significant_text(stopping.target_noise * 100.0));
-    settings.emplace_back("max_time_per_size_s", significant_text(stopping.max_seconds));
-    settings.emplace_back("min_samples", std::to_string(stopping.min_samples));
-    settings.emplace_back("batch_time_s", significant_text(batch_seconds));
-  }
-  settings.emplace_back("check", check ? "1" : "0");
-  settings.emplace_back("root", std::to_string(root));
-  settings.emplace_back("timeout_s", significant_text(timeout_seconds));
-  if (gpus_per_process != 1) settings.emplace_back("gpus_per_process", std::to_string(gpus_per_process));
-  if (register_buffers) settings.emplace_back("register", "1");
-  if (cuda_graph_iterations != 0) settings.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));
-  if (blocking) settings.emplace_back("blocking", "1");
-  std::string rules;
-  for (const ThresholdRule& rule : threshold_rules) rules += (rules.empty() ? "" : " ; ") + rule.text;
-  if (!rules.empty()) settings.emplace_back("threshold", rules);
-  if (!thresholds_path.empty()) settings.emplace_back("thresholds", thresholds_path);
-  if (!baseline_path.empty()) settings.emplace_back("baseline", baseline_path);
-  return settings;
+// Parsers of the flags' values, each naming its flag in its message.
+auto count_at_least(const char* flag, std::uint64_t minimum) {
+  return [flag, minimum](const std::string& text) { return parse_count(text, flag, minimum); };
 }
 
-ParsedCommandLine parse_collectives_command_line(int argc, const char* const* argv) {
-  CLI::App app{
-      "bench-collectives: sweep collective operations over message sizes and report time, algbw and busbw.\n"
-      "Run it under mpirun or srun, one rank per GPU (nccl) or per core (mpi)."};
-  app.name("bench-collectives");
+auto positive_seconds(const char* flag) {
+  return [flag](const std::string& text) {
+    const double seconds = parse_number(text, flag, false);
+    if (!(seconds > 0)) throw UsageError(std::string(flag) + ": must be a positive number of seconds");
+    return seconds;
+  };
+}
 
-  // Every value is parsed as CLI11 meets it, by the parser whose message names the flag;
-  // the targets start at the defaults, which the help shows as a user would type them.
-  CollectivesOptions options;
-  const auto count_at_least = [](const char* flag, std::uint64_t minimum) {
-    return [flag, minimum](const std::string& text) { return parse_count(text, flag, minimum); };
+auto zero_or_one(const char* flag) {
+  return [flag](const std::string& text) {
+    if (text != "0" && text != "1") throw UsageError(std::string(flag) + ": expected 0 or 1 (got " + text + ")");
+    return text == "1";
   };
-  const auto positive_seconds = [](const char* flag) {
-    return [flag](const std::string& text) {
-      const double seconds = parse_number(text, flag, false);
-      if (!(seconds > 0)) throw UsageError(std::string(flag) + ": must be a positive number of seconds");
-      return seconds;
-    };
-  };
-  const auto zero_or_one = [](const char* flag) {
-    return [flag](const std::string& text) {
-      if (text != "0" && text != "1") throw UsageError(std::string(flag) + ": expected 0 or 1 (got " + text + ")");
-      return text == "1";
-    };
-  };
-  const auto file_name = [](const char* flag) {
-    return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
-  };
+}
 
+auto file_name(const char* flag) {
+  return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
+}
+
+// --op, --alltoallv-distribution and the sizes of the sweep.
+void add_sweep_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(
       app, "--op", options.ops, [](const std::string& text) { return parse_collective_list(text, "--op"); },
       "Collectives, comma-separated: " + accepted_collective_names() + "; all is every one but alltoallv", "LIST")
@@ -154,6 +109,10 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       [](const std::string& text) { return parse_size(text, "-i/--step-bytes"); },
       "Add this many bytes each step (linear sweep)", "SIZE")
       ->excludes(factor_option);
+}
+
+// -n, -w and -c; -d, -o, -r: how each case runs and what it is made of.
+void add_case_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(app, "-n,--iters", options.stopping.fixed_iterations, count_at_least("-n/--iters", 1),
                     "Timed iterations per size (fixed); default: adaptive", "N");
   // -w as every command spells it (command_shell.hpp), nccl-tests' --warmup_iters kept.
@@ -175,14 +134,12 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       [](const std::string& text) { return static_cast<int>(parse_count(text, "-r/--root", 0)); },
       "Root rank of broadcast and reduce", "RANK")
       ->default_str(std::to_string(options.root));
-  add_timeout_option(app, options.timeout_seconds, "one step");
-  add_parsed_option(
-      app, "--backend", options.backend,
-      [](const std::string& text) {
-        return std::string(detail::lookup_name<std::string_view>(kBackendNames, text, "--backend", backend_names()));
-      },
-      "One of: " + backend_names() + " (auto: nccl when GPUs and NCCL are present)", "NAME")
-      ->default_str(options.backend);
+}
+
+// -T, --backend, the NCCL backend's own flags (nccl-tests' spellings kept) and --placement.
+void add_backend_options(CLI::App& app, CollectivesOptions& options) {
+  add_timeout_option(app, options.job.timeout_seconds, "one step");
+  add_backend_option(app, options.job.backend);
   add_parsed_option(
       app, "-g,--gpus-per-process,--ngpus", options.gpus_per_process,
       [](const std::string& text) {
@@ -208,10 +165,12 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       [](const std::string& text) { return parse_placements(text, "--placement"); },
       "Buffers: out (out-of-place), in (in-place) or both", "NAME")
       ->default_str(names_of(options.placements));
-  add_parsed_option(app, "--csv", options.csv_path, file_name("--csv"),
-                    "Write rows to this CSV file as they are measured", "FILE");
-  add_parsed_option(app, "--json", options.json_path, file_name("--json"),
-                    "Write rows and provenance to this JSON file at the end", "FILE");
+}
+
+// The result files, what stdout shows, and the pass/fail rules.
+void add_output_options(CLI::App& app, CollectivesOptions& options) {
+  add_result_file_options(app, options.job.files, "Write rows to this CSV file as they are measured",
+                          "Write rows and provenance to this JSON file at the end");
   add_parsed_option(
       app, "--format", options.stdout_format,
       [](const std::string& text) {
@@ -219,7 +178,6 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       },
       "What stdout shows, one of: " + format_names(), "NAME")
       ->default_str("table");
-  app.add_flag("--force", options.force, "Overwrite existing --csv/--json files");
   app.add_option_function<std::vector<std::string>>(
          "--threshold",
          [&options](const std::vector<std::string>& texts) {
@@ -234,6 +192,10 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
                     "File of threshold rules, one per line ('#' starts a comment)", "FILE");
   add_parsed_option(app, "--baseline", options.baseline_path, file_name("--baseline"),
                     "CSV of an earlier run (--csv) that rules with 'baseline' compare against, row by row", "FILE");
+}
+
+// The adaptive stopping rule, the batch length, the profiler's range and a testing aid.
+void add_adaptive_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(app, "--max-time-per-size", options.stopping.max_seconds, positive_seconds("--max-time-per-size"),
                     "Adaptive mode: stop timing a size after this many seconds (the --min-samples floor comes first)",
                     "SECONDS")
@@ -266,17 +228,74 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
       ->type_name("[TEXT]");
   // Testing aid: proves that --check catches corruption (damages one element on a rank).
   app.add_option("--debug-corrupt-rank", options.debug_corrupt_rank)->group("");
+}
 
-  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, "bench-collectives");
-  if (outcome.request != CommandLineRequest::run)
-    return ParsedCommandLine{std::nullopt, outcome.text, outcome.request == CommandLineRequest::version};
-  // What involves more than one flag.
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
+  std::vector<std::pair<std::string, std::string>> settings;
+  settings.emplace_back("ops", names_of(ops));
+  settings.emplace_back("dtypes", names_of(dtypes));
+  settings.emplace_back("redops", names_of(redops));
+  settings.emplace_back("placement", names_of(placements));
+  if (any_split_per_peer(ops)) settings.emplace_back("alltoallv_distribution", to_string(alltoallv_distribution));
+  settings.emplace_back("min_bytes", std::to_string(sweep.min_bytes));
+  settings.emplace_back("max_bytes", std::to_string(sweep.max_bytes));
+  if (sweep.step_bytes != 0)
+    settings.emplace_back("step_bytes", std::to_string(sweep.step_bytes));
+  else
+    settings.emplace_back("step_factor", significant_text(sweep.step_factor));
+  settings.emplace_back("iters", stopping.fixed_iterations ? std::to_string(stopping.fixed_iterations) : "adaptive");
+  settings.emplace_back("warmup_iters", std::to_string(warmup_iterations));
+  if (stopping.fixed_iterations == 0) {
+    settings.emplace_back("target_noise_pct", significant_text(stopping.target_noise * 100.0));
+    settings.emplace_back("max_time_per_size_s", significant_text(stopping.max_seconds));
+    settings.emplace_back("min_samples", std::to_string(stopping.min_samples));
+    settings.emplace_back("batch_time_s", significant_text(batch_seconds));
+  }
+  settings.emplace_back("check", check ? "1" : "0");
+  settings.emplace_back("root", std::to_string(root));
+  settings.emplace_back("timeout_s", significant_text(job.timeout_seconds));
+  if (gpus_per_process != 1) settings.emplace_back("gpus_per_process", std::to_string(gpus_per_process));
+  if (register_buffers) settings.emplace_back("register", "1");
+  if (cuda_graph_iterations != 0) settings.emplace_back("cuda_graph", std::to_string(cuda_graph_iterations));
+  if (blocking) settings.emplace_back("blocking", "1");
+  std::string rules;
+  for (const ThresholdRule& rule : threshold_rules) rules += (rules.empty() ? "" : " ; ") + rule.text;
+  if (!rules.empty()) settings.emplace_back("threshold", rules);
+  if (!thresholds_path.empty()) settings.emplace_back("thresholds", thresholds_path);
+  if (!baseline_path.empty()) settings.emplace_back("baseline", baseline_path);
+  return settings;
+}
+
+void add_collectives_options(CLI::App& app, CollectivesOptions& options) {
+  // Every value is parsed as CLI11 meets it, by the parser whose message names the flag;
+  // the targets start at the defaults, which the help shows as a user would type them.
+  add_sweep_options(app, options);
+  add_case_options(app, options);
+  add_backend_options(app, options);
+  add_output_options(app, options);
+  add_adaptive_options(app, options);
+}
+
+void validate_collectives_options(const CLI::App& app, CollectivesOptions& options) {
   if (app.count("--alltoallv-distribution") > 0 && !any_split_per_peer(options.ops))
     throw UsageError("--alltoallv-distribution: applies to alltoallv only, which --op does not name");
   validate(options.sweep);
   if (options.blocking && options.cuda_graph_iterations > 0)
     throw UsageError("-z/--blocking: cannot be combined with -G/--cuda-graph (a graph replays without host syncs)");
-  check_distinct_outputs(options.csv_path, options.json_path);
+}
+
+ParsedCommandLine parse_collectives_command_line(int argc, const char* const* argv) {
+  CLI::App app{kCollectivesDescription};
+  app.name("bench-collectives");
+  CollectivesOptions options;
+  add_collectives_options(app, options);
+  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, "bench-collectives");
+  if (outcome.request != CommandLineRequest::run)
+    return ParsedCommandLine{std::nullopt, outcome.text, outcome.request == CommandLineRequest::version};
+  validate_collectives_options(app, options);
+  check_distinct_outputs(options.job.files.csv_path, options.job.files.json_path);
   return ParsedCommandLine{options, ""};
 }
 

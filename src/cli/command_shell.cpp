@@ -1,24 +1,34 @@
 #include "commbench/cli/command_shell.hpp"
 
+#include <array>
+#include <string_view>
 #include <utility>
 
 #include "command_line_parser.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
 
 namespace commbench {
 
+namespace {
+
+using NamedBackend = detail::NamedValue<std::string_view>;
+constexpr std::array kBackendNames{NamedBackend{"auto", "auto"}, NamedBackend{"mpi", "mpi"},
+                                   NamedBackend{"nccl", "nccl"}};
+
+}  // namespace
+
 CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
+  const std::string names = detail::listed_names<std::string_view>(kBackendNames);
   return add_parsed_option(
              app, "--backend", backend,
-             [](const std::string& text) {
-               if (text != "auto" && text != "mpi" && text != "nccl")
-                 throw UsageError("--backend: '" + text + "' is not one of auto, mpi, nccl");
-               return text;
+             [names](const std::string& text) {
+               return std::string(detail::lookup_name<std::string_view>(kBackendNames, text, "--backend", names));
              },
-             "One of: auto, mpi, nccl (auto: nccl when GPUs and NCCL are present)", "NAME")
+             "One of: " + names + " (auto: nccl when GPUs and NCCL are present)", "NAME")
       ->default_str(backend);
 }
 
@@ -73,8 +83,12 @@ std::optional<std::string> parse(CLI::App& app, int argc, char** argv, const cha
 }
 
 void prepare_result_files(const ResultFiles& files) {
-  const std::pair<std::string, const char*> outputs[] = {{files.csv_path, "--csv"}, {files.json_path, "--json"}};
-  prepare_replaced_outputs(outputs, files.force);
+  // The CSV is streamed (a FIFO or /dev/stdout will do); the JSON is renamed into place.
+  if (!files.csv_path.empty()) check_output_path(files.csv_path, "--csv", files.force, OutputKind::streamed);
+  if (!files.json_path.empty()) check_output_path(files.json_path, "--json", files.force, OutputKind::replaced);
+  // The JSON's directory first: a JSON refused there leaves no CSV directory behind.
+  for (const auto& [path, flag] : {std::pair{&files.json_path, "--json"}, std::pair{&files.csv_path, "--csv"}})
+    if (!path->empty()) create_parent_directories(*path, flag);
 }
 
 }  // namespace shell_detail

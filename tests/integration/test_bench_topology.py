@@ -312,11 +312,10 @@ class BadInput(TempDirTest):
             (["--json", self.path("dir") + "/"], "names a directory, not a file"),
             (["--json", ""], "--json: empty file name"),
             (["--bogus"], "--bogus"),
-            # Both files are renamed into place, which would replace a device.
-            (["--csv", "/dev/null", "--force"], "--csv /dev/null: not a regular file"),
+            # The JSON is renamed into place, which would replace a device.
             (["--json", "/dev/null", "--force"], "--json /dev/null: not a regular file"),
-            # The CSV is refused before the JSON's directory is made.
-            (["--csv", "/dev/null", "--json", self.path("new/t.json"), "--force"], "--csv /dev/null: not a regular file"),
+            # Both paths are checked before the CSV's directory is made.
+            (["--csv", self.path("new/l.csv"), "--json", "/dev/null", "--force"], "--json /dev/null: not a regular file"),
         ]
         if not HWLOC:
             cases = [c for c in cases if "--hwloc-xml" not in c[0]]
@@ -324,6 +323,11 @@ class BadInput(TempDirTest):
             with self.subTest(args=args):
                 self.check(args, expected)
         self.assertFalse(os.path.exists(self.path("new")))
+
+    def test_the_csv_streams_into_a_device_as_every_commands_does(self):
+        rc, out, err = run("--csv", "/dev/stdout", "--force")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("host,from,to,type,count,spec_gbps,state", out.splitlines())
 
     def test_existing_output_needs_force(self):
         out = self.write("exists.json", "{}")

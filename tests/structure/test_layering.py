@@ -58,14 +58,12 @@ KNOWN_LONG_FILES = {
     "src/topology/hwloc_probe.cpp": 501,
 }
 KNOWN_LONG_FUNCTIONS = {
-    ("src/cli/collectives_options.cpp", "parse_collectives_command_line"): 185,
     ("src/cli/pattern_flags.cpp", "add_pattern_flags"): 130,
     ("src/topology/allreduce_algorithms.cpp", "allreduce_algorithms"): 107,
     ("src/topology/nvml_probe.cpp", "probe_nvml"): 104,
     ("src/cli/bench_patterns_app.cpp", "parse_pattern_command_line"): 100,
     ("src/cli/bench_patterns_app.cpp", "predict_and_report"): 95,
     ("src/runner/measurement.cpp", "MeasurementLoop::measure"): 94,
-    ("src/cli/bench_collectives_app.cpp", "run_in_job"): 92,
     ("src/cli/pattern_flags.cpp", "resolve_pattern_config"): 85,
 }
 # A definition at namespace scope: its signature starts in column 0 and its line ends with

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "commbench/cli/command_shell.hpp"
 #include "commbench/core/collective.hpp"
 #include "commbench/core/dtype.hpp"
 #include "commbench/core/op_case.hpp"
@@ -35,16 +38,12 @@ struct CollectivesOptions {
   double batch_seconds = 0.001;
   bool check = false;
   int root = 0;
-  double timeout_seconds = 300;
-  std::string backend = "auto";
   int gpus_per_process = 1;                 // -g (nccl)
   bool register_buffers = false;            // --register (nccl)
   std::uint64_t cuda_graph_iterations = 0;  // -G (nccl)
   bool blocking = false;                    // -z (nccl)
-  std::string csv_path;
-  std::string json_path;
+  JobOptions job;  // --backend, -T/--timeout (one step), --csv, --json, --force
   OutputFormat stdout_format = OutputFormat::table;
-  bool force = false;
   // Pass/fail rules (--threshold, parsed here) and the files read once the job runs
   // (--thresholds, --baseline), where the watchdog covers a file that never delivers.
   std::vector<ThresholdRule> threshold_rules;
@@ -55,11 +54,22 @@ struct CollectivesOptions {
   std::optional<std::string> profile_range;
 
   // The result outputs this run asks for (--csv, --json, --format, --force).
-  OutputRequest outputs() const { return OutputRequest{stdout_format, csv_path, json_path, force}; }
+  OutputRequest outputs() const { return file_outputs(job.files, stdout_format); }
   // The effective values, for headers and provenance.
   std::vector<std::pair<std::string, std::string>> describe() const;
 };
 
+inline constexpr const char* kCollectivesDescription =
+    "bench-collectives: sweep collective operations over message sizes and report time, algbw and busbw.\n"
+    "Run it under mpirun or srun, one rank per GPU (nccl) or per core (mpi).";
+
+// Declares every flag on `app`, parsed into `options` (the shared groups of
+// command_shell.hpp included).
+void add_collectives_options(CLI::App& app, CollectivesOptions& options);
+// What involves more than one flag; UsageError naming them.
+void validate_collectives_options(const CLI::App& app, CollectivesOptions& options);
+
+// The same flags parsed alone, as the command parses them (for tests and tools).
 struct ParsedCommandLine {
   std::optional<CollectivesOptions> options;  // empty when help or version was asked for
   std::string text_to_print;                  // the help or version text

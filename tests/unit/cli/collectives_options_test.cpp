@@ -32,7 +32,7 @@ TEST(CollectivesOptions, Defaults) {
   EXPECT_EQ(o.stopping.fixed_iterations, 0u);
   EXPECT_DOUBLE_EQ(o.stopping.target_noise, 0.01);
   EXPECT_FALSE(o.check);
-  EXPECT_EQ(o.backend, "auto");
+  EXPECT_EQ(o.job.backend, "auto");
   EXPECT_EQ(o.dtypes, std::vector<DataType>{DataType::float32});
   EXPECT_EQ(o.redops, std::vector<ReduceOp>{ReduceOp::sum});
   EXPECT_EQ(o.placements, std::vector<Placement>{Placement::out_of_place});
@@ -51,7 +51,7 @@ TEST(CollectivesOptions, NcclTestsStyleFlags) {
   EXPECT_EQ(o.dtypes.size(), 2u);
   EXPECT_EQ(o.redops, std::vector<ReduceOp>{ReduceOp::max});
   EXPECT_EQ(o.root, 1);
-  EXPECT_DOUBLE_EQ(o.timeout_seconds, 60.0);
+  EXPECT_DOUBLE_EQ(o.job.timeout_seconds, 60.0);
   EXPECT_EQ(o.ops.size(), 7u);
   EXPECT_TRUE(options({"--check"}).check);
   EXPECT_FALSE(options({"-c", "0"}).check);
@@ -86,7 +86,7 @@ TEST(CollectivesOptions, TypedValuesAndBareSwitches) {
       {"-c", "-z", "--backend", "MPI", "--format", "CSV", "--placement", "both", "--target-noise", "2", "-o", "all"});
   EXPECT_TRUE(o.check);
   EXPECT_TRUE(o.blocking);
-  EXPECT_EQ(o.backend, "mpi");
+  EXPECT_EQ(o.job.backend, "mpi");
   EXPECT_EQ(o.stdout_format, OutputFormat::csv);
   EXPECT_EQ(o.placements.size(), 2u);
   EXPECT_DOUBLE_EQ(o.stopping.target_noise, 0.02);
