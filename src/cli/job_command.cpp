@@ -1,5 +1,6 @@
 #include "commbench/cli/job_command.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -12,6 +13,8 @@
 
 namespace commbench {
 namespace {
+
+constexpr std::chrono::seconds kMpiStartSeconds{5};
 
 // Runs the command's body and turns what it throws into an exit code. An internal error
 // (or a backend error the other ranks do not know of) ends the whole job instead.
@@ -53,10 +56,16 @@ int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle
   JobWatch watch(program, timeout_seconds);
   std::unique_ptr<JobRuntime> runtime;
   try {
-    // MPI_Init is the one step left unguarded: when ranks end while Open MPI 4.1's mpirun
-    // is still starting them, mpirun itself can hang (seen here with -T 0.001). A rank
-    // that never starts is the launcher's to report.
+    // A rank stopped before MPI_Init returns holds every other rank in it. The step gets
+    // at least kMpiStartSeconds whatever -T says: ranks that end while Open MPI's mpirun
+    // is still starting the others can hang mpirun itself.
+    // Every waiting rank names itself then; rank 0 waits a moment too, so the launcher
+    // does not end the others before their lines are out.
+    auto guard = watch.watchdog().guard("starting MPI (MPI_Init)", kMpiStartSeconds);
+    const bool reporting = is_reporting_process();
+    if (reporting) watch.set_linger(std::chrono::milliseconds(1000));
     runtime = start_job_runtime(&argc, &argv);
+    if (reporting) watch.set_linger(std::chrono::milliseconds(0));
     // After MPI_Init: some MPI libraries install their own handlers there.
     if (handle_interruptions) install_interruption_handlers();
   } catch (const Error& e) {

@@ -69,7 +69,9 @@ Watchdog::~Watchdog() {
 // thread: they happen around every batch and agreement, and on a machine with more
 // ranks than cores a wake-up per step costs context switches inside the measurement.
 // The thread polls instead, so a step expires within timeout + poll interval.
-Watchdog::Guard Watchdog::guard(const std::string& step) {
+Watchdog::Guard Watchdog::guard(const std::string& step) { return guard(step, timeout_); }
+
+Watchdog::Guard Watchdog::guard(const std::string& step, std::chrono::nanoseconds at_least) {
   if (!enabled()) {
     stall_hook_.at_step(own_rank_, step);
     return Guard(nullptr);
@@ -78,8 +80,9 @@ Watchdog::Guard Watchdog::guard(const std::string& step) {
     std::lock_guard lock(mutex_);
     armed_ = true;
     step_ = step;
+    step_limit_ = std::max(timeout_, at_least);
     ++sequence_;
-    deadline_ = std::chrono::steady_clock::now() + timeout_;
+    deadline_ = std::chrono::steady_clock::now() + step_limit_;
   }
   stall_hook_.at_step(own_rank_, step);
   return Guard(this);
@@ -98,7 +101,8 @@ void Watchdog::watch() {
     if (heartbeat_ != nullptr) heartbeat_->send(sequence_, armed_ ? step_ : "between steps");
     if (!armed_ || std::chrono::steady_clock::now() < deadline_) continue;
     std::string message = program_ + ": timeout: " + who_ + ": " + step_ + " did not complete within " +
-                          seconds_text(timeout_) + " s (-T/--timeout)";
+                          seconds_text(step_limit_) + " s (-T/--timeout" +
+                          (step_limit_ > timeout_ ? " " + seconds_text(timeout_) + ", raised for this step" : "") + ")";
     if (heartbeat_ != nullptr && heartbeat_->collecting())
       message += "; " + describe_stragglers(heartbeat_->snapshot(), hosts_, sequence_, std::chrono::steady_clock::now(),
                                             silence_threshold());

@@ -563,6 +563,20 @@ class StallInEveryPhase(TempDirTest):
                     self.assertEqual(doc["summary"]["exit_code"], 0 if finished else 4)
                 self.assertEqual([name for name in os.listdir(self.dir) if ".tmp." in name], [])
 
+    def test_a_rank_stopped_before_mpi_init_returns_ends_the_job_with_exit_4(self):
+        # MPI start-up gets at least 5 s whatever -T says; every rank waiting in it names
+        # itself, its host and the phase.
+        rc, err, elapsed, ranks = self.stall("starting MPI")
+        self.assertIn("rank 1 stops itself at 'starting MPI (MPI_Init)'", err)
+        self.assertEqual(rc, 4, err)
+        self.assertLessEqual(elapsed, max(self.TIMEOUT_S, 5) + 10, err)
+        self.assertTrue(ranks, "no rank process seen")
+        self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
+        for rank in (0, 2):
+            self.assertRegex(err, rf"(?m)^bench-collectives: timeout: rank {rank} \(host [^)]+\): starting MPI "
+                                  r"\(MPI_Init\) did not complete within 5 s \(-T/--timeout 4, raised for this step\)")
+        self.assertFalse(os.path.exists(self.path("out.json")))
+
 
 def built_backends():
     out = subprocess.run([BIN, "--version"], capture_output=True, text=True, check=True).stdout

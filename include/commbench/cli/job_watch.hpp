@@ -1,5 +1,4 @@
-// The watchdog of a whole job, from before MPI starts until after it ends (MPI_Init itself
-// excepted: see job_command.cpp):
+// The watchdog of a whole job, from before MPI starts until after it ends: MPI start-up,
 // joining the ranks, creating communicators, every measurement and agreement, writing the
 // results and finalizing MPI all run under it, so a rank that stalls anywhere ends the
 // job with exit 4 and a line naming the step instead of a silent hang. The job session

@@ -65,6 +65,9 @@ class Watchdog {
     Watchdog* owner_;
   };
   [[nodiscard]] Guard guard(const std::string& step);
+  // The same for a step that needs at least `at_least` whatever -T says (MPI start-up,
+  // where ending a rank while the launcher is still starting the others can hang it).
+  [[nodiscard]] Guard guard(const std::string& step, std::chrono::nanoseconds at_least);
 
  private:
   void disarm();
@@ -79,6 +82,7 @@ class Watchdog {
   bool armed_ = false;
   bool stopping_ = false;
   std::string step_;
+  std::chrono::nanoseconds step_limit_{};  // the armed step's limit: timeout_ or more
   std::uint64_t sequence_ = 0;  // guarded steps so far: the same on every rank
   std::chrono::steady_clock::time_point deadline_;
   std::chrono::nanoseconds poll_{};
