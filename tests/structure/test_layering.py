@@ -53,7 +53,6 @@ FILE_LIMIT = 500
 FUNCTION_LIMIT = 80
 KNOWN_LONG_FILES = {
     "src/backend/nccl/nccl_backend.cpp": 912,
-    "src/validate/validation_plan.cpp": 675,
     "src/topology/bandwidth_model.cpp": 507,
     "src/topology/hwloc_probe.cpp": 501,
 }
