@@ -17,6 +17,8 @@ COMMBENCH_PACKAGES+=(python3-jsonschema)
 # A real Slurm for tests/integration/test_slurm.py (scripts/slurm-cluster.sh): its daemons,
 # munge, and ip/tc for the namespaced nodes and their links.
 COMMBENCH_PACKAGES+=(slurm-wlm munge iproute2)
+# CPack's .deb (tests/integration/test_package.py): dpkg-shlibdeps finds its dependencies.
+COMMBENCH_PACKAGES+=(dpkg-dev file)
 
 commbench_install_packages
 commbench_build
