@@ -14,10 +14,6 @@ namespace {
 
 bool both_ways(const PairCell& cell) { return cell.direction == PairDirection::both; }
 
-std::string optional_number(const std::optional<double>& value) {
-  return value ? significant_text(*value, 9) : "";
-}
-
 }  // namespace
 
 std::string_view direction_text(const PairCell& cell) { return both_ways(cell) ? "both" : "one-way"; }

@@ -1,5 +1,6 @@
 // What the NCCL extensions (peer exchange, streams, spin kernel) need of the backend's
-// state, which nccl_backend.cpp keeps to itself: a narrow door instead of its insides.
+// state, which the backend's own files keep to themselves (nccl_state.hpp): a narrow door
+// instead of its insides. nccl_state_access.cpp holds it.
 #pragma once
 
 #include <cuda_runtime.h>
