@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commbench/topology/link_spec.hpp"
 
 namespace commbench {
@@ -332,20 +334,9 @@ class Session {
   ShutdownFn shutdown_;
 };
 
-}  // namespace
-
-void probe_nvml(NodeTopology& node, const std::string& library) {
-  const std::string name = library_name(library);
-  dlerror();
-  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    node.unknowns.push_back(kNothingKnown + "NVML not loadable (" + (why != nullptr ? why : name) + ")");
-    return;
-  }
-  const Library lib(handle);
-
-  Api api;
+// The entry points without which nothing can be probed, loaded into `api`; the first one
+// the library lacks, or nullptr when it has them all.
+const char* load_required(const Library& lib, Api& api) {
   api.init = lib.symbol<InitFn>("nvmlInit_v2");
   api.shutdown = lib.symbol<ShutdownFn>("nvmlShutdown");
   api.count = lib.symbol<CountFn>("nvmlDeviceGetCount_v2");
@@ -356,12 +347,14 @@ void probe_nvml(NodeTopology& node, const std::string& library) {
         std::pair{"nvmlDeviceGetCount_v2", api.count != nullptr},
         std::pair{"nvmlDeviceGetHandleByIndex_v2", api.handle != nullptr},
         std::pair{"nvmlDeviceGetPciInfo_v3", api.pci_info != nullptr}}) {
-    if (!present) {
-      node.unknowns.push_back(kNothingKnown + name + " has no " + symbol + " (not NVML, or a driver too old)");
-      return;
-    }
+    if (!present) return symbol;
   }
+  return nullptr;
+}
 
+// The entry points an older driver may lack, loaded into `api`: what they report stays
+// unknown, the rest is probed. Returns the names of those missing.
+std::vector<std::string> load_optional(const Library& lib, Api& api) {
   std::vector<std::string> lacking;
   const auto optional = [&](auto& field, const char* symbol) {
     field = lib.symbol<std::remove_reference_t<decltype(field)>>(symbol);
@@ -380,6 +373,70 @@ void probe_nvml(NodeTopology& node, const std::string& library) {
   optional(api.link_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   optional(api.link_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
   optional(api.p2p_status, "nvmlDeviceGetP2PStatus");
+  return lacking;
+}
+
+// The source line: the library, and the driver where NVML tells its version.
+std::string source_of(const Api& api, const std::string& name) {
+  std::string source = "NVML " + name;
+  if (api.driver_version != nullptr) {
+    char version[kNvmlDriverVersionBufferSize] = {};
+    if (api.driver_version(version, sizeof version) == kNvmlSuccess)
+      source += " (driver " + std::string(version, strnlen(version, sizeof version)) + ")";
+  }
+  return source;
+}
+
+// Every GPU NVML enumerates, matched to the node's GPU of its bus id (added when the node
+// has none) and queried; a GPU whose handle or PCI address cannot be had is left out.
+std::vector<Probed> probe_gpus(const Api& api, unsigned count, NodeTopology& node, Failures& failures) {
+  std::vector<Probed> probed;
+  for (unsigned i = 0; i < count; ++i) {
+    const std::string position = fmt::format("#{}", i);  // names the GPU until its bus id is known
+    Probed p;
+    if (const NvmlReturn rc = api.handle(i, &p.device); rc != kNvmlSuccess) {
+      failures.add("nvmlDeviceGetHandleByIndex_v2", api.error(rc), position);
+      continue;
+    }
+    NvmlPciInfo pci{};
+    if (const NvmlReturn rc = api.pci_info(p.device, &pci); rc != kNvmlSuccess) {
+      failures.add("nvmlDeviceGetPciInfo_v3", api.error(rc), position);
+      continue;
+    }
+    p.bus_id =
+        canonical_pci_bus_id(std::string_view(pci.busId, sizeof pci.busId))
+            .value_or(canonical_pci_bus_id(std::string_view(pci.busIdLegacy, sizeof pci.busIdLegacy)).value_or(""));
+    if (p.bus_id.empty()) {
+      failures.add("nvmlDeviceGetPciInfo_v3", "no PCI address in the answer", position);
+      continue;
+    }
+    Gpu& gpu = gpu_for(node, p.bus_id);
+    p.gpu = gpu.index;
+    query_gpu(api, p, gpu, failures);
+    probed.push_back(std::move(p));
+  }
+  return probed;
+}
+
+}  // namespace
+
+void probe_nvml(NodeTopology& node, const std::string& library) {
+  const std::string name = library_name(library);
+  dlerror();
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    node.unknowns.push_back(kNothingKnown + "NVML not loadable (" + (why != nullptr ? why : name) + ")");
+    return;
+  }
+  const Library lib(handle);
+
+  Api api;
+  if (const char* missing = load_required(lib, api)) {
+    node.unknowns.push_back(kNothingKnown + name + " has no " + missing + " (not NVML, or a driver too old)");
+    return;
+  }
+  const std::vector<std::string> lacking = load_optional(lib, api);
 
   if (const NvmlReturn rc = api.init(); rc != kNvmlSuccess) {
     node.unknowns.push_back(kNothingKnown + "nvmlInit_v2 failed: " + api.error(rc));
@@ -392,12 +449,7 @@ void probe_nvml(NodeTopology& node, const std::string& library) {
     for (const auto& symbol : lacking) list += (list.empty() ? "" : ", ") + symbol;
     node.unknowns.push_back("NVML " + name + " lacks " + list + ": what they report is unknown");
   }
-  std::string source = "NVML " + name;
-  if (api.driver_version != nullptr) {
-    char version[kNvmlDriverVersionBufferSize] = {};
-    if (api.driver_version(version, sizeof version) == kNvmlSuccess)
-      source += " (driver " + std::string(version, strnlen(version, sizeof version)) + ")";
-  }
+  const std::string source = source_of(api, name);
 
   unsigned count = 0;
   if (const NvmlReturn rc = api.count(&count); rc != kNvmlSuccess) {
@@ -407,30 +459,7 @@ void probe_nvml(NodeTopology& node, const std::string& library) {
   node.sources.push_back(source);
 
   Failures failures;
-  std::vector<Probed> probed;
-  for (unsigned i = 0; i < count; ++i) {
-    Probed p;
-    if (const NvmlReturn rc = api.handle(i, &p.device); rc != kNvmlSuccess) {
-      failures.add("nvmlDeviceGetHandleByIndex_v2", api.error(rc), "#" + std::to_string(i));
-      continue;
-    }
-    NvmlPciInfo pci{};
-    if (const NvmlReturn rc = api.pci_info(p.device, &pci); rc != kNvmlSuccess) {
-      failures.add("nvmlDeviceGetPciInfo_v3", api.error(rc), "#" + std::to_string(i));
-      continue;
-    }
-    p.bus_id =
-        canonical_pci_bus_id(std::string_view(pci.busId, sizeof pci.busId))
-            .value_or(canonical_pci_bus_id(std::string_view(pci.busIdLegacy, sizeof pci.busIdLegacy)).value_or(""));
-    if (p.bus_id.empty()) {
-      failures.add("nvmlDeviceGetPciInfo_v3", "no PCI address in the answer", "#" + std::to_string(i));
-      continue;
-    }
-    Gpu& gpu = gpu_for(node, p.bus_id);
-    p.gpu = gpu.index;
-    query_gpu(api, p, gpu, failures);
-    probed.push_back(std::move(p));
-  }
+  const std::vector<Probed> probed = probe_gpus(api, count, node, failures);
   // After all GPUs are known, so a link to a GPU enumerated later is recognised as one.
   for (const Probed& p : probed) query_nvlinks(api, p, node, failures);
   if (api.p2p_status != nullptr)

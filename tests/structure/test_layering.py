@@ -52,13 +52,9 @@ def violations():
 FILE_LIMIT = 500
 FUNCTION_LIMIT = 80
 KNOWN_LONG_FILES = {
-    "src/topology/bandwidth_model.cpp": 507,
-    "src/topology/hwloc_probe.cpp": 501,
 }
 KNOWN_LONG_FUNCTIONS = {
     ("src/cli/pattern_flags.cpp", "add_pattern_flags"): 130,
-    ("src/topology/allreduce_algorithms.cpp", "allreduce_algorithms"): 107,
-    ("src/topology/nvml_probe.cpp", "probe_nvml"): 104,
     ("src/cli/bench_patterns_app.cpp", "parse_pattern_command_line"): 100,
     ("src/cli/bench_patterns_app.cpp", "predict_and_report"): 95,
     ("src/runner/measurement.cpp", "MeasurementLoop::measure"): 94,
