@@ -1,5 +1,6 @@
 #include "commbench/core/host_memory.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -7,6 +8,11 @@
 #include "commbench/core/size.hpp"
 
 namespace commbench {
+
+std::string meminfo_path_for_this_process() {
+  const char* debug = std::getenv("COMMBENCH_DEBUG_MEMINFO");
+  return debug != nullptr && *debug != '\0' ? debug : "/proc/meminfo";
+}
 
 std::optional<std::uint64_t> available_host_memory(const std::string& meminfo_path) {
   std::ifstream in(meminfo_path);

@@ -109,6 +109,16 @@ void PatternStepWorkload::prepare() {
     need.send_bytes = std::max(need.send_bytes, cases_[i].send_bytes());
     need.recv_bytes = std::max(need.recv_bytes, cases_[i].recv_bytes());
   }
+  // All of them at once, checked before the first is taken: each group's buffers may fit
+  // alone while together they exceed the node (the kernel's OOM killer would end the job).
+  std::uint64_t total = 0;
+  for (const BufferRequirement& need : needed) total += need.total();
+  std::uint64_t scratch = 0;
+  for (std::size_t i = 0; i < schedule_.steps.size(); ++i)
+    if (backend_of_[i] != nullptr) scratch = std::max(scratch, backend_of_[i]->library_scratch_bytes(cases_[i]));
+  total += scratch;
+  groups_.world().require_memory(
+      total, "the step's buffers and the library's scratch (their sizes follow --params, --layers, --hidden, --seq)");
   // One pair of buffers per group, in GroupRole order: every member of a group runs the
   // same collectives over it, so each allocation (collective over the group) is matched.
   // Items over one group share it; the data they carry is never checked.

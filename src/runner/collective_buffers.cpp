@@ -36,6 +36,9 @@ void CollectiveBuffers::allocate_for(std::span<const OpCase> plan) {
   }
   buffers_.reset();
   held_ = buffers_needed(plan);
+  std::uint64_t scratch = 0;
+  for (const OpCase& c : plan) scratch = std::max(scratch, backend_.library_scratch_bytes(c));
+  backend_.require_memory(held_.total() + scratch, "-e/--max-bytes: the buffers and the library's scratch");
   buffers_ = backend_.allocate(held_.send_bytes, held_.recv_bytes);
 }
 

@@ -356,7 +356,7 @@ BAD_INPUTS = [
     (["-d", "bfloat16"], "the mpi backend cannot use -d/--dtype bfloat16"),
     (["-o", "avg"], "the mpi backend cannot use -o/--redop avg"),
     (["-e", "1T"], "-e/--max-bytes: 2147483648 elements exceed the 2^31-1 element count of an MPI call"),
-    (["--op", "allreduce", "-d", "double", "-e", "15G"], "-e/--max-bytes: buffers need 16GiB per rank x 2 ranks = 32GiB on host"),
+    (["--op", "allreduce", "-d", "double", "-e", "15G"], "-e/--max-bytes: the buffers and the library's scratch need 24GiB per rank x 2 ranks = 48GiB on host"),
     (["-n", "0"], "-n/--iters: must be at least 1"),
     (["-c", "5"], "-c/--check: expected 0 or 1"),
     (["-T", "soon"], "-T/--timeout: 'soon' is not a number"),

@@ -88,6 +88,38 @@ class BadInput(TempDirTest):
                 self.assertTrue(lines[0].startswith("bench-patterns: error: " + message), err)
                 self.assertFalse(os.path.exists(json_path))
 
+    def test_buffers_the_node_cannot_hold_are_refused_before_any_is_taken(self):
+        # A node with 2 MiB available (COMMBENCH_DEBUG_MEMINFO): every group's buffers, and
+        # the MPI library's scratch for the largest reduction, are counted together.
+        meminfo = self.path("meminfo")
+        with open(meminfo, "w") as f:
+            f.write("MemTotal:        8192 kB\nMemAvailable:    2048 kB\n")
+        json_path = self.path("out.json")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   COMMBENCH_DEBUG_MEMINFO=meminfo)
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-x", "COMMBENCH_DEBUG_MEMINFO", "-np", "4", PATTERNS,
+                            "--backend", "mpi", "--pattern", "ddp", *SMALL_MODEL, "--json", json_path],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        lines = p.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertRegex(lines[0], r"^bench-patterns: error: the step's buffers and the library's scratch \(their "
+                                   r"sizes follow --params, --layers, --hidden, --seq\) need [0-9.]+MiB per rank x 4 "
+                                   r"ranks = [0-9.]+MiB on host \S+, but only 2MiB is available$")
+        self.assertFalse(os.path.exists(json_path))
+
+    def test_the_scout_expert_pattern_is_refused_where_it_would_not_fit(self):
+        # Its 4 ranks need about 6.2 GiB each (1.9 GiB allreduces: buffers, plus Open MPI's
+        # temporary copy); on a node with less available it ended in the OOM killer.
+        with open("/proc/meminfo") as f:
+            available = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+        if available >= 25 << 30:
+            self.skipTest("this node holds the run: it would take 25 GiB here")
+        code, out, err = run(4, "--backend", "mpi", "--pattern", "ep", "--preset", "llama-4-scout", "--layers", "2")
+        self.assertEqual(code, 2, out + err)
+        self.assertRegex(err, r"need 6\.[0-9]GiB per rank x 4 ranks = 2[45]\.[0-9]GiB on host \S+, but only "
+                              r"[0-9.]+GiB is available")
+
     def test_dry_run_needs_a_schedule_file(self):
         code, _, err = run(1, "--dry-run")
         self.assertEqual(code, 2, err)

@@ -69,6 +69,15 @@ class Backend {
 
   // Collective over group(). Throws UsageError when the memory cannot be had.
   virtual std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) = 0;
+  // Collective over group(): refuses with one UsageError, before anything is allocated,
+  // `bytes_per_rank` of buffers the memory they live in cannot hold (the node's available
+  // host memory for all its ranks, or each GPU's free memory). `what` starts the message,
+  // e.g. "the step's buffers (--params, --layers, --seq)". A backend without such
+  // knowledge checks nothing.
+  virtual void require_memory(std::uint64_t /*bytes_per_rank*/, const std::string& /*what*/) {}
+  // Memory the library takes for itself during one call of `c`, beside the buffers (an
+  // MPI reduction's temporary copy); counted by require_memory's callers.
+  virtual std::uint64_t library_scratch_bytes(const OpCase& /*c*/) const { return 0; }
 
   // Correctness: write the check pattern into the inputs of `c`, and count elements of
   // this rank's output that differ from the expectation after one operation.

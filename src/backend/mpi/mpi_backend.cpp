@@ -5,7 +5,10 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/mpi/mpi_environment.hpp"
@@ -328,6 +331,28 @@ void MpiBackend::validate_plan(std::span<const OpCase> plan) const {
 
 std::optional<std::string> MpiBackend::unsupported_in_place(Collective op) const { return missing_in_place_form(op); }
 
+// Every rank of this node is assumed to need what this one does (all run the same plan).
+void MpiBackend::require_room_on_node(std::uint64_t bytes_per_rank, const std::string& what) const {
+  const std::uint64_t ranks = static_cast<std::uint64_t>(group_->local_size());
+  const auto available = available_host_memory();
+  if (!available) return;
+  if (bytes_per_rank > *available / ranks)
+    throw UsageError(fmt::format("{} need {} per rank x {} ranks = {} on host {}, but only {} is available", what,
+                                 format_size(bytes_per_rank), ranks,
+                                 format_size(bytes_per_rank > std::numeric_limits<std::uint64_t>::max() / ranks
+                                                 ? std::numeric_limits<std::uint64_t>::max()
+                                                 : bytes_per_rank * ranks),
+                                 group_->hostname(), format_size(*available)));
+}
+
+void MpiBackend::require_memory(std::uint64_t bytes_per_rank, const std::string& what) {
+  collective_try(*group_, [&] { require_room_on_node(bytes_per_rank, what); });
+}
+
+std::uint64_t MpiBackend::library_scratch_bytes(const OpCase& c) const {
+  return reduces(c.op) ? c.send_bytes() : 0;
+}
+
 std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<Buffers> buffers;
   // Hand memory freed since the last allocation (earlier buffers, the MPI library's
@@ -336,12 +361,7 @@ std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uin
   malloc_trim(0);
   collective_try(*group_, [&] {
     const std::uint64_t per_rank = send_bytes + recv_bytes;
-    const std::uint64_t per_node = per_rank * static_cast<std::uint64_t>(group_->local_size());
-    const auto available = available_host_memory();
-    if (available && per_node > *available)
-      throw UsageError("-e/--max-bytes: buffers need " + format_size(per_rank) + " per rank x " +
-                       std::to_string(group_->local_size()) + " ranks = " + format_size(per_node) + " on host " +
-                       group_->hostname() + ", but only " + format_size(*available) + " is available");
+    require_room_on_node(per_rank, "-e/--max-bytes: buffers");
     try {
       buffers = std::make_unique<HostBuffers>(send_bytes, recv_bytes);
     } catch (const std::bad_alloc&) {

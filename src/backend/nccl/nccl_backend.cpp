@@ -11,6 +11,8 @@
 #include <cstring>
 #include <exception>
 
+#include <fmt/format.h>
+
 #include "check_kernels.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/device_selection.hpp"
@@ -177,6 +179,18 @@ std::optional<std::string> NcclBackend::unsupported_in_place(Collective op) cons
 }
 
 void NcclBackend::validate_plan(std::span<const OpCase>) const {}
+
+// Each device this process drives holds `bytes_per_rank` (one NCCL rank per device).
+void NcclBackend::require_memory(std::uint64_t bytes_per_rank, const std::string& what) {
+  collective_try(*group_, [&] {
+    for (const DeviceContext& d : state_->devices) {
+      const std::size_t free_bytes = free_memory_on(d.device);
+      if (bytes_per_rank > free_bytes)
+        throw UsageError(fmt::format("{} need {} on GPU {} of {}, but only {} is free", what, format_size(bytes_per_rank),
+                                     d.device, state_->who, format_size(free_bytes)));
+    }
+  });
+}
 
 std::unique_ptr<Buffers> NcclBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<NcclBuffers> buffers;

@@ -25,6 +25,10 @@ class MpiBackend final : public Backend {
   std::optional<std::string> unsupported_in_place(Collective op) const override;
   void validate_plan(std::span<const OpCase> plan) const override;
   std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
+  void require_memory(std::uint64_t bytes_per_rank, const std::string& what) override;
+  // Open MPI's reductions (allreduce, reduce, reduce-scatter) allocate a temporary as
+  // large as the data they reduce.
+  std::uint64_t library_scratch_bytes(const OpCase& c) const override;
   void fill_inputs(const OpCase& c, Buffers& buffers) override;
   std::uint64_t count_wrong(const OpCase& c, Buffers& buffers) override;
   void corrupt_output(const OpCase& c, Buffers& buffers) override;
@@ -38,6 +42,9 @@ class MpiBackend final : public Backend {
 
  private:
   void run_once(const OpCase& c, Buffers& buffers);
+  // UsageError when this node's available host memory cannot hold `bytes_per_rank` for
+  // each of its ranks.
+  void require_room_on_node(std::uint64_t bytes_per_rank, const std::string& what) const;
   std::unique_ptr<MpiBootstrap> group_;
 };
 

@@ -50,6 +50,7 @@ class NcclBackend final : public Backend {
   std::optional<std::string> unsupported_in_place(Collective op) const override;
   void validate_plan(std::span<const OpCase> plan) const override;
   std::unique_ptr<Buffers> allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) override;
+  void require_memory(std::uint64_t bytes_per_rank, const std::string& what) override;
   void fill_inputs(const OpCase& c, Buffers& buffers) override;
   std::uint64_t count_wrong(const OpCase& c, Buffers& buffers) override;
   void corrupt_output(const OpCase& c, Buffers& buffers) override;
