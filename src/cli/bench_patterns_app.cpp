@@ -20,6 +20,7 @@
 #include "pattern_results.hpp"
 #include "commbench/cli/bandwidth_cost_model.hpp"
 #include "commbench/cli/flag_values.hpp"
+#include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/cli/live_probe.hpp"
@@ -42,6 +43,7 @@
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "pattern_flags.hpp"
+#include "pattern_options.hpp"
 #include "pattern_tuning.hpp"
 
 namespace commbench {
@@ -49,168 +51,6 @@ namespace {
 
 constexpr const char* kProgram = "bench-patterns";
 constexpr const char* kPatternsSchema = "commbench.patterns/1";
-
-struct PatternRunOptions {
-  std::string backend = "auto";
-  std::uint64_t steps = 10;
-  std::uint64_t warmup = 2;
-  double timeout_seconds = 300;
-  std::string csv_path, json_path, dump_path, trace_path;
-  bool dry_run = false;
-  bool force = false;
-  // --predict: the step computed from a cost model, nothing run
-  bool predict = false;
-  std::string from_path;
-  int nodes = 1;
-  std::optional<int> gpus_per_node;
-  // --tune: search the framework's knobs by measuring (pattern_tuning.hpp)
-  bool tune = false;
-  TuneRequest tune_request;
-  PatternFlags pattern;
-};
-
-struct ParsedPatternCommandLine {
-  std::optional<PatternRunOptions> options;
-  std::string text_to_print;
-};
-
-// --tune runs trials, not one measured step: what describes one step does not apply, and
-// each trial is short unless -n/-w say otherwise.
-void check_tuning_flags(const CLI::App& app, PatternRunOptions& options, bool measure_all) {
-  const bool tuning_given = app.count("--tune-budget") > 0 || !options.tune_request.output_path.empty() || measure_all;
-  if (!options.tune) {
-    if (tuning_given)
-      throw UsageError(std::string(app.count("--tune-budget") > 0 ? "--tune-budget"
-                                   : measure_all                  ? "--tune-measure-all"
-                                                                  : "--tune-output") +
-                       ": applies to --tune only");
-    return;
-  }
-  if (options.predict) throw UsageError("--tune: measures on the job's ranks; --predict runs nothing");
-  if (options.dry_run) throw UsageError("--dry-run: --tune measures trials");
-  if (!options.trace_path.empty()) throw UsageError("--trace: not with --tune (trace one run of the best settings)");
-  if (!options.dump_path.empty()) throw UsageError("--dump-schedule: not with --tune");
-  options.tune_request.prune = !measure_all;
-  options.tune_request.steps = app.count("--iters") > 0 ? options.steps : 3;
-  options.tune_request.warmup = app.count("--warmup") > 0 ? options.warmup : 1;
-  options.tune_request.csv_path = options.csv_path;
-  options.tune_request.json_path = options.json_path;
-  check_distinct_paths(options.csv_path, "--csv", options.tune_request.output_path, "--tune-output");
-  check_distinct_paths(options.json_path, "--json", options.tune_request.output_path, "--tune-output");
-}
-
-ParsedPatternCommandLine parse_pattern_command_line(int argc, char** argv) {
-  CLI::App app{
-      "bench-patterns: the collectives of one training step (DDP, FSDP, ZeRO, pipeline, tensor and expert parallel), "
-      "run with compute standing in for the model; reports what communication is exposed and why."};
-  app.name(kProgram);
-  PatternRunOptions options;
-  add_backend_option(app, options.backend);
-  add_parsed_option(
-      app, "-n,--iters", options.steps, [](const std::string& text) { return parse_count(text, "-n/--iters", 1); },
-      "Training steps measured", "N")
-      ->default_str(std::to_string(options.steps));
-  add_parsed_option(
-      app, "-w,--warmup,--warmup-iters", options.warmup,
-      [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); },
-      "Steps run before measuring", "N")
-      ->default_str(std::to_string(options.warmup));
-  add_timeout_option(app, options.timeout_seconds, "one step");
-  add_parsed_option(
-      app, "--csv", options.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
-      "Write a row per collective type and per step to this CSV file", "FILE");
-  add_parsed_option(
-      app, "--json", options.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
-      "Write provenance, the pattern and every figure to this JSON file", "FILE");
-  add_parsed_option(
-      app, "--dump-schedule", options.dump_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
-      "Write every rank's schedule as JSON lines, one step a line", "FILE");
-  add_parsed_option(
-      app, "--trace", options.trace_path, [](const std::string& text) { return non_empty_file_name(text, "--trace"); },
-      "Write the last measured step of every rank as a Chrome trace (opens in Perfetto): compute and each "
-      "collective on its stream",
-      "FILE");
-  app.add_flag("--dry-run", options.dry_run,
-               "Build and write the schedule (--dump-schedule), then exit without communicating");
-  app.add_flag("--force", options.force, "Overwrite existing result files");
-  app.add_flag("--predict", options.predict,
-               "Compute the step's communication timeline from a cost model instead of running it (one process "
-               "predicts any node count: --nodes x --gpus-per-node ranks)");
-  add_parsed_option(
-      app, "--from", options.from_path, [](const std::string& text) { return non_empty_file_name(text, "--from"); },
-      "With --predict: cost each collective from this bench-collectives --csv file (default: the bandwidth model of "
-      "this node)",
-      "FILE");
-  add_parsed_option(
-      app, "--nodes", options.nodes,
-      [](const std::string& text) { return static_cast<int>(parse_count(text, "--nodes", 1)); },
-      "With --predict: nodes of the predicted job", "N")
-      ->default_str(std::to_string(options.nodes));
-  add_parsed_option(
-      app, "--gpus-per-node", options.gpus_per_node,
-      [](const std::string& text) {
-        return std::optional<int>(static_cast<int>(parse_count(text, "--gpus-per-node", 1)));
-      },
-      "With --predict: ranks per node of the predicted job", "G");
-  const std::string tuning = "Tuning";
-  app.add_flag("--tune", options.tune,
-               "Search the framework's knobs (DDP bucket_cap_mb; FSDP unit and prefetch; ZeRO buckets, prefetch, "
-               "persistence, live parameters, overlap_comm) by measuring short runs; print the trials and the best "
-               "settings")
-      ->group(tuning);
-  add_parsed_option(
-      app, "--tune-budget", options.tune_request.budget_seconds,
-      [](const std::string& text) {
-        const double seconds = parse_number(text, "--tune-budget", false);
-        if (!(seconds > 0)) throw UsageError("--tune-budget: must be positive (got " + text + ")");
-        return seconds;
-      },
-      "Wall-clock seconds the search may take; it starts no trial that would end past it", "SECONDS")
-      ->default_str(significant_text(options.tune_request.budget_seconds))
-      ->group(tuning);
-  add_parsed_option(
-      app, "--tune-output", options.tune_request.output_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--tune-output"); },
-      "Write the best settings as the framework reads them: a ds_config.json fragment (ZeRO) or the "
-      "constructor's keyword arguments (DDP, FSDP), JSON",
-      "FILE")
-      ->group(tuning);
-  bool measure_all = false;
-  app.add_flag("--tune-measure-all", measure_all,
-               "Measure every candidate: no pruning by the cost model fitted to the first trial")
-      ->group(tuning);
-  add_pattern_flags(app, options.pattern);
-  const CommandLineOutcome outcome = parse_command_line(app, argc, argv, kProgram);
-  if (outcome.request != CommandLineRequest::run) return {std::nullopt, outcome.text};
-  check_tuning_flags(app, options, measure_all);
-  if (options.dry_run && options.dump_path.empty())
-    throw UsageError("--dry-run: give --dump-schedule FILE to write the schedule to");
-  if (options.dry_run && !options.trace_path.empty()) throw UsageError("--trace: a dry run measures no step to trace");
-  check_distinct_outputs(options.csv_path, options.json_path);
-  if (!options.predict) {
-    if (!options.from_path.empty()) throw UsageError("--from: applies to --predict only");
-    if (options.gpus_per_node) throw UsageError("--gpus-per-node: applies to --predict only (a run takes the job's)");
-    if (options.nodes != 1) throw UsageError("--nodes: applies to --predict only (a run takes the job's)");
-  } else {
-    if (!options.gpus_per_node) throw UsageError("--predict: give --gpus-per-node G, the ranks on each node");
-    if (options.dry_run) throw UsageError("--dry-run: --predict runs nothing already");
-    if (!options.dump_path.empty()) throw UsageError("--dump-schedule: not with --predict (use --dry-run without it)");
-  }
-  return {options, ""};
-}
-
-constexpr int kOutputFlagCount = 5;
-
-const std::pair<const std::string&, const char*> output_flags(const PatternRunOptions& options, int index) {
-  switch (index) {
-    case 0: return {options.csv_path, "--csv"};
-    case 1: return {options.json_path, "--json"};
-    case 2: return {options.trace_path, "--trace"};
-    case 3: return {options.tune_request.output_path, "--tune-output"};
-    default: return {options.dump_path, "--dump-schedule"};
-  }
-}
 
 std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
                                                           const PatternConfig& config) {
@@ -222,9 +62,9 @@ std::vector<std::pair<std::string, std::string>> describe(const PatternRunOption
           {"pp", std::to_string(config.layout.pipeline)},
           {"dp", std::to_string(config.layout.data)},
           {"ep", std::to_string(config.layout.expert)},
-          {"steps", std::to_string(options.steps)},
-          {"warmup", std::to_string(options.warmup)},
-          {"backend", options.backend}};
+          {"steps", std::to_string(options.measurement.iterations)},
+          {"warmup", std::to_string(options.measurement.warmup)},
+          {"backend", options.job.backend}};
 }
 
 // --trace: every rank's last measured step, gathered on the reporting rank.
@@ -241,9 +81,7 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
   });
 }
 
-int run_in_job(const PatternRunOptions& options, JobStart& start) {
-  set_profile_category(ProfileCategory::patterns);
-  JobSession session(start, kPatternsSchema);
+int run_pattern(const PatternRunOptions& options, JobSession& session) {
   Bootstrap& world = session.world();
   PatternConfig config;
   std::vector<std::string> notes;
@@ -264,7 +102,7 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   if (options.dry_run) return 0;
 
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
-  Backend& backend = session.create_backend(BackendRequest{options.backend});
+  Backend& backend = session.create_backend(BackendRequest{options.job.backend});
   if (options.tune) {
     session.step("listing the knobs to tune", [&] { tuning_space(config); });
     RunContext context = session.run_context(describe(options, config));
@@ -287,12 +125,13 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
     PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
     // A signal during the timed steps keeps those measured (interrupted_by); one before
     // the first is Interrupted, with nothing to report.
-    measured = measure_pattern(workload, world, options.steps, options.warmup, &session.watchdog());
+    measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
+                               &session.watchdog());
     if (measured.interrupted_by != 0) {
       exit_code = 128 + measured.interrupted_by;
       context.notes.push_back(fmt::format("interrupted by {} after {} of {} timed steps",
                                           interruption_signal_name(measured.interrupted_by), measured.steps.size(),
-                                          options.steps));
+                                          options.measurement.iterations));
     }
     calibration = workload.calibration();
     last_timings = workload.last_timings();
@@ -312,7 +151,7 @@ int run_in_job(const PatternRunOptions& options, JobStart& start) {
   if (session.reporting()) {
     std::printf("%s", slurm_comment_line(context).c_str());
     print_report(config, measured, report, context.notes);
-    write_pattern_results({options.csv_path, options.json_path}, context, measured, report, bubble_of(config, report.step),
+    write_pattern_results({options.job.files.csv_path, options.job.files.json_path}, context, measured, report, bubble_of(config, report.step),
                           calibration, exit_code);
     if (measured.interrupted_by != 0) print_command_error(kProgram, Interrupted(measured.interrupted_by).what());
   }
@@ -418,9 +257,9 @@ std::string predict_and_report(const PatternRunOptions& options) {
                                    {"gpus_per_node", std::to_string(*options.gpus_per_node)},
                                    {"cost_model", costs->basis()}});
   print_report(config, predicted, report, notes, costs->basis());
-  if (!options.csv_path.empty())
-    write_file_atomically(options.csv_path, results_csv(settings, predicted, report), "--csv");
-  if (!options.json_path.empty()) {
+  if (!options.job.files.csv_path.empty())
+    write_file_atomically(options.job.files.csv_path, results_csv(settings, predicted, report), "--csv");
+  if (!options.job.files.json_path.empty()) {
     nlohmann::ordered_json doc;
     doc["schema"] = kPatternsSchema;
     doc["predicted"] = true;
@@ -440,7 +279,7 @@ std::string predict_and_report(const PatternRunOptions& options) {
     if (const auto bubble = bubble_of(config, report.step))
       doc["pipeline_bubble"] = {{"predicted", bubble->measured}, {"ideal", bubble->ideal}};
     doc["notes"] = notes;
-    write_file_atomically(options.json_path,
+    write_file_atomically(options.job.files.json_path,
                           doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
   }
   if (!options.trace_path.empty()) {
@@ -458,22 +297,24 @@ std::string predict_and_report(const PatternRunOptions& options) {
 }  // namespace
 
 int run_bench_patterns(int argc, char** argv) {
-  ParsedPatternCommandLine parsed;
-  const auto prepare = [&]() -> std::optional<std::string> {
-    parsed = parse_pattern_command_line(argc, argv);
-    if (!parsed.options) return parsed.text_to_print;
-    // Only the reporting process writes files, so only its file system is asked.
-    // --predict runs nothing: the other processes of an mpirun have nothing to do.
-    if (!is_reporting_process()) return parsed.options->predict ? std::optional<std::string>("") : std::nullopt;
-    std::vector<std::pair<std::string, const char*>> outputs;
-    for (int index = 0; index < kOutputFlagCount; ++index) outputs.emplace_back(output_flags(*parsed.options, index));
-    prepare_replaced_outputs(outputs, parsed.options->force);
-    if (parsed.options->predict) return predict_and_report(*parsed.options);
-    return std::nullopt;
-  };
-  return run_command(
-      kProgram, argc, argv, true, prepare, [&] { return parsed.options->timeout_seconds; },
-      [&](JobStart& start) { return run_in_job(*parsed.options, start); });
+  const Command<PatternRunOptions> command{
+      kProgram,
+      "bench-patterns: the collectives of one training step (DDP, FSDP, ZeRO, pipeline, tensor and expert parallel), "
+      "run with compute standing in for the model; reports what communication is exposed and why.",
+      kPatternsSchema,
+      ProfileCategory::patterns,
+      add_pattern_run_options,
+      validate_pattern_run_options,
+      run_pattern,
+      false,
+      pattern_replaced_files,
+      // --predict runs nothing: one process computes the step; the other processes of an
+      // mpirun have nothing to do.
+      [](const PatternRunOptions& options, bool reporting) -> std::optional<std::string> {
+        if (!options.predict) return std::nullopt;
+        return reporting ? predict_and_report(options) : std::string();
+      }};
+  return run_command(command, argc, argv);
 }
 
 }  // namespace commbench

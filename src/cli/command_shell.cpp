@@ -91,6 +91,10 @@ void prepare_result_files(const ResultFiles& files) {
     if (!path->empty()) create_parent_directories(*path, flag);
 }
 
+void prepare_replaced_files(const std::vector<std::pair<std::string, const char*>>& files, bool force) {
+  prepare_replaced_outputs(files, force);
+}
+
 }  // namespace shell_detail
 
 }  // namespace commbench

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commbench/backend/backend_factory.hpp"
@@ -77,6 +78,13 @@ struct Command {
   std::function<int(const Options& options, JobSession& session)> run;
   // --version also lists the backends of this build.
   bool version_lists_backends = false;
+  // Files the run writes whole and renames into place (a trace, a schedule; the CSV of a
+  // command that does not stream it), refused before the job; empty for none.
+  std::function<std::vector<std::pair<std::string, const char*>>(const Options& options)> replaced_files = {};
+  // Work that needs no job, such as a prediction: nullopt runs the job; text ends the
+  // command with exit 0, printed by the reporting process. Called before MPI starts on
+  // every process (`reporting` says which one this is), after the files are checked.
+  std::function<std::optional<std::string>(const Options& options, bool reporting)> without_job = {};
 };
 
 namespace shell_detail {
@@ -86,6 +94,8 @@ std::optional<std::string> parse(CLI::App& app, int argc, char** argv, const cha
                                  const std::string& version_suffix);
 // Refuses existing result files (without --force) on the reporting process only.
 void prepare_result_files(const ResultFiles& files);
+// The same for files written whole and renamed into place (not a device or a FIFO).
+void prepare_replaced_files(const std::vector<std::pair<std::string, const char*>>& files, bool force);
 }  // namespace shell_detail
 
 template <typename Options>
@@ -100,7 +110,12 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
       return text;
     if (command.validate) command.validate(app, options);
     check_distinct_outputs(options.job.files.csv_path, options.job.files.json_path);
-    if (is_reporting_process()) shell_detail::prepare_result_files(options.job.files);
+    const bool reporting = is_reporting_process();
+    if (reporting) {
+      if (command.replaced_files) shell_detail::prepare_replaced_files(command.replaced_files(options), options.job.files.force);
+      shell_detail::prepare_result_files(options.job.files);
+    }
+    if (command.without_job) return command.without_job(options, reporting);
     return std::nullopt;
   };
   return run_command(
