@@ -198,11 +198,89 @@ GroupBandwidth predicted_group(const ParallelLayout& layout, const Communication
 // --predict: the step's timeline from the cost model, reported as a measured step is
 // (same console table, CSV and JSON with "predicted": true, the trace). Nothing is run,
 // so one process answers for any node count.
+// The slowest simulated rank's step as a run of one step, so the report and the files
+// read as a measured run's do.
+PatternMeasurement predicted_measurement(const StepPrediction& prediction, const SlowestPredictedRank& slowest) {
+  const int world_rank = prediction.ranks[slowest.index].schedule.world_rank;
+  PatternMeasurement predicted;
+  predicted.step = slowest.step;
+  predicted.steps = {predicted.step};
+  predicted.breakdown_rank = world_rank;
+  predicted.loop.iterations = 1;
+  predicted.loop.slowest_seconds = predicted.loop.fastest_seconds = predicted.loop.mean_seconds =
+      predicted.step.step_seconds;
+  predicted.loop.slowest_rank = world_rank;
+  for (const double figure : {predicted.step.step_seconds, predicted.step.exposed_seconds})
+    if (!std::isfinite(figure)) throw UsageError("--predict: the cost model gave a step that is not finite");
+  return predicted;
+}
+
+// What the prediction's JSON says beside the figures every run's JSON has.
+struct PredictionFacts {
+  const CommunicationCostModel& costs;
+  long long ranks;
+  const StepPrediction& prediction;
+  double seconds;
+};
+
+void write_prediction_json(const PatternRunOptions& options, const PatternConfig& config, const PredictionFacts& facts,
+                           const std::vector<std::pair<std::string, std::string>>& settings,
+                           const PatternMeasurement& predicted, const PatternReport& report,
+                           const std::vector<std::string>& notes) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = kPatternsSchema;
+  doc["predicted"] = true;
+  doc["cost_model"] = {{"basis", facts.costs.basis()},
+                       {"from", options.from_path.empty() ? "bandwidth model" : "sweep"}};
+  nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : settings) pattern[key] = value;
+  doc["pattern"] = pattern;
+  doc["ranks"] = facts.ranks;
+  doc["simulated_ranks"] = facts.prediction.ranks.size();
+  doc["every_rank_simulated"] = facts.prediction.every_rank;
+  doc["prediction_seconds"] = facts.seconds;
+  doc["breakdown_rank"] = predicted.breakdown_rank;
+  doc["mean_step"] = step_json(report.step);
+  doc["types"] = nlohmann::ordered_json::array();
+  for (const CommunicationTypeReport& type : report.types) doc["types"].push_back(type_json(type));
+  doc["verdict"] = {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
+  if (const auto bubble = bubble_of(config, report.step))
+    doc["pipeline_bubble"] = {{"predicted", bubble->measured}, {"ideal", bubble->ideal}};
+  doc["notes"] = notes;
+  write_file_atomically(options.job.files.json_path,
+                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+}
+
+void write_prediction_trace(const std::string& path, const PatternConfig& config, const StepPrediction& prediction) {
+  std::vector<std::string> fragments;
+  for (const PredictedRank& rank : prediction.ranks)
+    fragments.push_back(rank_trace_events(rank.schedule, rank.timings, rank.schedule.world_rank,
+                                          fmt::format("rank {} (predicted)", rank.schedule.world_rank)));
+  write_file_atomically(path, chrome_trace(fragments, fmt::format("{} step, predicted", name_of(config.kind))),
+                        "--trace");
+}
+
+// The pattern's settings as a prediction states them: no steps, warm-up or backend; the
+// predicted job and the cost model instead.
+std::vector<std::pair<std::string, std::string>> prediction_settings(const PatternRunOptions& options,
+                                                                     const PatternConfig& config,
+                                                                     const CommunicationCostModel& costs) {
+  std::vector<std::pair<std::string, std::string>> settings = describe(options, config);
+  std::erase_if(settings, [](const auto& entry) {
+    return entry.first == "steps" || entry.first == "warmup" || entry.first == "backend";
+  });
+  settings.insert(settings.end(), {{"predicted", "true"},
+                                   {"nodes", std::to_string(options.nodes)},
+                                   {"gpus_per_node", std::to_string(*options.gpus_per_node)},
+                                   {"cost_model", costs.basis()}});
+  return settings;
+}
+
 std::string predict_and_report(const PatternRunOptions& options) {
   const long long ranks = static_cast<long long>(options.nodes) * *options.gpus_per_node;
   if (ranks > (1 << 24))
-    throw UsageError("--nodes: " + std::to_string(options.nodes) + " x --gpus-per-node " +
-                     std::to_string(*options.gpus_per_node) + " ranks is more than 16777216");
+    throw UsageError(fmt::format("--nodes: {} x --gpus-per-node {} ranks is more than 16777216", options.nodes,
+                                 *options.gpus_per_node));
   std::vector<std::string> notes;
   const PatternConfig config =
       resolve_pattern_config(options.pattern, static_cast<int>(ranks), *options.gpus_per_node, notes);
@@ -211,24 +289,9 @@ std::string predict_and_report(const PatternRunOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   StepPrediction prediction = predict_step(config, *costs);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-
-  PatternMeasurement predicted;
-  std::size_t slowest = 0;
-  std::vector<StepBreakdown> breakdowns;
-  for (std::size_t index = 0; index < prediction.ranks.size(); ++index) {
-    breakdowns.push_back(account_step(prediction.ranks[index].schedule, prediction.ranks[index].timings));
-    if (breakdowns[index].step_seconds > breakdowns[slowest].step_seconds) slowest = index;
-  }
-  const RankSchedule& schedule = prediction.ranks[slowest].schedule;
-  predicted.step = breakdowns[slowest];
-  predicted.steps = {predicted.step};
-  predicted.breakdown_rank = schedule.world_rank;
-  predicted.loop.iterations = 1;
-  predicted.loop.slowest_seconds = predicted.loop.fastest_seconds = predicted.loop.mean_seconds =
-      predicted.step.step_seconds;
-  predicted.loop.slowest_rank = schedule.world_rank;
-  for (const double figure : {predicted.step.step_seconds, predicted.step.exposed_seconds})
-    if (!std::isfinite(figure)) throw UsageError("--predict: the cost model gave a step that is not finite");
+  const SlowestPredictedRank slowest = slowest_predicted_rank(prediction);
+  const PatternMeasurement predicted = predicted_measurement(prediction, slowest);
+  const RankSchedule& schedule = prediction.ranks[slowest.index].schedule;
 
   const auto* bandwidth = dynamic_cast<const BandwidthCostModel*>(costs.get());
   std::map<CommunicationType, GroupBandwidth> groups;
@@ -241,57 +304,20 @@ std::string predict_and_report(const PatternRunOptions& options) {
   if (const auto* sweep = dynamic_cast<const SweepCostModel*>(costs.get()))
     for (const std::string& note : sweep->notes()) notes.push_back(note);
   notes.push_back(prediction.every_rank ? "every rank's schedule simulated"
-                                        : "one rank per pipeline stage simulated for all " + std::to_string(ranks) +
-                                              " ranks (its stage's ranks run the same schedule: docs/patterns.md)");
+                                        : fmt::format("one rank per pipeline stage simulated for all {} ranks (its "
+                                                      "stage's ranks run the same schedule: docs/patterns.md)",
+                                                      ranks));
   if (bandwidth) notes.push_back(costs->basis());
 
-  if (!is_reporting_process()) return "";
-  std::vector<std::pair<std::string, std::string>> settings = describe(options, config);
-  settings.erase(std::remove_if(settings.begin(), settings.end(),
-                                [](const auto& entry) {
-                                  return entry.first == "steps" || entry.first == "warmup" || entry.first == "backend";
-                                }),
-                 settings.end());
-  settings.insert(settings.end(), {{"predicted", "true"},
-                                   {"nodes", std::to_string(options.nodes)},
-                                   {"gpus_per_node", std::to_string(*options.gpus_per_node)},
-                                   {"cost_model", costs->basis()}});
+  const std::vector<std::pair<std::string, std::string>> settings = prediction_settings(options, config, *costs);
   print_report(config, predicted, report, notes, costs->basis());
   if (!options.job.files.csv_path.empty())
     write_file_atomically(options.job.files.csv_path, results_csv(settings, predicted, report), "--csv");
-  if (!options.job.files.json_path.empty()) {
-    nlohmann::ordered_json doc;
-    doc["schema"] = kPatternsSchema;
-    doc["predicted"] = true;
-    doc["cost_model"] = {{"basis", costs->basis()}, {"from", options.from_path.empty() ? "bandwidth model" : "sweep"}};
-    nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : settings) pattern[key] = value;
-    doc["pattern"] = pattern;
-    doc["ranks"] = ranks;
-    doc["simulated_ranks"] = prediction.ranks.size();
-    doc["every_rank_simulated"] = prediction.every_rank;
-    doc["prediction_seconds"] = elapsed;
-    doc["breakdown_rank"] = predicted.breakdown_rank;
-    doc["mean_step"] = step_json(report.step);
-    doc["types"] = nlohmann::ordered_json::array();
-    for (const CommunicationTypeReport& type : report.types) doc["types"].push_back(type_json(type));
-    doc["verdict"] = {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
-    if (const auto bubble = bubble_of(config, report.step))
-      doc["pipeline_bubble"] = {{"predicted", bubble->measured}, {"ideal", bubble->ideal}};
-    doc["notes"] = notes;
-    write_file_atomically(options.job.files.json_path,
-                          doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
-  }
-  if (!options.trace_path.empty()) {
-    std::vector<std::string> fragments;
-    for (const PredictedRank& rank : prediction.ranks)
-      fragments.push_back(rank_trace_events(rank.schedule, rank.timings, rank.schedule.world_rank,
-                                            "rank " + std::to_string(rank.schedule.world_rank) + " (predicted)"));
-    write_file_atomically(options.trace_path,
-                          chrome_trace(fragments, std::string(name_of(config.kind)) + " step, predicted"), "--trace");
-  }
-  return "# predicted in " + significant_text(elapsed, 3) + " s, " + std::to_string(prediction.ranks.size()) +
-         " schedules simulated";
+  if (!options.job.files.json_path.empty())
+    write_prediction_json(options, config, {*costs, ranks, prediction, elapsed}, settings, predicted, report, notes);
+  if (!options.trace_path.empty()) write_prediction_trace(options.trace_path, config, prediction);
+  return fmt::format("# predicted in {} s, {} schedules simulated", significant_text(elapsed, 3),
+                     prediction.ranks.size());
 }
 
 }  // namespace

@@ -267,4 +267,13 @@ StepPrediction predict_step(const PatternConfig& config, const CommunicationCost
   return prediction;
 }
 
+SlowestPredictedRank slowest_predicted_rank(const StepPrediction& prediction) {
+  SlowestPredictedRank slowest;
+  for (std::size_t index = 0; index < prediction.ranks.size(); ++index) {
+    StepBreakdown step = account_step(prediction.ranks[index].schedule, prediction.ranks[index].timings);
+    if (index == 0 || step.step_seconds > slowest.step.step_seconds) slowest = {index, std::move(step)};
+  }
+  return slowest;
+}
+
 }  // namespace commbench

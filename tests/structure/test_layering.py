@@ -55,7 +55,6 @@ KNOWN_LONG_FILES = {
 }
 KNOWN_LONG_FUNCTIONS = {
     ("src/cli/pattern_flags.cpp", "add_pattern_flags"): 130,
-    ("src/cli/bench_patterns_app.cpp", "predict_and_report"): 95,
     ("src/runner/measurement.cpp", "MeasurementLoop::measure"): 94,
     ("src/cli/pattern_flags.cpp", "resolve_pattern_config"): 85,
 }

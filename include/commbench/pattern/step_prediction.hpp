@@ -51,6 +51,14 @@ struct StepPrediction {
   bool every_rank = true;            // false: one stand-in per pipeline stage
 };
 
+// The simulated rank whose step is the longest, and that step's breakdown: what a
+// prediction reports, as a measured run reports its slowest rank.
+struct SlowestPredictedRank {
+  std::size_t index = 0;  // into StepPrediction::ranks
+  StepBreakdown step;
+};
+SlowestPredictedRank slowest_predicted_rank(const StepPrediction& prediction);
+
 // The step `config` describes, on its layout (config.layout.ranks() ranks, however many
 // this process has), costed by `costs`.
 StepPrediction predict_step(const PatternConfig& config, const CommunicationCostModel& costs,
