@@ -151,52 +151,76 @@ void MeasurementLoop::throw_interrupted(const Workload& workload) {
 
 Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& capture) {
   const ProfileRange case_range([&] { return workload.describe(); });
-  {
-    const auto guard = guard_of(watchdog_, workload.describe() + " (preparing)");
-    const ProfileRange range("prepare");
-    // A case a backend refuses fails on every rank alike, an allocation on some only:
-    // either way one message, and no rank left waiting in the next collective.
-    collective_try(group_, [&] { workload.prepare(); });
-  }
+  prepare(workload);
   Measurement result;
   timed_iterations_ = 0;
   if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);
 
   if (settings_.warmup_iterations > 0) timed(workload, settings_.warmup_iterations, "warm-up");
 
-  // Size batches from one operation's time on the slowest rank; all ranks agree on it.
-  // The first timed batch re-sizes them once more, since a single cold operation often
-  // overstates the steady-state time.
+  const std::uint64_t preferred_batch = calibrated_batch(workload);
+  const TimedBatches timing = timed_batches(workload, capture, preferred_batch);
+  result.stop_reason = timing.stop_reason;
+
+  const SampleSummary local = summarize(timing.samples);
+  const double local_mean =
+      timing.busy_seconds / static_cast<double>(std::max<std::uint64_t>(timing.progress.iterations, 1));
+  // Open through release(): the workload's release is profiled as part of this phase.
+  const ProfileRange combining("combining results");
+  combine_across_ranks(workload, timing, local, local_mean, result);
+  workload.release();
+  return result;
+}
+
+void MeasurementLoop::prepare(Workload& workload) {
+  const auto guard = guard_of(watchdog_, workload.describe() + " (preparing)");
+  const ProfileRange range("prepare");
+  // A case a backend refuses fails on every rank alike, an allocation on some only:
+  // either way one message, and no rank left waiting in the next collective.
+  collective_try(group_, [&] { workload.prepare(); });
+}
+
+// Size batches from one operation's time on the slowest rank; all ranks agree on it.
+// The first timed batch re-sizes them once more (timed_batches), since a single cold
+// operation often overstates the steady-state time.
+std::uint64_t MeasurementLoop::calibrated_batch(Workload& workload) {
   agreed(workload, "barrier before calibration", [&] { group_.barrier(); });
   const double one_op = timed(workload, 1, "calibration");
-  std::uint64_t preferred_batch =
-      batch_for(agreed(workload, "calibration agreement", [&] { return group_.max(one_op); }));
+  return batch_for(agreed(workload, "calibration agreement", [&] { return group_.max(one_op); }));
+}
 
-  std::vector<double> samples;
-  RunningNoise noise;
-  TimingProgress progress;
-  double busy_seconds = 0;
-  const auto started = std::chrono::steady_clock::now();
-  agreed(workload, "barrier before timing", [&] { group_.barrier(); });
-  // Opening and closing the capture range wait on the profiler: under the watchdog too.
+// Opening and closing the capture range wait on the profiler: under the watchdog too.
+// None without a capture switch. The switch refers to `workload` and `capture`, both of
+// which outlive the measurement.
+std::function<void(bool)> MeasurementLoop::guarded_capture(const Workload& workload, const CaptureSwitch& capture) {
   std::function<void(bool)> switch_capture;
   if (capture)
-    switch_capture = [&](bool start) {
+    switch_capture = [this, &workload, &capture](bool start) {
       const auto guard = guard_of(watchdog_, workload.describe() + (start ? " (opening the profiler's capture range)"
                                                                           : " (closing the profiler's capture range)"));
       capture(start);
     };
+  return switch_capture;
+}
+
+MeasurementLoop::TimedBatches MeasurementLoop::timed_batches(Workload& workload, const CaptureSwitch& capture,
+                                                             std::uint64_t preferred_batch) {
+  TimedBatches timing;
+  TimingProgress& progress = timing.progress;
+  RunningNoise noise;
+  const auto started = std::chrono::steady_clock::now();
+  agreed(workload, "barrier before timing", [&] { group_.barrier(); });
   // Ranges nest as a stack: the capture's range outside "timed batches", closed after it.
-  CaptureScope capture_scope(std::move(switch_capture), [&] { return workload.describe(); });
+  CaptureScope capture_scope(guarded_capture(workload, capture), [&] { return workload.describe(); });
   std::optional<ProfileRange> timed_range(std::in_place, "timed batches");
   for (;;) {
     const std::uint64_t batch = criterion_.next_batch(progress, preferred_batch);
     if (batch == 0) break;
     const double seconds = timed(workload, batch, "timed batch");
     const double per_iteration = seconds / static_cast<double>(batch);
-    samples.push_back(per_iteration);
+    timing.samples.push_back(per_iteration);
     noise.add(per_iteration);
-    busy_seconds += seconds;
+    timing.busy_seconds += seconds;
     progress.samples += 1;
     progress.iterations += batch;
     timed_iterations_ = progress.iterations;
@@ -205,25 +229,31 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
     if (progress.samples == 1 && criterion_.resizes_batches()) {
       preferred_batch = batch_for(agreed(workload, "batch re-sizing", [&] { return group_.max(per_iteration); }));
     }
-    const StopReason local_reason = criterion_.evaluate(progress);
-    const int local_bits = (local_reason == StopReason::keep_going ? kWantsMore : reason_bit(local_reason)) |
-                           (pending_interruption() != 0 ? kSignalled : 0);
-    const int bits = agreed(workload, "stop agreement", [&] { return group_.bitwise_or(local_bits); });
-    if ((bits & kSignalled) != 0) throw_interrupted(workload);
-    if ((bits & kWantsMore) == 0) {
-      result.stop_reason = agreed_reason(bits);
+    if (const std::optional<StopReason> stop = agreed_stop(workload, criterion_.evaluate(progress))) {
+      timing.stop_reason = *stop;
       break;
     }
   }
   // A fixed count can end without a final agreement (its last batch size is 0 only when
   // no iteration is left, which every rank knows alike).
-  if (result.stop_reason == StopReason::keep_going) result.stop_reason = criterion_.evaluate(progress);
+  if (timing.stop_reason == StopReason::keep_going) timing.stop_reason = criterion_.evaluate(progress);
   timed_range.reset();
   capture_scope.close();
+  return timing;
+}
 
-  const SampleSummary local = summarize(samples);
-  const double local_mean = busy_seconds / static_cast<double>(std::max<std::uint64_t>(progress.iterations, 1));
-  const ProfileRange combining("combining results");
+std::optional<StopReason> MeasurementLoop::agreed_stop(const Workload& workload, StopReason local_reason) {
+  const int local_bits = (local_reason == StopReason::keep_going ? kWantsMore : reason_bit(local_reason)) |
+                         (pending_interruption() != 0 ? kSignalled : 0);
+  const int bits = agreed(workload, "stop agreement", [&] { return group_.bitwise_or(local_bits); });
+  if ((bits & kSignalled) != 0) throw_interrupted(workload);
+  if ((bits & kWantsMore) == 0) return agreed_reason(bits);
+  return std::nullopt;
+}
+
+void MeasurementLoop::combine_across_ranks(const Workload& workload, const TimedBatches& timing,
+                                           const SampleSummary& local, double local_mean, Measurement& result) {
+  const TimingProgress& progress = timing.progress;
   agreed(workload, "combining results", [&] {
     const RankValue slowest = group_.max_with_rank(local_mean);
     result.iterations = progress.iterations;
@@ -240,8 +270,6 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
     if (fewest_samples >= 2) result.noise = worst_error;
     if (settings_.gather_rank_means) result.rank_mean_seconds = all_gather_as(group_, local_mean);
   });
-  workload.release();
-  return result;
 }
 
 }  // namespace commbench

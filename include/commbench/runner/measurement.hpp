@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commbench/backend/bootstrap.hpp"
+#include "commbench/core/statistics.hpp"
 #include "commbench/core/stopping_rule.hpp"
 #include "commbench/runner/watchdog.hpp"
 #include "commbench/runner/workload.hpp"
@@ -71,9 +72,28 @@ class MeasurementLoop {
   std::uint64_t timed_iterations() const { return timed_iterations_; }
 
  private:
-  std::uint64_t batch_for(double seconds_per_iteration) const;
+  // What this rank's timed batches leave for the combination across ranks.
+  struct TimedBatches {
+    std::vector<double> samples;  // seconds per iteration, one per batch
+    TimingProgress progress;
+    double busy_seconds = 0;  // summed over the batches, without the agreements between them
+    StopReason stop_reason = StopReason::keep_going;
+  };
+
+  // measure()'s phases, in the order it runs them.
+  void prepare(Workload& workload);
   std::uint64_t checked_wrong_elements(Workload& workload, std::optional<std::string>& failure);
+  std::uint64_t calibrated_batch(Workload& workload);
+  TimedBatches timed_batches(Workload& workload, const CaptureSwitch& capture, std::uint64_t preferred_batch);
+  void combine_across_ranks(const Workload& workload, const TimedBatches& timing, const SampleSummary& local,
+                            double local_mean, Measurement& result);
+
+  std::uint64_t batch_for(double seconds_per_iteration) const;
   double timed(Workload& workload, std::uint64_t iterations, const char* phase);
+  std::function<void(bool)> guarded_capture(const Workload& workload, const CaptureSwitch& capture);
+  // The stopping rule's agreement after each batch: the reason every rank stops for, or
+  // none while some rank wants more samples. Throws Interrupted once any rank was signalled.
+  std::optional<StopReason> agreed_stop(const Workload& workload, StopReason local_reason);
   [[noreturn]] void throw_interrupted(const Workload& workload);
   // Runs one agreement step between ranks (barrier, allreduce) under the watchdog: a
   // rank that never arrives stalls these, not the operations.
