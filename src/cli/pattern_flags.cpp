@@ -80,18 +80,22 @@ double parse_parameter_count(const std::string& text) {
 }  // namespace
 
 
-void add_pattern_flags(CLI::App& app, PatternFlags& flags) {
-  const std::string model = "Model";
-  const std::string layout = "Parallel layout";
-  const std::string framework = "Framework settings";
-  const std::string compute = "Compute stand-in";
+namespace {
+
+const std::string kModelGroup = "Model";
+const std::string kLayoutGroup = "Parallel layout";
+const std::string kFrameworkGroup = "Framework settings";
+const std::string kComputeGroup = "Compute stand-in";
+
+// --pattern, --preset and the model's shape.
+void add_model_flags(CLI::App& app, PatternFlags& flags) {
   add_parsed_option(
       app, "--pattern", flags.pattern,
       [](const std::string& text) { return std::optional(parse_pattern_kind(text, "--pattern")); },
       "The framework's step: ddp, fsdp, zero1, zero2, zero3 (data parallel), pipeline, tp, ep (model parallel, "
       "gradients reduced as DDP does); default ddp, or the ZeRO stage of --deepspeed-config",
       "NAME")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(
       app, "--preset", flags.preset,
       [](const std::string& text) {
@@ -99,116 +103,134 @@ void add_pattern_flags(CLI::App& app, PatternFlags& flags) {
         return text;
       },
       "A published model shape: " + preset_names() + "; the model flags override its values", "NAME")
-      ->group(model);
+      ->group(kModelGroup);
   add_parsed_option(
       app, "--params", flags.parameters,
       [](const std::string& text) { return std::optional(parse_parameter_count(text)); },
       "Total parameters, e.g. 8e9 or 8B (what the layers do not hold is the embedding and head)", "COUNT")
-      ->group(model);
+      ->group(kModelGroup);
   add_parsed_option(app, "--layers", flags.layers, whole_at_least("--layers", 1), "Transformer blocks", "N")
-      ->group(model);
-  add_parsed_option(app, "--hidden", flags.hidden, whole_at_least("--hidden", 1), "Hidden size", "N")->group(model);
+      ->group(kModelGroup);
+  add_parsed_option(app, "--hidden", flags.hidden, whole_at_least("--hidden", 1), "Hidden size", "N")->group(kModelGroup);
   add_parsed_option(app, "--ffn", flags.ffn, whole_at_least("--ffn", 1),
                     "Feed-forward inner size (per expert with --experts); default 4 x hidden", "N")
-      ->group(model);
-  add_parsed_option(app, "--seq", flags.sequence, whole_at_least("--seq", 1), "Tokens per sample", "N")->group(model);
+      ->group(kModelGroup);
+  add_parsed_option(app, "--seq", flags.sequence, whole_at_least("--seq", 1), "Tokens per sample", "N")->group(kModelGroup);
   add_parsed_option(app, "--micro-batch", flags.micro_batch, whole_at_least("--micro-batch", 1),
                     "Samples per micro-batch per data-parallel rank (train_micro_batch_size_per_gpu)", "N")
-      ->group(model);
+      ->group(kModelGroup);
   add_parsed_option(app, "--grad-accum", flags.gradient_accumulation, whole_at_least("--grad-accum", 1),
                     "Gradient accumulation steps (micro-batches per step)", "N")
-      ->group(model);
+      ->group(kModelGroup);
   add_parsed_option(
       app, "--dtype", flags.dtype,
       [](const std::string& text) { return std::optional(parse_data_type(text, "--dtype")); },
       "Parameter and gradient type; default bfloat16", "TYPE")
-      ->group(model);
+      ->group(kModelGroup);
   add_parsed_option(app, "--experts", flags.experts, whole_at_least("--experts", 1),
                     "Routed experts per MoE layer (1: dense)", "N")
-      ->group(model);
+      ->group(kModelGroup);
   add_parsed_option(app, "--top-k", flags.top_k, whole_at_least("--top-k", 1), "Experts each token is routed to", "N")
-      ->group(model);
+      ->group(kModelGroup);
+}
 
+// How the ranks are split: tp, pp, dp, ep, micro-batches, interleaving, routing.
+void add_layout_flags(CLI::App& app, PatternFlags& flags) {
   add_parsed_option(app, "--tp", flags.tensor, whole_at_least("--tp", 1),
                     "Tensor-parallel ranks (consecutive ranks, within a node)", "N")
-      ->group(layout);
-  add_parsed_option(app, "--pp", flags.pipeline, whole_at_least("--pp", 1), "Pipeline stages", "N")->group(layout);
+      ->group(kLayoutGroup);
+  add_parsed_option(app, "--pp", flags.pipeline, whole_at_least("--pp", 1), "Pipeline stages", "N")->group(kLayoutGroup);
   add_parsed_option(app, "--dp", flags.data, whole_at_least("--dp", 1),
                     "Data-parallel ranks; default: the ranks --tp x --pp leave", "N")
-      ->group(layout);
+      ->group(kLayoutGroup);
   add_parsed_option(app, "--ep", flags.expert, whole_at_least("--ep", 1),
                     "Expert-parallel ranks, carved out of the data-parallel ones", "N")
-      ->group(layout);
+      ->group(kLayoutGroup);
   add_parsed_option(app, "--micro-batches,-M", flags.micro_batches, whole_at_least("--micro-batches", 1),
                     "Pipeline micro-batches per step (M); default --grad-accum, or 2 x --pp", "N")
-      ->group(layout);
+      ->group(kLayoutGroup);
   add_parsed_option(
       app, "--interleave", flags.interleave,
       [](const std::string& text) { return *whole_at_least("--interleave", 1)(text); },
       "Model chunks per pipeline stage: above 1 runs Megatron's interleaved 1F1B", "V")
-      ->group(layout);
+      ->group(kLayoutGroup);
   app.add_flag("--sequence-parallel", flags.sequence_parallel,
                "Megatron sequence parallelism: reduce-scatter + all-gather instead of tensor-parallel allreduces")
-      ->group(layout);
+      ->group(kLayoutGroup);
   add_parsed_option(
       app, "--routing", flags.routing,
       [](const std::string& text) { return std::optional(parse_peer_distribution(text, "--routing")); },
       "MoE token routing over the expert group: uniform, zipf:S (skew S) or hot:F (fraction F to one)", "DISTRIBUTION")
-      ->group(layout);
+      ->group(kLayoutGroup);
+}
 
+// The framework's own settings: a ds_config.json, DDP's buckets, FSDP's knobs.
+void add_framework_flags(CLI::App& app, PatternFlags& flags) {
   add_parsed_option(
       app, "--deepspeed-config", flags.deepspeed_config,
       [](const std::string& text) { return non_empty_file_name(text, "--deepspeed-config"); },
       "A DeepSpeed ds_config.json: its zero_optimization block (and micro-batch, accumulation, bf16/fp16)", "FILE")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(
       app, "--bucket-cap-mb", flags.bucket_cap_mb,
       [](const std::string& text) { return std::optional(positive_number("--bucket-cap-mb")(text)); },
       "DDP bucket_cap_mb (MiB; default 25)", "MB")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(
       app, "--first-bucket-mb", flags.first_bucket_mb,
       [](const std::string& text) { return std::optional(positive_number("--first-bucket-mb")(text)); },
       "DDP's first bucket cap (MiB; default 1)", "MB")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(app, "--broadcast-buffers", flags.broadcast_buffers, zero_or_one("--broadcast-buffers"),
                     "DDP broadcast_buffers: 0 or 1 (default 1)", "0|1")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(
       app, "--fsdp-sharding", flags.fsdp_sharding,
       [](const std::string& text) { return std::optional(parse_fsdp_sharding(text, "--fsdp-sharding")); },
       "FSDP sharding_strategy: full_shard (default), shard_grad_op, hybrid_shard, no_shard", "NAME")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(app, "--fsdp-unit", flags.fsdp_layers_per_unit, parse_fsdp_unit,
                     "FSDP wrapping unit: layer (each transformer block, default), N blocks, or model (no wrapping)",
                     "UNIT")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(app, "--forward-prefetch", flags.forward_prefetch, zero_or_one("--forward-prefetch"),
                     "FSDP forward_prefetch: 0 (default) or 1", "0|1")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(
       app, "--backward-prefetch", flags.backward_prefetch,
       [](const std::string& text) { return std::optional(parse_fsdp_backward_prefetch(text, "--backward-prefetch")); },
       "FSDP backward_prefetch: backward_pre (default), backward_post or none", "NAME")
-      ->group(framework);
+      ->group(kFrameworkGroup);
   add_parsed_option(app, "--limit-all-gathers", flags.limit_all_gathers, zero_or_one("--limit-all-gathers"),
                     "FSDP limit_all_gathers: 0 or 1 (default 1)", "0|1")
-      ->group(framework);
+      ->group(kFrameworkGroup);
+}
 
+// The compute stand-in between the collectives.
+void add_compute_flags(CLI::App& app, PatternFlags& flags) {
   add_parsed_option(app, "--tflops", flags.tflops, positive_number("--tflops"),
                     "Sustained TFLOP/s per GPU the compute stand-in assumes (6 x active parameters x tokens per step)",
                     "TFLOPS")
       ->default_str(significant_text(flags.tflops))
-      ->group(compute);
+      ->group(kComputeGroup);
   add_parsed_option(
       app, "--compute-ms", flags.compute_ms,
       [](const std::string& text) { return std::optional(non_negative_number("--compute-ms")(text)); },
       "Forward + backward milliseconds of one layer per micro-batch, instead of --tflops (0: no compute)", "MS")
-      ->group(compute);
+      ->group(kComputeGroup);
   add_parsed_option(app, "--compute-scale", flags.compute_scale, non_negative_number("--compute-scale"),
                     "Multiply every compute time: 0.5 asks what GPUs twice as fast would see", "FACTOR")
       ->default_str(significant_text(flags.compute_scale))
-      ->group(compute);
+      ->group(kComputeGroup);
+}
+
+}  // namespace
+
+void add_pattern_flags(CLI::App& app, PatternFlags& flags) {
+  add_model_flags(app, flags);
+  add_layout_flags(app, flags);
+  add_framework_flags(app, flags);
+  add_compute_flags(app, flags);
 }
 
 namespace {
@@ -321,6 +343,65 @@ void check_applies(bool given, bool applies, const char* flag, std::string_view 
 
 }  // namespace
 
+namespace {
+
+// DDP's and FSDP's own flags: refused for another framework, then applied.
+void apply_framework_settings(const PatternFlags& flags, PatternConfig& config) {
+  const PatternKind kind = config.kind;
+  const PatternKind flavour = config.data_parallel_kind();
+  const bool ddp = flavour == PatternKind::ddp;
+  check_applies(flags.bucket_cap_mb.has_value(), ddp, "--bucket-cap-mb", "DDP", kind);
+  check_applies(flags.first_bucket_mb.has_value(), ddp, "--first-bucket-mb", "DDP", kind);
+  check_applies(flags.broadcast_buffers.has_value(), ddp, "--broadcast-buffers", "DDP", kind);
+  const bool fsdp = flavour == PatternKind::fsdp;
+  check_applies(flags.fsdp_sharding.has_value(), fsdp, "--fsdp-sharding", "FSDP", kind);
+  check_applies(flags.fsdp_layers_per_unit.has_value(), fsdp, "--fsdp-unit", "FSDP", kind);
+  check_applies(flags.forward_prefetch.has_value(), fsdp, "--forward-prefetch", "FSDP", kind);
+  check_applies(flags.backward_prefetch.has_value(), fsdp, "--backward-prefetch", "FSDP", kind);
+  check_applies(flags.limit_all_gathers.has_value(), fsdp, "--limit-all-gathers", "FSDP", kind);
+  if (flags.bucket_cap_mb) config.ddp.bucket_cap_mb = *flags.bucket_cap_mb;
+  if (flags.first_bucket_mb) config.ddp.first_bucket_mb = *flags.first_bucket_mb;
+  if (flags.broadcast_buffers) config.ddp.broadcast_buffers = *flags.broadcast_buffers;
+  if (flags.fsdp_sharding) config.fsdp.sharding = *flags.fsdp_sharding;
+  if (flags.fsdp_layers_per_unit) config.fsdp.layers_per_unit = *flags.fsdp_layers_per_unit;
+  if (flags.forward_prefetch) config.fsdp.forward_prefetch = *flags.forward_prefetch;
+  if (flags.backward_prefetch) config.fsdp.backward_prefetch = *flags.backward_prefetch;
+  if (flags.limit_all_gathers) config.fsdp.limit_all_gathers = *flags.limit_all_gathers;
+}
+
+// Sequence parallelism, the pipeline's micro-batches and interleaving, MoE routing.
+void apply_model_parallel_settings(const PatternFlags& flags, PatternConfig& config,
+                                   std::vector<std::string>& warnings) {
+  const PatternKind kind = config.kind;
+  const ParallelLayout& layout = config.layout;
+  if (flags.sequence_parallel && layout.tensor == 1)
+    throw UsageError("--sequence-parallel: needs tensor parallelism (--tp above 1)");
+  config.tensor_parallel.sequence_parallel = flags.sequence_parallel;
+  if (flags.micro_batches) {
+    if (layout.pipeline == 1)
+      throw UsageError("--micro-batches: applies to a pipeline (--pp above 1); use --grad-accum without one");
+    if (flags.gradient_accumulation && *flags.gradient_accumulation != *flags.micro_batches)
+      throw UsageError(
+          fmt::format("--micro-batches {} contradicts --grad-accum {} (a pipeline's micro-batches are "
+                      "its accumulation steps)",
+                      *flags.micro_batches, *flags.gradient_accumulation));
+    config.pipeline.micro_batches = *flags.micro_batches;
+  }
+  config.pipeline.virtual_stages = flags.interleave;
+  if (config.layout.pipeline > 1) config.model.gradient_accumulation = config.micro_batches();
+  if (flags.routing) {
+    if (layout.expert == 1)
+      warnings.push_back("--routing: no expert parallelism (--ep 1), so no token exchange it could shape");
+    config.routing = *flags.routing;
+  }
+  if (kind == PatternKind::tp && layout.tensor == 1)
+    warnings.push_back("--pattern tp: one tensor-parallel rank (--tp 1), so no tensor-parallel collectives");
+  if (kind == PatternKind::pipeline && layout.pipeline == 1)
+    warnings.push_back("--pattern pipeline: one stage (--pp 1), so no pipeline transfers");
+}
+
+}  // namespace
+
 PatternConfig resolve_pattern_config(const PatternFlags& flags, int world_ranks, int ranks_per_node,
                                      std::vector<std::string>& warnings) {
   PatternConfig config;
@@ -355,51 +436,8 @@ PatternConfig resolve_pattern_config(const PatternFlags& flags, int world_ranks,
           layout.data));
   }
 
-  const PatternKind flavour = config.data_parallel_kind();
-  const bool ddp = flavour == PatternKind::ddp;
-  check_applies(flags.bucket_cap_mb.has_value(), ddp, "--bucket-cap-mb", "DDP", kind);
-  check_applies(flags.first_bucket_mb.has_value(), ddp, "--first-bucket-mb", "DDP", kind);
-  check_applies(flags.broadcast_buffers.has_value(), ddp, "--broadcast-buffers", "DDP", kind);
-  const bool fsdp = flavour == PatternKind::fsdp;
-  check_applies(flags.fsdp_sharding.has_value(), fsdp, "--fsdp-sharding", "FSDP", kind);
-  check_applies(flags.fsdp_layers_per_unit.has_value(), fsdp, "--fsdp-unit", "FSDP", kind);
-  check_applies(flags.forward_prefetch.has_value(), fsdp, "--forward-prefetch", "FSDP", kind);
-  check_applies(flags.backward_prefetch.has_value(), fsdp, "--backward-prefetch", "FSDP", kind);
-  check_applies(flags.limit_all_gathers.has_value(), fsdp, "--limit-all-gathers", "FSDP", kind);
-  if (flags.bucket_cap_mb) config.ddp.bucket_cap_mb = *flags.bucket_cap_mb;
-  if (flags.first_bucket_mb) config.ddp.first_bucket_mb = *flags.first_bucket_mb;
-  if (flags.broadcast_buffers) config.ddp.broadcast_buffers = *flags.broadcast_buffers;
-  if (flags.fsdp_sharding) config.fsdp.sharding = *flags.fsdp_sharding;
-  if (flags.fsdp_layers_per_unit) config.fsdp.layers_per_unit = *flags.fsdp_layers_per_unit;
-  if (flags.forward_prefetch) config.fsdp.forward_prefetch = *flags.forward_prefetch;
-  if (flags.backward_prefetch) config.fsdp.backward_prefetch = *flags.backward_prefetch;
-  if (flags.limit_all_gathers) config.fsdp.limit_all_gathers = *flags.limit_all_gathers;
-
-  if (flags.sequence_parallel && layout.tensor == 1)
-    throw UsageError("--sequence-parallel: needs tensor parallelism (--tp above 1)");
-  config.tensor_parallel.sequence_parallel = flags.sequence_parallel;
-  if (flags.micro_batches) {
-    if (layout.pipeline == 1)
-      throw UsageError("--micro-batches: applies to a pipeline (--pp above 1); use --grad-accum without one");
-    if (flags.gradient_accumulation && *flags.gradient_accumulation != *flags.micro_batches)
-      throw UsageError(
-          fmt::format("--micro-batches {} contradicts --grad-accum {} (a pipeline's micro-batches are "
-                      "its accumulation steps)",
-                      *flags.micro_batches, *flags.gradient_accumulation));
-    config.pipeline.micro_batches = *flags.micro_batches;
-  }
-  config.pipeline.virtual_stages = flags.interleave;
-  if (config.layout.pipeline > 1) config.model.gradient_accumulation = config.micro_batches();
-  if (flags.routing) {
-    if (layout.expert == 1)
-      warnings.push_back("--routing: no expert parallelism (--ep 1), so no token exchange it could shape");
-    config.routing = *flags.routing;
-  }
-  if (kind == PatternKind::tp && layout.tensor == 1)
-    warnings.push_back("--pattern tp: one tensor-parallel rank (--tp 1), so no tensor-parallel collectives");
-  if (kind == PatternKind::pipeline && layout.pipeline == 1)
-    warnings.push_back("--pattern pipeline: one stage (--pp 1), so no pipeline transfers");
-
+  apply_framework_settings(flags, config);
+  apply_model_parallel_settings(flags, config, warnings);
   config.compute.tflops = flags.tflops;
   if (flags.compute_ms) config.compute.layer_milliseconds = *flags.compute_ms;
   config.compute.scale = flags.compute_scale;

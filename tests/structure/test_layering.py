@@ -54,8 +54,6 @@ FUNCTION_LIMIT = 80
 KNOWN_LONG_FILES = {
 }
 KNOWN_LONG_FUNCTIONS = {
-    ("src/cli/pattern_flags.cpp", "add_pattern_flags"): 130,
-    ("src/cli/pattern_flags.cpp", "resolve_pattern_config"): 85,
 }
 # A definition at namespace scope: its signature starts in column 0 and its line ends with
 # "{"; its body ends at the first "}" in column 0. (Tables of data have no parameter list;
