@@ -6,6 +6,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "commbench/topology/pci_path.hpp"
+
 namespace commbench {
 namespace {
 
@@ -33,6 +35,45 @@ double active_gbit(const Nic& nic) {
   return total;
 }
 
+// Where a NIC sits relative to the GPUs: on a GPU's PCIe switch (PIX or PXB), or in no
+// GPU's PCI tree at all (no GPU under its host bridge; in NCCL's dump, which records no
+// host bridges, under its top-level switch). Both false where a placement is unknown.
+struct GpuPlacement {
+  bool on_gpu_switch = false;
+  bool away_from_gpus = false;
+};
+
+GpuPlacement gpu_placement(const NodeTopology& node, const Nic& nic) {
+  GpuPlacement placement;
+  bool known = nic.pci >= 0 && !node.gpus.empty();
+  bool in_gpu_tree = false;
+  for (const Gpu& gpu : node.gpus) {
+    const PathClass path = pci_path_class(node, nic.pci, gpu.pci);
+    known = known && gpu.pci >= 0;
+    placement.on_gpu_switch = placement.on_gpu_switch || path == PathClass::pix || path == PathClass::pxb;
+    in_gpu_tree = in_gpu_tree || path == PathClass::pix || path == PathClass::pxb || path == PathClass::phb;
+  }
+  placement.away_from_gpus = known && !in_gpu_tree;
+  return placement;
+}
+
+// Whether every GPU has a NIC of `kind` on its PCIe switch. NCCL sends each GPU's traffic
+// through the NICs nearest it, so only then is a NIC of that kind away from the GPUs never
+// used; a GPU without a NIC beside it takes one from its socket.
+bool every_gpu_has_a_switch_nic(const NodeTopology& node, const std::vector<std::string>& kinds,
+                                const std::string& kind) {
+  if (node.gpus.empty()) return false;
+  for (const Gpu& gpu : node.gpus) {
+    bool found = false;
+    for (std::size_t n = 0; n < node.nics.size() && !found; ++n) {
+      const PathClass path = pci_path_class(node, node.nics[n].pci, gpu.pci);
+      found = kinds[n] == kind && (path == PathClass::pix || path == PathClass::pxb);
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string_view to_string(NicRole role) {
@@ -58,28 +99,41 @@ NicRoles nic_roles(const NodeTopology& node) {
   NicRoles roles;
   struct Tally {
     bool rdma = false;
+    bool on_gpu_switch = false;  // some NIC of the kind shares a PCIe switch with a GPU
     double gbit = 0;
     int ports = 0;
   };
   std::map<std::string, Tally> kinds;
+  std::vector<GpuPlacement> placements;
   for (const Nic& nic : node.nics) {
     roles.kind.push_back(nic_kind(node, nic));
+    placements.push_back(gpu_placement(node, nic));
     if (virtual_interface_name(nic.name)) continue;
     Tally& tally = kinds[roles.kind.back()];
     tally.rdma = nic.rdma;
+    tally.on_gpu_switch = tally.on_gpu_switch || placements.back().on_gpu_switch;
     tally.gbit += active_gbit(nic);
     tally.ports += static_cast<int>(nic.ports.size());
   }
   // RDMA first: NCCL's IB/RoCE transport is chosen over sockets whenever a device exists.
-  const auto rank = [](const Tally& t) { return std::make_tuple(t.rdma, t.gbit, t.ports); };
+  // Then the kind built into the GPUs' PCIe switches: NCCL sends through the NICs nearest
+  // each GPU, so a card unlike those is another network, however fast.
+  const auto rank = [](const Tally& t) { return std::make_tuple(t.rdma, t.on_gpu_switch, t.gbit, t.ports); };
   for (const auto& [kind, tally] : kinds) {
     if (roles.compute_kind.empty() || rank(tally) > rank(kinds[roles.compute_kind])) roles.compute_kind = kind;
   }
+  // Where every GPU has a compute NIC on its switch, a NIC of the same card with no GPU
+  // under its host bridge is a front-end or storage port. Elsewhere (NICs on root ports, as
+  // on PCIe servers) a GPU uses a NIC of its socket, so none is set apart.
+  const bool fabric_on_gpu_switches =
+      !roles.compute_kind.empty() && every_gpu_has_a_switch_nic(node, roles.kind, roles.compute_kind);
   for (std::size_t n = 0; n < node.nics.size(); ++n) {
     if (virtual_interface_name(node.nics[n].name)) {
       roles.role.push_back(NicRole::virtual_interface);
+    } else if (roles.kind[n] != roles.compute_kind || (fabric_on_gpu_switches && placements[n].away_from_gpus)) {
+      roles.role.push_back(NicRole::other);
     } else {
-      roles.role.push_back(roles.kind[n] == roles.compute_kind ? NicRole::compute : NicRole::other);
+      roles.role.push_back(NicRole::compute);
     }
   }
   return roles;
@@ -91,6 +145,11 @@ std::vector<std::string> describe_non_compute_nics(const NodeTopology& node, con
     const std::string& name = node.nics[n].name;
     if (roles.role[n] == NicRole::virtual_interface) {
       lines.push_back(name + ": a virtual interface (bridge or container network), not used between nodes");
+    } else if (roles.role[n] == NicRole::other && roles.kind[n] == roles.compute_kind) {
+      lines.push_back(fmt::format(
+          "{}: {}, no GPU under its host bridge or PCIe switch, while every GPU has a NIC of this kind on its "
+          "own switch: front-end or storage, not used between nodes, not compared with compute ports",
+          name, roles.kind[n]));
     } else if (roles.role[n] == NicRole::other) {
       lines.push_back(
           fmt::format("{}: {}, not the compute fabric ({}): not used between nodes, not compared with "

@@ -148,14 +148,18 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
                          std::to_string(most_links));
     }
   }
-  // Ports are only compared with ports of their own kind (link layer and device): a 100 GbE
-  // storage or front-end port next to 400G compute ports is not degraded. Only compute
-  // ports fail for being down: an unused port of a storage NIC is normal.
+  // Ports are only compared with ports of their own role and kind (link layer and device):
+  // a 100 GbE storage or front-end port next to 400G compute ports is not degraded, even on
+  // the compute NICs' own card. Only compute ports fail for being down: an unused port of a
+  // storage NIC is normal.
   const NicRoles roles = nic_roles(node);
-  std::map<std::string, double> fastest;  // per kind, among active RDMA ports
+  std::vector<std::string> peers;  // the group each NIC's ports are compared within
+  for (std::size_t n = 0; n < node.nics.size(); ++n)
+    peers.push_back(std::string(to_string(roles.role[n])) + ' ' + roles.kind[n]);
+  std::map<std::string, double> fastest;  // per group, among active RDMA ports
   for (std::size_t n = 0; n < node.nics.size(); ++n) {
     for (const NicPort& port : node.nics[n].ports) {
-      if (node.nics[n].rdma && port.active()) fastest[roles.kind[n]] = std::max(fastest[roles.kind[n]], port.rate_gbit);
+      if (node.nics[n].rdma && port.active()) fastest[peers[n]] = std::max(fastest[peers[n]], port.rate_gbit);
     }
   }
   for (std::size_t n = 0; n < node.nics.size(); ++n) {
@@ -167,11 +171,11 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
         if (roles.role[n] != NicRole::compute) continue;
         findings.push_back(id + ": " + (port.state.empty() ? std::string("not active") : port.state) +
                            (port.physical_state.empty() ? "" : " (" + port.physical_state + ")"));
-      } else if (port.rate_gbit > 0 && port.rate_gbit < fastest[roles.kind[n]]) {
+      } else if (port.rate_gbit > 0 && port.rate_gbit < fastest[peers[n]]) {
         std::string rate = rate_text(port.rate_gbit);
         if (port.lanes > 0 && !port.speed.empty()) rate += " (" + std::to_string(port.lanes) + "X " + port.speed + ")";
         findings.push_back(id + ": " + rate + ", other " + (port.link_layer.empty() ? "" : port.link_layer + " ") +
-                           "ports run at " + rate_text(fastest[roles.kind[n]]));
+                           "ports run at " + rate_text(fastest[peers[n]]));
       }
     }
   }

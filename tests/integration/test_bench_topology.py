@@ -148,6 +148,40 @@ class Fixtures(TempDirTest):
         self.assertEqual(down["state"], "DOWN")
 
     @needs_hwloc
+    def test_front_end_nics_are_compared_within_their_role(self):
+        # Issue 38: a 4-port 100 GbE ConnectX-7 (mlx5_0-3, one card) and a 200 GbE ConnectX-6 Dx
+        # (mlx5_4) under a host bridge without GPU, beside eight 400 GbE RoCE ConnectX-7 on the
+        # GPUs' switches (tests/fixtures/topology/hwloc/README.md). The card of the compute
+        # NICs' own kind was failed as "mlx5_0 port 1: 100 Gb/s, other ... ports run at 400".
+        xml = fixture("hwloc", "frontend-nics.xml")
+        rc, out, err = run("--hwloc-xml", xml, "--sysfs-root", fixture("sysfs", "frontend-nics"))
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual([l for l in out.splitlines() if l.startswith("FAIL")], [])
+        self.assertIn("All 1 node consistent", out)
+        notes = [l for l in out.splitlines() if l.startswith("note: ")]
+        self.assertEqual([n.split(":")[1].strip() for n in notes], ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"])
+        self.assertEqual(notes[0], "note: mlx5_0: Ethernet 15b3:1021, no GPU under its host bridge or PCIe switch, while "
+                                   "every GPU has a NIC of this kind on its own switch: front-end or storage, not used "
+                                   "between nodes, not compared with compute ports")
+        self.assertEqual(notes[4], "note: mlx5_4: Ethernet 15b3:101d, not the compute fabric (Ethernet 15b3:1021): not "
+                                   "used between nodes, not compared with compute ports")
+
+        # The same node with one compute port trained down, then one front-end port: each is
+        # failed against the ports of its own role, and nothing else is.
+        for nic, rate, expected in (
+                ("mlx5_9", "200 Gb/sec (2X NDR)", "mlx5_9 port 1: 200 Gb/s (2X NDR), other Ethernet ports run at 400 Gb/s"),
+                ("mlx5_2", "50 Gb/sec (2X HDR)", "mlx5_2 port 1: 50 Gb/s (2X HDR), other Ethernet ports run at 100 Gb/s")):
+            with self.subTest(nic=nic):
+                tree = self.path("sys-" + nic)
+                shutil.copytree(fixture("sysfs", "frontend-nics"), tree, symlinks=True)
+                with open(os.path.join(tree, "class", "infiniband", nic, "ports", "1", "rate"), "w") as f:
+                    f.write(rate + "\n")
+                rc, out, err = run("--hwloc-xml", xml, "--sysfs-root", tree)
+                self.assertEqual(rc, 1, out + err)
+                self.assertEqual([l for l in out.splitlines() if l.startswith("FAIL")],
+                                 ["FAIL frontend-nics.xml: " + expected])
+
+    @needs_hwloc
     def test_force_overwrites_and_the_csv_lists_every_link(self):
         args = ["--hwloc-xml", fixture("hwloc", "pcie-4gpu.xml"), "--sysfs-root", fixture("sysfs", "pcie-4gpu"),
                 "--csv", self.path("l.csv")]

@@ -1,9 +1,10 @@
 // Which network ports NCCL would use between nodes. A node carries ports of several roles:
 // the compute fabric (RDMA NICs of one kind, one per GPU or pair of GPUs), front-end and
-// storage NICs (often another link layer or another device), management ports, and
-// virtual interfaces (Linux bridges, container networks). Only compute ports carry a
-// job's traffic, and a port is only degraded against ports of its own kind: a 100 GbE
-// storage port next to 400G InfiniBand is not a slow compute port.
+// storage NICs (often another link layer or another device, sometimes the compute card
+// itself away from the GPUs), management ports, and virtual interfaces (Linux bridges,
+// container networks). Only compute ports carry a job's traffic, and a port is only
+// degraded against ports of its own role and kind: a 100 GbE storage port next to 400G
+// InfiniBand is not a slow compute port.
 #pragma once
 
 #include <string>
@@ -31,14 +32,18 @@ struct NicRoles {
 // Ports of one kind are peers; ports of different kinds are never compared.
 std::string nic_kind(const NodeTopology& node, const Nic& nic);
 
-// The compute kind is the RDMA kind with the most active bandwidth (ties: more ports, then
-// name order); without any RDMA port, the non-RDMA kind with the most. Virtual interfaces
-// never count.
+// The compute kind is the RDMA kind with a NIC on a GPU's PCIe switch (PIX/PXB), then the
+// one with the most active bandwidth (ties: more ports, then name order); without any RDMA
+// port, the non-RDMA kind with the most. Where every GPU has a NIC of the compute kind on
+// its PCIe switch, the NICs of that kind with no GPU under their host bridge (in NCCL's
+// dump: their top-level switch) are front-end or storage ports, role `other`. Virtual
+// interfaces never count.
 NicRoles nic_roles(const NodeTopology& node);
 
 // One line per NIC that is not a compute NIC, saying why it is left out ("mlx5_8: Ethernet
 // 15b3:1017, not the compute fabric (InfiniBand 15b3:1021): not used between nodes, not
-// compared with compute ports").
+// compared with compute ports"; for a NIC of the compute kind away from the GPUs, that no
+// GPU is under its host bridge or PCIe switch).
 std::vector<std::string> describe_non_compute_nics(const NodeTopology& node, const NicRoles& roles);
 
 }  // namespace commbench

@@ -36,7 +36,7 @@ std::string describe(const NodeDifference& difference);
 // Devices of one node that are worse than they should be: a GPU PCIe link below the best
 // of the node's GPUs of the same model, or below its own maximum (NVML); a GPU with fewer
 // NVLinks than its peers; a compute RDMA port (nic_roles) not ACTIVE; an active port
-// slower than the ports of its own kind (link layer and device).
+// slower than the ports of its own role and kind (link layer and device).
 std::vector<std::string> node_findings(const NodeTopology& node);
 
 }  // namespace commbench

@@ -83,6 +83,112 @@ TEST(NicRoles, DegradedComputePortIsStillFound) {
             (std::vector<std::string>{"mlx5_1 port 1: 200 Gb/s, other ports run at 400 Gb/s", "mlx5_3 port 1: DOWN"}));
 }
 
+// A PCI object of `kind` below `parent` (-1: a host bridge on NUMA node `numa`); its index.
+int add_pci(NodeTopology& node, PciKind kind, int parent, int numa = 0) {
+  PciObject pci;
+  pci.kind = kind;
+  pci.parent = parent;
+  pci.numa = numa;
+  pci.bus_id = kind == PciKind::host_bridge ? "" : "0000:" + std::to_string(10 + node.pci.size()) + ":00.0";
+  node.pci.push_back(pci);
+  return static_cast<int>(node.pci.size()) - 1;
+}
+
+void add_gpu(NodeTopology& node, int parent) {
+  Gpu gpu;
+  gpu.index = static_cast<int>(node.gpus.size());
+  gpu.pci = add_pci(node, PciKind::device, parent);
+  gpu.bus_id = node.pci.back().bus_id;
+  node.gpus.push_back(gpu);
+}
+
+// The last NIC added (add_nic) moved below `parent` in the PCI tree.
+void place_last_nic(NodeTopology& node, int parent) {
+  node.pci[static_cast<std::size_t>(node.nics.back().pci)].parent = parent;
+}
+
+// Issue 38: GPU i and compute NIC i share PCIe switch i (host bridge -> root port ->
+// switch); the front-end NICs hang off a host bridge of their own.
+NodeTopology gpus_with_nics_on_their_switches(int pairs, double gbit, unsigned device) {
+  NodeTopology node;
+  for (int i = 0; i < pairs; ++i) {
+    const int host = add_pci(node, PciKind::host_bridge, -1);
+    const int root_port = add_pci(node, PciKind::bridge, host);
+    const int upstream = add_pci(node, PciKind::bridge, root_port);
+    add_gpu(node, add_pci(node, PciKind::bridge, upstream));
+    add_nic(node, "mlx5_" + std::to_string(4 + i), device, gbit, "Ethernet");
+    place_last_nic(node, add_pci(node, PciKind::bridge, upstream));
+  }
+  return node;
+}
+
+TEST(NicRoles, SameCardAwayFromTheGpusIsAFrontEndPort) {
+  NodeTopology node = gpus_with_nics_on_their_switches(4, 400, kConnectX7);
+  const int front_end = add_pci(node, PciKind::bridge, add_pci(node, PciKind::host_bridge, -1));
+  for (int n = 0; n < 4; ++n) {  // four functions of one 100 GbE card, the compute NICs' own device
+    add_nic(node, "mlx5_" + std::to_string(n), kConnectX7, 100, "Ethernet");
+    place_last_nic(node, front_end);
+  }
+  // Before: "mlx5_0 port 1: 100 Gb/s, other Ethernet ports run at 400 Gb/s", and so on for each.
+  EXPECT_EQ(node_findings(node), std::vector<std::string>{});
+  const NicRoles roles = nic_roles(node);
+  EXPECT_EQ(roles.compute_kind, "Ethernet 15b3:1021");
+  EXPECT_EQ(roles.role, (std::vector<NicRole>{NicRole::compute, NicRole::compute, NicRole::compute, NicRole::compute,
+                                              NicRole::other, NicRole::other, NicRole::other, NicRole::other}));
+  EXPECT_EQ(describe_non_compute_nics(node, roles).front(),
+            "mlx5_0: Ethernet 15b3:1021, no GPU under its host bridge or PCIe switch, while every GPU has a NIC of "
+            "this kind on its own switch: front-end or storage, not used between nodes, not compared with compute "
+            "ports");
+  // Each role is still compared within itself: a front-end function at 50, a compute NIC at 200.
+  node.nics[5].ports[0].rate_gbit = 50;
+  node.nics[1].ports[0].rate_gbit = 200;
+  EXPECT_EQ(node_findings(node),
+            (std::vector<std::string>{"mlx5_5 port 1: 200 Gb/s, other Ethernet ports run at 400 Gb/s",
+                                      "mlx5_1 port 1: 50 Gb/s, other Ethernet ports run at 100 Gb/s"}));
+}
+
+TEST(NicRoles, ACardUnlikeTheGpuNearOnesIsNotComputeHoweverFast) {
+  NodeTopology node = gpus_with_nics_on_their_switches(2, 200, kConnectX7);
+  const int front_end = add_pci(node, PciKind::bridge, add_pci(node, PciKind::host_bridge, -1));
+  for (int n = 0; n < 4; ++n) {  // 4 x 200 GbE of another device: more bandwidth than the 2 x 200 compute NICs
+    add_nic(node, "mlx5_" + std::to_string(n), kBlueField3, 200, "Ethernet");
+    place_last_nic(node, front_end);
+  }
+  const NicRoles roles = nic_roles(node);
+  EXPECT_EQ(roles.compute_kind, "Ethernet 15b3:1021");
+  EXPECT_EQ(roles.role[2], NicRole::other);
+}
+
+TEST(NicRoles, NicsOnRootPortsAreAllComputeOnAPcieServer) {
+  // As on pcie-4gpu.xml, no NIC shares a switch with a GPU, so the NIC under a host bridge
+  // of its own (mlx5_0, NODE to the GPUs) is not set apart for having no GPU beside it.
+  NodeTopology node;
+  const int host_a = add_pci(node, PciKind::host_bridge, -1);
+  const int gpu_switch = add_pci(node, PciKind::bridge, add_pci(node, PciKind::bridge, host_a));
+  add_gpu(node, add_pci(node, PciKind::bridge, gpu_switch));
+  add_gpu(node, add_pci(node, PciKind::bridge, gpu_switch));
+  add_nic(node, "mlx5_0", kConnectX7, 200, "InfiniBand");
+  place_last_nic(node, add_pci(node, PciKind::bridge, add_pci(node, PciKind::host_bridge, -1)));
+  add_nic(node, "mlx5_1", kConnectX7, 200, "InfiniBand");
+  place_last_nic(node, add_pci(node, PciKind::bridge, host_a));
+  const NicRoles roles = nic_roles(node);
+  EXPECT_EQ(roles.role, (std::vector<NicRole>{NicRole::compute, NicRole::compute}));
+  EXPECT_TRUE(describe_non_compute_nics(node, roles).empty());
+}
+
+TEST(NicRoles, ANicAwayFromTheGpusServesAGpuWithoutOneOnItsSwitch) {
+  // GPU 1 has no NIC on its switch and takes one of its socket's, here a NIC on a root port
+  // under another host bridge: that NIC is still compute, and still compared as one.
+  NodeTopology node = gpus_with_nics_on_their_switches(1, 200, kConnectX6Dx);
+  const int host = add_pci(node, PciKind::host_bridge, -1);
+  add_gpu(node, add_pci(node, PciKind::bridge, add_pci(node, PciKind::bridge, add_pci(node, PciKind::bridge, host))));
+  add_nic(node, "mlx5_0", kConnectX6Dx, 100, "Ethernet");
+  place_last_nic(node, add_pci(node, PciKind::bridge, add_pci(node, PciKind::host_bridge, -1)));
+  EXPECT_EQ(nic_roles(node).role, (std::vector<NicRole>{NicRole::compute, NicRole::compute}));
+  EXPECT_EQ(node_findings(node),
+            std::vector<std::string>{"mlx5_0 port 1: 100 Gb/s, other Ethernet ports run at 200 Gb/s"});
+}
+
 TEST(NicRoles, InterNodeBandwidthCountsComputePortsOnly) {
   NodeTopology node;
   for (int n = 0; n < 8; ++n) add_nic(node, "mlx5_" + std::to_string(n), kConnectX7, 400, "InfiniBand");

@@ -10,6 +10,7 @@
 #include "commbench/core/collective.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/hwloc_probe.hpp"
+#include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/node_probe.hpp"
 #include "commbench/topology/pci_path.hpp"
 #include "commbench/topology/topology_json.hpp"
@@ -62,6 +63,14 @@ TEST(PublicNcclDumps, HgxA100GpuBehindASecondSwitchIsPxbToItsNic) {
       {"NV12", "NV12", "X", "SYS", "SYS", "PXB"}, {"?", "?", "SYS", "X", "?", "SYS"},
       {"PXB", "PXB", "SYS", "?", "X", "SYS"},     {"SYS", "SYS", "PXB", "SYS", "SYS", "X"}};
   EXPECT_EQ(matrix_entries(node), expected);
+}
+
+// The same dump: every GPU has a NIC on its switches, so mlx5_bond_0, the same ConnectX-6
+// Dx directly under CPU 0 with no GPU in its tree, is a front-end NIC, not compute (issue 38).
+TEST(PublicNcclDumps, HgxA100NicAwayFromTheGpusIsNotCompute) {
+  const NodeTopology node = nccl_dump("hgx-a100-switches.xml");
+  ASSERT_EQ(node.nics[0].name, "mlx5_bond_0");
+  EXPECT_EQ(nic_roles(node).role, (std::vector<NicRole>{NicRole::other, NicRole::compute, NicRole::compute}));
 }
 
 // Two devices directly under one <cpu> of an NCCL dump may share a host bridge (PHB) or
