@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
+#include <variant>
 
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/record.hpp"
 #include "commbench/core/text_table.hpp"
 #include "commbench/report/scheduler_job.hpp"
 
@@ -37,6 +40,32 @@ const TextTable& result_table() {
   return table;
 }
 
+// Any other kind: one column per field, headed by its name and unit as the CSV names them;
+// text left-aligned, figures right-aligned.
+TextTable kind_table(const RecordKind& kind) {
+  std::vector<TextColumn> columns;
+  for (const Column& column : kind.columns) {
+    TextColumn text_column;
+    text_column.heading = {std::string(column.name)};
+    if (!column.unit.empty()) text_column.heading.push_back(fmt::format("({})", column.unit));
+    text_column.align = column.type == ValueType::text ? Align::left : Align::right;
+    // Rows are printed as they come, so widths are fixed up front: wide enough for most
+    // names and figures; a longer cell only pushes its line's later cells right.
+    const std::size_t usual = column.type == ValueType::text ? 14 : 10;
+    text_column.width = std::max<std::size_t>({column.name.size(), column.unit.size() + 2, usual});
+    text_column.gap = 2;
+    columns.push_back(std::move(text_column));
+  }
+  return TextTable(std::move(columns), "#", " ");
+}
+
+// A value as the console shows it: "-" for none, text as it is, figures as in the CSV.
+std::string console_cell(const FieldValue& value, const Column& column) {
+  if (std::holds_alternative<std::monostate>(value)) return "-";
+  if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  return csv_cell(value, column);
+}
+
 }  // namespace
 
 std::vector<std::string> rank_host_ranges(const std::vector<std::string>& hosts) {
@@ -64,7 +93,18 @@ void ConsoleReporter::begin(const RunContext& ctx) {
   for (const auto& [key, value] : ctx.settings) settings += " " + key + "=" + value;
   write(fmt::format("# settings:{}\n", settings));
   for (const std::string& note : ctx.notes) write(fmt::format("# note: {}\n", note));
-  write(fmt::format("#\n{}", result_table().heading()));
+  if (ctx.record_kind != "row") kind_table_.emplace(kind_table(record_kind(ctx.record_kind)));
+  write(fmt::format("#\n{}", kind_table_ ? kind_table_->heading() : result_table().heading()));
+  std::fflush(out_);
+}
+
+void ConsoleReporter::add_record(const Record& record) {
+  if (!kind_table_) return;
+  std::vector<std::string> cells;
+  for (std::size_t i = 0; i < record.kind->columns.size(); ++i)
+    cells.push_back(console_cell(record.values[i], record.kind->columns[i]));
+  write(kind_table_->line(cells));
+  ++records_;
   std::fflush(out_);
 }
 
@@ -87,6 +127,11 @@ void ConsoleReporter::add_row(const ResultRow& r) {
 }
 
 void ConsoleReporter::finish(const RunSummary& summary) {
+  if (kind_table_) {
+    write(fmt::format("#\n# records: {}  complete: {}\n", records_, summary.complete ? "yes" : "no"));
+    std::fflush(out_);
+    return;
+  }
   write(fmt::format("#\n# rows: {}  wrong elements: {}  complete: {}\n", summary.rows, summary.wrong_elements,
                     summary.complete ? "yes" : "no"));
   write(fmt::format("# Avg bus bandwidth    : {} GB/s\n", significant_text(summary.average_busbw_gbps)));

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <string>
+
+#include "commbench/core/text_table.hpp"
 
 #include "commbench/report/reporter.hpp"
 
@@ -14,9 +17,9 @@ class ConsoleReporter final : public Reporter {
   explicit ConsoleReporter(std::FILE* out) : out_(out) {}
   void begin(const RunContext& context) override;
   void add_row(const ResultRow& row) override;
-  // A command whose records are not rows prints its own report (matrices, verdicts); the
-  // table here is the collectives' one.
-  void add_record(const Record&) override {}
+  // Records of any other kind: one line each under a heading of the kind's column names
+  // and units (what a command's own report, a matrix or a verdict, does not replace).
+  void add_record(const Record& record) override;
   void finish(const RunSummary& summary) override;
 
  private:
@@ -25,6 +28,8 @@ class ConsoleReporter final : public Reporter {
   void write(const std::string& text) { std::fputs(text.c_str(), out_); }
 
   std::FILE* out_;
+  std::optional<TextTable> kind_table_;  // for a kind other than "row"
+  std::size_t records_ = 0;
 };
 
 // "0-3 node01, 4-7 node02": consecutive ranks on one host folded into a range.

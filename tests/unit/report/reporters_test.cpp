@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/record.hpp"
 #include "commbench/report/console_reporter.hpp"
 #include "commbench/report/csv_reporter.hpp"
 #include "commbench/report/json_reporter.hpp"
@@ -226,6 +227,44 @@ TEST(Console, ThresholdVerdictsAndFailures) {
                          "3.1 GB/s, needs >= 5 GB/s; rule 'busbw>=5' (--threshold)\n"),
             std::string::npos)
       << printed;
+}
+
+// Any kind renders without code of its own: here bench-topology's links.
+TEST(Console, RecordsOfAnyKindUnderTheirColumnsAndUnits) {
+  char* text = nullptr;
+  std::size_t length = 0;
+  std::FILE* out = open_memstream(&text, &length);
+  {
+    ConsoleReporter console(out);
+    RunContext context = sample_context();
+    context.record_kind = "link";
+    console.begin(context);
+    Record link{&record_kind("link"), {std::string("node1"), std::string("mlx5_0 port 1"), std::string("network"),
+                                       std::string("InfiniBand"), std::int64_t{4}, 50.0, std::string("ACTIVE")}};
+    console.add_record(link);
+    Record unknown = link;
+    unknown.values[4] = std::monostate{};
+    unknown.values[5] = std::monostate{};
+    console.add_record(unknown);
+    RunSummary s;
+    s.complete = false;
+    console.finish(s);
+  }
+  std::fclose(out);
+  const std::string printed(text, length);
+  std::free(text);
+  EXPECT_NE(printed.find("#host            from            to              type                       count   spec_gbps"
+                         "  state         \n#                                                                (lanes or "
+                         "links)      (GB/s)                \n"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find(" node1           mlx5_0 port 1   network         InfiniBand                     4          50"
+                         "  ACTIVE        \n"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("InfiniBand                     -           -  ACTIVE"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("# records: 2  complete: no\n"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("Avg bus bandwidth"), std::string::npos) << printed;
 }
 
 TEST(Console, RankHostRanges) {
