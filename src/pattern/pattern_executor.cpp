@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/backend/collective_try.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/profile_range.hpp"
@@ -98,25 +99,34 @@ OpCase PatternStepWorkload::carried_case(Backend& backend, const ScheduleStep& s
 
 void PatternStepWorkload::prepare() {
   // Cases first, so an impossible combination fails before any memory is taken.
+  // Agreed over the job: a case one rank cannot carry (its GPU lacks a type) must not
+  // leave the others waiting in the memory check below.
   std::array<BufferRequirement, kGroupRoleCount> needed{};
-  for (std::size_t i = 0; i < schedule_.steps.size(); ++i) {
-    const ScheduleStep& step = schedule_.steps[i];
-    if (step.kind != StepKind::collective) continue;
-    Backend& backend = groups_.backend(step.group);
-    backend_of_[i] = &backend;
-    cases_[i] = carried_case(backend, step, i);
-    BufferRequirement& need = needed[static_cast<std::size_t>(step.group)];
-    need.send_bytes = std::max(need.send_bytes, cases_[i].send_bytes());
-    need.recv_bytes = std::max(need.recv_bytes, cases_[i].recv_bytes());
-  }
+  collective_try(groups_.world().group(), [&] {
+    for (std::size_t i = 0; i < schedule_.steps.size(); ++i) {
+      const ScheduleStep& step = schedule_.steps[i];
+      if (step.kind != StepKind::collective) continue;
+      Backend& backend = groups_.backend(step.group);
+      backend_of_[i] = &backend;
+      cases_[i] = carried_case(backend, step, i);
+      BufferRequirement& need = needed[static_cast<std::size_t>(step.group)];
+      need.send_bytes = std::max(need.send_bytes, cases_[i].send_bytes());
+      need.recv_bytes = std::max(need.recv_bytes, cases_[i].recv_bytes());
+    }
+  });
   // All of them at once, checked before the first is taken: each group's buffers may fit
   // alone while together they exceed the node (the kernel's OOM killer would end the job).
   std::uint64_t total = 0;
   for (const BufferRequirement& need : needed) total += need.total();
-  std::uint64_t scratch = 0;
-  for (std::size_t i = 0; i < schedule_.steps.size(); ++i)
-    if (backend_of_[i] != nullptr) scratch = std::max(scratch, backend_of_[i]->library_scratch_bytes(cases_[i]));
-  total += scratch;
+  // Collectives on different streams run at once, each with its own scratch: the largest
+  // of each stream, added up.
+  std::map<std::string, std::uint64_t> scratch_of_stream;
+  for (std::size_t i = 0; i < schedule_.steps.size(); ++i) {
+    if (backend_of_[i] == nullptr) continue;
+    std::uint64_t& scratch = scratch_of_stream[schedule_.steps[i].stream];
+    scratch = std::max(scratch, backend_of_[i]->library_scratch_bytes(cases_[i]));
+  }
+  for (const auto& [stream, scratch] : scratch_of_stream) total += scratch;
   groups_.world().require_memory(
       total, "the step's buffers and the library's scratch (their sizes follow --params, --layers, --hidden, --seq)");
   // One pair of buffers per group, in GroupRole order: every member of a group runs the

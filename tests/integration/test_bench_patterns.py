@@ -108,17 +108,21 @@ class BadInput(TempDirTest):
                                    r"ranks = [0-9.]+MiB on host \S+, but only 2MiB is available$")
         self.assertFalse(os.path.exists(json_path))
 
-    def test_the_scout_expert_pattern_is_refused_where_it_would_not_fit(self):
+    def test_the_scout_expert_pattern_is_refused_on_a_24_gib_node(self):
         # Its 4 ranks need about 6.2 GiB each (1.9 GiB allreduces: buffers, plus Open MPI's
-        # temporary copy); on a node with less available it ended in the OOM killer.
-        with open("/proc/meminfo") as f:
-            available = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
-        if available >= 25 << 30:
-            self.skipTest("this node holds the run: it would take 25 GiB here")
-        code, out, err = run(4, "--backend", "mpi", "--pattern", "ep", "--preset", "llama-4-scout", "--layers", "2")
-        self.assertEqual(code, 2, out + err)
-        self.assertRegex(err, r"need 6\.[0-9]GiB per rank x 4 ranks = 2[45]\.[0-9]GiB on host \S+, but only "
-                              r"[0-9.]+GiB is available")
+        # temporary copy); a node with 24 GiB available (COMMBENCH_DEBUG_MEMINFO) used to
+        # end in the OOM killer.
+        meminfo = self.path("meminfo")
+        with open(meminfo, "w") as f:
+            f.write(f"MemTotal:       {26 << 20} kB\nMemAvailable:   {24 << 20} kB\n")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   COMMBENCH_DEBUG_MEMINFO=meminfo)
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-x", "COMMBENCH_DEBUG_MEMINFO", "-np", "4", PATTERNS,
+                            "--backend", "mpi", "--pattern", "ep", "--preset", "llama-4-scout", "--layers", "2"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, r"need 6\.[0-9]GiB per rank x 4 ranks = 2[45]\.[0-9]GiB on host \S+, but only "
+                                   r"24GiB is available")
 
     def test_dry_run_needs_a_schedule_file(self):
         code, _, err = run(1, "--dry-run")

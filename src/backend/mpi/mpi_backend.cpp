@@ -13,6 +13,7 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/mpi/mpi_environment.hpp"
 #include "commbench/backend/mpi/mpi_pending.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/buffer_region.hpp"
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
@@ -331,21 +332,33 @@ void MpiBackend::validate_plan(std::span<const OpCase> plan) const {
 
 std::optional<std::string> MpiBackend::unsupported_in_place(Collective op) const { return missing_in_place_form(op); }
 
-// Every rank of this node is assumed to need what this one does (all run the same plan).
+// Collective: what every rank of this node needs together (ranks of one job may need
+// different amounts: pipeline stages, expert layouts) against what the node has.
 void MpiBackend::require_room_on_node(std::uint64_t bytes_per_rank, const std::string& what) const {
-  const std::uint64_t ranks = static_cast<std::uint64_t>(group_->local_size());
+  const std::vector<std::uint64_t> needs = all_gather_as(*group_, bytes_per_rank);
+  const std::vector<std::string>& hosts = group_->hostnames();
+  std::uint64_t on_node = 0, ranks = 0, largest = 0;
+  bool alike = true;
+  for (std::size_t r = 0; r < needs.size(); ++r) {
+    if (hosts[r] != group_->hostname()) continue;
+    const std::uint64_t room = std::numeric_limits<std::uint64_t>::max() - on_node;
+    on_node += std::min(needs[r], room);
+    alike = alike && (ranks == 0 || needs[r] == largest);
+    largest = std::max(largest, needs[r]);
+    ++ranks;
+  }
   const auto available = available_host_memory();
-  if (!available) return;
-  if (bytes_per_rank > *available / ranks)
-    throw UsageError(fmt::format("{} need {} per rank x {} ranks = {} on host {}, but only {} is available", what,
-                                 format_size(bytes_per_rank), ranks,
-                                 format_size(bytes_per_rank > std::numeric_limits<std::uint64_t>::max() / ranks
-                                                 ? std::numeric_limits<std::uint64_t>::max()
-                                                 : bytes_per_rank * ranks),
-                                 group_->hostname(), format_size(*available)));
+  if (!available || on_node <= *available) return;
+  const std::string per_rank = alike ? fmt::format("{} per rank", format_size(largest))
+                                     : fmt::format("up to {} per rank", format_size(largest));
+  throw UsageError(fmt::format("{} need {} x {} ranks = {} on host {}, but only {} is available", what, per_rank, ranks,
+                               format_size(on_node), group_->hostname(), format_size(*available)));
 }
 
 void MpiBackend::require_memory(std::uint64_t bytes_per_rank, const std::string& what) {
+  // Memory freed since the last allocation (an earlier trial's buffers) is still resident
+  // until trimmed, and MemAvailable would count it as taken.
+  malloc_trim(0);
   collective_try(*group_, [&] { require_room_on_node(bytes_per_rank, what); });
 }
 

@@ -42,8 +42,8 @@ class MpiBackend final : public Backend {
 
  private:
   void run_once(const OpCase& c, Buffers& buffers);
-  // UsageError when this node's available host memory cannot hold `bytes_per_rank` for
-  // each of its ranks.
+  // UsageError when this node's available host memory cannot hold what its ranks need
+  // together (`bytes_per_rank` is this rank's); collective over the group.
   void require_room_on_node(std::uint64_t bytes_per_rank, const std::string& what) const;
   std::unique_ptr<MpiBootstrap> group_;
 };
