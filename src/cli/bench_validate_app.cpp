@@ -286,6 +286,13 @@ int run_bench_validate(int argc, char** argv) {
         // same report format.
         if (options.simulate_nodes > 0) return session.reporting() ? run_simulation(options) : 0;
         return run_in_job(options, session);
+      },
+      false,
+      // A simulation writes its CSV whole, renamed into place: not into a device or a FIFO.
+      [](const ValidateOptions& options) {
+        return options.simulate_nodes > 0
+                   ? std::vector<std::pair<std::string, const char*>>{{options.job.files.csv_path, "--csv"}}
+                   : std::vector<std::pair<std::string, const char*>>{};
       }};
   return run_command(command, argc, argv);
 }

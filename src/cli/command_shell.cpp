@@ -82,17 +82,19 @@ std::optional<std::string> parse(CLI::App& app, int argc, char** argv, const cha
   return outcome.text;
 }
 
-void prepare_result_files(const ResultFiles& files) {
-  // The CSV is streamed (a FIFO or /dev/stdout will do); the JSON is renamed into place.
+void prepare_result_files(const ResultFiles& files, const std::vector<std::pair<std::string, const char*>>& replaced) {
   if (!files.csv_path.empty()) check_output_path(files.csv_path, "--csv", files.force, OutputKind::streamed);
   if (!files.json_path.empty()) check_output_path(files.json_path, "--json", files.force, OutputKind::replaced);
-  // The JSON's directory first: a JSON refused there leaves no CSV directory behind.
-  for (const auto& [path, flag] : {std::pair{&files.json_path, "--json"}, std::pair{&files.csv_path, "--csv"}})
-    if (!path->empty()) create_parent_directories(*path, flag);
-}
-
-void prepare_replaced_files(const std::vector<std::pair<std::string, const char*>>& files, bool force) {
-  prepare_replaced_outputs(files, force);
+  for (const auto& [path, flag] : replaced)
+    if (!path.empty()) check_output_path(path, flag, files.force, OutputKind::replaced);
+  // The JSON's folder first: a JSON refused there leaves no CSV folder behind. A CSV
+  // written whole (in `replaced`) needs its folder; one that streams into an existing
+  // device or FIFO needs only to write to it.
+  std::vector<std::pair<std::string, const char*>> whole{{files.json_path, "--json"}};
+  whole.insert(whole.end(), replaced.begin(), replaced.end());
+  for (const auto& [path, flag] : whole)
+    if (!path.empty()) create_parent_directories(path, flag);
+  if (!files.csv_path.empty()) prepare_streamed_output(files.csv_path, "--csv");
 }
 
 }  // namespace shell_detail

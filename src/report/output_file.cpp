@@ -55,9 +55,19 @@ void create_parent_directories(const std::string& path, const std::string& flag)
     throw UsageError(flag + " " + path + ": cannot write in " + directory + " (" + std::strerror(errno) + ")");
 }
 
+void prepare_streamed_output(const std::string& path, const std::string& flag) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    create_parent_directories(path, flag);
+    return;
+  }
+  if (::access(path.c_str(), W_OK) != 0)
+    throw UsageError(flag + " " + path + ": cannot write (" + std::strerror(errno) + ")");
+}
+
 FileHandle open_output_file(const std::string& path, const std::string& flag, bool force) {
   check_output_path(path, flag, force, OutputKind::streamed);
-  create_parent_directories(path, flag);
+  prepare_streamed_output(path, flag);
   FileHandle file(std::fopen(path.c_str(), "w"));
   if (!file) throw UsageError(flag + " " + path + ": cannot create: " + std::strerror(errno));
   return file;

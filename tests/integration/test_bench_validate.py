@@ -219,6 +219,11 @@ class BadInput(TempDirTest):
                       self.one_line_exit_2("--simulate", 8, "--expect", expect))
         self.assertIn("--expect", self.one_line_exit_2("--simulate", 8, "--expect", self.path("missing.txt")))
 
+    def test_a_simulation_refuses_a_device_for_its_csv_before_it_runs(self):
+        # The simulation writes its CSV whole and renames it into place; a job's CSV streams.
+        err = self.one_line_exit_2("--simulate", 8, "--csv", "/dev/null", "--force")
+        self.assertIn("--csv /dev/null: not a regular file", err)
+
     def test_an_existing_result_file_is_kept_without_force(self):
         existing = self.path("v.json")
         with open(existing, "w") as f:

@@ -92,10 +92,10 @@ namespace shell_detail {
 // nullopt to run; `version_suffix` follows the version. UsageError for bad flags.
 std::optional<std::string> parse(CLI::App& app, int argc, char** argv, const char* program,
                                  const std::string& version_suffix);
-// Refuses existing result files (without --force) on the reporting process only.
-void prepare_result_files(const ResultFiles& files);
-// The same for files written whole and renamed into place (not a device or a FIFO).
-void prepare_replaced_files(const std::vector<std::pair<std::string, const char*>>& files, bool force);
+// Refuses existing result files (without --force) on the reporting process only: --csv as
+// a streamed file (a FIFO or /dev/stdout will do), --json and `replaced` as files renamed
+// into place (not a device or a FIFO). Every path is checked before any folder is made.
+void prepare_result_files(const ResultFiles& files, const std::vector<std::pair<std::string, const char*>>& replaced);
 }  // namespace shell_detail
 
 template <typename Options>
@@ -111,10 +111,10 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
     if (command.validate) command.validate(app, options);
     check_distinct_outputs(options.job.files.csv_path, options.job.files.json_path);
     const bool reporting = is_reporting_process();
-    if (reporting) {
-      if (command.replaced_files) shell_detail::prepare_replaced_files(command.replaced_files(options), options.job.files.force);
-      shell_detail::prepare_result_files(options.job.files);
-    }
+    if (reporting)
+      shell_detail::prepare_result_files(
+          options.job.files, command.replaced_files ? command.replaced_files(options)
+                                                    : std::vector<std::pair<std::string, const char*>>{});
     if (command.without_job) return command.without_job(options, reporting);
     return std::nullopt;
   };

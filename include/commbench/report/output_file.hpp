@@ -26,6 +26,9 @@ enum class OutputKind { streamed, replaced };
 void check_output_path(const std::string& path, const std::string& flag, bool force, OutputKind kind);
 // Creates the directories above `path`; UsageError naming `flag` when that fails.
 void create_parent_directories(const std::string& path, const std::string& flag);
+// For a streamed file: one that exists (a device, a FIFO, a file) must be writable itself,
+// whatever its folder allows (/dev for /dev/stdout); a new one needs its folders.
+void prepare_streamed_output(const std::string& path, const std::string& flag);
 // The files a command replaces at its end (path, flag; empty paths skipped): every one
 // checked (check_output_path, replaced) before any directory is made, so a refusal
 // leaves nothing behind; then their parent directories.
