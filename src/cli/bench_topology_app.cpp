@@ -179,20 +179,22 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
     // A SIGINT/SIGTERM during the probe: the models made are kept, the run is incomplete.
     signal_number = world.max(pending_interruption());
   }
-  // The files open once the probe has worked: a model that cannot be read is bad input,
-  // which leaves no result file behind.
+  // The files open once every model has been read and judged: a model that cannot be read
+  // is bad input, which leaves no result file behind.
+  int exit_code = 0;
+  TopologyReport report;
+  session.step("judging the nodes", [&] {
+    if (!session.reporting()) return;
+    report = judge_nodes(options, gathered, world.local_size());
+    exit_code = report.problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
+    if (signal_number != 0) exit_code = static_cast<int>(Interrupted(signal_number).exit_code());
+  });
   RunContext context = session.run_context(options.describe());
   context.record_kind = "link";
   session.open_outputs(file_outputs(options.job.files));
   session.begin_results(context);
-  int exit_code = 0;
-  TopologyReport report;
   session.step("writing the report", [&] {
-    if (!session.reporting()) return;
-    report = judge_nodes(options, gathered, world.local_size());
-    print_report(report, context, probe_seconds);
-    exit_code = report.problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
-    if (signal_number != 0) exit_code = static_cast<int>(Interrupted(signal_number).exit_code());
+    if (session.reporting()) print_report(report, context, probe_seconds);
   });
   write_results(session, report, gathered, probe_seconds, signal_number == 0, exit_code);
   if (session.reporting() && signal_number != 0) print_command_error(kProgram, Interrupted(signal_number).what());

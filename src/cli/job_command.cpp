@@ -59,11 +59,11 @@ int run_in_job_runtime(const char* program, int& argc, char**& argv, bool handle
     // A rank stopped before MPI_Init returns holds every other rank in it. The step gets
     // at least kMpiStartSeconds whatever -T says: ranks that end while Open MPI's mpirun
     // is still starting the others can hang mpirun itself.
-    // Every waiting rank names itself then; rank 0 waits a moment too, so the launcher
-    // does not end the others before their lines are out.
+    // Every waiting rank names itself then; rank 0 waits as long as the others do, so the
+    // launcher does not end a rank that started a little later before its line is out.
     auto guard = watch.watchdog().guard("starting MPI (MPI_Init)", kMpiStartSeconds);
     const bool reporting = is_reporting_process();
-    if (reporting) watch.set_linger(std::chrono::milliseconds(1000));
+    if (reporting) watch.set_linger(std::chrono::milliseconds(3000));
     runtime = start_job_runtime(&argc, &argv);
     if (reporting) watch.set_linger(std::chrono::milliseconds(0));
     // After MPI_Init: some MPI libraries install their own handlers there.
