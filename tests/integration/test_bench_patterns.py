@@ -108,6 +108,24 @@ class BadInput(TempDirTest):
                                    r"ranks = [0-9.]+MiB on host \S+, but only 2MiB is available$")
         self.assertFalse(os.path.exists(json_path))
 
+    def test_a_nodes_ranks_are_counted_for_what_each_needs(self):
+        # Pipeline stages need different buffers: the node's total is their sum, not the
+        # largest rank's need times the ranks.
+        meminfo = self.path("meminfo")
+        with open(meminfo, "w") as f:
+            f.write("MemTotal:        8192 kB\nMemAvailable:    1024 kB\n")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   COMMBENCH_DEBUG_MEMINFO=meminfo)
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-x", "COMMBENCH_DEBUG_MEMINFO", "-np", "4", PATTERNS,
+                            "--backend", "mpi", "--pattern", "pipeline", "--pp", "2", *SMALL_MODEL],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        match = re.search(r"need up to ([0-9.]+)MiB per rank x 4 ranks = ([0-9.]+)MiB on host", p.stderr)
+        self.assertIsNotNone(match, p.stderr)
+        largest, total = float(match.group(1)), float(match.group(2))
+        self.assertLess(total, 4 * largest - 0.5)
+        self.assertGreater(total, largest)
+
     def test_the_scout_expert_pattern_is_refused_on_a_24_gib_node(self):
         # Its 4 ranks need about 6.2 GiB each (1.9 GiB allreduces: buffers, plus Open MPI's
         # temporary copy); a node with 24 GiB available (COMMBENCH_DEBUG_MEMINFO) used to
