@@ -153,7 +153,7 @@ def _read_patterns_document(path, text, doc):
 KINDS = {
     "commbench.collectives": ((1, 2), _read_collectives_document),
     "commbench.groups": ((1,), _read_collectives_document),  # bench-groups: the same rows plus its own columns
-    "commbench.topology": ((1, 2), _read_topology_document),
+    "commbench.topology": ((1, 2, 3), _read_topology_document),
     "commbench.patterns": ((1,), _read_patterns_document),
 }
 

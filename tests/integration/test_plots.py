@@ -22,6 +22,8 @@ PLOT = os.path.join(SCRIPTS, "plot")
 COMPARE = os.path.join(SCRIPTS, "compare")
 BIN = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "")
 PATTERNS_BIN = os.environ.get("COMMBENCH_BENCH_PATTERNS", "")
+TOPOLOGY_BIN = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "")
+TOPOLOGY_FIXTURES = os.path.join(HERE, "..", "fixtures", "topology")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None)
 
@@ -32,6 +34,7 @@ try:
 
     from commbench_results.collectives_figure import THEORETICAL_STYLE, build_collectives_figure
     from commbench_results.patterns_figure import build_patterns_figure, step_parts
+    from commbench_results.topology_figure import build_topology_figure
     from commbench_results.reader import read_result
     from commbench_results.sizes import size_label
     LIBRARIES = ""
@@ -428,3 +431,51 @@ class HtmlReport(RealRunTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@needs_libraries
+class Topology(unittest.TestCase):
+    """The files the real bench-topology writes for a DGX H100 fixture: its JSON plots as
+    the model's busbw per collective, its CSV as the links."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not TOPOLOGY_BIN or os.environ.get("COMMBENCH_HAVE_HWLOC", "1") != "1":
+            raise unittest.SkipTest("COMMBENCH_BENCH_TOPOLOGY not set, or built without hwloc")
+        cls.dir = tempfile.mkdtemp(prefix="commbench-plots-topology-")
+        cls.json, cls.csv = os.path.join(cls.dir, "t.json"), os.path.join(cls.dir, "t.csv")
+        p = subprocess.run([TOPOLOGY_BIN, "--hwloc-xml", os.path.join(TOPOLOGY_FIXTURES, "hwloc", "dgx-h100.xml"),
+                            "--sysfs-root", os.path.join(TOPOLOGY_FIXTURES, "sysfs", "dgx-h100"),
+                            "--json", cls.json, "--csv", cls.csv], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            raise AssertionError(f"bench-topology failed ({p.returncode}): {p.stderr}")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_the_json_it_writes_plots_the_models_busbw(self):
+        result = read_result(self.json)
+        self.assertEqual(result.kind, "topology")
+        with open(self.json) as f:
+            doc = json.load(f)
+        self.assertEqual(result.schema, doc["schema"])
+        expected = {e["collective"] for e in doc["theoretical_busbw"]}
+        self.assertEqual(set(result.table["collective"]), expected)
+        figure = build_topology_figure([result])
+        ticks = {label.get_text() for label in figure.axes[0].get_xticklabels()}
+        self.assertEqual(ticks, expected)
+        png = os.path.join(self.dir, "t.png")
+        self.assertEqual(script(PLOT, self.json, "-o", png), (0, "", ""))
+
+    def test_the_csv_it_writes_plots_its_links(self):
+        result = read_result(self.csv)
+        self.assertEqual(result.kind, "topology-links")
+        self.assertEqual(len(result.table), len(read_csv_rows_skipping_comments(self.csv)))
+        png = os.path.join(self.dir, "links.png")
+        self.assertEqual(script(PLOT, self.csv, "-o", png), (0, "", ""))
+
+
+def read_csv_rows_skipping_comments(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))

@@ -14,6 +14,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SCHEMA = os.path.join(ROOT, "docs", "schema", "records.schema.json")
 OUTPUT_FORMAT = os.path.join(ROOT, "docs", "output-format.md")
 READER = os.path.join(ROOT, "scripts", "commbench_results", "reader.py")
+SOURCES = [os.path.join(ROOT, top) for top in ("src", "include", "examples")]
 
 # The docs' words for a schema type, as the tables' Type column writes them.
 DOC_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
@@ -65,6 +66,32 @@ def reader_tuples():
     return found
 
 
+def reader_schema_versions():
+    """KINDS of reader.py: schema family -> the versions scripts/plot and compare read."""
+    with open(READER, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "KINDS":
+            return {key.value: [e.value for e in value.elts[0].elts]
+                    for key, value in zip(node.value.keys, node.value.values)}
+    raise AssertionError("reader.py has no KINDS table")
+
+
+def written_schemas():
+    """(family, version, file) of every "commbench.<family>/<N>" literal in the C++ sources."""
+    found = []
+    for top in SOURCES:
+        for directory, _, files in os.walk(top):
+            for name in files:
+                if not name.endswith((".cpp", ".hpp")):
+                    continue
+                path = os.path.join(directory, name)
+                with open(path, encoding="utf-8") as f:
+                    for family, version in re.findall(r'"(commbench\.[a-z-]+)/([0-9]+)"', f.read()):
+                        found.append((family, int(version), os.path.relpath(path, ROOT)))
+    return found
+
+
 class RecordSchema(unittest.TestCase):
     def test_every_kind_names_its_document_key_and_requires_every_column(self):
         for name, kind in schema_kinds().items():
@@ -95,6 +122,21 @@ class RecordSchema(unittest.TestCase):
         self.assertEqual(sorted(set().union(*by_type.values())), sorted(c[0] for c in columns))
         for column, base, _, _ in columns:
             self.assertIn(column, by_type[base], f"reader.py does not read {column} as {base}")
+
+
+class ReaderVersions(unittest.TestCase):
+    def test_the_reader_reads_the_version_each_command_writes(self):
+        # A JSON layout's version raised in C++ and not in reader.py makes scripts/plot
+        # and compare refuse every new file of that command.
+        versions = reader_schema_versions()
+        written = written_schemas()
+        self.assertIn("commbench.topology", {family for family, _, _ in written})
+        for family, version, path in written:
+            if family in versions:
+                with self.subTest(schema=f"{family}/{version}"):
+                    self.assertIn(version, versions[family],
+                                  f"{path} writes {family}/{version}; scripts/commbench_results/reader.py reads "
+                                  f"{versions[family]}")
 
 
 if __name__ == "__main__":
