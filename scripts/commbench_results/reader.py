@@ -154,7 +154,7 @@ KINDS = {
     "commbench.collectives": ((1, 2), _read_collectives_document),
     "commbench.groups": ((1,), _read_collectives_document),  # bench-groups: the same rows plus its own columns
     "commbench.topology": ((1, 2, 3), _read_topology_document),
-    "commbench.patterns": ((1,), _read_patterns_document),
+    "commbench.patterns": ((1, 2), _read_patterns_document),
 }
 
 

@@ -40,6 +40,8 @@
 #include "commbench/pattern/step_trace.hpp"
 #include "commbench/pattern/tuning_space.hpp"
 #include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance.hpp"
+#include "commbench/report/reporter_set.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "pattern_flags.hpp"
@@ -50,7 +52,7 @@ namespace commbench {
 namespace {
 
 constexpr const char* kProgram = "bench-patterns";
-constexpr const char* kPatternsSchema = "commbench.patterns/1";
+constexpr const char* kPatternsSchema = "commbench.patterns/2";
 
 std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
                                                           const PatternConfig& config) {
@@ -79,6 +81,72 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
       write_file_atomically(path, chrome_trace(fragments, std::string(name_of(config.kind)) + " step, last measured"),
                             "--trace");
   });
+}
+
+// The timed steps and their report: the files open before the first step, so a signal
+// or a stall in them still leaves files that say how far the run got.
+int run_measured_steps(const PatternRunOptions& options, JobSession& session, const PatternConfig& config,
+                       const RankSchedule& schedule, std::unique_ptr<PatternGroups> groups,
+                       const PatternBandwidthModel& model, const std::vector<std::string>& notes) {
+  Bootstrap& world = session.world();
+  RunContext context = session.run_context(describe(options, config));
+  context.notes.insert(context.notes.end(), notes.begin(), notes.end());
+  prepare_pattern_context(context);
+  session.open_outputs(file_outputs(options.job.files));
+  session.begin_results(context);
+  const std::size_t notes_in_files = context.notes.size();
+
+  PatternMeasurement measured;
+  ComputeCalibration calibration;
+  std::vector<ItemTiming> last_timings;
+  int exit_code = 0;
+  try {
+    PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
+    // A signal during the timed steps keeps those measured (interrupted_by); one before
+    // the first is Interrupted, with nothing to report.
+    measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
+                               &session.watchdog());
+    if (measured.interrupted_by != 0) {
+      exit_code = 128 + measured.interrupted_by;
+      context.notes.push_back(fmt::format("interrupted by {} after {} of {} timed steps",
+                                          interruption_signal_name(measured.interrupted_by), measured.steps.size(),
+                                          options.measurement.iterations));
+    }
+    calibration = workload.calibration();
+    last_timings = workload.last_timings();
+    context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
+    if (!workload.compute_occupies().empty())
+      context.notes.push_back("compute stand-in: " + workload.compute_occupies());
+  } catch (const Interrupted& e) {
+    exit_code = static_cast<int>(e.exit_code());
+  }
+  {
+    auto guard = session.watchdog().guard("releasing the pattern's groups");
+    groups.reset();
+  }
+  if (exit_code != 0 && measured.interrupted_by == 0) {
+    // Stopped before the first timed step: the files say so, with no records.
+    RunSummary summary;
+    summary.complete = false;
+    summary.exit_code = exit_code;
+    add_section(summary, "exit_code", exit_code);
+    session.finish_results(summary);
+    return exit_code;
+  }
+  if (!options.trace_path.empty()) write_measured_trace(options.trace_path, config, schedule, last_timings, session);
+  const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
+  if (session.reporting()) {
+    fmt::print("{}", slurm_comment_line(context));
+    print_report(config, measured, report, context.notes);
+  }
+  add_pattern_records([&](const Record& record) { session.add_record(record); }, measured, report);
+  RunSummary summary =
+      measured_pattern_summary(context, measured, report, bubble_of(config, report.step), calibration, exit_code);
+  summary.notes.assign(context.notes.begin() + static_cast<std::ptrdiff_t>(notes_in_files), context.notes.end());
+  session.finish_results(summary);
+  if (session.reporting() && measured.interrupted_by != 0)
+    print_command_error(kProgram, Interrupted(measured.interrupted_by).what());
+  return exit_code;
 }
 
 int run_pattern(const PatternRunOptions& options, JobSession& session) {
@@ -114,48 +182,7 @@ int run_pattern(const PatternRunOptions& options, JobSession& session) {
                [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
   PatternBandwidthModel model;
   session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
-  RunContext context = session.run_context(describe(options, config));
-  context.notes.insert(context.notes.end(), notes.begin(), notes.end());
-
-  PatternMeasurement measured;
-  ComputeCalibration calibration;
-  std::vector<ItemTiming> last_timings;
-  int exit_code = 0;
-  try {
-    PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
-    // A signal during the timed steps keeps those measured (interrupted_by); one before
-    // the first is Interrupted, with nothing to report.
-    measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
-                               &session.watchdog());
-    if (measured.interrupted_by != 0) {
-      exit_code = 128 + measured.interrupted_by;
-      context.notes.push_back(fmt::format("interrupted by {} after {} of {} timed steps",
-                                          interruption_signal_name(measured.interrupted_by), measured.steps.size(),
-                                          options.measurement.iterations));
-    }
-    calibration = workload.calibration();
-    last_timings = workload.last_timings();
-    context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
-    if (!workload.compute_occupies().empty())
-      context.notes.push_back("compute stand-in: " + workload.compute_occupies());
-  } catch (const Interrupted& e) {
-    exit_code = static_cast<int>(e.exit_code());
-  }
-  {
-    auto guard = session.watchdog().guard("releasing the pattern's groups");
-    groups.reset();
-  }
-  if (exit_code != 0 && measured.interrupted_by == 0) return exit_code;
-  if (!options.trace_path.empty()) write_measured_trace(options.trace_path, config, schedule, last_timings, session);
-  const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
-  if (session.reporting()) {
-    std::printf("%s", slurm_comment_line(context).c_str());
-    print_report(config, measured, report, context.notes);
-    write_pattern_results({options.job.files.csv_path, options.job.files.json_path}, context, measured, report, bubble_of(config, report.step),
-                          calibration, exit_code);
-    if (measured.interrupted_by != 0) print_command_error(kProgram, Interrupted(measured.interrupted_by).what());
-  }
-  return exit_code;
+  return run_measured_steps(options, session, config, schedule, std::move(groups), model, notes);
 }
 
 // The cost model --predict asks: the sweep given with --from, or the bandwidth model of
@@ -223,32 +250,34 @@ struct PredictionFacts {
   double seconds;
 };
 
-void write_prediction_json(const PatternRunOptions& options, const PatternConfig& config, const PredictionFacts& facts,
-                           const std::vector<std::pair<std::string, std::string>>& settings,
-                           const PatternMeasurement& predicted, const PatternReport& report,
-                           const std::vector<std::string>& notes) {
-  nlohmann::ordered_json doc;
-  doc["schema"] = kPatternsSchema;
-  doc["predicted"] = true;
-  doc["cost_model"] = {{"basis", facts.costs.basis()},
-                       {"from", options.from_path.empty() ? "bandwidth model" : "sweep"}};
-  nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : settings) pattern[key] = value;
-  doc["pattern"] = pattern;
-  doc["ranks"] = facts.ranks;
-  doc["simulated_ranks"] = facts.prediction.ranks.size();
-  doc["every_rank_simulated"] = facts.prediction.every_rank;
-  doc["prediction_seconds"] = facts.seconds;
-  doc["breakdown_rank"] = predicted.breakdown_rank;
-  doc["mean_step"] = step_json(report.step);
-  doc["types"] = nlohmann::ordered_json::array();
-  for (const CommunicationTypeReport& type : report.types) doc["types"].push_back(type_json(type));
-  doc["verdict"] = {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
+// The prediction's files, through the reporters a measured run uses: its one step and
+// types as records, and what the prediction says beside them as the document's own keys.
+void write_prediction_files(const PatternRunOptions& options, const PatternConfig& config,
+                            const PredictionFacts& facts, RunContext context, const PatternMeasurement& predicted,
+                            const PatternReport& report) {
+  if (options.job.files.csv_path.empty() && options.job.files.json_path.empty()) return;
+  prepare_pattern_context(context);
+  ReporterSet files = ReporterSet::open(file_outputs(options.job.files));
+  files.begin(context);
+  add_pattern_records([&](const Record& record) { files.add_record(record); }, predicted, report);
+  RunSummary summary;
+  summary.rows = report.types.size() + predicted.steps.size();
+  add_section(summary, "predicted", true);
+  add_section(summary, "cost_model", {{"basis", facts.costs.basis()},
+                                      {"from", options.from_path.empty() ? "bandwidth model" : "sweep"}});
+  add_section(summary, "pattern", settings_json(context.settings));
+  add_section(summary, "ranks", facts.ranks);
+  add_section(summary, "simulated_ranks", facts.prediction.ranks.size());
+  add_section(summary, "every_rank_simulated", facts.prediction.every_rank);
+  add_section(summary, "prediction_seconds", facts.seconds);
+  add_section(summary, "breakdown_rank", predicted.breakdown_rank);
+  add_section(summary, "mean_step", step_json(report.step));
+  add_section(summary, "verdict", verdict_json(report));
   if (const auto bubble = bubble_of(config, report.step))
-    doc["pipeline_bubble"] = {{"predicted", bubble->measured}, {"ideal", bubble->ideal}};
-  doc["notes"] = notes;
-  write_file_atomically(options.job.files.json_path,
-                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+    add_section(summary, "pipeline_bubble", {{"predicted", bubble->measured}, {"ideal", bubble->ideal}});
+  add_section(summary, "notes", context.notes);
+  add_section(summary, "exit_code", 0);
+  files.finish(summary);
 }
 
 void write_prediction_trace(const std::string& path, const PatternConfig& config, const StepPrediction& prediction) {
@@ -258,6 +287,21 @@ void write_prediction_trace(const std::string& path, const PatternConfig& config
                                           fmt::format("rank {} (predicted)", rank.schedule.world_rank)));
   write_file_atomically(path, chrome_trace(fragments, fmt::format("{} step, predicted", name_of(config.kind))),
                         "--trace");
+}
+
+// What a prediction's files say of the run: no job ran, so no backend, MPI or hosts.
+RunContext prediction_context(const std::string& command_line,
+                              std::vector<std::pair<std::string, std::string>> settings) {
+  RunContext context;
+  context.schema = kPatternsSchema;
+  context.program = kProgram;
+  context.version = commbench::version();
+  context.commit = git_commit();
+  context.command_line = command_line;
+  context.started_at = utc_timestamp();
+  context.settings = std::move(settings);
+  context.environment = relevant_environment();
+  return context;
 }
 
 // The pattern's settings as a prediction states them: no steps, warm-up or backend; the
@@ -276,7 +320,7 @@ std::vector<std::pair<std::string, std::string>> prediction_settings(const Patte
   return settings;
 }
 
-std::string predict_and_report(const PatternRunOptions& options) {
+std::string predict_and_report(const PatternRunOptions& options, const std::string& command_line) {
   const long long ranks = static_cast<long long>(options.nodes) * *options.gpus_per_node;
   if (ranks > (1 << 24))
     throw UsageError(fmt::format("--nodes: {} x --gpus-per-node {} ranks is more than 16777216", options.nodes,
@@ -309,12 +353,13 @@ std::string predict_and_report(const PatternRunOptions& options) {
                                                       ranks));
   if (bandwidth) notes.push_back(costs->basis());
 
-  const std::vector<std::pair<std::string, std::string>> settings = prediction_settings(options, config, *costs);
   print_report(config, predicted, report, notes, costs->basis());
-  if (!options.job.files.csv_path.empty())
-    write_file_atomically(options.job.files.csv_path, results_csv(settings, predicted, report), "--csv");
-  if (!options.job.files.json_path.empty())
-    write_prediction_json(options, config, {*costs, ranks, prediction, elapsed}, settings, predicted, report, notes);
+  RunContext context = prediction_context(command_line, prediction_settings(options, config, *costs));
+  context.ranks = static_cast<int>(ranks);
+  context.nodes = options.nodes;
+  context.notes = notes;
+  write_prediction_files(options, config, {*costs, ranks, prediction, elapsed}, std::move(context), predicted,
+                         report);
   if (!options.trace_path.empty()) write_prediction_trace(options.trace_path, config, prediction);
   return fmt::format("# predicted in {} s, {} schedules simulated", significant_text(elapsed, 3),
                      prediction.ranks.size());
@@ -336,9 +381,10 @@ int run_bench_patterns(int argc, char** argv) {
       pattern_replaced_files,
       // --predict runs nothing: one process computes the step; the other processes of an
       // mpirun have nothing to do.
-      [](const PatternRunOptions& options, bool reporting) -> std::optional<std::string> {
+      [](const PatternRunOptions& options, bool reporting,
+         const std::string& command_line) -> std::optional<std::string> {
         if (!options.predict) return std::nullopt;
-        return reporting ? predict_and_report(options) : std::string();
+        return reporting ? predict_and_report(options, command_line) : std::string();
       }};
   return run_command(command, argc, argv);
 }

@@ -1,14 +1,15 @@
 #include "pattern_results.hpp"
 
 #include <cstdio>
+#include <functional>
+
+#include <fmt/format.h>
 
 #include "optional_json.hpp"
-#include "commbench/core/csv_field.hpp"
+#include "commbench/core/record.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/text_table.hpp"
-#include "commbench/report/output_file.hpp"
-#include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
 
 namespace commbench {
@@ -27,17 +28,16 @@ std::optional<PipelineBubble> bubble_of(const PatternConfig& config, const StepB
 // `predicted_by`: the cost model's basis when the step was predicted, not measured.
 void print_report(const PatternConfig& config, const PatternMeasurement& measured, const PatternReport& report,
                   const std::vector<std::string>& notes, const std::string& predicted_by) {
+  const ParallelLayout& layout = config.layout;
   if (predicted_by.empty())
-    std::printf("# %s: %s, tp %d x pp %d x dp %d (ep %d), %s steps, breakdown of rank %d (slowest)\n", "bench-patterns",
-                std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline,
-                config.layout.data, config.layout.expert, std::to_string(measured.loop.iterations).c_str(),
-                measured.breakdown_rank);
+    fmt::print("# bench-patterns: {}, tp {} x pp {} x dp {} (ep {}), {} steps, breakdown of rank {} (slowest)\n",
+               name_of(config.kind), layout.tensor, layout.pipeline, layout.data, layout.expert,
+               measured.loop.iterations, measured.breakdown_rank);
   else
-    std::printf(
-        "# %s: PREDICTED (nothing run) %s, tp %d x pp %d x dp %d (ep %d), breakdown of rank %d (slowest); "
-        "cost model: %s\n",
-        "bench-patterns", std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline,
-        config.layout.data, config.layout.expert, measured.breakdown_rank, predicted_by.c_str());
+    fmt::print("# bench-patterns: PREDICTED (nothing run) {}, tp {} x pp {} x dp {} (ep {}), breakdown of rank {} "
+               "(slowest); cost model: {}\n",
+               name_of(config.kind), layout.tensor, layout.pipeline, layout.data, layout.expert,
+               measured.breakdown_rank, predicted_by);
   TextTable steps({{{"step"}, Align::right, 5},
                    {{"time ms"}, Align::right, 10},
                    {{"compute ms"}, Align::right, 11},
@@ -49,14 +49,13 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
     steps.add_row({std::to_string(i), ms(step.step_seconds), ms(step.compute_seconds), ms(step.communication_seconds),
                    ms(step.exposed_seconds)});
   }
-  std::printf("%s", steps.render().c_str());
+  fmt::print("{}", steps.render());
   const StepBreakdown& mean = report.step;
-  std::printf(
-      "%sstep %s ms (wall, slowest rank %s ms); compute %s ms; communication %s ms (busy %s ms); exposed %s ms\n",
-      predicted_by.empty() ? "" : "predicted ", ms(mean.step_seconds).c_str(),
-      ms(measured.loop.slowest_seconds).c_str(), ms(mean.compute_seconds).c_str(),
-      ms(mean.communication_seconds).c_str(), ms(mean.communication_busy_seconds).c_str(),
-      ms(mean.exposed_seconds).c_str());
+  fmt::print(
+      "{}step {} ms (wall, slowest rank {} ms); compute {} ms; communication {} ms (busy {} ms); exposed {} ms\n",
+             predicted_by.empty() ? "" : "predicted ", ms(mean.step_seconds), ms(measured.loop.slowest_seconds),
+             ms(mean.compute_seconds), ms(mean.communication_seconds), ms(mean.communication_busy_seconds),
+             ms(mean.exposed_seconds));
   TextTable types({{{"type"}, Align::left, 24},
                    {{"count"}, Align::right, 6},
                    {{"bytes"}, Align::right, 10},
@@ -68,19 +67,19 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
                    {{"bound"}, Align::left, 0, 2}},
                   "  ", "  ");
   for (const CommunicationTypeReport& type : report.types)
-    types.add_row({label_of(type.totals.type) + " (" + std::to_string(type.group.ranks) + ")",
+    types.add_row({fmt::format("{} ({})", label_of(type.totals.type), type.group.ranks),
                    std::to_string(type.totals.count), format_size(type.totals.bytes), ms(type.totals.seconds),
                    ms(type.totals.exposed_seconds), significant_text(type.busbw_gbps, 4),
                    optional_gbps(type.group.spec_gbps), format_size(type.median_bytes),
                    type.latency_bound ? "latency" : "bandwidth"});
-  std::printf("%s", types.render().c_str());
+  fmt::print("{}", types.render());
   if (const auto bubble = bubble_of(config, report.step))
-    std::printf("pipeline bubble: %s%% of the step %s (not compute), ideal %s%% ((P-1)/(v x M+P-1))\n",
-                significant_text(100 * bubble->measured, 3).c_str(), predicted_by.empty() ? "measured" : "predicted",
-                significant_text(100 * bubble->ideal, 3).c_str());
-  std::printf("NIC: %s\n", report.nic.text.c_str());
-  std::printf("verdict: %s — %s\n", std::string(name_of(report.bound)).c_str(), report.top_cause.c_str());
-  for (const std::string& note : notes) std::printf("# note: %s\n", note.c_str());
+    fmt::print("pipeline bubble: {}% of the step {} (not compute), ideal {}% ((P-1)/(v x M+P-1))\n",
+               significant_text(100 * bubble->measured, 3), predicted_by.empty() ? "measured" : "predicted",
+               significant_text(100 * bubble->ideal, 3));
+  fmt::print("NIC: {}\n", report.nic.text);
+  fmt::print("verdict: {} — {}\n", name_of(report.bound), report.top_cause);
+  for (const std::string& note : notes) fmt::print("# note: {}\n", note);
   std::fflush(stdout);
 }
 
@@ -93,101 +92,93 @@ nlohmann::ordered_json step_json(const StepBreakdown& step) {
           {"unattributed_exposed_seconds", step.unattributed_exposed_seconds}};
 }
 
-nlohmann::ordered_json type_json(const CommunicationTypeReport& type) {
-  return {{"type", label_of(type.totals.type)},
-          {"kind", type.totals.type.kind == StepKind::peer ? "peer" : "collective"},
-          {"op", name_of(type.totals.type.op)},
-          {"group", name_of(type.totals.type.group)},
-          {"group_ranks", type.group.ranks},
-          {"group_nodes", type.group.nodes},
-          {"count", type.totals.count},
-          {"bytes", type.totals.bytes},
-          {"median_bytes", type.median_bytes},
-          {"seconds", type.totals.seconds},
-          {"exposed_seconds", type.totals.exposed_seconds},
-          {"algbw_gbps", type.algbw_gbps},
-          {"busbw_gbps", type.busbw_gbps},
-          {"theoretical_busbw_gbps", optional_json(type.group.spec_gbps)},
-          {"achievable_busbw_gbps", optional_json(type.group.achievable_gbps)},
-          {"efficiency", optional_json(type.efficiency)},
-          {"half_peak_bytes", optional_json(type.half_peak_bytes)},
-          {"latency_bound", type.latency_bound},
-          {"basis", type.group.basis}};
+namespace {
+
+FieldValue optional_value(const std::optional<double>& value) {
+  return value ? FieldValue{*value} : FieldValue{std::monostate{}};
 }
 
-// CSV: one row per collective type (record "type") and one per measured step (record
-// "step"), each with the pattern's parameters in front.
-std::string results_csv(const std::vector<std::pair<std::string, std::string>>& settings,
-                        const PatternMeasurement& measured, const PatternReport& report) {
-  std::string header;
-  std::string prefix;
-  for (const auto& [key, value] : settings) {
-    header += key + ",";
-    prefix += csv_escape(value) + ",";
-  }
-  header +=
-      "record,step,type,op,group,group_ranks,count,bytes,seconds,exposed_seconds,busbw_gbps,theoretical_busbw_gbps,"
-      "efficiency,latency_bound,step_seconds,compute_seconds,communication_seconds,step_exposed_seconds\n";
-  std::string csv = header;
-  const auto number = [](double value) { return significant_text(value, 9); };
-  const auto optional_number = [&](const std::optional<double>& value) { return value ? number(*value) : ""; };
-  for (const CommunicationTypeReport& type : report.types)
-    csv += prefix + "type,," + label_of(type.totals.type) + "," + std::string(name_of(type.totals.type.op)) + "," +
-           std::string(name_of(type.totals.type.group)) + "," + std::to_string(type.group.ranks) + "," +
-           std::to_string(type.totals.count) + "," + std::to_string(type.totals.bytes) + "," +
-           number(type.totals.seconds) + "," + number(type.totals.exposed_seconds) + "," + number(type.busbw_gbps) +
-           "," + optional_number(type.group.spec_gbps) + "," + optional_number(type.efficiency) + "," +
-           (type.latency_bound ? "true" : "false") + ",,,,\n";
-  for (std::size_t i = 0; i < measured.steps.size(); ++i) {
-    const StepBreakdown& step = measured.steps[i];
-    csv += prefix + "step," + std::to_string(i) + ",,,,,,,,,,,,," + number(step.step_seconds) + "," +
-           number(step.compute_seconds) + "," + number(step.communication_seconds) + "," +
-           number(step.exposed_seconds) + "\n";
-  }
-  return csv;
+FieldValue whole(std::uint64_t value) { return static_cast<std::int64_t>(value); }
+
+}  // namespace
+
+Record step_record(std::size_t index, const StepBreakdown& step) {
+  return {&record_kind("step"),
+          {whole(index), step.step_seconds, step.compute_seconds, step.communication_seconds,
+           step.communication_busy_seconds, step.exposed_seconds, step.unattributed_exposed_seconds},
+          {}};
 }
 
-void write_pattern_results(const PatternResultFiles& options, const RunContext& context, const PatternMeasurement& measured,
-                   const PatternReport& report, const std::optional<PipelineBubble>& bubble,
-                   const ComputeCalibration& calibration, int exit_code) {
-  if (!options.csv_path.empty())
-    write_file_atomically(options.csv_path, slurm_comment_line(context) + results_csv(context.settings, measured, report),
-                          "--csv");
-  if (options.json_path.empty()) return;
-  nlohmann::ordered_json doc;
-  doc["schema"] = context.schema;
-  doc["provenance"] = provenance_json(context);
+Record type_record(const CommunicationTypeReport& type) {
+  const CommunicationType& what = type.totals.type;
+  return {&record_kind("type"),
+          {label_of(what), std::string(what.kind == StepKind::peer ? "peer" : "collective"),
+           std::string(name_of(what.op)), std::string(name_of(what.group)), std::int64_t{type.group.ranks},
+           std::int64_t{type.group.nodes}, whole(type.totals.count), whole(type.totals.bytes),
+           whole(type.median_bytes), type.totals.seconds, type.totals.exposed_seconds, type.algbw_gbps,
+           type.busbw_gbps, optional_value(type.group.spec_gbps), optional_value(type.group.achievable_gbps),
+           optional_value(type.efficiency), optional_value(type.half_peak_bytes),
+           std::int64_t{type.latency_bound ? 1 : 0}, type.group.basis},
+          {}};
+}
+
+void prepare_pattern_context(RunContext& context) {
+  context.record_kind = "step";
+  context.mixed_record_kinds = {"type", "step"};
+  context.settings_in_csv = true;
+}
+
+void add_pattern_records(const std::function<void(const Record&)>& add, const PatternMeasurement& measured,
+                         const PatternReport& report) {
+  for (const CommunicationTypeReport& type : report.types) add(type_record(type));
+  for (std::size_t i = 0; i < measured.steps.size(); ++i) add(step_record(i, measured.steps[i]));
+}
+
+void add_section(RunSummary& summary, const std::string& key, const nlohmann::ordered_json& value) {
+  summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+}
+
+nlohmann::ordered_json settings_json(const std::vector<std::pair<std::string, std::string>>& settings) {
   nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : context.settings) pattern[key] = value;
-  doc["pattern"] = pattern;
-  doc["steps_measured"] = measured.loop.iterations;
+  for (const auto& [key, value] : settings) pattern[key] = value;
+  return pattern;
+}
+
+nlohmann::ordered_json verdict_json(const PatternReport& report) {
+  return {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
+}
+
+RunSummary measured_pattern_summary(const RunContext& context, const PatternMeasurement& measured,
+                                    const PatternReport& report, const std::optional<PipelineBubble>& bubble,
+                                    const ComputeCalibration& calibration, int exit_code) {
+  RunSummary summary;
+  summary.complete = measured.interrupted_by == 0;
+  summary.rows = report.types.size() + measured.steps.size();
+  summary.exit_code = exit_code;
+  add_section(summary, "pattern", settings_json(context.settings));
+  add_section(summary, "steps_measured", measured.loop.iterations);
   // An interrupted loop combined no wall times over ranks: its steps' breakdowns stand.
-  if (measured.interrupted_by == 0)
-    doc["wall_step_seconds"] = {{"slowest", measured.loop.slowest_seconds},
-                                {"fastest", measured.loop.fastest_seconds},
-                                {"mean", measured.loop.mean_seconds},
-                                {"slowest_rank", measured.loop.slowest_rank}};
-  else
-    doc["wall_step_seconds"] = nullptr;
-  doc["breakdown_rank"] = measured.breakdown_rank;
-  doc["mean_step"] = step_json(report.step);
-  doc["steps"] = nlohmann::ordered_json::array();
-  for (const StepBreakdown& step : measured.steps) doc["steps"].push_back(step_json(step));
-  doc["types"] = nlohmann::ordered_json::array();
-  for (const CommunicationTypeReport& type : report.types) doc["types"].push_back(type_json(type));
-  doc["nic"] = {{"crosses_nodes", report.nic.crosses_nodes},
-                {"bytes_per_node_per_step", report.nic.bytes_per_node},
-                {"gbps_per_nic", report.nic.gbps_per_nic},
-                {"nic_gbps", optional_json(report.nic.nic_gbps)},
-                {"text", report.nic.text}};
-  doc["verdict"] = {{"bound", name_of(report.bound)}, {"top_cause", report.top_cause}};
-  if (bubble) doc["pipeline_bubble"] = {{"measured", bubble->measured}, {"ideal", bubble->ideal}};
-  doc["compute_calibration"] = {{"offset_seconds", calibration.offset_seconds},
-                                {"worst_absolute_error_seconds", calibration.worst_absolute_error_seconds()}};
-  doc["exit_code"] = exit_code;
-  doc["complete"] = measured.interrupted_by == 0;
-  write_file_atomically(options.json_path,
-                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+  add_section(summary, "wall_step_seconds",
+              measured.interrupted_by != 0 ? nlohmann::ordered_json(nullptr)
+                                           : nlohmann::ordered_json{{"slowest", measured.loop.slowest_seconds},
+                                                                    {"fastest", measured.loop.fastest_seconds},
+                                                                    {"mean", measured.loop.mean_seconds},
+                                                                    {"slowest_rank", measured.loop.slowest_rank}});
+  add_section(summary, "breakdown_rank", measured.breakdown_rank);
+  add_section(summary, "mean_step", step_json(report.step));
+  add_section(summary, "nic",
+              {{"crosses_nodes", report.nic.crosses_nodes},
+               {"bytes_per_node_per_step", report.nic.bytes_per_node},
+               {"gbps_per_nic", report.nic.gbps_per_nic},
+               {"nic_gbps", optional_json(report.nic.nic_gbps)},
+               {"text", report.nic.text}});
+  add_section(summary, "verdict", verdict_json(report));
+  if (bubble) add_section(summary, "pipeline_bubble", {{"measured", bubble->measured}, {"ideal", bubble->ideal}});
+  add_section(summary, "compute_calibration",
+              {{"offset_seconds", calibration.offset_seconds},
+               {"worst_absolute_error_seconds", calibration.worst_absolute_error_seconds()}});
+  add_section(summary, "exit_code", exit_code);
+  return summary;
 }
 
 }  // namespace commbench

@@ -1,8 +1,9 @@
-// What bench-patterns reports of a step, measured or predicted: the console report and
-// the --csv and --json files (a row per collective type and per step; the JSON document
-// commbench.patterns/1, docs/patterns.md).
+// What bench-patterns reports of a step, measured or predicted: the console report, and
+// the records and JSON sections its --csv and --json files are written from (a record per
+// collective type and per step; the JSON document commbench.patterns/2, docs/patterns.md).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,13 +14,10 @@
 #include "commbench/pattern/pattern_config.hpp"
 #include "commbench/pattern/pattern_measurement.hpp"
 #include "commbench/pattern/pattern_report.hpp"
+#include "commbench/core/record.hpp"
 #include "commbench/report/run_context.hpp"
 
 namespace commbench {
-
-struct PatternResultFiles {
-  std::string csv_path, json_path;
-};
 
 std::optional<PipelineBubble> bubble_of(const PatternConfig& config, const StepBreakdown& step);
 
@@ -28,16 +26,25 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
                   const std::vector<std::string>& notes, const std::string& predicted_by = "");
 
 nlohmann::ordered_json step_json(const StepBreakdown& step);
-nlohmann::ordered_json type_json(const CommunicationTypeReport& type);
+nlohmann::ordered_json settings_json(const std::vector<std::pair<std::string, std::string>>& settings);
+nlohmann::ordered_json verdict_json(const PatternReport& report);
 
-// The CSV: the run's settings as leading columns, then a row per type and per step.
-std::string results_csv(const std::vector<std::pair<std::string, std::string>>& settings,
-                        const PatternMeasurement& measured, const PatternReport& report);
+// The records of a step (core/record.hpp): a "step" for each timed step, numbered from 0,
+// and a "type" for each collective type of the mean step.
+Record step_record(std::size_t index, const StepBreakdown& step);
+Record type_record(const CommunicationTypeReport& type);
+// The run's kinds: the CSV holds types and steps under a `record` column, with the
+// settings as trailing columns, so runs and predictions concatenate.
+void prepare_pattern_context(RunContext& context);
+// Every type, then every step, to `add`.
+void add_pattern_records(const std::function<void(const Record&)>& add, const PatternMeasurement& measured,
+                         const PatternReport& report);
+// A JSON value as one of the document's own keys after the records.
+void add_section(RunSummary& summary, const std::string& key, const nlohmann::ordered_json& value);
 
-// Both files of a measured step, each written whole (atomically); complete: false when a
-// signal cut the steps short.
-void write_pattern_results(const PatternResultFiles& files, const RunContext& context, const PatternMeasurement& measured,
-                           const PatternReport& report, const std::optional<PipelineBubble>& bubble,
-                           const ComputeCalibration& calibration, int exit_code);
+// The end of a measured run's files: complete: false when a signal cut the steps short.
+RunSummary measured_pattern_summary(const RunContext& context, const PatternMeasurement& measured,
+                                    const PatternReport& report, const std::optional<PipelineBubble>& bubble,
+                                    const ComputeCalibration& calibration, int exit_code);
 
 }  // namespace commbench

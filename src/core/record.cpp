@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -95,11 +96,48 @@ constexpr std::array kLinkColumns{
     Column{"state", text, "", false},
 };
 
+// bench-patterns' timed steps, the breakdown of the reporting (slowest) rank.
+constexpr std::array kStepColumns{
+    Column{"step", integer, "", false},
+    Column{"step_seconds", number, "s", false},
+    Column{"compute_seconds", number, "s", false},
+    Column{"communication_seconds", number, "s", false},
+    Column{"communication_busy_seconds", number, "s", false},
+    Column{"exposed_seconds", number, "s", false},
+    Column{"unattributed_exposed_seconds", number, "s", false},
+};
+
+// bench-patterns' collective types: one operation over one group, totalled over the mean
+// step.
+constexpr std::array kTypeColumns{
+    Column{"type", text, "", false},
+    Column{"kind", text, "", false},
+    Column{"op", text, "", false},
+    Column{"group", text, "", false},
+    Column{"group_ranks", integer, "", false},
+    Column{"group_nodes", integer, "", false},
+    Column{"count", integer, "", false},
+    Column{"bytes", integer, "bytes", false},
+    Column{"median_bytes", integer, "bytes", false},
+    Column{"seconds", number, "s", false},
+    Column{"exposed_seconds", number, "s", false},
+    Column{"algbw_gbps", number, "GB/s", false},
+    Column{"busbw_gbps", number, "GB/s", false},
+    Column{"theoretical_busbw_gbps", number, "GB/s", true},
+    Column{"achievable_busbw_gbps", number, "GB/s", true},
+    Column{"efficiency", number, "fraction", true},
+    Column{"half_peak_bytes", number, "bytes", true},
+    Column{"latency_bound", boolean, "", false},
+    Column{"basis", text, "", false},
+};
+
 constexpr RecordKind kRow{"row", "rows", kRowColumns};
 constexpr RecordKind kCell{"cell", "cells", kCellColumns};
 constexpr RecordKind kCheck{"check", "checks", kCheckColumns};
 constexpr RecordKind kLink{"link", "links", kLinkColumns};
-constexpr std::array<const RecordKind*, 4> kKinds{&kRow, &kCell, &kCheck, &kLink};
+constexpr RecordKind kStep{"step", "steps", kStepColumns};
+constexpr RecordKind kType{"type", "types", kTypeColumns};
+constexpr std::array<const RecordKind*, 6> kKinds{&kRow, &kCell, &kCheck, &kLink, &kStep, &kType};
 
 }  // namespace
 
@@ -185,6 +223,38 @@ std::string csv_record_line(const Record& record, const RecordKind& kind, std::s
   for (std::size_t i = 0; i < kind.columns.size(); ++i) {
     if (i > 0) line += ',';
     line += csv_cell(fields[i].value, kind.columns[i]);
+  }
+  for (const FieldValue& value : declared_extras(record.extra, extra_columns))
+    line += ',' + csv_cell(value, kExtraColumn);
+  return line;
+}
+
+std::vector<std::string_view> mixed_csv_columns(std::span<const RecordKind* const> kinds) {
+  std::vector<std::string_view> names;
+  for (const RecordKind* kind : kinds)
+    for (const Column& column : kind->columns)
+      if (std::find(names.begin(), names.end(), column.name) == names.end()) names.push_back(column.name);
+  return names;
+}
+
+std::string mixed_csv_header(std::span<const RecordKind* const> kinds, std::span<const std::string> extra_columns) {
+  std::string line = "record";
+  for (const std::string_view name : mixed_csv_columns(kinds)) fmt::format_to(std::back_inserter(line), ",{}", name);
+  for (const std::string& column : extra_columns) line += ',' + csv_escape(column);
+  return line;
+}
+
+std::string mixed_csv_record_line(const Record& record, std::span<const RecordKind* const> kinds,
+                                  std::span<const std::string> extra_columns) {
+  if (std::find(kinds.begin(), kinds.end(), record.kind) == kinds.end())
+    throw BackendError(fmt::format("internal error: a '{}' record in a CSV of other kinds", record.kind->name));
+  const std::vector<Field> fields = record_fields(record);
+  const std::span<const Column> own = record.kind->columns;
+  std::string line(record.kind->name);
+  for (const std::string_view name : mixed_csv_columns(kinds)) {
+    line += ',';
+    for (std::size_t i = 0; i < own.size(); ++i)
+      if (own[i].name == name) line += csv_cell(fields[i].value, own[i]);
   }
   for (const FieldValue& value : declared_extras(record.extra, extra_columns))
     line += ',' + csv_cell(value, kExtraColumn);

@@ -39,11 +39,23 @@ std::string csv_header(std::span<const std::string> extra_columns) {
 void CsvReporter::begin(const RunContext& context) {
   kind_ = &record_kind(context.record_kind);
   extra_columns_ = context.extra_columns;
-  write_all(out_, slurm_comment_line(context) + csv_header(*kind_, extra_columns_) + "\n", label_);
+  mixed_kinds_.clear();
+  for (const std::string& name : context.mixed_record_kinds) mixed_kinds_.push_back(&record_kind(name));
+  std::string header =
+      mixed_kinds_.empty() ? csv_header(*kind_, extra_columns_) : mixed_csv_header(mixed_kinds_, extra_columns_);
+  constant_cells_.clear();
+  if (context.settings_in_csv)
+    for (const auto& [name, value] : context.settings) {
+      header += ',' + csv_escape(name);
+      constant_cells_ += ',' + csv_escape(value);
+    }
+  write_all(out_, slurm_comment_line(context) + header + "\n", label_);
 }
 
 void CsvReporter::add_record(const Record& record) {
-  write_all(out_, csv_record_line(record, *kind_, extra_columns_) + "\n", label_);
+  const std::string line = mixed_kinds_.empty() ? csv_record_line(record, *kind_, extra_columns_)
+                                                : mixed_csv_record_line(record, mixed_kinds_, extra_columns_);
+  write_all(out_, line + constant_cells_ + "\n", label_);
 }
 
 }  // namespace commbench

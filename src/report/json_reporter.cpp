@@ -57,6 +57,7 @@ void JsonReporter::begin(const RunContext& ctx) {
   doc["provenance"] = provenance_json(ctx);
   state_->record_kind = ctx.record_kind;
   doc[std::string(record_kind(ctx.record_kind).plural)] = ordered_json::array();
+  for (const std::string& kind : ctx.mixed_record_kinds) doc[std::string(record_kind(kind).plural)] = ordered_json::array();
 }
 
 void JsonReporter::add_record(const Record& record) {
@@ -74,6 +75,7 @@ void JsonReporter::add_record(const Record& record) {
 void JsonReporter::finish(const RunSummary& summary) {
   ordered_json& doc = state_->document;
   doc["complete"] = summary.complete;
+  for (const std::string& note : summary.notes) doc["provenance"]["notes"].push_back(note);
   for (const auto& [key, text] : summary.sections) doc[key] = parsed_section(key, text);
   if (state_->record_kind == "row")
     doc["summary"] = {{"rows", summary.rows},

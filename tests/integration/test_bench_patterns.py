@@ -174,7 +174,7 @@ class Patterns(TempDirTest):
                 self.assertEqual(code, 0, err)
                 with open(json_path) as f:
                     doc = json.load(f)
-                self.assertEqual(doc["schema"], "commbench.patterns/1")
+                self.assertEqual(doc["schema"], "commbench.patterns/2")
                 self.assertIn("provenance", doc)
                 self.assertIn(doc["verdict"]["bound"], ["compute-bound", "bandwidth-bound", "latency-bound"])
                 self.assertIn("verdict:", out)

@@ -106,6 +106,31 @@ class TempDirTest(unittest.TestCase):
             self.assertEqual(list(record)[:len(columns)], columns)
         return records
 
+    def assert_pattern_records_valid(self, doc, csv_path):
+        """bench-patterns' two kinds: the CSV's header is `record`, the type columns, the
+        step columns not named already, then the settings; each line holds its kind's
+        values, and the JSON's arrays hold the same records."""
+        header, rows = csv_records(csv_path)
+        kinds = ("type", "step")
+        union = list(dict.fromkeys(c for kind in kinds for c in SCHEMA["$defs"][kind]["properties"]))
+        self.assertEqual(header, ["record"] + union + list(doc["pattern"]))
+        for kind in kinds:
+            records = doc[SCHEMA["$defs"][kind]["x-document-key"]]
+            for record in records:
+                VALIDATORS[kind].validate(record)
+            lines = [r for r in rows if r["record"] == kind]
+            self.assertEqual(len(lines), len(records), kind)
+            for line, record in zip(lines, records):
+                for column, value in record.items():
+                    if isinstance(value, float):
+                        self.assertAlmostEqual(float(line[column]), value, delta=1e-8 * abs(value), msg=column)
+                    elif value is not None and not isinstance(value, bool):
+                        self.assertEqual(line[column], str(value), column)
+                for setting, value in doc["pattern"].items():
+                    self.assertEqual(line[setting], value)
+        self.assertEqual({r["record"] for r in rows}, set(kinds))
+        return doc["steps"], doc["types"]
+
 
 class RecordSchema(TempDirTest):
     """One real run of each command; every record it wrote fits its kind."""
@@ -153,6 +178,51 @@ class RecordSchema(TempDirTest):
         self.assertEqual(len([k for k in links if k["type"] == "NVLink"]), 32)  # 8 GPUs x 4 NVSwitches
         self.assertTrue(doc["complete"])
         self.assertEqual(doc["exit_code"], 0)
+
+
+class PatternRecords(TempDirTest):
+    """bench-patterns' steps and collective types, measured on MPI ranks and predicted."""
+
+    SMALL_MODEL = ("--params", "5M", "--layers", "4", "--hidden", "256", "--ffn", "1024", "--seq", "128")
+
+    def run_ok(self, cmd):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=environment())
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(self.path("r.json")) as f:
+            return json.load(f)
+
+    def outputs(self):
+        return ["--csv", self.path("r.csv"), "--json", self.path("r.json")]
+
+    def test_measured_steps_and_types(self):
+        doc = self.run_ok(mpirun(2, PATTERNS, "--backend", "mpi", "--pattern", "fsdp", *self.SMALL_MODEL, "-n", "3",
+                                 *self.outputs()))
+        steps, types = self.assert_pattern_records_valid(doc, self.path("r.csv"))
+        self.assertEqual([s["step"] for s in steps], [0, 1, 2])
+        self.assertEqual({t["type"] for t in types}, {"allgather/data", "reducescatter/data"})
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["schema"], "commbench.patterns/2")
+        mean = sum(s["step_seconds"] for s in steps) / len(steps)
+        self.assertAlmostEqual(doc["mean_step"]["step_seconds"], mean, delta=1e-9 + 1e-9 * mean)
+
+    def test_predicted_step_and_types(self):
+        sweep = self.path("sweep.csv")
+        p = subprocess.run(mpirun(2, COLLECTIVES, "--backend", "mpi", "--op", "allreduce", "-b", "64K", "-e", "16M",
+                                  "-f", "4", "-n", "2", "-w", "1", "--csv", sweep),
+                           capture_output=True, text=True, timeout=240, env=environment())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = self.run_ok([PATTERNS, "--predict", "--from", sweep, "--gpus-per-node", "2", "--pattern", "ddp",
+                           *self.SMALL_MODEL, "--compute-ms", "0", *self.outputs()])
+        steps, types = self.assert_pattern_records_valid(doc, self.path("r.csv"))
+        self.assertEqual(len(steps), 1)
+        self.assertTrue(doc["predicted"])
+        self.assertEqual(doc["pattern"]["predicted"], "true")
+        self.assertIn("--predict", doc["provenance"]["command_line"])
+        self.assertEqual(doc["provenance"]["ranks"], 2)
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["exit_code"], 0)
+        self.assertEqual([(t["type"], t["group_ranks"]) for t in types], [("allreduce/data", 2)])
+        self.assertIn("sweep", doc["types"][0]["basis"] + doc["cost_model"]["basis"])
 
 
 class Interruption(TempDirTest):
@@ -271,10 +341,10 @@ class Interruption(TempDirTest):
         rc, out, err = self.stop(proc, 2)
         self.assertEqual(rc, 143, out + err)
         self.assertIn("bench-patterns: error: interrupted by SIGTERM", err)
-        with open(self.path("r.csv"), newline="") as f:
-            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        _, rows = csv_records(self.path("r.csv"))
         with open(self.path("r.json")) as f:
             doc = json.load(f)
+        self.assert_pattern_records_valid(doc, self.path("r.csv"))
         timed = [r for r in rows if r["record"] == "step"]
         self.assertGreater(len(timed), 0)
         self.assertLess(len(timed), steps)

@@ -19,6 +19,7 @@
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/core/profile_range.hpp"
+#include "commbench/report/provenance.hpp"
 #include "commbench/report/reporter_set.hpp"
 
 namespace commbench {
@@ -83,8 +84,10 @@ struct Command {
   std::function<std::vector<std::pair<std::string, const char*>>(const Options& options)> replaced_files = {};
   // Work that needs no job, such as a prediction: nullopt runs the job; text ends the
   // command with exit 0, printed by the reporting process. Called before MPI starts on
-  // every process (`reporting` says which one this is), after the files are checked.
-  std::function<std::optional<std::string>(const Options& options, bool reporting)> without_job = {};
+  // every process (`reporting` says which one this is), after the files are checked, with
+  // the command line as provenance records it.
+  std::function<std::optional<std::string>(const Options& options, bool reporting, const std::string& command_line)>
+      without_job = {};
 };
 
 namespace shell_detail {
@@ -115,7 +118,7 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
       shell_detail::prepare_result_files(
           options.job.files, command.replaced_files ? command.replaced_files(options)
                                                     : std::vector<std::pair<std::string, const char*>>{});
-    if (command.without_job) return command.without_job(options, reporting);
+    if (command.without_job) return command.without_job(options, reporting, quoted_command_line(argc, argv));
     return std::nullopt;
   };
   return run_command(

@@ -65,4 +65,14 @@ std::string csv_header(const RecordKind& kind, std::span<const std::string> extr
 std::string csv_record_line(const Record& record, const RecordKind& kind,
                             std::span<const std::string> extra_columns = {});
 
+// A CSV of several kinds (bench-patterns' steps and collective types): a leading `record`
+// column names each line's kind, then the kinds' columns in order, a name two kinds share
+// being one column, then the declared extra columns. A line leaves the columns of other
+// kinds empty.
+std::vector<std::string_view> mixed_csv_columns(std::span<const RecordKind* const> kinds);
+std::string mixed_csv_header(std::span<const RecordKind* const> kinds, std::span<const std::string> extra_columns = {});
+// BackendError (an internal error) for a record of a kind not in `kinds`.
+std::string mixed_csv_record_line(const Record& record, std::span<const RecordKind* const> kinds,
+                                  std::span<const std::string> extra_columns = {});
+
 }  // namespace commbench

@@ -1,5 +1,6 @@
-// Tidy CSV: a header of the run's record kind's columns and its extra columns, and one
-// line per record, written and flushed as each arrives, so an interrupted run keeps every
+// Tidy CSV: a header of the run's record kind's columns and its extra columns (a run of
+// several kinds: a leading `record` column, then every kind's columns), and one line per
+// record, written and flushed as each arrives, so an interrupted run keeps every
 // record it finished.
 #pragma once
 
@@ -31,6 +32,8 @@ class CsvReporter final : public Reporter {
   std::FILE* out_;
   std::string label_;
   const RecordKind* kind_ = &record_kind("row");  // until begin() names the run's kind
+  std::vector<const RecordKind*> mixed_kinds_;     // a run of several kinds
+  std::string constant_cells_;                     // ",value" of each setting, with settings_in_csv
   std::vector<std::string> extra_columns_;
 };
 

@@ -32,6 +32,13 @@ struct RunContext {
   // The kind of the run's records (core/record.hpp): the CSV's columns and the JSON
   // document's array ("row" → "rows", "cell" → "cells", "check" → "checks").
   std::string record_kind = "row";
+  // A run of several kinds (bench-patterns: "type" and "step"): the CSV holds them all,
+  // told apart by a leading `record` column, and the JSON an array of each from the
+  // start. Empty for a run of record_kind alone.
+  std::vector<std::string> mixed_record_kinds;
+  // The settings as constant columns after the records' own in the CSV (bench-patterns:
+  // the CSVs of several runs concatenate and still say which run each line is of).
+  bool settings_in_csv = false;
 };
 
 struct RunSummary {
@@ -47,6 +54,9 @@ struct RunSummary {
   // plan and verdicts), each value JSON text. The "summary" object above is the row
   // kind's only.
   std::vector<std::pair<std::string, std::string>> sections;
+  // What the run learned after its files began (an interruption, the compute stand-in's
+  // calibration): JSON appends them to provenance.notes.
+  std::vector<std::string> notes;
 };
 
 }  // namespace commbench

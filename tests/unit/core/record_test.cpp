@@ -2,6 +2,8 @@
 // record is written: the columns of a kind in order, booleans and empty values, digits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -99,4 +101,41 @@ TEST(Record, ARowRecordKeepsEveryRowColumnAndItsExtras) {
 }
 
 }  // namespace
+// bench-patterns' CSV: steps and collective types in one file, told apart by `record`.
+TEST(Record, AMixedCsvNamesEachLinesKindAndSharesAColumnOfOneName) {
+  const std::array<const RecordKind*, 2> kinds{&record_kind("type"), &record_kind("step")};
+  const std::vector<std::string_view> columns = mixed_csv_columns(kinds);
+  // Every type column, then the step's own; exposed_seconds (in both kinds) once.
+  EXPECT_EQ(columns.size(), record_kind("type").columns.size() + record_kind("step").columns.size() - 1);
+  EXPECT_EQ(std::count(columns.begin(), columns.end(), "exposed_seconds"), 1);
+  EXPECT_EQ(columns.front(), "type");
+  EXPECT_EQ(columns.back(), "unattributed_exposed_seconds");
+  const std::vector<std::string> extra;
+  const std::string header = mixed_csv_header(kinds, extra);
+  EXPECT_EQ(header.substr(0, 17), "record,type,kind,");
+
+  const Record step{&record_kind("step"), {std::int64_t{3}, 0.5, 0.25, 0.375, 0.3, 0.25, 0.125}, {}};
+  const std::string line = mixed_csv_record_line(step, kinds, extra);
+  std::vector<std::string> cells;
+  std::size_t start = 0;
+  for (std::size_t comma = line.find(','); comma != std::string::npos; comma = line.find(',', start)) {
+    cells.push_back(line.substr(start, comma - start));
+    start = comma + 1;
+  }
+  cells.push_back(line.substr(start));
+  ASSERT_EQ(cells.size(), columns.size() + 1);
+  const auto cell = [&](std::string_view name) {
+    return cells[1 + static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin())];
+  };
+  EXPECT_EQ(cells[0], "step");
+  EXPECT_EQ(cell("step"), "3");
+  EXPECT_EQ(cell("exposed_seconds"), "0.25");
+  EXPECT_EQ(cell("unattributed_exposed_seconds"), "0.125");
+  EXPECT_EQ(cell("type"), "");
+  EXPECT_EQ(cell("bytes"), "");
+
+  const Record link{&record_kind("link"), {}, {}};
+  EXPECT_THROW(mixed_csv_record_line(link, kinds, extra), BackendError);
+}
+
 }  // namespace commbench

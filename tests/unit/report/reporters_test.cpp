@@ -162,6 +162,50 @@ TEST(Json, WritesWholeDocumentAtomicallyAndParsesBack) {
   fs::remove_all(dir);
 }
 
+// A run of two kinds (bench-patterns): one CSV with the settings on every line, one JSON
+// array per kind from the start, and the notes learned after the files began.
+TEST(Json, MixedKindsSettingsInCsvAndLateNotes) {
+  const fs::path dir = temp_dir();
+  RunContext context = sample_context();
+  context.record_kind = "step";
+  context.mixed_record_kinds = {"type", "step"};
+  context.settings = {{"pattern", "ddp"}, {"model", "a,b"}};
+  context.settings_in_csv = true;
+  context.notes = {"at the start"};
+  const Record step{&record_kind("step"), {std::int64_t{0}, 0.5, 0.25, 0.375, 0.3, 0.25, 0.125}, {}};
+  {
+    FileHandle file = open_output_file((dir / "p.csv").string(), "--csv", true);
+    CsvReporter csv(file.get());
+    JsonReporter json((dir / "p.json").string(), nullptr);
+    csv.begin(context);
+    json.begin(context);
+    csv.add_record(step);
+    json.add_record(step);
+    RunSummary summary;
+    summary.complete = false;
+    summary.notes = {"interrupted by SIGTERM after 1 of 9 timed steps"};
+    csv.finish(summary);
+    json.finish(summary);
+  }
+  const std::string text = read_file(dir / "p.csv");
+  const std::string header = text.substr(0, text.find('\n'));
+  EXPECT_EQ(header.substr(0, 12), "record,type,");
+  EXPECT_EQ(header.substr(header.size() - 14), ",pattern,model");
+  const std::string line = text.substr(header.size() + 1);
+  EXPECT_EQ(line.substr(0, 5), "step,");
+  EXPECT_EQ(line.substr(line.size() - 11), ",ddp,\"a,b\"\n");
+  const auto doc = nlohmann::json::parse(read_file(dir / "p.json"));
+  EXPECT_EQ(doc["complete"], false);
+  ASSERT_EQ(doc["steps"].size(), 1u);
+  EXPECT_EQ(doc["steps"][0]["step"], 0);
+  EXPECT_FALSE(doc["steps"][0].contains("pattern")) << "the settings are the CSV's only";
+  EXPECT_TRUE(doc["types"].is_array());
+  EXPECT_EQ(doc["types"].size(), 0u);
+  EXPECT_EQ(doc["provenance"]["notes"],
+            nlohmann::json::array({"at the start", "interrupted by SIGTERM after 1 of 9 timed steps"}));
+  fs::remove_all(dir);
+}
+
 TEST(OutputFile, RefusesToOverwriteWithoutForce) {
   const fs::path dir = temp_dir();
   const fs::path path = dir / "nested" / "out.csv";
