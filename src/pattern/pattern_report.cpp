@@ -1,9 +1,11 @@
 #include "commbench/pattern/pattern_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
+#include "commbench/core/statistics.hpp"
 #include "commbench/pattern/pipeline_order.hpp"
 
 namespace commbench {
@@ -22,14 +24,11 @@ double bus_factor_of(const CommunicationType& type, int ranks) {
 }
 
 std::map<CommunicationType, std::uint64_t> median_sizes(const RankSchedule& schedule) {
-  std::map<CommunicationType, std::vector<std::uint64_t>> sizes;
+  std::map<CommunicationType, std::vector<double>> sizes;
   for (const ScheduleStep& step : schedule.steps)
-    if (step.kind != StepKind::compute) sizes[communication_type_of(step)].push_back(step.bytes);
+    if (step.kind != StepKind::compute) sizes[communication_type_of(step)].push_back(static_cast<double>(step.bytes));
   std::map<CommunicationType, std::uint64_t> medians;
-  for (auto& [type, list] : sizes) {
-    std::sort(list.begin(), list.end());
-    medians[type] = list[list.size() / 2];
-  }
+  for (auto& [type, list] : sizes) medians[type] = static_cast<std::uint64_t>(std::llround(median_of(std::move(list))));
   return medians;
 }
 

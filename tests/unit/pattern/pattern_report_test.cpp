@@ -88,5 +88,26 @@ TEST(PatternReport, PipelineBubbleMeasuredBesideTheIdeal) {
   EXPECT_FALSE(pipeline_bubble(1, 8, 1, step));                         // no stages, no bubble
 }
 
+TEST(PatternReport, EachTypesMedianSizeIsTheStatisticsModulesMedian) {
+  RankSchedule schedule;
+  for (const std::uint64_t bytes : {10u, 1000u, 20u, 30u}) {
+    ScheduleStep step;
+    step.kind = StepKind::collective;
+    step.group = GroupRole::data;
+    step.op = Collective::allreduce;
+    step.bytes = bytes;
+    schedule.steps.push_back(step);
+  }
+  ScheduleStep compute;  // not communication: no size of its own
+  compute.bytes = 1u << 30;
+  schedule.steps.push_back(compute);
+  const auto medians = median_sizes(schedule);
+  ASSERT_EQ(medians.size(), 1u);
+  EXPECT_EQ(medians.at(kDataAllreduce), 25u);  // the mean of the middle two, 20 and 30
+  schedule.steps.pop_back();
+  schedule.steps.pop_back();  // 10, 1000, 20
+  EXPECT_EQ(median_sizes(schedule).at(kDataAllreduce), 20u);
+}
+
 }  // namespace
 }  // namespace commbench
