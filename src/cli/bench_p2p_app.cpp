@@ -197,16 +197,16 @@ constexpr int kMostMatrixRanks = 64;
 
 void print_report(const RunContext& context, const std::vector<PairCell>& cells, int ranks,
                   const std::vector<int>& slow, int round_count) {
-  std::printf("# %s %s (commit %s), %d ranks on %d node%s, %d round%s of disjoint pairs\n", kProgram,
-              commbench::version(), git_commit(), ranks, context.nodes, context.nodes == 1 ? "" : "s", round_count,
-              round_count == 1 ? "" : "s");
-  std::printf("%s", slurm_comment_line(context).c_str());
-  for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+  fmt::print("# {} {} (commit {}), {} ranks on {} node{}, {} round{} of disjoint pairs\n", kProgram,
+             commbench::version(), git_commit(), ranks, context.nodes, context.nodes == 1 ? "" : "s", round_count,
+             round_count == 1 ? "" : "s");
+  fmt::print("{}", slurm_comment_line(context));
+  for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   if (!cells.empty() && cells.front().rail)
-    std::printf("# per rail: each rank meets the ranks at its place on the other nodes (GPU i with GPU i)\n");
+    fmt::print("# per rail: each rank meets the ranks at its place on the other nodes (GPU i with GPU i)\n");
   if (ranks > kMostMatrixRanks) {
-    std::printf("\n(the %d x %d matrices are not printed past %d ranks: the CSV and JSON hold every cell)\n", ranks,
-                ranks, kMostMatrixRanks);
+    fmt::print("\n(the {} x {} matrices are not printed past {} ranks: the CSV and JSON hold every cell)\n", ranks,
+               ranks, kMostMatrixRanks);
   }
   for (const PairDirection direction : {PairDirection::forward, PairDirection::both}) {
     if (ranks > kMostMatrixRanks) break;
@@ -214,14 +214,14 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
     for (const PairCell& cell : cells)
       if ((cell.direction == PairDirection::both) == (direction == PairDirection::both)) shown.push_back(cell);
     if (shown.empty()) continue;
-    std::printf("\nbandwidth (GB/s), %s, %s messages; rows send, columns receive; ! = outlier\n%s",
-                direction == PairDirection::both ? "both directions at once" : "one direction at a time",
-                format_size(cells.front().bytes).c_str(), matrix_text(shown, ranks, false).c_str());
+    fmt::print("\nbandwidth (GB/s), {}, {} messages; rows send, columns receive; ! = outlier\n{}",
+               direction == PairDirection::both ? "both directions at once" : "one direction at a time",
+               format_size(cells.front().bytes), matrix_text(shown, ranks, false));
   }
   if (!cells.empty() && cells.front().latency_us && ranks <= kMostMatrixRanks)
-    std::printf("\nlatency (us): one exchange of a small message in both directions\n%s",
-                matrix_text(cells, ranks, true).c_str());
-  std::printf("\n%s", findings_text(cells, slow).c_str());
+    fmt::print("\nlatency (us): one exchange of a small message in both directions\n{}",
+               matrix_text(cells, ranks, true));
+  fmt::print("\n{}", findings_text(cells, slow));
   std::fflush(stdout);
 }
 
@@ -288,21 +288,22 @@ std::vector<PairRound> plan_rounds(const P2pOptions& options, const NodeRanks& n
 }
 
 void print_local_report(const RunContext& context, const LocalRunResult& result) {
-  std::printf("# %s %s (commit %s), --local: the GPUs of %zu node%s, each measured by its first rank\n", kProgram,
-              commbench::version(), git_commit(), result.nodes.size(), result.nodes.size() == 1 ? "" : "s");
-  std::printf("%s", slurm_comment_line(context).c_str());
-  for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+  fmt::print("# {} {} (commit {}), --local: the GPUs of {} node{}, each measured by its first rank\n", kProgram,
+             commbench::version(), git_commit(), result.nodes.size(), result.nodes.size() == 1 ? "" : "s");
+  fmt::print("{}", slurm_comment_line(context));
+  for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   for (const LocalNodeResult& node : result.nodes) {
     std::vector<PairCell> own;
     for (const PairCell& cell : result.cells)
       if (cell.src_host == node.node.host) own.push_back(cell);
-    std::printf("%s", local_report_text(node.node, own).c_str());
+    fmt::print("{}", local_report_text(node.node, own));
     if (node.node.bus_ids.size() > 1)
-      std::printf("\npeer access: NV = direct over NVLink, P2P = direct over PCIe, host = staged through host memory\n%s",
-                  peer_access_text(node.peer_access).c_str());
-    for (const std::string& note : node.notes) std::printf("# note (%s): %s\n", node.node.host.c_str(), note.c_str());
+      fmt::print(
+          "\npeer access: NV = direct over NVLink, P2P = direct over PCIe, host = staged through host memory\n{}",
+          peer_access_text(node.peer_access));
+    for (const std::string& note : node.notes) fmt::print("# note ({}): {}\n", node.node.host, note);
   }
-  std::printf("\n%s", findings_text(result.cells, {}).c_str());
+  fmt::print("\n{}", findings_text(result.cells, {}));
   std::fflush(stdout);
 }
 
@@ -344,8 +345,7 @@ int run_local(const P2pOptions& options, JobSession& session) {
   session.step("writing the report", [&] {
     if (!session.reporting()) return;
     print_local_report(context, result);
-    if (result.wrong_bytes > 0)
-      std::printf("check failed: %llu bytes received wrong\n", static_cast<unsigned long long>(result.wrong_bytes));
+    if (result.wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", result.wrong_bytes);
   });
   write_cells(session, result.cells, {{"mode", "\"local\""}, {"nodes", local_nodes_json(result)}}, true, exit_code);
   return exit_code;
@@ -404,7 +404,7 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
   session.step("writing the report", [&] {
     if (!session.reporting()) return;
     print_report(context, cells, backend.ranks(), slow, static_cast<int>(rounds.size()));
-    if (wrong_bytes > 0) std::printf("check failed: %llu bytes received wrong\n", static_cast<unsigned long long>(wrong_bytes));
+    if (wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", wrong_bytes);
   });
   write_cells(session, cells, {{"rounds", rounds_json(rounds)}, {"slow_ranks", nlohmann::json(slow).dump()}},
               !interruption, exit_code);

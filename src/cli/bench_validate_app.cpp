@@ -215,10 +215,10 @@ int run_simulation(const ValidateOptions& options) {
     degradations = parse_degradations(options.degrade, model.nodes, options.degrade_factor, "--degrade");
   SimulatedCluster cluster(model, degradations);
   const ValidationOutcome outcome = run_validation_plan(cluster, options.plan);
-  std::printf("# %s %s (commit %s), simulated: %d nodes, %s GB/s per node, noise %s, degraded: %s\n", kProgram,
-              commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps).c_str(),
-              significant_text(options.noise).c_str(), options.degrade.empty() ? "none" : options.degrade.c_str());
-  std::printf("%s", validation_summary(outcome, options.plan).c_str());
+  fmt::print("# {} {} (commit {}), simulated: {} nodes, {} GB/s per node, noise {}, degraded: {}\n", kProgram,
+             commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps),
+             significant_text(options.noise), options.degrade.empty() ? "none" : options.degrade.c_str());
+  fmt::print("{}", validation_summary(outcome, options.plan));
   std::fflush(stdout);
   nlohmann::ordered_json head;
   head["schema"] = kSchema;
@@ -226,7 +226,7 @@ int run_simulation(const ValidateOptions& options) {
                         {"degrade", options.degrade}, {"degrade_factor", options.degrade_factor},
                         {"seed", model.seed},         {"version", commbench::version()},
                         {"commit", git_commit()}};
-  write_simulation_results(options, outcome, head, "# simulated: " + std::to_string(model.nodes) + " nodes\n");
+  write_simulation_results(options, outcome, head, fmt::format("# simulated: {} nodes\n", model.nodes));
   return validation_exit_code(outcome);
 }
 
@@ -239,10 +239,10 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   session.begin_results(context);
   JobClusterProbe probe(session, backend, options.measurement);
   if (session.reporting()) {
-    std::printf("# %s %s (commit %s), %d ranks on %d node%s, backend %s\n", kProgram, commbench::version(),
-                git_commit(), backend.ranks(), probe.nodes(), probe.nodes() == 1 ? "" : "s", backend.name().c_str());
-    std::printf("%s", slurm_comment_line(context).c_str());
-    for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+    fmt::print("# {} {} (commit {}), {} ranks on {} node{}, backend {}\n", kProgram, commbench::version(), git_commit(),
+               backend.ranks(), probe.nodes(), probe.nodes() == 1 ? "" : "s", backend.name());
+    fmt::print("{}", slurm_comment_line(context));
+    for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
     std::fflush(stdout);
   }
   ValidationOutcome outcome = run_validation_plan(probe, options.plan);
@@ -250,7 +250,7 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   const int exit_code = validation_exit_code(outcome);
   session.step("writing the report", [&] {
     if (!session.reporting()) return;
-    std::printf("%s", validation_summary(outcome, options.plan).c_str());
+    fmt::print("{}", validation_summary(outcome, options.plan));
     std::fflush(stdout);
   });
   // Through the session's reporters, however the plan ended: a run stopped by SIGTERM

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/launcher_env.hpp"
 #include "commbench/core/steady_allocator.hpp"
@@ -40,7 +42,12 @@ int exit_code_of(const char* program, JobRuntime& runtime, const std::function<i
 
 void print_command_error(const char* program, const std::string& message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s: error: %s\n", program, message.c_str());
+  // Called from error handlers: a stderr that cannot be written (closed, full) leaves the
+  // exit code to tell, rather than an exception out of a handler.
+  try {
+    fmt::print(stderr, "{}: error: {}\n", program, message);
+  } catch (const std::exception&) {
+  }
   std::fflush(stderr);
 }
 
@@ -93,7 +100,11 @@ int run_command(const char* program, int argc, char** argv, bool handle_interrup
     return static_cast<int>(ExitCode::usage);
   }
   if (text_instead) {
-    if (prints_before_mpi) std::printf("%s\n", text_instead->c_str());
+    // Help or a version into a pipe closed early: the reader had what it wanted.
+    if (prints_before_mpi) try {
+        fmt::print("{}\n", *text_instead);
+      } catch (const std::exception&) {
+      }
     return 0;
   }
   return run_in_job_runtime(program, argc, argv, handle_interruptions, timeout_seconds(), command_line, body);

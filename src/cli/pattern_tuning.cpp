@@ -78,7 +78,7 @@ class JobTuningTrials final : public TuningTrials {
     RankSchedule schedule;
     session_.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
     ensure_groups(config, schedule);
-    PatternStepWorkload workload(*groups_, schedule, pattern_ + " step, trial " + std::to_string(++trials_run_));
+    PatternStepWorkload workload(*groups_, schedule, fmt::format("{} step, trial {}", pattern_, ++trials_run_));
     const PatternMeasurement measured =
         measure_pattern(workload, world, request_.steps, request_.warmup, &session_.watchdog());
     // A trial cut short is no trial to compare: the whole tuning stops (on every rank alike).
@@ -89,9 +89,8 @@ class JobTuningTrials final : public TuningTrials {
 
     const TrialMeasurement result = median_step(measured.steps);
     if (session_.reporting()) {
-      std::printf("# trial %d: step %s ms, exposed %s ms (%s s of the budget used)\n", trials_run_,
-                  ms(result.step_seconds).c_str(), ms(result.exposed_seconds).c_str(),
-                  significant_text(seconds_since(started_), 3).c_str());
+      fmt::print("# trial {}: step {} ms, exposed {} ms ({} s of the budget used)\n", trials_run_,
+                 ms(result.step_seconds), ms(result.exposed_seconds), significant_text(seconds_since(started_), 3));
       std::fflush(stdout);
     }
     return result;
@@ -189,7 +188,7 @@ void print_trials(const TuningOutcome& outcome) {
                    trial.predicted_seconds ? ms(*trial.predicted_seconds) : "-",
                    std::string(name_of(trial.verdict))});
   }
-  std::printf("%s", table.render().c_str());
+  fmt::print("{}", table.render());
 }
 
 std::vector<std::pair<std::string, std::string>> changed_settings(const TuningOutcome& outcome) {
@@ -211,35 +210,31 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
     pruned += trial.verdict == TrialVerdict::pruned;
     skipped += trial.verdict == TrialVerdict::skipped;
   }
-  std::printf("trials: %zu measured, %zu pruned by the fitted model, %zu skipped for the budget; %s s of %s s\n",
-              measured, pruned, skipped, significant_text(elapsed, 3).c_str(),
-              significant_text(request.budget_seconds, 3).c_str());
+  fmt::print("trials: {} measured, {} pruned by the fitted model, {} skipped for the budget; {} s of {} s\n", measured,
+             pruned, skipped, significant_text(elapsed, 3), significant_text(request.budget_seconds, 3));
   const auto changed = changed_settings(outcome);
   if (changed.empty() && outcome.unconfirmed) {
-    std::printf(
-        "recommendation: keep your settings (step %s ms); the search's best was not faster beyond the noise when "
-        "measured again (%s ms)\n",
-        ms(start.step_seconds).c_str(), ms(outcome.unconfirmed_step.step_seconds).c_str());
+    fmt::print(
+        "recommendation: keep your settings (step {} ms); the search's best was not faster beyond the noise when "
+        "measured again ({} ms)\n",
+        ms(start.step_seconds), ms(outcome.unconfirmed_step.step_seconds));
   } else if (changed.empty()) {
-    std::printf("recommendation: keep your settings (step %s ms); no candidate was faster beyond the noise\n",
-                ms(start.step_seconds).c_str());
+    fmt::print("recommendation: keep your settings (step {} ms); no candidate was faster beyond the noise\n",
+               ms(start.step_seconds));
   } else {
     std::string list;
     for (const auto& [key, value] : changed) list += (list.empty() ? "" : ", ") + key + "=" + value;
-    std::printf(
-        "recommendation: %s: step %s ms instead of %s ms (%s%% faster%s), exposed %s ms instead of %s ms\n",
-        list.c_str(), ms(tuned.step_seconds).c_str(), ms(start.step_seconds).c_str(),
-                significant_text(100 * (1 - outcome.speedup()), 3).c_str(),
-                outcome.confirmed ? ", each the fastest of its runs measured again in alternating rounds"
-                                  : ", not confirmed: no budget left",
-                ms(tuned.exposed_seconds).c_str(),
-                ms(start.exposed_seconds).c_str());
+    fmt::print("recommendation: {}: step {} ms instead of {} ms ({}% faster{}), exposed {} ms instead of {} ms\n", list,
+               ms(tuned.step_seconds), ms(start.step_seconds), significant_text(100 * (1 - outcome.speedup()), 3),
+               outcome.confirmed ? ", each the fastest of its runs measured again in alternating rounds"
+                                 : ", not confirmed: no budget left",
+               ms(tuned.exposed_seconds), ms(start.exposed_seconds));
   }
   if (outcome.budget_exhausted)
-    std::printf("# note: the budget (--tune-budget %s) ended the search before every candidate was measured\n",
-                significant_text(request.budget_seconds, 3).c_str());
-  std::printf("settings (%s):\n%s", tuned_settings_usage(best).c_str(), tuned_settings_json(best).c_str());
-  if (!request.output_path.empty()) std::printf("written to %s\n", request.output_path.c_str());
+    fmt::print("# note: the budget (--tune-budget {}) ended the search before every candidate was measured\n",
+               significant_text(request.budget_seconds, 3));
+  fmt::print("settings ({}):\n{}", tuned_settings_usage(best), tuned_settings_json(best));
+  if (!request.output_path.empty()) fmt::print("written to {}\n", request.output_path);
   std::fflush(stdout);
 }
 
@@ -324,12 +319,11 @@ int run_pattern_tuning(JobSession& session, Backend& backend, const PatternConfi
   if (session.reporting()) {
     std::size_t candidates = 0;
     for (const TuningKnob& knob : knobs) candidates += knob.candidates.size() - 1;
-    std::printf(
-        "# bench-patterns --tune: %s, tp %d x pp %d x dp %d, %zu knobs, %zu candidates besides your settings; "
-        "each trial %llu warm-up + %llu timed steps; budget %s s\n",
-        std::string(name_of(config.kind)).c_str(), config.layout.tensor, config.layout.pipeline, config.layout.data,
-        knobs.size(), candidates, static_cast<unsigned long long>(request.warmup),
-        static_cast<unsigned long long>(request.steps), significant_text(request.budget_seconds, 3).c_str());
+    fmt::print(
+        "# bench-patterns --tune: {}, tp {} x pp {} x dp {}, {} knobs, {} candidates besides your settings; "
+        "each trial {} warm-up + {} timed steps; budget {} s\n",
+        name_of(config.kind), config.layout.tensor, config.layout.pipeline, config.layout.data, knobs.size(),
+        candidates, request.warmup, request.steps, significant_text(request.budget_seconds, 3));
     std::fflush(stdout);
   }
   std::optional<TuningOutcome> outcome;
@@ -342,10 +336,10 @@ int run_pattern_tuning(JobSession& session, Backend& backend, const PatternConfi
     return static_cast<int>(e.exit_code());
   }
   if (!session.reporting()) return 0;
-  std::printf("%s", slurm_comment_line(context).c_str());
+  fmt::print("{}", slurm_comment_line(context));
   print_trials(*outcome);
   print_recommendation(*outcome, outcome->best, request, elapsed);
-  for (const std::string& note : context.notes) std::printf("# note: %s\n", note.c_str());
+  for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   if (!request.output_path.empty())
     write_file_atomically(request.output_path, tuned_settings_json(outcome->best), "--tune-output");
   if (!request.csv_path.empty()) write_file_atomically(request.csv_path, trials_csv(context, *outcome), "--csv");
