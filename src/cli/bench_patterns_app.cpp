@@ -289,21 +289,6 @@ void write_prediction_trace(const std::string& path, const PatternConfig& config
                         "--trace");
 }
 
-// What a prediction's files say of the run: no job ran, so no backend, MPI or hosts.
-RunContext prediction_context(const std::string& command_line,
-                              std::vector<std::pair<std::string, std::string>> settings) {
-  RunContext context;
-  context.schema = kPatternsSchema;
-  context.program = kProgram;
-  context.version = commbench::version();
-  context.commit = git_commit();
-  context.command_line = command_line;
-  context.started_at = utc_timestamp();
-  context.settings = std::move(settings);
-  context.environment = relevant_environment();
-  return context;
-}
-
 // The pattern's settings as a prediction states them: no steps, warm-up or backend; the
 // predicted job and the cost model instead.
 std::vector<std::pair<std::string, std::string>> prediction_settings(const PatternRunOptions& options,
@@ -354,7 +339,8 @@ std::string predict_and_report(const PatternRunOptions& options, const std::stri
   if (bandwidth) notes.push_back(costs->basis());
 
   print_report(config, predicted, report, notes, costs->basis());
-  RunContext context = prediction_context(command_line, prediction_settings(options, config, *costs));
+  RunContext context =
+      context_without_job(kPatternsSchema, kProgram, command_line, prediction_settings(options, config, *costs));
   context.ranks = static_cast<int>(ranks);
   context.nodes = options.nodes;
   context.notes = notes;

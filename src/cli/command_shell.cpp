@@ -6,10 +6,12 @@
 
 #include "command_line_parser.hpp"
 #include "commbench/cli/flag_values.hpp"
+#include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/name_lookup.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance.hpp"
 
 namespace commbench {
 
@@ -66,6 +68,20 @@ void add_measurement_options(CLI::App& app, MeasurementOptions& measurement, con
       app, "-w,--warmup,--warmup-iters", measurement.warmup,
       [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); }, warmup_what, "N")
       ->default_str(std::to_string(measurement.warmup));
+}
+
+RunContext context_without_job(const char* schema, const char* program, const std::string& command_line,
+                               std::vector<std::pair<std::string, std::string>> settings) {
+  RunContext context;
+  context.schema = schema;
+  context.program = program;
+  context.version = commbench::version();
+  context.commit = git_commit();
+  context.command_line = command_line;
+  context.started_at = utc_timestamp();
+  context.settings = std::move(settings);
+  context.environment = relevant_environment();
+  return context;
 }
 
 OutputRequest file_outputs(const ResultFiles& files, OutputFormat console) {

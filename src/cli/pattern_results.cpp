@@ -92,19 +92,9 @@ nlohmann::ordered_json step_json(const StepBreakdown& step) {
           {"unattributed_exposed_seconds", step.unattributed_exposed_seconds}};
 }
 
-namespace {
-
-FieldValue optional_value(const std::optional<double>& value) {
-  return value ? FieldValue{*value} : FieldValue{std::monostate{}};
-}
-
-FieldValue whole(std::uint64_t value) { return static_cast<std::int64_t>(value); }
-
-}  // namespace
-
 Record step_record(std::size_t index, const StepBreakdown& step) {
   return {&record_kind("step"),
-          {whole(index), step.step_seconds, step.compute_seconds, step.communication_seconds,
+          {whole_value(index), step.step_seconds, step.compute_seconds, step.communication_seconds,
            step.communication_busy_seconds, step.exposed_seconds, step.unattributed_exposed_seconds},
           {}};
 }
@@ -114,8 +104,8 @@ Record type_record(const CommunicationTypeReport& type) {
   return {&record_kind("type"),
           {label_of(what), std::string(what.kind == StepKind::peer ? "peer" : "collective"),
            std::string(name_of(what.op)), std::string(name_of(what.group)), std::int64_t{type.group.ranks},
-           std::int64_t{type.group.nodes}, whole(type.totals.count), whole(type.totals.bytes),
-           whole(type.median_bytes), type.totals.seconds, type.totals.exposed_seconds, type.algbw_gbps,
+           std::int64_t{type.group.nodes}, whole_value(type.totals.count), whole_value(type.totals.bytes),
+           whole_value(type.median_bytes), type.totals.seconds, type.totals.exposed_seconds, type.algbw_gbps,
            type.busbw_gbps, optional_value(type.group.spec_gbps), optional_value(type.group.achievable_gbps),
            optional_value(type.efficiency), optional_value(type.half_peak_bytes),
            std::int64_t{type.latency_bound ? 1 : 0}, type.group.basis},

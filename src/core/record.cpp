@@ -131,13 +131,43 @@ constexpr std::array kTypeColumns{
     Column{"basis", text, "", false},
 };
 
+// bench-replay's collectives: the calls of one operation, type, size and group that a
+// job's traces hold, every rank's together.
+constexpr std::array kTracedColumns{
+    Column{"op", text, "", false},
+    Column{"dtype", text, "", false},
+    Column{"bytes", integer, "bytes", false},
+    Column{"group_ranks", integer, "", true},
+    Column{"ranks", integer, "", false},
+    Column{"calls", integer, "", false},
+    Column{"seconds", number, "s", false},
+    Column{"wait_seconds", number, "s", false},
+    Column{"algbw_gbps", number, "GB/s", true},
+    Column{"busbw_gbps", number, "GB/s", true},
+};
+
+// bench-replay's ranks: one rank's trace, its communication and its arrivals.
+constexpr std::array kRankColumns{
+    Column{"rank", integer, "rank", false},
+    Column{"host", text, "", false},
+    Column{"file", text, "", false},
+    Column{"collectives", integer, "", false},
+    Column{"communication_seconds", number, "s", false},
+    Column{"wait_seconds", number, "s", false},
+    Column{"step_seconds", number, "s", true},
+    Column{"last_arrivals", integer, "", false},
+    Column{"lateness_seconds", number, "s", true},
+};
+
 constexpr RecordKind kRow{"row", "rows", kRowColumns};
 constexpr RecordKind kCell{"cell", "cells", kCellColumns};
 constexpr RecordKind kCheck{"check", "checks", kCheckColumns};
 constexpr RecordKind kLink{"link", "links", kLinkColumns};
 constexpr RecordKind kStep{"step", "steps", kStepColumns};
 constexpr RecordKind kType{"type", "types", kTypeColumns};
-constexpr std::array<const RecordKind*, 6> kKinds{&kRow, &kCell, &kCheck, &kLink, &kStep, &kType};
+constexpr RecordKind kTraced{"collective", "collectives", kTracedColumns};
+constexpr RecordKind kRank{"rank", "ranks", kRankColumns};
+constexpr std::array<const RecordKind*, 8> kKinds{&kRow, &kCell, &kCheck, &kLink, &kStep, &kType, &kTraced, &kRank};
 
 }  // namespace
 

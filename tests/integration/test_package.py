@@ -12,7 +12,7 @@ import unittest
 BUILD = os.environ.get("COMMBENCH_BUILD_DIR", "build")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")
 HAVE_MPI = os.environ.get("COMMBENCH_HAVE_MPI", "1") == "1"
-COMMANDS = ("bench-collectives", "bench-topology", "bench-patterns", "bench-p2p", "bench-validate")
+COMMANDS = ("bench-collectives", "bench-topology", "bench-patterns", "bench-replay", "bench-p2p", "bench-validate")
 TOOLS = ("commbench-plot", "commbench-compare")
 
 

@@ -2,8 +2,8 @@
 validate and backend build on core; p2p (pair schedules, matrices and the matrix's
 measurement) on the backend's peer rounds and the runner, and validate (bench-validate's
 plan) on p2p's schedules; the runner on backend; pattern (bench-patterns' schedules and
-their executor) on the runner and the bandwidth model; cli, the commands' shells, may use
-everything, and no layer uses cli.
+their executor) on the runner and the bandwidth model; replay (a job's own traces) on core
+alone; cli, the commands' shells, may use everything, and no layer uses cli.
 A header of a higher layer in a lower one (the CSV reporter in the topology matrix, as
 before) fails here, naming the file and the include.
 """
@@ -21,7 +21,8 @@ ALLOWED = {
     "backend": {"core", "backend"},
     "runner": {"core", "backend", "runner"},
     "pattern": {"core", "backend", "runner", "topology", "pattern"},
-    "cli": {"core", "backend", "runner", "topology", "report", "validate", "p2p", "pattern", "cli"},
+    "replay": {"core", "replay"},
+    "cli": {"core", "backend", "runner", "topology", "report", "validate", "p2p", "pattern", "replay", "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"commbench/([a-z0-9_]+)/', re.MULTILINE)
 

@@ -63,6 +63,12 @@ void add_measurement_options(CLI::App& app, MeasurementOptions& measurement, con
 // command that prints its own report), the CSV streamed, the JSON replaced at the end.
 OutputRequest file_outputs(const ResultFiles& files, OutputFormat console = OutputFormat::none);
 
+// What the files of work done without a job say of the run (a prediction, traces read):
+// the program, its build, the command line, the settings and environment; no backend, MPI
+// or hosts.
+RunContext context_without_job(const char* schema, const char* program, const std::string& command_line,
+                               std::vector<std::pair<std::string, std::string>> settings);
+
 // A command. `Options` holds a `JobOptions job` member.
 template <typename Options>
 struct Command {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,6 +46,13 @@ struct Record {
   std::vector<FieldValue> values;  // one per kind->columns, in order; monostate is empty
   std::vector<ExtraField> extra;   // a command's own fields after the fixed columns (row only)
 };
+
+// Values as records hold them: a count as an integer, a figure that may be missing as
+// empty (monostate) when it is.
+inline FieldValue whole_value(std::uint64_t value) { return static_cast<std::int64_t>(value); }
+inline FieldValue optional_value(const std::optional<double>& value) {
+  return value ? FieldValue{*value} : FieldValue{std::monostate{}};
+}
 
 // The record's fields in column order, then its extra fields (names point into the kind's
 // table and the record: keep both alive while the fields are used).

@@ -1,0 +1,45 @@
+// A training job's communication as its own trace recorded it, one rank per file: every
+// collective the rank called, with its size in the nccl-tests convention and when it ran,
+// and the profiler's step windows. Readers (pytorch_trace_reader.hpp) fill it; the
+// summary (trace_summary.hpp) holds the ranks against each other.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commbench/core/collective.hpp"
+
+namespace commbench {
+
+struct TracedCollective {
+  std::string op;                         // "allreduce", "allgather", ..., "barrier", "send", "recv"
+  std::optional<Collective> collective;   // the bus factor's collective; none for barrier, send, recv, ...
+  std::string dtype;                      // "float32", "bfloat16", ...; empty when the trace does not say
+  std::uint64_t bytes = 0;                // nccl-tests' size: see docs/replay.md
+  int group_ranks = 0;                    // 0 when the trace does not say
+  double issued_us = 0;                   // when the training thread called it (the trace's clock)
+  double start_us = 0;                    // when it ran: the backend's own event, else the call's
+  double end_us = 0;
+  int step = -1;                          // the profiler step (ProfilerStep#N) it was called in; -1 none
+  std::string name;                       // the trace's event name, for messages
+};
+
+struct StepWindow {
+  int number = 0;  // N of ProfilerStep#N
+  double start_us = 0;
+  double end_us = 0;
+};
+
+struct RankTrace {
+  std::string path;
+  int rank = -1;
+  int world_size = 0;
+  std::string backend;  // "gloo", "nccl", ...
+  std::string host;
+  std::vector<TracedCollective> collectives;  // in the order the rank called them
+  std::vector<StepWindow> steps;
+};
+
+}  // namespace commbench

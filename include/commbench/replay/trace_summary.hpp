@@ -1,0 +1,56 @@
+// The ranks' traces of one job held together: each collective call matched across ranks
+// by its place in the call order, what it moved and how fast once the last rank arrived,
+// how long the others waited for that rank, and which rank arrived last most often.
+// Arrival is read from durations, not from clocks: a rank that comes late finds the others
+// waiting, so its own call is the shortest. That needs no clock shared between nodes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commbench/replay/communication_trace.hpp"
+
+namespace commbench {
+
+// Calls of one operation, type, size and group, every rank's together.
+struct TracedClass {
+  std::string op;
+  std::string dtype;
+  std::uint64_t bytes = 0;
+  int group_ranks = 0;  // 0 unknown
+  int ranks = 0;        // ranks whose traces hold them
+  std::uint64_t calls = 0;  // per rank
+  double seconds = 0;       // mean per call: the shortest rank's duration (from the last arrival to the end)
+  double wait_seconds = 0;  // mean per call and rank: how much longer than that the rank's call took
+  std::optional<double> algbw_gbps, busbw_gbps;
+};
+
+struct RankTraceSummary {
+  int rank = 0;
+  std::string host;
+  std::string path;
+  std::uint64_t collectives = 0;
+  double communication_seconds = 0;  // its calls' durations, summed
+  double wait_seconds = 0;           // of that, waiting for the last rank to arrive
+  std::optional<double> step_seconds;  // its profiler steps, summed; none without steps
+  std::uint64_t last_arrivals = 0;     // calls it was the last to arrive at
+  std::optional<double> lateness_seconds;  // mean, over those, of how much later than the others' median
+};
+
+struct TraceSummary {
+  int world_size = 0;
+  std::string backend;
+  std::uint64_t calls = 0;  // matched per rank
+  std::vector<TracedClass> classes;
+  std::vector<RankTraceSummary> ranks;
+  std::optional<int> straggler;  // the rank that arrived last most often, when one did more than its share
+  std::string verdict;
+};
+
+// UsageError (exit 2) when the traces are not of one run: different world sizes, a rank
+// twice, or call orders that do not line up (a different count or operation at a place).
+TraceSummary summarize_traces(std::vector<RankTrace> traces);
+
+}  // namespace commbench

@@ -1,0 +1,77 @@
+#include "replay_records.hpp"
+
+#include <fmt/format.h>
+
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
+#include "commbench/core/text_table.hpp"
+
+namespace commbench {
+
+namespace {
+
+std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
+std::string optional_text(const std::optional<double>& value, double scale = 1) {
+  return value ? significant_text(*value * scale, 4) : "-";
+}
+
+}  // namespace
+
+Record traced_class_record(const TracedClass& c) {
+  return {&record_kind("collective"),
+          {c.op, c.dtype, whole_value(c.bytes), c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{},
+           std::int64_t{c.ranks}, whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps),
+           optional_value(c.busbw_gbps)},
+          {}};
+}
+
+Record rank_trace_record(const RankTraceSummary& rank) {
+  return {&record_kind("rank"),
+          {std::int64_t{rank.rank}, rank.host, rank.path, whole_value(rank.collectives), rank.communication_seconds,
+           rank.wait_seconds, optional_value(rank.step_seconds), whole_value(rank.last_arrivals),
+           optional_value(rank.lateness_seconds)},
+          {}};
+}
+
+void add_replay_records(const std::function<void(const Record&)>& add, const TraceSummary& summary) {
+  for (const TracedClass& c : summary.classes) add(traced_class_record(c));
+  for (const RankTraceSummary& rank : summary.ranks) add(rank_trace_record(rank));
+}
+
+void print_replay_report(const TraceSummary& summary) {
+  fmt::print("# bench-replay: {} rank{} of {} ({}), {} collective calls per rank\n", summary.ranks.size(),
+             summary.ranks.size() == 1 ? "" : "s", summary.world_size,
+             summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
+  TextTable classes({{{"op"}, Align::left, 14},
+                     {{"dtype"}, Align::left, 9},
+                     {{"size"}, Align::right, 10},
+                     {{"group"}, Align::right, 6},
+                     {{"calls"}, Align::right, 6},
+                     {{"time ms"}, Align::right, 10},
+                     {{"wait ms"}, Align::right, 10},
+                     {{"algbw GB/s"}, Align::right, 11},
+                     {{"busbw GB/s"}, Align::right, 11}},
+                    "  ", "  ");
+  for (const TracedClass& c : summary.classes)
+    classes.add_row({c.op, c.dtype.empty() ? "?" : c.dtype, format_size(c.bytes),
+                     c.group_ranks > 0 ? std::to_string(c.group_ranks) : "?", std::to_string(c.calls), ms(c.seconds),
+                     ms(c.wait_seconds), optional_text(c.algbw_gbps), optional_text(c.busbw_gbps)});
+  fmt::print("{}", classes.render());
+  TextTable ranks({{{"rank"}, Align::right, 5},
+                   {{"host"}, Align::left, 12},
+                   {{"comm ms"}, Align::right, 10},
+                   {{"wait ms"}, Align::right, 10},
+                   {{"step ms"}, Align::right, 10},
+                   {{"last"}, Align::right, 5},
+                   {{"late ms"}, Align::right, 9}},
+                  "  ", "  ");
+  for (const RankTraceSummary& rank : summary.ranks)
+    ranks.add_row({std::to_string(rank.rank), rank.host, ms(rank.communication_seconds), ms(rank.wait_seconds),
+                   optional_text(rank.step_seconds, 1e3), std::to_string(rank.last_arrivals),
+                   optional_text(rank.lateness_seconds, 1e3)});
+  fmt::print("{}", ranks.render());
+  fmt::print("verdict: {}\n", summary.verdict);
+  std::fflush(stdout);
+}
+
+}  // namespace commbench

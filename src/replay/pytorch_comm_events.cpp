@@ -1,0 +1,220 @@
+#include "pytorch_comm_events.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <utility>
+
+namespace commbench {
+
+namespace {
+
+using nlohmann::json;
+
+struct TorchType {
+  std::string_view trace_name;  // as the profiler's "Input type" writes it
+  std::string_view name;
+  std::size_t bytes;
+};
+
+constexpr std::array kTorchTypes{
+    TorchType{"float", "float32", 4},        TorchType{"double", "float64", 8},
+    TorchType{"c10::Half", "float16", 2},    TorchType{"c10::BFloat16", "bfloat16", 2},
+    TorchType{"long int", "int64", 8},       TorchType{"long", "int64", 8},
+    TorchType{"int", "int32", 4},            TorchType{"short int", "int16", 2},
+    TorchType{"signed char", "int8", 1},     TorchType{"unsigned char", "uint8", 1},
+    TorchType{"bool", "bool", 1},            TorchType{"c10::Float8_e4m3fn", "float8_e4m3", 1},
+    TorchType{"c10::Float8_e5m2", "float8_e5m2", 1},
+};
+
+const TorchType* torch_type(std::string_view trace_name) {
+  for (const TorchType& type : kTorchTypes)
+    if (type.trace_name == trace_name) return &type;
+  return nullptr;
+}
+
+constexpr std::array<std::string_view, 12> kOps{"allreduce", "allgather", "reducescatter", "broadcast",
+                                                 "reduce",    "alltoall",  "gather",        "scatter",
+                                                 "barrier",   "send",      "recv",          "monitoredbarrier"};
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Elements of a shape: a tensor's dims multiply (none: a scalar, one element); a list of
+// tensors adds up.
+std::uint64_t elements_of(const json& dims) {
+  if (!dims.is_array()) return 0;
+  if (dims.empty()) return 1;
+  if (std::all_of(dims.begin(), dims.end(), [](const json& d) { return d.is_number_integer(); })) {
+    std::uint64_t product = 1;
+    for (const json& d : dims) product *= static_cast<std::uint64_t>(std::max<std::int64_t>(d.get<std::int64_t>(), 0));
+    return product;
+  }
+  std::uint64_t sum = 0;
+  for (const json& d : dims) sum += elements_of(d);
+  return sum;
+}
+
+// Which argument holds the buffer of nccl-tests' size: the gathered output of an
+// all-gather, the scattered input of a reduce-scatter, else the first tensor.
+std::size_t size_argument(const std::string& op) { return op == "reducescatter" ? 1 : 0; }
+
+PytorchCommEvents::Call call_of(const json& event, const std::string& op, const std::string& name) {
+  PytorchCommEvents::Call call;
+  call.op = op;
+  call.name = name;
+  call.ts = event.value("ts", 0.0);
+  call.dur = event.value("dur", 0.0);
+  const json& args = event.contains("args") ? event["args"] : json::object();
+  const std::size_t argument = name.rfind("gloo:", 0) == 0 ? 0 : size_argument(op);
+  const json* types = args.contains("Input type") ? &args["Input type"] : nullptr;
+  const json* dims = args.contains("Input Dims") ? &args["Input Dims"] : nullptr;
+  if (types != nullptr && types->is_array() && argument < types->size() && (*types)[argument].is_string()) {
+    if (const TorchType* type = torch_type((*types)[argument].get<std::string>())) {
+      call.dtype = type->name;
+      call.dtype_bytes = type->bytes;
+    }
+  }
+  if (op == "barrier") {
+    // A barrier's token tensor is no payload: nccl-tests counts no bytes for it.
+    call.dtype.clear();
+    call.elements_known = true;
+    return call;
+  }
+  if (dims != nullptr && dims->is_array() && argument < dims->size()) {
+    call.elements = elements_of((*dims)[argument]);
+    call.elements_known = call.elements > 0 || op == "barrier";
+  }
+  return call;
+}
+
+std::optional<Collective> collective_of(const std::string& op) {
+  static const std::map<std::string, Collective, std::less<>> kCollectives{
+      {"allreduce", Collective::allreduce}, {"allgather", Collective::allgather},
+      {"reducescatter", Collective::reducescatter}, {"broadcast", Collective::broadcast},
+      {"reduce", Collective::reduce}, {"alltoall", Collective::alltoall}};
+  const auto found = kCollectives.find(op);
+  if (found == kCollectives.end()) return std::nullopt;
+  return found->second;
+}
+
+// The range the backend ran a call in: the first one not yet taken that started after the
+// call and ran its operation. A process group runs its work in the order it was called,
+// so in a job of one group this is the k-th range for the k-th call. gloo runs a
+// reduce-scatter as an allreduce of the whole input.
+const PytorchCommEvents::Call* backend_range_of(const PytorchCommEvents::Call& call,
+                                                const std::vector<PytorchCommEvents::Call>& runs,
+                                                std::vector<bool>& paired, std::size_t& first_open) {
+  while (first_open < paired.size() && paired[first_open]) ++first_open;
+  for (std::size_t i = first_open; i < runs.size(); ++i) {
+    const PytorchCommEvents::Call& run = runs[i];
+    if (paired[i] || run.ts < call.ts) continue;
+    if (run.op == call.op || (call.op == "reducescatter" && run.op == "allreduce")) {
+      paired[i] = true;
+      return &run;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string canonical_comm_op(std::string_view name) {
+  std::string_view rest;
+  if (name.rfind("c10d::", 0) == 0)
+    rest = name.substr(6);
+  else if (name.rfind("gloo:", 0) == 0)
+    rest = name.substr(5);
+  else
+    return "";
+  std::string op;
+  for (const char c : rest)
+    if (c != '_') op += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (const std::string_view suffix : {"base", "coalesced", "intotensor", "tensor", "anysource"})
+      if (ends_with(op, suffix) && op.size() > suffix.size()) {
+        op.resize(op.size() - suffix.size());
+        stripped = true;
+      }
+  }
+  if (op == "alltoallv") op = "alltoall";
+  if (op == "monitoredbarrier") op = "barrier";
+  if (std::find(kOps.begin(), kOps.end(), op) == kOps.end()) return "";
+  return op;
+}
+
+void PytorchCommEvents::add(const json& event) {
+  if (!event.is_object() || event.value("ph", "") != "X") return;
+  const std::string name = event.value("name", "");
+  if (name.rfind("ProfilerStep#", 0) == 0) {
+    StepWindow step;
+    step.number = std::atoi(name.c_str() + 13);
+    step.start_us = event.value("ts", 0.0);
+    step.end_us = step.start_us + event.value("dur", 0.0);
+    steps_.push_back(step);
+    return;
+  }
+  const std::string op = canonical_comm_op(name);
+  if (op.empty()) return;
+  if (name.rfind("gloo:", 0) == 0)
+    runs_.push_back(call_of(event, op, name));
+  else if (event.value("cat", "") == "cpu_op")
+    calls_.push_back(call_of(event, op, name));
+}
+
+std::vector<StepWindow> PytorchCommEvents::steps() const {
+  std::vector<StepWindow> steps = steps_;
+  std::sort(steps.begin(), steps.end(), [](const StepWindow& a, const StepWindow& b) { return a.start_us < b.start_us; });
+  return steps;
+}
+
+std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) const {
+  const auto by_time = [](const Call& a, const Call& b) { return a.ts < b.ts; };
+  std::vector<Call> calls = calls_;
+  std::vector<Call> runs = runs_;
+  std::stable_sort(calls.begin(), calls.end(), by_time);
+  std::stable_sort(runs.begin(), runs.end(), by_time);
+  // A trace without the operators (a backend that runs on the calling thread) is read
+  // from the backend's ranges alone.
+  const bool from_runs = calls.empty();
+  const std::vector<Call>& primary = from_runs ? runs : calls;
+  std::vector<bool> paired(runs.size(), false);
+  std::size_t first_open = 0;
+  const std::vector<StepWindow> windows = steps();
+  std::vector<TracedCollective> out;
+  for (const Call& call : primary) {
+    const Call* run = from_runs ? &call : backend_range_of(call, runs, paired, first_open);
+    TracedCollective c;
+    c.op = call.op;
+    c.name = call.name;
+    if (const auto collective = collective_of(call.op)) c.collective = *collective;
+    c.group_ranks = group_ranks;
+    std::string dtype = call.dtype;
+    std::size_t dtype_bytes = call.dtype_bytes;
+    if (dtype.empty() && run != nullptr) {
+      dtype = run->dtype;
+      dtype_bytes = run->dtype_bytes;
+    }
+    std::uint64_t elements = call.elements;
+    if (!call.elements_known && run != nullptr && run->elements_known) {
+      elements = run->elements;
+      if (call.op == "allgather" && group_ranks > 0) elements *= static_cast<std::uint64_t>(group_ranks);
+    }
+    c.dtype = dtype;
+    c.bytes = elements * dtype_bytes;
+    c.issued_us = call.ts;
+    c.start_us = run != nullptr ? run->ts : call.ts;
+    c.end_us = run != nullptr ? run->ts + run->dur : call.ts + call.dur;
+    for (const StepWindow& window : windows)
+      if (call.ts >= window.start_us && call.ts <= window.end_us) c.step = window.number;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace commbench

@@ -1,0 +1,45 @@
+// The events of a torch.profiler trace that say what a rank communicated: each `c10d::`
+// operator the training thread called (its tensors' shapes and types), each range the
+// gloo backend ran it in, and the `ProfilerStep#N` windows. Collected one event at a time
+// as the trace streams, then paired: the k-th call of an operation with the k-th range of
+// the same operation, since a process group runs its work in the order it was called.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commbench/replay/communication_trace.hpp"
+
+namespace commbench {
+
+class PytorchCommEvents {
+ public:
+  void add(const nlohmann::json& event);
+  std::vector<StepWindow> steps() const;
+  // In call order; `group_ranks` for every call (0: unknown).
+  std::vector<TracedCollective> collectives(int group_ranks) const;
+
+  // One communication event as the trace gives it.
+  struct Call {
+    std::string op;    // canonical: "allreduce", "allgather", ...
+    std::string name;  // "c10d::allreduce_", "gloo:all_reduce"
+    double ts = 0, dur = 0;
+    std::string dtype;  // canonical, "" unknown
+    std::size_t dtype_bytes = 0;
+    std::uint64_t elements = 0;
+    bool elements_known = false;
+  };
+
+ private:
+  std::vector<Call> calls_;  // c10d operators on the calling thread
+  std::vector<Call> runs_;   // the backend's ranges
+  std::vector<StepWindow> steps_;
+};
+
+// "c10d::_allgather_base_" → "allgather", "gloo:reduce_scatter" → "reducescatter"; empty
+// for a name that is no communication.
+std::string canonical_comm_op(std::string_view name);
+
+}  // namespace commbench

@@ -1,0 +1,65 @@
+#include "commbench/replay/pytorch_trace_reader.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "commbench/core/error.hpp"
+#include "json_event_stream.hpp"
+#include "pytorch_comm_events.hpp"
+
+namespace commbench {
+
+namespace {
+
+using nlohmann::json;
+
+// The size every process group of the job shares; 0 when they differ (a trace from
+// gloo does not say which group an operator ran on).
+int common_group_size(const json& info) {
+  const json* groups = info.contains("pg_config") ? &info["pg_config"] : nullptr;
+  if (groups == nullptr || !groups->is_array() || groups->empty()) return 0;
+  int size = -1;
+  for (const json& group : *groups) {
+    const int this_size = group.contains("pg_size") && group["pg_size"].is_number_integer() ? group["pg_size"].get<int>() : 0;
+    if (size >= 0 && this_size != size) return 0;
+    size = this_size;
+  }
+  return std::max(size, 0);
+}
+
+int integer_member(const json& object, const char* key, const std::string& path) {
+  if (!object.contains(key) || !object[key].is_number_integer())
+    throw UsageError(fmt::format("{}: distributedInfo has no whole number '{}'", path, key));
+  return object[key].get<int>();
+}
+
+}  // namespace
+
+RankTrace read_pytorch_trace(const std::string& path) {
+  PytorchCommEvents events;
+  const StreamedTrace streamed = stream_trace_events(path, [&](const json& event) { events.add(event); });
+  if (!streamed.had_events) throw NotATrace(fmt::format("{}: not a Chrome trace (no traceEvents array)", path));
+  const auto info = streamed.members.find("distributedInfo");
+  if (info == streamed.members.end() || !info->second.is_object())
+    throw UsageError(fmt::format("{}: no distributedInfo: not the trace of a torch.distributed job's rank", path));
+  RankTrace trace;
+  trace.path = path;
+  trace.rank = integer_member(info->second, "rank", path);
+  trace.world_size = integer_member(info->second, "world_size", path);
+  if (trace.world_size < 1 || trace.rank < 0 || trace.rank >= trace.world_size)
+    throw UsageError(fmt::format("{}: distributedInfo says rank {} of {}", path, trace.rank, trace.world_size));
+  if (info->second.contains("backend") && info->second["backend"].is_string())
+    trace.backend = info->second["backend"].get<std::string>();
+  const auto host = streamed.members.find("host_name");
+  if (host != streamed.members.end() && host->second.is_string()) trace.host = host->second.get<std::string>();
+  trace.steps = events.steps();
+  trace.collectives = events.collectives(common_group_size(info->second));
+  if (trace.collectives.empty())
+    throw UsageError(fmt::format("{}: no communication in the trace of rank {} ({} events read)", path, trace.rank,
+                                 streamed.events));
+  return trace;
+}
+
+}  // namespace commbench

@@ -1,0 +1,145 @@
+#include "commbench/replay/trace_summary.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/statistics.hpp"
+
+namespace commbench {
+
+namespace {
+
+double duration_of(const TracedCollective& c) { return std::max(0.0, c.end_us - c.start_us) * 1e-6; }
+
+void require_one_run(const std::vector<RankTrace>& traces) {
+  const RankTrace& first = traces.front();
+  std::map<int, const RankTrace*> by_rank;
+  for (const RankTrace& trace : traces) {
+    if (trace.world_size != first.world_size)
+      throw UsageError(fmt::format("{} is rank {} of {} ranks, {} of {}: traces of different runs", trace.path,
+                                   trace.rank, trace.world_size, first.path, first.world_size));
+    const auto [at, added] = by_rank.emplace(trace.rank, &trace);
+    if (!added) throw UsageError(fmt::format("{} and {} are both rank {}", at->second->path, trace.path, trace.rank));
+  }
+  for (const RankTrace& trace : traces) {
+    if (trace.collectives.size() != first.collectives.size())
+      throw UsageError(fmt::format("{} holds {} collective calls, {} holds {}: the traces do not line up (different "
+                                   "runs or steps)",
+                                   trace.path, trace.collectives.size(), first.path, first.collectives.size()));
+    for (std::size_t i = 0; i < trace.collectives.size(); ++i)
+      if (trace.collectives[i].op != first.collectives[i].op)
+        throw UsageError(fmt::format("call {} is {} in {} and {} in {}: the traces do not line up", i + 1,
+                                     trace.collectives[i].op, trace.path, first.collectives[i].op, first.path));
+  }
+}
+
+struct ClassKey {
+  std::string op, dtype;
+  std::uint64_t bytes;
+  int group;
+  bool operator<(const ClassKey& o) const { return std::tie(op, dtype, bytes, group) < std::tie(o.op, o.dtype, o.bytes, o.group); }
+};
+
+void add_bandwidth(TracedClass& c, const std::optional<Collective>& collective) {
+  if (c.seconds <= 0 || c.bytes == 0) return;
+  c.algbw_gbps = static_cast<double>(c.bytes) / c.seconds * 1e-9;
+  if (collective && c.group_ranks > 1) c.busbw_gbps = *c.algbw_gbps * bus_bandwidth_factor(*collective, c.group_ranks);
+}
+
+std::string verdict_of(const TraceSummary& summary) {
+  if (!summary.straggler)
+    return fmt::format("no straggler: the last arrival is spread over the ranks ({} calls matched)", summary.calls);
+  const RankTraceSummary& rank =
+      *std::find_if(summary.ranks.begin(), summary.ranks.end(),
+                    [&](const RankTraceSummary& r) { return r.rank == *summary.straggler; });
+  return fmt::format("straggler: rank {}{} arrives last at {} of {} calls, {} ms after the others' median", rank.rank,
+                     rank.host.empty() ? "" : " (" + rank.host + ")", rank.last_arrivals, summary.calls,
+                     significant_text(rank.lateness_seconds.value_or(0) * 1e3, 3));
+}
+
+}  // namespace
+
+TraceSummary summarize_traces(std::vector<RankTrace> traces) {
+  if (traces.empty()) throw UsageError("no trace given");
+  std::sort(traces.begin(), traces.end(), [](const RankTrace& a, const RankTrace& b) { return a.rank < b.rank; });
+  require_one_run(traces);
+  TraceSummary summary;
+  summary.world_size = traces.front().world_size;
+  summary.backend = traces.front().backend;
+  summary.calls = traces.front().collectives.size();
+  for (const RankTrace& trace : traces) {
+    RankTraceSummary rank;
+    rank.rank = trace.rank;
+    rank.host = trace.host;
+    rank.path = trace.path;
+    rank.collectives = trace.collectives.size();
+    for (const TracedCollective& c : trace.collectives) rank.communication_seconds += duration_of(c);
+    if (!trace.steps.empty()) {
+      double steps = 0;
+      for (const StepWindow& step : trace.steps) steps += (step.end_us - step.start_us) * 1e-6;
+      rank.step_seconds = steps;
+    }
+    summary.ranks.push_back(rank);
+  }
+  std::map<ClassKey, std::size_t> class_index;
+  std::vector<std::optional<Collective>> class_collective;
+  std::vector<double> lateness_sum(traces.size(), 0.0);
+  for (std::size_t i = 0; i < summary.calls; ++i) {
+    std::vector<double> durations;
+    for (const RankTrace& trace : traces) durations.push_back(duration_of(trace.collectives[i]));
+    const auto shortest = std::min_element(durations.begin(), durations.end());
+    const std::size_t last = static_cast<std::size_t>(shortest - durations.begin());
+    for (std::size_t r = 0; r < traces.size(); ++r) summary.ranks[r].wait_seconds += durations[r] - *shortest;
+    if (traces.size() > 1) {
+      std::vector<double> others;
+      for (std::size_t r = 0; r < traces.size(); ++r)
+        if (r != last) others.push_back(durations[r]);
+      ++summary.ranks[last].last_arrivals;
+      lateness_sum[last] += median_of(others) - *shortest;
+    }
+    const TracedCollective& call = traces.front().collectives[i];
+    const ClassKey key{call.op, call.dtype, call.bytes, call.group_ranks};
+    auto [at, added] = class_index.emplace(key, summary.classes.size());
+    if (added) {
+      TracedClass c;
+      c.op = call.op;
+      c.dtype = call.dtype;
+      c.bytes = call.bytes;
+      c.group_ranks = call.group_ranks;
+      c.ranks = static_cast<int>(traces.size());
+      summary.classes.push_back(c);
+      class_collective.push_back(call.collective);
+    }
+    TracedClass& c = summary.classes[at->second];
+    ++c.calls;
+    c.seconds += *shortest;
+    for (const double d : durations) c.wait_seconds += (d - *shortest) / static_cast<double>(durations.size());
+  }
+  for (std::size_t k = 0; k < summary.classes.size(); ++k) {
+    TracedClass& c = summary.classes[k];
+    c.seconds /= static_cast<double>(c.calls);
+    c.wait_seconds /= static_cast<double>(c.calls);
+    add_bandwidth(c, class_collective[k]);
+  }
+  std::uint64_t most = 0;
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    RankTraceSummary& rank = summary.ranks[r];
+    if (rank.last_arrivals > 0) rank.lateness_seconds = lateness_sum[r] / static_cast<double>(rank.last_arrivals);
+    if (rank.last_arrivals > most) {
+      most = rank.last_arrivals;
+      summary.straggler = rank.rank;
+    }
+  }
+  // Last at no more than twice its share of the calls, or at one call alone: arrival
+  // order is noise, not a straggler.
+  if (traces.size() < 2 || most < 2 || most * traces.size() <= 2 * summary.calls) summary.straggler.reset();
+  summary.verdict = verdict_of(summary);
+  return summary;
+}
+
+}  // namespace commbench

@@ -1,0 +1,232 @@
+"""bench-replay on real torch.profiler traces (tests/fixtures/traces: 4 gloo ranks on CPU,
+recorded by record-traces.sh from real PyTorch DDP, FSDP2 and DeepSpeed ZeRO-3 jobs).
+
+What the command reports is checked against the raw traces, read here independently: the
+calls per operation come from the `c10d::` operators, the bytes from gloo's own ranges
+(the backend's view of what it moved), the straggler from the run where rank 2 slept
+50 ms before its backward. Bad input is exit 2 with one line naming the file and no
+result file left behind.
+"""
+import csv
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("COMMBENCH_BENCH_REPLAY", "build/bench/bench-replay")
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACES = os.path.join(HERE, "..", "fixtures", "traces")
+SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "records.schema.json")
+CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler")
+
+# The c10d operators' names as this test reads them (not bench-replay's table).
+C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather",
+            "c10d::_reduce_scatter_base_": "reducescatter", "c10d::broadcast_": "broadcast",
+            "c10d::barrier": "barrier"}
+ELEMENT_BYTES = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8}
+
+
+def run(*args):
+    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def load(path):
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def rank_files(case):
+    return sorted(os.path.join(TRACES, case, name) for name in os.listdir(os.path.join(TRACES, case))
+                  if name.endswith(".json.gz"))
+
+
+def raw_counts(doc):
+    """Calls per operation from the operators on the calling thread."""
+    counts = {}
+    for event in doc["traceEvents"]:
+        if event.get("ph") == "X" and event.get("cat") == "cpu_op" and event.get("name") in C10D_OPS:
+            op = C10D_OPS[event["name"]]
+            counts[op] = counts.get(op, 0) + 1
+    return counts
+
+
+def raw_gloo_bytes(doc):
+    """Bytes gloo's ranges moved, by the range's name: an allgather's range holds one
+    rank's part, so the gathered output is that times the world."""
+    world = doc["distributedInfo"]["world_size"]
+    moved = {}
+    for event in doc["traceEvents"]:
+        name = event.get("name", "")
+        if event.get("ph") != "X" or not name.startswith("gloo:") or name == "gloo:barrier":
+            continue
+        args = event["args"]
+        elements = 1  # a scalar (no dims) is one element
+        for d in args["Input Dims"][0]:
+            elements *= d
+        size = elements * ELEMENT_BYTES[args["Input type"][0]]
+        if name == "gloo:all_gather":
+            size *= world
+        moved[name] = moved.get(name, 0) + size
+    return moved
+
+
+class Fixtures(unittest.TestCase):
+    def test_every_case_has_four_ranks_of_one_job(self):
+        for case in CASES:
+            with self.subTest(case=case):
+                files = rank_files(case)
+                self.assertEqual(len(files), 4)
+                ranks = sorted(load(f)["distributedInfo"]["rank"] for f in files)
+                self.assertEqual(ranks, [0, 1, 2, 3])
+
+
+class Reading(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="commbench-replay-")
+        with open(SCHEMA_PATH) as f:
+            cls.schema = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def replay(self, case):
+        csv_path, json_path = os.path.join(self.dir, case + ".csv"), os.path.join(self.dir, case + ".json")
+        code, out, err = run(os.path.join(TRACES, case), "--csv", csv_path, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(err, "")
+        with open(json_path) as f:
+            doc = json.load(f)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        return out, doc, rows
+
+    def test_calls_and_bytes_per_operation_are_the_traces(self):
+        for case in CASES:
+            with self.subTest(case=case):
+                _, doc, _ = self.replay(case)
+                raw = [load(path) for path in rank_files(case)]
+                counts = raw_counts(raw[0])
+                for other in raw[1:]:
+                    self.assertEqual(raw_counts(other), counts)
+                calls = {}
+                for c in doc["collectives"]:
+                    calls[c["op"]] = calls.get(c["op"], 0) + c["calls"]
+                    self.assertEqual(c["ranks"], 4)
+                    self.assertEqual(c["group_ranks"], 4)
+                self.assertEqual(calls, counts)
+                self.assertEqual(doc["calls_per_rank"], sum(counts.values()))
+                moved = raw_gloo_bytes(raw[0])
+                by_op = {}
+                for c in doc["collectives"]:
+                    by_op[c["op"]] = by_op.get(c["op"], 0) + c["bytes"] * c["calls"]
+                # gloo runs a reduce-scatter as an allreduce of the whole input.
+                self.assertEqual(by_op.get("allreduce", 0) + by_op.get("reducescatter", 0),
+                                 moved.get("gloo:all_reduce", 0))
+                self.assertEqual(by_op.get("allgather", 0), moved.get("gloo:all_gather", 0))
+
+    def test_the_records_fit_the_schema_and_the_csv_holds_them(self):
+        import jsonschema
+        _, doc, rows = self.replay("fsdp2")
+        for kind in ("collective", "rank"):
+            definition = {**self.schema["$defs"][kind], "$schema": self.schema["$schema"]}
+            records = doc[self.schema["$defs"][kind]["x-document-key"]]
+            for record in records:
+                jsonschema.validate(record, definition)
+            self.assertEqual(len([r for r in rows if r["record"] == kind]), len(records))
+        self.assertEqual(doc["schema"], "commbench.replay/1")
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["world_size"], 4)
+        self.assertEqual(doc["backend"], "gloo")
+        self.assertEqual([r["rank"] for r in doc["ranks"]], [0, 1, 2, 3])
+        for record in doc["collectives"]:
+            self.assertGreater(record["seconds"], 0)
+            self.assertAlmostEqual(record["algbw_gbps"], record["bytes"] / record["seconds"] / 1e9, places=9)
+            self.assertAlmostEqual(record["busbw_gbps"] / record["algbw_gbps"], 0.75, places=9)  # (n-1)/n of 4
+
+    def test_the_rank_that_slept_is_named(self):
+        out, doc, _ = self.replay("straggler")
+        self.assertEqual(doc["straggler"], 2)
+        self.assertIn("straggler: rank 2", out)
+        late = {r["rank"]: r for r in doc["ranks"]}[2]
+        self.assertEqual(late["last_arrivals"], doc["calls_per_rank"])
+        # It slept 50 ms before its backward; the others waited most of that for it.
+        self.assertGreater(late["lateness_seconds"], 0.025)
+        self.assertLess(late["lateness_seconds"], 0.075)
+        _, healthy, _ = self.replay("ddp-default")
+        self.assertIsNone(healthy["straggler"])
+
+
+class BadInput(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-replay-bad-")
+        self.outputs = [os.path.join(self.dir, "r.csv"), os.path.join(self.dir, "r.json")]
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def refused(self, *traces):
+        code, out, err = run(*traces, "--csv", self.outputs[0], "--json", self.outputs[1])
+        self.assertEqual(code, 2, out + err)
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertTrue(err.startswith("bench-replay: error: "), err)
+        for path in self.outputs:
+            self.assertFalse(os.path.exists(path), f"{path} left behind")
+        return err.strip()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def test_a_gzip_cut_short_names_the_file_and_offset(self):
+        with open(rank_files("fsdp2")[0], "rb") as f:
+            data = f.read()
+        cut = self.path("cut.json.gz")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) // 2])
+        err = self.refused(cut)
+        self.assertRegex(err, r"cut\.json\.gz: cannot read at byte [0-9]+ of its text \(.+\)$")
+
+    def test_a_json_cut_short_names_the_byte(self):
+        with gzip.open(rank_files("ddp-default")[0], "rb") as f:
+            text = f.read()
+        cut = self.path("cut.json")
+        with open(cut, "wb") as f:
+            f.write(text[:5000])
+        self.assertTrue(self.refused(cut).endswith("cut.json: not a whole JSON trace: cut short at byte 5001"))
+
+    def test_a_file_of_another_format(self):
+        other = self.path("sweep.csv")
+        with open(other, "w") as f:
+            f.write("op,bytes\nallreduce,8\n")
+        self.assertIn("sweep.csv: not a whole JSON trace: malformed at byte 1", self.refused(other))
+
+    def test_a_trace_without_communication(self):
+        doc = load(rank_files("ddp-default")[0])
+        doc["traceEvents"] = [e for e in doc["traceEvents"]
+                              if not e.get("name", "").startswith(("c10d::", "gloo:"))]
+        quiet = self.path("quiet.json")
+        with open(quiet, "w") as f:
+            json.dump(doc, f)
+        self.assertRegex(self.refused(quiet), r"quiet\.json: no communication in the trace of rank 0 \([0-9]+ events read\)$")
+
+    def test_ranks_of_different_runs_or_twice(self):
+        ddp, fsdp = rank_files("ddp-default"), rank_files("fsdp2")
+        self.assertIn("the traces do not line up", self.refused(ddp[0], *fsdp[1:]))
+        self.assertIn("are both rank 0", self.refused(ddp[0], ddp[0]))
+
+    def test_a_folder_without_traces_and_no_trace_at_all(self):
+        empty = self.path("empty")
+        os.mkdir(empty)
+        self.assertTrue(self.refused(empty).endswith("empty: no .json or .json.gz trace in this folder"))
+        code, _, err = run()
+        self.assertEqual(code, 2)
+        self.assertIn("TRACE", err)
+
+
+if __name__ == "__main__":
+    unittest.main()

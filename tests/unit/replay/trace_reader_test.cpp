@@ -1,0 +1,112 @@
+// Reading a trace as it streams: the events handed over one by one, the other members
+// kept, the errors of a file that is no whole JSON trace (naming the byte), and what a
+// c10d operator or gloo range becomes (its operation, type and size).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "commbench/replay/pytorch_trace_reader.hpp"
+#include "json_event_stream.hpp"
+#include "pytorch_comm_events.hpp"
+#include "temp_dir.hpp"
+#include "usage_error.hpp"
+
+namespace commbench {
+namespace {
+
+using testing::TempDir;
+using testing::usage_error_of;
+
+const char* kTrace = R"({"schemaVersion": 1,
+ "distributedInfo": {"backend": "gloo", "rank": 1, "world_size": 2, "pg_count": 1,
+                     "pg_config": [{"pg_name": "0", "pg_size": 2, "ranks": [0, 1]}]},
+ "host_name": "n1",
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "ts": 100.0, "dur": 900.0},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 200.0, "dur": 5.0,
+   "args": {"Input type": ["TensorList", ""], "Input Dims": [[[10, 100]], []]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "ts": 210.0, "dur": 50.0,
+   "args": {"Input type": ["c10::BFloat16"], "Input Dims": [[1000]]}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::_reduce_scatter_base_", "ts": 300.0, "dur": 5.0,
+   "args": {"Input type": ["float", "float"], "Input Dims": [[500], [1000]]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:reduce_scatter", "ts": 310.0, "dur": 20.0, "args": {}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::barrier", "ts": 400.0, "dur": 5.0,
+   "args": {"Input type": ["unsigned char"], "Input Dims": [[1]]}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 500.0, "dur": 5.0}
+ ]})";
+
+TEST(JsonEventStream, HandsOverEachEventAndKeepsTheOtherMembers) {
+  TempDir dir;
+  std::vector<std::string> names;
+  const StreamedTrace trace = stream_trace_events(
+      dir.write("t.json", kTrace), [&](const nlohmann::json& event) { names.push_back(event["name"]); });
+  EXPECT_EQ(trace.events, 7u);
+  ASSERT_EQ(names.size(), 7u);
+  EXPECT_EQ(names[1], "c10d::allreduce_");
+  EXPECT_EQ(trace.members.at("distributedInfo")["pg_config"][0]["pg_size"], 2);
+  EXPECT_EQ(trace.members.at("host_name"), "n1");
+  EXPECT_EQ(trace.members.count("traceEvents"), 0u);
+}
+
+TEST(JsonEventStream, ATraceCutShortNamesTheFileAndByte) {
+  TempDir dir;
+  const std::string text(kTrace);
+  const std::string path = dir.write("cut.json", text.substr(0, 400));
+  EXPECT_EQ(usage_error_of([&] { stream_trace_events(path, [](const nlohmann::json&) {}); }),
+            path + ": not a whole JSON trace: cut short at byte 401");
+  const std::string array = dir.write("array.json", "[1, 2]");
+  EXPECT_EQ(usage_error_of([&] { stream_trace_events(array, [](const nlohmann::json&) {}); }),
+            array + ": not a Chrome trace (its JSON is not an object)");
+  EXPECT_EQ(usage_error_of([&] { stream_trace_events(dir.path("none.json"), [](const nlohmann::json&) {}); }),
+            dir.path("none.json") + ": cannot read (No such file or directory)");
+}
+
+TEST(PytorchTrace, CallsArePairedWithTheBackendsRangesAndSizedAsNcclTestsDoes) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank1.json", kTrace));
+  EXPECT_EQ(trace.rank, 1);
+  EXPECT_EQ(trace.world_size, 2);
+  EXPECT_EQ(trace.backend, "gloo");
+  EXPECT_EQ(trace.host, "n1");
+  ASSERT_EQ(trace.steps.size(), 1u);
+  EXPECT_EQ(trace.steps[0].number, 4);
+  ASSERT_EQ(trace.collectives.size(), 3u);
+  const TracedCollective& allreduce = trace.collectives[0];
+  EXPECT_EQ(allreduce.op, "allreduce");
+  EXPECT_EQ(allreduce.dtype, "bfloat16");  // from the gloo range: the operator's list has no type
+  EXPECT_EQ(allreduce.bytes, 2000u);       // 10 x 100 elements of 2 bytes
+  EXPECT_EQ(allreduce.group_ranks, 2);
+  EXPECT_DOUBLE_EQ(allreduce.issued_us, 200.0);
+  EXPECT_DOUBLE_EQ(allreduce.start_us, 210.0);
+  EXPECT_DOUBLE_EQ(allreduce.end_us, 260.0);
+  EXPECT_EQ(allreduce.step, 4);
+  EXPECT_EQ(trace.collectives[1].op, "reducescatter");
+  EXPECT_EQ(trace.collectives[1].bytes, 4000u);  // the scattered input, 1000 floats
+  EXPECT_EQ(trace.collectives[2].op, "barrier");
+  EXPECT_EQ(trace.collectives[2].bytes, 0u);
+}
+
+TEST(PytorchTrace, ATraceWithoutTheJobOrItsCommunicationIsRefused) {
+  TempDir dir;
+  const std::string plain = dir.write("plain.json", R"({"traceEvents": []})");
+  EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(plain); }),
+            plain + ": no distributedInfo: not the trace of a torch.distributed job's rank");
+  const std::string quiet = dir.write(
+      "quiet.json", R"({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [{"ph": "X", "name": "aten::mm"}]})");
+  EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(quiet); }),
+            quiet + ": no communication in the trace of rank 0 (1 events read)");
+}
+
+TEST(PytorchTrace, OperatorNamesBecomeOperations) {
+  EXPECT_EQ(canonical_comm_op("c10d::_allgather_base_"), "allgather");
+  EXPECT_EQ(canonical_comm_op("c10d::allgather_into_tensor_coalesced_"), "allgather");
+  EXPECT_EQ(canonical_comm_op("c10d::reduce_scatter_tensor_coalesced_"), "reducescatter");
+  EXPECT_EQ(canonical_comm_op("gloo:all_to_all"), "alltoall");
+  EXPECT_EQ(canonical_comm_op("c10d::recv_any_source_"), "recv");
+  EXPECT_EQ(canonical_comm_op("c10d::monitored_barrier_"), "barrier");
+  EXPECT_EQ(canonical_comm_op("c10d::wait"), "");
+  EXPECT_EQ(canonical_comm_op("aten::all_reduce"), "");
+}
+
+}  // namespace
+}  // namespace commbench

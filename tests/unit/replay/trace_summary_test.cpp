@@ -1,0 +1,87 @@
+// The ranks' traces held together: calls matched by their place, the bandwidth once the
+// last rank arrived, the rank the others waited for, and traces that are not of one run.
+#include <gtest/gtest.h>
+
+#include "commbench/replay/trace_summary.hpp"
+#include "usage_error.hpp"
+
+namespace commbench {
+namespace {
+
+using testing::usage_error_of;
+
+// Rank `rank` of 4 with one 1 MB allreduce per duration (µs).
+RankTrace rank_trace(int rank, const std::vector<double>& durations_us) {
+  RankTrace trace;
+  trace.path = "rank" + std::to_string(rank) + ".json";
+  trace.rank = rank;
+  trace.world_size = 4;
+  double t = 0;
+  for (const double d : durations_us) {
+    TracedCollective c;
+    c.op = "allreduce";
+    c.collective = Collective::allreduce;
+    c.dtype = "float32";
+    c.bytes = 1'000'000;
+    c.group_ranks = 4;
+    c.start_us = t;
+    c.end_us = t + d;
+    t += 10'000;
+    trace.collectives.push_back(c);
+  }
+  return trace;
+}
+
+TEST(TraceSummary, TheShortestCallIsTheLastArrivalAndSetsTheBandwidth) {
+  // Rank 2 comes 4 ms late to every call: the others' calls last 5 ms, its own 1 ms.
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 4; ++rank) traces.push_back(rank_trace(rank, std::vector<double>(5, rank == 2 ? 1000 : 5000)));
+  const TraceSummary summary = summarize_traces(traces);
+  ASSERT_EQ(summary.classes.size(), 1u);
+  const TracedClass& c = summary.classes[0];
+  EXPECT_EQ(c.calls, 5u);
+  EXPECT_DOUBLE_EQ(c.seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(c.wait_seconds, 3e-3);  // 3 of 4 ranks waited 4 ms
+  EXPECT_DOUBLE_EQ(*c.algbw_gbps, 1.0);
+  EXPECT_DOUBLE_EQ(*c.busbw_gbps, 1.5);  // 2 (n-1)/n on 4 ranks
+  ASSERT_TRUE(summary.straggler.has_value());
+  EXPECT_EQ(*summary.straggler, 2);
+  EXPECT_EQ(summary.ranks[2].last_arrivals, 5u);
+  EXPECT_DOUBLE_EQ(*summary.ranks[2].lateness_seconds, 4e-3);
+  EXPECT_DOUBLE_EQ(summary.ranks[0].wait_seconds, 5 * 4e-3);
+  EXPECT_EQ(summary.verdict, "straggler: rank 2 arrives last at 5 of 5 calls, 4 ms after the others' median");
+}
+
+TEST(TraceSummary, ArrivalsSpreadOverTheRanksNameNoStraggler) {
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 4; ++rank) {
+    std::vector<double> durations(8, 2000);
+    durations[static_cast<std::size_t>(rank)] = 1000;
+    durations[static_cast<std::size_t>(rank) + 4] = 1000;
+    traces.push_back(rank_trace(rank, durations));
+  }
+  const TraceSummary summary = summarize_traces(traces);
+  EXPECT_FALSE(summary.straggler.has_value());
+  EXPECT_EQ(summary.ranks[1].last_arrivals, 2u);
+}
+
+TEST(TraceSummary, TracesOfDifferentRunsAreRefused) {
+  std::vector<RankTrace> two{rank_trace(0, {1, 1}), rank_trace(1, {1, 1})};
+  two[1].world_size = 8;
+  EXPECT_EQ(usage_error_of([&] { summarize_traces(two); }),
+            "rank1.json is rank 1 of 8 ranks, rank0.json of 4: traces of different runs");
+  std::vector<RankTrace> twice{rank_trace(0, {1}), rank_trace(0, {1})};
+  twice[1].path = "again.json";
+  EXPECT_EQ(usage_error_of([&] { summarize_traces(twice); }), "rank0.json and again.json are both rank 0");
+  std::vector<RankTrace> short_one{rank_trace(0, {1, 1}), rank_trace(1, {1})};
+  EXPECT_EQ(usage_error_of([&] { summarize_traces(short_one); }),
+            "rank1.json holds 1 collective calls, rank0.json holds 2: the traces do not line up (different runs or "
+            "steps)");
+  std::vector<RankTrace> other_op{rank_trace(0, {1, 1}), rank_trace(1, {1, 1})};
+  other_op[1].collectives[1].op = "allgather";
+  EXPECT_EQ(usage_error_of([&] { summarize_traces(other_op); }),
+            "call 2 is allgather in rank1.json and allreduce in rank0.json: the traces do not line up");
+}
+
+}  // namespace
+}  // namespace commbench
