@@ -17,11 +17,13 @@ std::string optional_text(const std::optional<double>& value, double scale = 1) 
 
 }  // namespace
 
-Record traced_class_record(const TracedClass& c) {
+Record traced_class_record(const TracedClass& c, const FabricFigure& fabric) {
   return {&record_kind("collective"),
-          {c.op, c.dtype, whole_value(c.bytes), c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{},
-           std::int64_t{c.ranks}, whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps),
-           optional_value(c.busbw_gbps)},
+          {c.op, c.dtype, whole_value(c.bytes),
+           c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{}, std::int64_t{c.ranks},
+           whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps),
+           optional_value(c.busbw_gbps), optional_value(fabric.seconds), optional_value(fabric.busbw_gbps),
+           optional_value(fabric.ratio)},
           {}};
 }
 
@@ -33,29 +35,53 @@ Record rank_trace_record(const RankTraceSummary& rank) {
           {}};
 }
 
-void add_replay_records(const std::function<void(const Record&)>& add, const TraceSummary& summary) {
-  for (const TracedClass& c : summary.classes) add(traced_class_record(c));
+void add_replay_records(const std::function<void(const Record&)>& add, const TraceSummary& summary,
+                        const FabricComparison* fabric) {
+  for (std::size_t i = 0; i < summary.classes.size(); ++i)
+    add(traced_class_record(summary.classes[i], fabric ? fabric->classes[i] : FabricFigure{}));
   for (const RankTraceSummary& rank : summary.ranks) add(rank_trace_record(rank));
 }
 
-void print_replay_report(const TraceSummary& summary) {
+namespace {
+
+std::vector<TextColumn> class_columns(bool with_fabric) {
+  std::vector<TextColumn> columns{{{"op"}, Align::left, 14},          {{"dtype"}, Align::left, 9},
+                                  {{"size"}, Align::right, 10},       {{"group"}, Align::right, 6},
+                                  {{"calls"}, Align::right, 6},       {{"time ms"}, Align::right, 10},
+                                  {{"wait ms"}, Align::right, 10},    {{"algbw GB/s"}, Align::right, 11},
+                                  {{"busbw GB/s"}, Align::right, 11}};
+  if (with_fabric) {
+    columns.push_back({{"fabric GB/s"}, Align::right, 12});
+    columns.push_back({{"of fabric"}, Align::right, 10});
+  }
+  return columns;
+}
+
+}  // namespace
+
+void print_replay_report(const TraceSummary& summary, const FabricComparison* fabric) {
   fmt::print("# bench-replay: {} rank{} of {} ({}), {} collective calls per rank\n", summary.ranks.size(),
              summary.ranks.size() == 1 ? "" : "s", summary.world_size,
              summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
-  TextTable classes({{{"op"}, Align::left, 14},
-                     {{"dtype"}, Align::left, 9},
-                     {{"size"}, Align::right, 10},
-                     {{"group"}, Align::right, 6},
-                     {{"calls"}, Align::right, 6},
-                     {{"time ms"}, Align::right, 10},
-                     {{"wait ms"}, Align::right, 10},
-                     {{"algbw GB/s"}, Align::right, 11},
-                     {{"busbw GB/s"}, Align::right, 11}},
-                    "  ", "  ");
-  for (const TracedClass& c : summary.classes)
-    classes.add_row({c.op, c.dtype.empty() ? "?" : c.dtype, format_size(c.bytes),
-                     c.group_ranks > 0 ? std::to_string(c.group_ranks) : "?", std::to_string(c.calls), ms(c.seconds),
-                     ms(c.wait_seconds), optional_text(c.algbw_gbps), optional_text(c.busbw_gbps)});
+  TextTable classes(class_columns(fabric != nullptr), "  ", "  ");
+  for (std::size_t i = 0; i < summary.classes.size(); ++i) {
+    const TracedClass& c = summary.classes[i];
+    std::vector<std::string> row{c.op,
+                                 c.dtype.empty() ? "?" : c.dtype,
+                                 format_size(c.bytes),
+                                 c.group_ranks > 0 ? std::to_string(c.group_ranks) : "?",
+                                 std::to_string(c.calls),
+                                 ms(c.seconds),
+                                 ms(c.wait_seconds),
+                                 optional_text(c.algbw_gbps),
+                                 optional_text(c.busbw_gbps)};
+    if (fabric) {
+      row.push_back(optional_text(fabric->classes[i].busbw_gbps));
+      const std::optional<double>& ratio = fabric->classes[i].ratio;
+      row.push_back(ratio ? significant_text(100 * *ratio, 3) + "%" : "-");
+    }
+    classes.add_row(row);
+  }
   fmt::print("{}", classes.render());
   TextTable ranks({{{"rank"}, Align::right, 5},
                    {{"host"}, Align::left, 12},
@@ -71,6 +97,10 @@ void print_replay_report(const TraceSummary& summary) {
                    optional_text(rank.lateness_seconds, 1e3)});
   fmt::print("{}", ranks.render());
   fmt::print("verdict: {}\n", summary.verdict);
+  if (fabric) {
+    fmt::print("fabric: {}\n", fabric->verdict);
+    for (const std::string& note : fabric->notes) fmt::print("# note: {}\n", note);
+  }
   std::fflush(stdout);
 }
 

@@ -6,13 +6,16 @@
 
 #include "commbench/core/record.hpp"
 #include "commbench/replay/trace_summary.hpp"
+#include "replay_fabric.hpp"
 
 namespace commbench {
 
-Record traced_class_record(const TracedClass& c);
+// `fabric`: the class's figures from --fabric, empty without.
+Record traced_class_record(const TracedClass& c, const FabricFigure& fabric);
 Record rank_trace_record(const RankTraceSummary& rank);
-// Every class, then every rank, to `add`.
-void add_replay_records(const std::function<void(const Record&)>& add, const TraceSummary& summary);
-void print_replay_report(const TraceSummary& summary);
+// Every class, then every rank, to `add`; `fabric` null without --fabric.
+void add_replay_records(const std::function<void(const Record&)>& add, const TraceSummary& summary,
+                        const FabricComparison* fabric);
+void print_replay_report(const TraceSummary& summary, const FabricComparison* fabric);
 
 }  // namespace commbench

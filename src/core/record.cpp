@@ -144,6 +144,9 @@ constexpr std::array kTracedColumns{
     Column{"wait_seconds", number, "s", false},
     Column{"algbw_gbps", number, "GB/s", true},
     Column{"busbw_gbps", number, "GB/s", true},
+    Column{"fabric_seconds", number, "s", true},
+    Column{"fabric_busbw_gbps", number, "GB/s", true},
+    Column{"fabric_ratio", number, "fraction", true},
 };
 
 // bench-replay's ranks: one rank's trace, its communication and its arrivals.

@@ -17,6 +17,8 @@ import tempfile
 import unittest
 
 BIN = os.environ.get("COMMBENCH_BENCH_REPLAY", "build/bench/bench-replay")
+COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = os.path.join(HERE, "..", "fixtures", "traces")
 SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "records.schema.json")
@@ -162,6 +164,64 @@ class Reading(unittest.TestCase):
         self.assertIsNone(healthy["straggler"])
 
 
+@unittest.skipUnless(COLLECTIVES and MPIEXEC, "COMMBENCH_BENCH_COLLECTIVES or COMMBENCH_MPIEXEC not set")
+class Fabric(unittest.TestCase):
+    """--fabric against a real bench-collectives sweep on 4 MPI ranks of this machine."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="commbench-replay-fabric-")
+        cls.sweep = os.path.join(cls.dir, "sweep.csv")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_mpi_yield_when_idle="1")
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", COLLECTIVES, "--backend", "mpi",
+                            "--op", "allgather,reducescatter", "-b", "1M", "-e", "8M", "-f", "2", "-n", "3",
+                            "-w", "1", "--csv", cls.sweep], capture_output=True, text=True, timeout=300, env=env)
+        if p.returncode != 0:
+            raise AssertionError("bench-collectives failed: " + p.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def sweep_points(self, op):
+        with open(self.sweep, newline="") as f:
+            rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#")) if r["op"] == op]
+        return sorted((int(r["bytes"]), float(r["time_us"]) * 1e-6) for r in rows)
+
+    def test_each_class_is_held_against_the_sweep_at_its_size(self):
+        path = os.path.join(self.dir, "fsdp2.json")
+        code, out, err = run(os.path.join(TRACES, "fsdp2"), "--fabric", self.sweep, "--json", path)
+        self.assertEqual(code, 0, err)
+        with open(path) as f:
+            doc = json.load(f)
+        job = fabric = 0.0
+        for c in doc["collectives"]:
+            points = self.sweep_points(c["op"])
+            below = [t for b, t in points if b <= c["bytes"]][-1]
+            above = [t for b, t in points if b >= c["bytes"]][0]
+            # 4 MiB and a few bytes: between the sweep's 4 MiB and 8 MiB times.
+            self.assertGreaterEqual(c["fabric_seconds"], min(below, above) * 0.999)
+            self.assertLessEqual(c["fabric_seconds"], max(below, above) * 1.001)
+            self.assertAlmostEqual(c["fabric_ratio"], c["fabric_seconds"] / c["seconds"], places=9)
+            self.assertAlmostEqual(c["fabric_busbw_gbps"], c["busbw_gbps"] / c["fabric_ratio"], places=9)
+            job += c["seconds"] * c["calls"]
+            fabric += c["fabric_seconds"] * c["calls"]
+        self.assertAlmostEqual(doc["fabric"]["job_seconds"], job, places=9)
+        self.assertAlmostEqual(doc["fabric"]["fabric_seconds"], fabric, places=9)
+        self.assertIn(f"{100 * fabric / job:.3g}% of the fabric's busbw", out)
+
+    def test_an_operation_the_sweep_lacks_is_a_note_not_a_guess(self):
+        path = os.path.join(self.dir, "ddp.json")
+        code, out, err = run(os.path.join(TRACES, "ddp-default"), "--fabric", self.sweep, "--json", path)
+        self.assertEqual(code, 0, err)
+        with open(path) as f:
+            doc = json.load(f)
+        self.assertTrue(all(c["fabric_ratio"] is None for c in doc["collectives"]))
+        self.assertIn("no fabric figure", out)
+        self.assertEqual(doc["fabric"]["verdict"], "no call of the job could be held against the fabric")
+
+
 class BadInput(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="commbench-replay-bad-")
@@ -218,6 +278,12 @@ class BadInput(unittest.TestCase):
         ddp, fsdp = rank_files("ddp-default"), rank_files("fsdp2")
         self.assertIn("the traces do not line up", self.refused(ddp[0], *fsdp[1:]))
         self.assertIn("are both rank 0", self.refused(ddp[0], ddp[0]))
+
+    def test_a_fabric_file_that_cannot_be_read(self):
+        code, _, err = run(os.path.join(TRACES, "ddp-default"), "--fabric", self.path("none.csv"))
+        self.assertEqual(code, 2)
+        self.assertEqual(err.strip(), f"bench-replay: error: --fabric {self.path('none.csv')}: cannot read "
+                                      "(No such file or directory)")
 
     def test_a_folder_without_traces_and_no_trace_at_all(self):
         empty = self.path("empty")

@@ -1,0 +1,62 @@
+#include "replay_fabric.hpp"
+
+#include <fmt/format.h>
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
+
+namespace commbench {
+
+namespace {
+
+std::optional<Collective> collective_named(const std::string& op) {
+  for (const Collective collective : {Collective::allreduce, Collective::allgather, Collective::reducescatter,
+                                      Collective::broadcast, Collective::reduce, Collective::alltoall})
+    if (name_of(collective) == op) return collective;
+  return std::nullopt;
+}
+
+}  // namespace
+
+FabricComparison compare_with_fabric(const TraceSummary& summary, const CommunicationCostModel& fabric, int nodes) {
+  FabricComparison comparison;
+  for (const TracedClass& c : summary.classes) {
+    FabricFigure figure;
+    const std::optional<Collective> collective = collective_named(c.op);
+    if (!collective || c.bytes == 0 || c.group_ranks < 2 || !c.busbw_gbps) {
+      comparison.classes.push_back(figure);
+      continue;
+    }
+    CommunicationCostQuery query;
+    query.op = *collective;
+    query.bytes = c.bytes;
+    query.ranks = c.group_ranks;
+    query.nodes = std::max(1, std::min(nodes, c.group_ranks));
+    try {
+      figure.seconds = fabric.seconds(query);
+    } catch (const UsageError& e) {
+      comparison.notes.push_back(fmt::format("{} of {}: no fabric figure ({})", c.op, format_size(c.bytes), e.what()));
+      comparison.classes.push_back(figure);
+      continue;
+    }
+    if (*figure.seconds > 0) {
+      figure.busbw_gbps = *c.busbw_gbps * c.seconds / *figure.seconds;
+      figure.ratio = *c.busbw_gbps / *figure.busbw_gbps;
+      comparison.job_seconds += c.seconds * static_cast<double>(c.calls);
+      comparison.fabric_seconds += *figure.seconds * static_cast<double>(c.calls);
+    }
+    comparison.classes.push_back(figure);
+  }
+  if (comparison.job_seconds > 0)
+    comparison.verdict = fmt::format(
+        "the job's collectives ran at {}% of the fabric's busbw: {} ms per rank, {} ms at the fabric's speed ({})",
+        significant_text(100 * comparison.fabric_seconds / comparison.job_seconds, 3),
+        significant_text(comparison.job_seconds * 1e3, 4), significant_text(comparison.fabric_seconds * 1e3, 4),
+        fabric.basis());
+  else
+    comparison.verdict = "no call of the job could be held against the fabric";
+  return comparison;
+}
+
+}  // namespace commbench
