@@ -13,147 +13,212 @@ namespace {
 
 using nlohmann::json;
 
-// Builds one JSON value from SAX events; pointers on the stack stay valid because only the
-// innermost open container grows.
-class ValueBuilder {
+// Where the scan is in the document's top-level object.
+enum class Place { before, expect_key, in_key, expect_colon, expect_value, in_value, after_value, in_events, in_event, done };
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+class TraceScanner {
  public:
-  bool active() const { return !stack_.empty(); }
-  void open(json value) {
-    if (stack_.empty()) {
-      root_ = std::move(value);
-      stack_.push_back(&root_);
-      return;
-    }
-    json& top = *stack_.back();
-    if (top.is_object()) {
-      stack_.push_back(&(top[key_] = std::move(value)));
-    } else {
-      top.push_back(std::move(value));
-      stack_.push_back(&top.back());
-    }
+  TraceScanner(const std::string& path, StreamedTrace& trace, const std::function<bool(std::string_view)>& wanted,
+               const std::function<void(const json&)>& on_event)
+      : path_(path), trace_(trace), wanted_(wanted), on_event_(on_event) {}
+
+  void feed(const char* data, std::size_t size) {
+    std::size_t capture_from = 0;
+    for (std::size_t i = 0; i < size; ++i) step(data, i, capture_from);
+    if (capturing_) capture_.append(data + capture_from, size - capture_from);
+    offset_ += size;
   }
-  // True when the outermost value is complete.
-  bool close() {
-    stack_.pop_back();
-    return stack_.empty();
+
+  void finish() const {
+    if (place_ != Place::done)
+      throw UsageError(fmt::format("{}: not a whole JSON trace: cut short after byte {}", path_, offset_));
   }
-  void key(std::string key) { key_ = std::move(key); }
-  void value(json value) {
-    json& top = *stack_.back();
-    if (top.is_object())
-      top[key_] = std::move(value);
-    else
-      top.push_back(std::move(value));
-  }
-  json take() { return std::move(root_); }
 
  private:
-  json root_;
-  std::vector<json*> stack_;
-  std::string key_;
-};
-
-class TraceSax final : public nlohmann::json_sax<json> {
- public:
-  TraceSax(StreamedTrace& trace, const std::function<void(const json&)>& on_event)
-      : trace_(trace), on_event_(on_event) {}
-
-  bool null() override { return scalar(nullptr); }
-  bool boolean(bool value) override { return scalar(value); }
-  bool number_integer(number_integer_t value) override { return scalar(value); }
-  bool number_unsigned(number_unsigned_t value) override { return scalar(value); }
-  bool number_float(number_float_t value, const string_t&) override { return scalar(value); }
-  bool string(string_t& value) override { return scalar(std::move(value)); }
-  bool binary(binary_t&) override { return true; }
-  bool key(string_t& key) override {
-    if (builder_.active())
-      builder_.key(std::move(key));
-    else if (depth_ == 1)
-      member_ = std::move(key);
-    return true;
+  [[noreturn]] void malformed(std::uint64_t at) const {
+    throw UsageError(fmt::format("{}: not a whole JSON trace: malformed at byte {}", path_, at));
   }
-  bool start_object(std::size_t) override { return open(json::object()); }
-  bool start_array(std::size_t) override { return open(json::array()); }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
-    position_ = position;
-    message_ = e.what();
+
+  // Tracks strings and brackets inside a value being captured; true when it ends with `c`.
+  bool value_ends(char c) {
+    if (in_string_) {
+      if (escape_)
+        escape_ = false;
+      else if (c == '\\')
+        escape_ = true;
+      else if (c == '"')
+        in_string_ = false;
+      return depth_ == 0 && !in_string_ && c == '"';
+    }
+    if (c == '"') {
+      in_string_ = true;
+    } else if (c == '{' || c == '[') {
+      ++depth_;
+    } else if (c == '}' || c == ']') {
+      --depth_;
+      return depth_ == 0;
+    }
     return false;
   }
 
-  std::size_t position() const { return position_; }
-  const std::string& message() const { return message_; }
-  bool top_is_object() const { return top_is_object_; }
-
- private:
-  bool scalar(json value) {
-    if (builder_.active())
-      builder_.value(std::move(value));
-    else if (depth_ == 1)
-      trace_.members[member_] = std::move(value);
-    return true;
-  }
-  bool open(json value) {
-    if (depth_ == 0) {
-      top_is_object_ = value.is_object();
-      ++depth_;
-      return top_is_object_;
-    }
-    if (!builder_.active() && depth_ == 1 && member_ == "traceEvents" && value.is_array()) {
-      trace_.had_events = true;
-      in_events_ = true;
-    } else {
-      builder_.open(std::move(value));
-    }
-    ++depth_;
-    return true;
-  }
-  bool close() {
-    --depth_;
-    if (in_events_ && depth_ == 1) {
-      in_events_ = false;
-      return true;
-    }
-    if (builder_.active() && builder_.close()) {
-      if (in_events_) {
-        ++trace_.events;
-        on_event_(builder_.take());
-      } else {
-        trace_.members[member_] = builder_.take();
-      }
-    }
-    return true;
+  void start_capture(std::size_t i, std::size_t& capture_from) {
+    capturing_ = true;
+    capture_.clear();
+    capture_from = i;
+    capture_start_ = offset_ + i + 1;
   }
 
+  std::string_view end_capture(const char* data, std::size_t end, std::size_t capture_from) {
+    capturing_ = false;
+    capture_.append(data + capture_from, end - capture_from);
+    return capture_;
+  }
+
+  json parse_captured(std::string_view text) const {
+    try {
+      return json::parse(text);
+    } catch (const json::parse_error& e) {
+      malformed(capture_start_ + (e.byte > 0 ? e.byte - 1 : 0));
+    }
+  }
+
+  void step(const char* data, std::size_t i, std::size_t& capture_from) {
+    const char c = data[i];
+    const std::uint64_t at = offset_ + i + 1;
+    switch (place_) {
+      case Place::before:
+        if (c == '{')
+          place_ = Place::expect_key;
+        else if (!is_space(c))
+          malformed(at);
+        return;
+      case Place::expect_key:
+        if (c == '"') {
+          key_.clear();
+          place_ = Place::in_key;
+        } else if (c == '}') {
+          place_ = Place::done;
+        } else if (!is_space(c)) {
+          malformed(at);
+        }
+        return;
+      case Place::in_key:
+        if (escape_) {
+          escape_ = false;
+          key_ += c;
+        } else if (c == '\\') {
+          escape_ = true;
+        } else if (c == '"') {
+          place_ = Place::expect_colon;
+        } else {
+          key_ += c;
+        }
+        return;
+      case Place::expect_colon:
+        if (c == ':')
+          place_ = Place::expect_value;
+        else if (!is_space(c))
+          malformed(at);
+        return;
+      case Place::expect_value:
+        if (is_space(c)) return;
+        if (key_ == "traceEvents" && c == '[') {
+          trace_.had_events = true;
+          place_ = Place::in_events;
+          return;
+        }
+        start_capture(i, capture_from);
+        place_ = Place::in_value;
+        depth_ = 0;
+        if (c != '{' && c != '[' && c != '"') {  // a number, true, false or null
+          scalar_ = true;
+          return;
+        }
+        scalar_ = false;
+        value_ends(c);
+        return;
+      case Place::in_value:
+        if (scalar_) {
+          if (c == ',' || c == '}' || is_space(c)) {
+            trace_.members[key_] = parse_captured(end_capture(data, i, capture_from));
+            place_ = Place::after_value;
+            step(data, i, capture_from);
+          }
+          return;
+        }
+        if (value_ends(c)) {
+          trace_.members[key_] = parse_captured(end_capture(data, i + 1, capture_from));
+          place_ = Place::after_value;
+        }
+        return;
+      case Place::after_value:
+        if (c == ',')
+          place_ = Place::expect_key;
+        else if (c == '}')
+          place_ = Place::done;
+        else if (!is_space(c))
+          malformed(at);
+        return;
+      case Place::in_events:
+        if (c == '{') {
+          start_capture(i, capture_from);
+          depth_ = 0;
+          value_ends(c);
+          place_ = Place::in_event;
+        } else if (c == ']') {
+          place_ = Place::after_value;
+        } else if (c != ',' && !is_space(c)) {
+          malformed(at);
+        }
+        return;
+      case Place::in_event:
+        if (value_ends(c)) {
+          const std::string_view text = end_capture(data, i + 1, capture_from);
+          ++trace_.events;
+          if (wanted_(text)) on_event_(parse_captured(text));
+          place_ = Place::in_events;
+        }
+        return;
+      case Place::done:
+        if (!is_space(c)) malformed(at);
+        return;
+    }
+  }
+
+  const std::string& path_;
   StreamedTrace& trace_;
+  const std::function<bool(std::string_view)>& wanted_;
   const std::function<void(const json&)>& on_event_;
-  ValueBuilder builder_;
-  std::string member_;
+  Place place_ = Place::before;
+  std::string key_;
+  std::string capture_;
+  std::uint64_t capture_start_ = 0;
+  std::uint64_t offset_ = 0;
   int depth_ = 0;
-  bool in_events_ = false;
-  bool top_is_object_ = false;
-  std::size_t position_ = 0;
-  std::string message_;
+  bool capturing_ = false;
+  bool in_string_ = false;
+  bool escape_ = false;
+  bool scalar_ = false;
 };
 
 }  // namespace
 
-StreamedTrace stream_trace_events(const std::string& path, const std::function<void(const json&)>& on_event) {
+StreamedTrace stream_trace_events(const std::string& path, const std::function<bool(std::string_view)>& wanted,
+                                  const std::function<void(const json&)>& on_event) {
   TraceInput input(path);
   StreamedTrace trace;
-  TraceSax sax(trace, on_event);
-  const bool parsed = json::sax_parse(input.stream(), &sax, nlohmann::detail::input_format_t::json, true);
+  TraceScanner scanner(path, trace, wanted, on_event);
+  std::vector<char> buffer(std::size_t{1} << 20);
+  for (;;) {
+    const std::size_t got = input.read(buffer.data(), buffer.size());
+    if (got == 0) break;
+    scanner.feed(buffer.data(), got);
+  }
   if (!input.error().empty())
     throw UsageError(fmt::format("{}: cannot read at byte {} of its text ({})", path, input.offset(), input.error()));
-  if (!parsed) {
-    if (sax.position() == 0 && sax.message().empty())
-      throw UsageError(fmt::format("{}: not a Chrome trace (its JSON is not an object)", path));
-    // Nothing after the byte the parser stopped at: the text stops inside a value.
-    const bool cut_short = input.stream().peek() == std::char_traits<char>::eof();
-    throw UsageError(fmt::format("{}: not a whole JSON trace: {} at byte {}{}", path, cut_short ? "cut short" : "malformed",
-                                 sax.position(), input.compressed() ? " of its uncompressed text" : ""));
-  }
+  scanner.finish();
   return trace;
 }
 

@@ -1,7 +1,8 @@
 // Reads a Chrome trace JSON (torch.profiler's export) as it streams: each element of the
-// top-level `traceEvents` array is handed over as a small JSON object and then dropped,
-// and the other top-level members are kept whole. A trace of gigabytes is read in the
-// memory of its largest event.
+// top-level `traceEvents` array is found by a scan of its brackets and strings, and only
+// those the caller wants (by their text) are parsed, handed over and dropped; the other
+// top-level members are kept whole. A trace of gigabytes is read at the speed of the scan,
+// in the memory of its largest event.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace commbench {
 
@@ -18,9 +20,10 @@ struct StreamedTrace {
   bool had_events = false;                         // a traceEvents array was there
 };
 
-// Calls `on_event` for each element of traceEvents in order. UsageError naming `path` and
-// the byte offset when the text is not JSON, is cut short, or is not an object at the top.
-StreamedTrace stream_trace_events(const std::string& path,
+// `wanted` sees each event's JSON text; `on_event` gets the events it wanted, parsed, in
+// order. UsageError naming `path` and the byte when the text is not a JSON object, is
+// malformed where the scan or a wanted event's parse finds it, or is cut short.
+StreamedTrace stream_trace_events(const std::string& path, const std::function<bool(std::string_view text)>& wanted,
                                   const std::function<void(const nlohmann::json& event)>& on_event);
 
 }  // namespace commbench

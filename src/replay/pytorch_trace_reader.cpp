@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -39,7 +40,13 @@ int integer_member(const json& object, const char* key, const std::string& path)
 
 RankTrace read_pytorch_trace(const std::string& path) {
   PytorchCommEvents events;
-  const StreamedTrace streamed = stream_trace_events(path, [&](const json& event) { events.add(event); });
+  // Only the events that can be communication or a step are parsed: most of a trace is
+  // the model's own operators.
+  const auto wanted = [](std::string_view text) {
+    return text.find("c10d::") != std::string_view::npos || text.find("gloo:") != std::string_view::npos ||
+           text.find("ProfilerStep#") != std::string_view::npos;
+  };
+  const StreamedTrace streamed = stream_trace_events(path, wanted, [&](const json& event) { events.add(event); });
   if (!streamed.had_events) throw NotATrace(fmt::format("{}: not a Chrome trace (no traceEvents array)", path));
   const auto info = streamed.members.find("distributedInfo");
   if (info == streamed.members.end() || !info->second.is_object())

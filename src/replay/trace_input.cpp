@@ -2,10 +2,10 @@
 
 #include <zlib.h>
 
-#include <array>
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
-#include <streambuf>
 
 #include <fmt/format.h>
 
@@ -13,75 +13,35 @@
 
 namespace commbench {
 
-namespace {
-
-// zlib's gzread reads plain files too, so one buffer serves both kinds.
-class GzipBuffer final : public std::streambuf {
- public:
-  explicit GzipBuffer(gzFile file) : file_(file) {}
-  ~GzipBuffer() override { gzclose(file_); }
-  GzipBuffer(const GzipBuffer&) = delete;
-  GzipBuffer& operator=(const GzipBuffer&) = delete;
-
-  std::uint64_t offset() const { return delivered_ - static_cast<std::uint64_t>(egptr() - gptr()); }
-  const std::string& error() const { return error_; }
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    const int got = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
-    if (got < 0) {
-      int code = 0;
-      const char* message = gzerror(file_, &code);
-      error_ = code == Z_ERRNO ? std::strerror(errno) : message;
-      return traits_type::eof();
-    }
-    if (got == 0) {
-      // A gzip stream cut short reads as a clean end with Z_BUF_ERROR pending.
-      int code = 0;
-      const char* message = gzerror(file_, &code);
-      if (code != Z_OK) error_ = message;
-      return traits_type::eof();
-    }
-    delivered_ += static_cast<std::uint64_t>(got);
-    setg(buffer_.data(), buffer_.data(), buffer_.data() + got);
-    return traits_type::to_int_type(*gptr());
-  }
-
- private:
-  gzFile file_;
-  std::array<char, 1 << 16> buffer_{};
-  std::uint64_t delivered_ = 0;
-  std::string error_;
-};
-
-}  // namespace
-
-struct TraceInput::State {
-  std::unique_ptr<GzipBuffer> buffer;
-  std::unique_ptr<std::istream> stream;
-  bool compressed = false;
-};
-
-TraceInput::TraceInput(const std::string& path) : state_(std::make_unique<State>()) {
+TraceInput::TraceInput(const std::string& path) {
   errno = 0;
   gzFile file = gzopen(path.c_str(), "rb");
   if (file == nullptr)
     throw UsageError(fmt::format("{}: cannot read ({})", path, errno != 0 ? std::strerror(errno) : "out of memory"));
   gzbuffer(file, 1 << 17);
-  state_->compressed = gzdirect(file) == 0;
-  state_->buffer = std::make_unique<GzipBuffer>(file);
-  state_->stream = std::make_unique<std::istream>(state_->buffer.get());
+  compressed_ = gzdirect(file) == 0;
+  file_ = file;
 }
 
-TraceInput::~TraceInput() {
-  state_->stream.reset();
-  state_->buffer.reset();
-}
+TraceInput::~TraceInput() { gzclose(static_cast<gzFile>(file_)); }
 
-std::istream& TraceInput::stream() { return *state_->stream; }
-std::uint64_t TraceInput::offset() const { return state_->buffer->offset(); }
-bool TraceInput::compressed() const { return state_->compressed; }
-std::string TraceInput::error() const { return state_->buffer->error(); }
+std::size_t TraceInput::read(char* data, std::size_t size) {
+  gzFile file = static_cast<gzFile>(file_);
+  const int got = gzread(file, data, static_cast<unsigned>(std::min<std::size_t>(size, INT_MAX)));
+  int code = Z_OK;
+  if (got < 0) {
+    const char* message = gzerror(file, &code);
+    error_ = code == Z_ERRNO ? std::strerror(errno) : message;
+    return 0;
+  }
+  if (got == 0) {
+    // A gzip stream cut short reads as an end with Z_BUF_ERROR pending.
+    const char* message = gzerror(file, &code);
+    if (code != Z_OK) error_ = message;
+    return 0;
+  }
+  offset_ += static_cast<std::uint64_t>(got);
+  return static_cast<std::size_t>(got);
+}
 
 }  // namespace commbench

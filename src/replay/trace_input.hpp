@@ -2,9 +2,8 @@
 // torch.profiler writes `.json.gz`), told apart by its first bytes, not its name.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <istream>
-#include <memory>
 #include <string>
 
 namespace commbench {
@@ -17,16 +16,19 @@ class TraceInput {
   TraceInput(const TraceInput&) = delete;
   TraceInput& operator=(const TraceInput&) = delete;
 
-  std::istream& stream();
-  // Bytes of the (uncompressed) text handed out so far.
-  std::uint64_t offset() const;
-  bool compressed() const;
-  // A read error of the file (a corrupt gzip member): empty when none.
-  std::string error() const;
+  // Up to `size` bytes of the (uncompressed) text; 0 at its end or on a read error.
+  std::size_t read(char* data, std::size_t size);
+  // Bytes of text handed out so far.
+  std::uint64_t offset() const { return offset_; }
+  bool compressed() const { return compressed_; }
+  // Why the last read failed (a corrupt or cut gzip stream, an I/O error); empty when none.
+  const std::string& error() const { return error_; }
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  void* file_;  // gzFile: zlib's gzread reads plain files too
+  std::uint64_t offset_ = 0;
+  bool compressed_ = false;
+  std::string error_;
 };
 
 }  // namespace commbench

@@ -257,7 +257,7 @@ class BadInput(unittest.TestCase):
         cut = self.path("cut.json")
         with open(cut, "wb") as f:
             f.write(text[:5000])
-        self.assertTrue(self.refused(cut).endswith("cut.json: not a whole JSON trace: cut short at byte 5001"))
+        self.assertTrue(self.refused(cut).endswith("cut.json: not a whole JSON trace: cut short after byte 5000"))
 
     def test_a_file_of_another_format(self):
         other = self.path("sweep.csv")

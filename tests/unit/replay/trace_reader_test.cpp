@@ -3,6 +3,7 @@
 // c10d operator or gloo range becomes (its operation, type and size).
 #include <gtest/gtest.h>
 
+#include <string_view>
 #include <vector>
 
 #include "commbench/replay/pytorch_trace_reader.hpp"
@@ -39,25 +40,31 @@ TEST(JsonEventStream, HandsOverEachEventAndKeepsTheOtherMembers) {
   TempDir dir;
   std::vector<std::string> names;
   const StreamedTrace trace = stream_trace_events(
-      dir.write("t.json", kTrace), [&](const nlohmann::json& event) { names.push_back(event["name"]); });
+      dir.write("t.json", kTrace), [](std::string_view text) { return text.find("aten::") == std::string_view::npos; },
+      [&](const nlohmann::json& event) { names.push_back(event["name"]); });
   EXPECT_EQ(trace.events, 7u);
-  ASSERT_EQ(names.size(), 7u);
+  ASSERT_EQ(names.size(), 6u);  // not the one the filter passed over
   EXPECT_EQ(names[1], "c10d::allreduce_");
   EXPECT_EQ(trace.members.at("distributedInfo")["pg_config"][0]["pg_size"], 2);
   EXPECT_EQ(trace.members.at("host_name"), "n1");
   EXPECT_EQ(trace.members.count("traceEvents"), 0u);
 }
 
-TEST(JsonEventStream, ATraceCutShortNamesTheFileAndByte) {
+TEST(JsonEventStream, ATraceCutShortOrMalformedNamesTheFileAndByte) {
   TempDir dir;
+  const auto all = [](std::string_view) { return true; };
+  const auto read = [&](const std::string& path) { stream_trace_events(path, all, [](const nlohmann::json&) {}); };
   const std::string text(kTrace);
-  const std::string path = dir.write("cut.json", text.substr(0, 400));
-  EXPECT_EQ(usage_error_of([&] { stream_trace_events(path, [](const nlohmann::json&) {}); }),
-            path + ": not a whole JSON trace: cut short at byte 401");
+  const std::string cut = dir.write("cut.json", text.substr(0, 400));
+  EXPECT_EQ(usage_error_of([&] { read(cut); }), cut + ": not a whole JSON trace: cut short after byte 400");
   const std::string array = dir.write("array.json", "[1, 2]");
-  EXPECT_EQ(usage_error_of([&] { stream_trace_events(array, [](const nlohmann::json&) {}); }),
-            array + ": not a Chrome trace (its JSON is not an object)");
-  EXPECT_EQ(usage_error_of([&] { stream_trace_events(dir.path("none.json"), [](const nlohmann::json&) {}); }),
+  EXPECT_EQ(usage_error_of([&] { read(array); }), array + ": not a whole JSON trace: malformed at byte 1");
+  // A wanted event that is no JSON: the byte is the file's, not the event's.
+  const std::string bad = dir.write("bad.json", R"({"traceEvents": [{"name": "c10d::x", "ts": 1.2.3}]})");
+  EXPECT_EQ(usage_error_of([&] { read(bad); }), bad + ": not a whole JSON trace: malformed at byte 47");  // the second dot
+  const std::string trailing = dir.write("trailing.json", R"({"traceEvents": []} x)");
+  EXPECT_EQ(usage_error_of([&] { read(trailing); }), trailing + ": not a whole JSON trace: malformed at byte 21");
+  EXPECT_EQ(usage_error_of([&] { read(dir.path("none.json")); }),
             dir.path("none.json") + ": cannot read (No such file or directory)");
 }
 
