@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 namespace commbench {
 
 AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int gpus_per_process) {
@@ -19,8 +21,8 @@ AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int
   }
   if (!any_sees) return choice;  // no GPU anywhere: nothing to say
   if (first_blind >= 0) {
-    choice.note = "--backend auto chose mpi: rank " + std::to_string(first_blind) + " (host " +
-                  ranks[static_cast<std::size_t>(first_blind)].host + ") sees no CUDA device";
+    choice.note = fmt::format("--backend auto chose mpi: rank {} (host {}) sees no CUDA device", first_blind,
+                              ranks[static_cast<std::size_t>(first_blind)].host);
     return choice;
   }
   // The rules device selection applies (device_selection.hpp): the ranks of a host see
@@ -53,10 +55,10 @@ AutoBackendChoice choose_auto_backend(const std::vector<RankDevices>& ranks, int
     const int needed = rank_count * gpus_per_process;
     if (!enough) {
       const int fitting = static_cast<int>(gpus.size()) / gpus_per_process;
-      choice.note = "--backend auto chose mpi: " + std::to_string(rank_count) + " ranks on host " + host + " need " +
-                    std::to_string(needed) + " GPUs for NCCL (it cannot put two ranks on one GPU) but the host has " +
-                    std::to_string(gpus.size()) + "; to measure the GPUs start " + std::to_string(fitting) + " rank" +
-                    (fitting == 1 ? "" : "s") + " per node";
+      choice.note = fmt::format(
+          "--backend auto chose mpi: {} ranks on host {} need {} GPUs for NCCL (it cannot put two ranks on one GPU) "
+          "but the host has {}; to measure the GPUs start {} rank{} per node",
+          rank_count, host, needed, gpus.size(), fitting, fitting == 1 ? "" : "s");
       return choice;
     }
   }

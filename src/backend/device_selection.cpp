@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/launcher_env.hpp"
 #include "commbench/core/name_lookup.hpp"
@@ -77,24 +79,25 @@ DeviceSelection select_devices(const DeviceSelectionInput& in) {
   DeviceSelection selection;
   if (all_disjoint && local_size > 1) {
     if (g > visible)
-      throw UsageError("-g/--gpus-per-process: " + std::to_string(g) + " GPUs per process, but this process on host " +
-                       in.host + " sees " + std::to_string(visible) + visible_text(in));
+      throw UsageError(fmt::format("-g/--gpus-per-process: {} GPUs per process, but this process on host {} sees {}{}",
+                                   g, in.host, visible, visible_text(in)));
     for (int d = 0; d < g; ++d) selection.devices.push_back(d);
     selection.reason = "the launcher gave each process its own GPUs";
     return selection;
   }
   if (!all_same)
-    throw UsageError("CUDA_VISIBLE_DEVICES: the " + std::to_string(local_size) + " processes on host " + in.host +
-                     " see overlapping but different GPU sets; give each process its own GPUs or all of them the same");
+    throw UsageError(
+        fmt::format("CUDA_VISIBLE_DEVICES: the {} processes on host {} see overlapping but different GPU "
+                    "sets; give each process its own GPUs or all of them the same",
+                    local_size, in.host));
   const int needed = local_size * g;
   if (needed > visible)
-    throw UsageError("-g/--gpus-per-process: " + std::to_string(local_size) + " process(es) x " + std::to_string(g) +
-                     " GPU(s) on host " + in.host + " need " + std::to_string(needed) + " GPUs but " +
-                     std::to_string(visible) + " are visible" + visible_text(in) +
-                     "; NCCL cannot put two ranks on one GPU");
+    throw UsageError(
+        fmt::format("-g/--gpus-per-process: {} process(es) x {} GPU(s) on host {} need {} GPUs but {} are "
+                    "visible{}; NCCL cannot put two ranks on one GPU",
+                    local_size, g, in.host, needed, visible, visible_text(in)));
   for (int d = 0; d < g; ++d) selection.devices.push_back(in.local_rank * g + d);
-  selection.reason = "local rank " + std::to_string(in.local_rank) + " of " + std::to_string(local_size) + " on " +
-                     std::to_string(visible) + " shared GPUs";
+  selection.reason = fmt::format("local rank {} of {} on {} shared GPUs", in.local_rank, local_size, visible);
   return selection;
 }
 

@@ -3,6 +3,8 @@
 #include <exception>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "commbench/backend/peer_exchange.hpp"
 #include "commbench/core/error.hpp"
 
@@ -84,8 +86,7 @@ StreamEvent HostStreamSet::record(std::string_view stream) {
 }
 
 void HostStreamSet::wait(std::string_view stream, StreamEvent event) {
-  if (event.id >= event_times_.size())
-    throw UsageError("wait: event " + std::to_string(event.id) + " was never recorded");
+  if (event.id >= event_times_.size()) throw UsageError(fmt::format("wait: event {} was never recorded", event.id));
   Item item;
   item.kind = ItemKind::wait;
   item.event = event.id;
@@ -124,8 +125,7 @@ void HostStreamSet::drain_until(const std::function<bool()>& done) {
 }
 
 bool HostStreamSet::query(StreamEvent event) {
-  if (event.id >= event_times_.size())
-    throw UsageError("query: event " + std::to_string(event.id) + " was never recorded");
+  if (event.id >= event_times_.size()) throw UsageError(fmt::format("query: event {} was never recorded", event.id));
   sweep();
   return event_times_[event.id].has_value();
 }
@@ -151,7 +151,7 @@ void HostStreamSet::forget_events() {
 
 const HostStreamSet::Clock::time_point& HostStreamSet::completed_at(StreamEvent event) const {
   if (event.id >= event_times_.size() || !event_times_[event.id])
-    throw UsageError("elapsed_seconds: event " + std::to_string(event.id) + " has not completed");
+    throw UsageError(fmt::format("elapsed_seconds: event {} has not completed", event.id));
   return *event_times_[event.id];
 }
 

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 
 namespace commbench {
 namespace {
 
-std::string describe(const Transfer& transfer) {
-  return std::to_string(transfer.source) + "->" + std::to_string(transfer.destination);
-}
+std::string describe(const Transfer& transfer) { return fmt::format("{}->{}", transfer.source, transfer.destination); }
 
 }  // namespace
 
@@ -19,7 +19,7 @@ PeerRound::PeerRound(std::vector<Transfer> transfers, int ranks) : transfers_(st
     const Transfer& transfer = transfers_[i];
     const auto outside = [ranks](int rank) { return rank < 0 || rank >= ranks; };
     if (outside(transfer.source) || outside(transfer.destination))
-      throw UsageError("transfer " + describe(transfer) + ": ranks are 0.." + std::to_string(ranks - 1));
+      throw UsageError(fmt::format("transfer {}: ranks are 0..{}", describe(transfer), ranks - 1));
     if (std::find(transfers_.begin(), transfers_.begin() + static_cast<std::ptrdiff_t>(i), transfer) !=
         transfers_.begin() + static_cast<std::ptrdiff_t>(i))
       throw UsageError("transfer " + describe(transfer) + " is listed twice in one round");

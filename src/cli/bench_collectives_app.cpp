@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
@@ -34,7 +36,7 @@ std::optional<std::string> agreed_reason(Bootstrap& world, const std::optional<s
   const int first = world.first_rank_where(local.has_value());
   if (first < 0) return std::nullopt;
   const std::string reason = world.broadcast(local.value_or(""), first);
-  return first == 0 ? reason : reason + " (on rank " + std::to_string(first) + ")";
+  return first == 0 ? reason : fmt::format("{} (on rank {})", reason, first);
 }
 
 // Drops the element types / reductions the backend cannot run when the user asked for
@@ -146,8 +148,9 @@ void print_threshold_failures(const std::vector<std::string>& failures) {
   constexpr std::size_t kShown = 10;
   for (std::size_t i = 0; i < failures.size() && i < kShown; ++i) print_error("threshold failed: " + failures[i]);
   if (failures.size() > kShown)
-    print_error("... and " + std::to_string(failures.size() - kShown) +
-                " more threshold failures (all are listed at the end of the table and in the JSON summary)");
+    print_error(fmt::format(
+        "... and {} more threshold failures (all are listed at the end of the table and in the JSON summary)",
+        failures.size() - kShown));
 }
 
 // The cases to run: the flags' cases the backend can run, agreed over every rank (collective).

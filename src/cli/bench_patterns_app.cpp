@@ -75,7 +75,7 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
   Bootstrap& world = session.world();
   session.step("writing the trace", [&] {
     const std::string own = rank_trace_events(schedule, last_timings, world.rank(),
-                                              "rank " + std::to_string(world.rank()) + " (host " + world.hostname() + ")");
+                                              fmt::format("rank {} (host {})", world.rank(), world.hostname()));
     const std::vector<std::string> fragments = world.all_gather(own);
     if (session.reporting())
       write_file_atomically(path, chrome_trace(fragments, std::string(name_of(config.kind)) + " step, last measured"),

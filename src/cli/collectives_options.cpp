@@ -4,6 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "command_line_parser.hpp"
 
 #include "commbench/cli/flag_values.hpp"
@@ -303,8 +305,8 @@ void validate_for_ranks(const CollectivesOptions& options, int ranks) {
   bool rooted = false;
   for (Collective op : options.ops) rooted = rooted || has_root(op);
   if (options.root >= ranks)
-    throw UsageError("-r/--root: " + std::to_string(options.root) + " is outside [0, " + std::to_string(ranks) + ")" +
-                     (rooted ? "" : " (it would apply to broadcast and reduce)"));
+    throw UsageError(fmt::format("-r/--root: {} is outside [0, {}){}", options.root, ranks,
+                                 rooted ? "" : " (it would apply to broadcast and reduce)"));
   if (options.debug_corrupt_rank >= ranks) throw UsageError("--debug-corrupt-rank: outside [0, ranks)");
 }
 

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -18,7 +20,7 @@ std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64
   }
   if (used == 0 || used != text.size()) throw UsageError(std::string(flag) + ": '" + text + "' is not a whole number");
   if (value < static_cast<long long>(minimum))
-    throw UsageError(std::string(flag) + ": must be at least " + std::to_string(minimum) + " (got " + text + ")");
+    throw UsageError(fmt::format("{}: must be at least {} (got {})", flag, minimum, text));
   return static_cast<std::uint64_t>(value);
 }
 

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/build_info.hpp"
@@ -12,15 +14,13 @@
 namespace commbench {
 namespace {
 
-std::string rank_name(int rank, const std::string& label) {
-  return "rank " + std::to_string(rank) + " (host " + label + ")";
-}
+std::string rank_name(int rank, const std::string& label) { return fmt::format("rank {} (host {})", rank, label); }
 
 // "rank R: GPU ..." for every device of every rank, on every rank.
 std::vector<std::string> gathered_devices(Bootstrap& group, const Backend& backend) {
   std::string local_devices;
   for (const std::string& device : backend.device_descriptions())
-    local_devices += (local_devices.empty() ? "" : "\n") + ("rank " + std::to_string(group.rank()) + ": " + device);
+    local_devices += fmt::format("{}rank {}: {}", local_devices.empty() ? "" : "\n", group.rank(), device);
   std::vector<std::string> devices;
   for (const std::string& lines : group.all_gather(local_devices)) {
     std::size_t start = 0;

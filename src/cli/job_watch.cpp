@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "commbench/runner/stall_hook.hpp"
 
 namespace commbench {
@@ -17,8 +19,7 @@ std::string this_host() {
 
 JobWatch::JobWatch(const std::string& program, double timeout_seconds)
     : timeout_seconds_(timeout_seconds),
-      watchdog_(timeout_seconds, program,
-                "rank " + std::to_string(launcher_rank_or_zero()) + " (host " + this_host() + ")",
+      watchdog_(timeout_seconds, program, fmt::format("rank {} (host {})", launcher_rank_or_zero(), this_host()),
                 [this](const std::string& message) {
                   {
                     std::lock_guard lock(backend_mutex_);

@@ -51,7 +51,7 @@ double interpolate(const std::vector<SweepPoint>& points, std::uint64_t bytes, P
                  static_cast<double>(above->bytes), pick(*above));
 }
 
-std::string size_text(std::uint64_t bytes) { return std::to_string(bytes) + " B"; }
+std::string size_text(std::uint64_t bytes) { return fmt::format("{} B", bytes); }
 
 }  // namespace
 

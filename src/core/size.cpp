@@ -3,6 +3,8 @@
 #include <cctype>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 
@@ -67,7 +69,7 @@ std::string format_size(std::uint64_t bytes) {
     whole /= 1024;
     ++unit;
   }
-  if (whole < 1024 || unit == 4) return std::to_string(whole) + units[unit];
+  if (whole < 1024 || unit == 4) return fmt::format("{}{}", whole, units[unit]);
   // Not a power-of-two multiple: show one decimal in the largest fitting unit.
   double value = static_cast<double>(bytes);
   unit = 0;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/size.hpp"
 
@@ -27,12 +29,12 @@ void validate(const SweepSpec& spec) {
     throw UsageError("-b/--min-bytes: " + format_size(spec.min_bytes) + " is larger than -e/--max-bytes " +
                      format_size(spec.max_bytes));
   if (spec.step_bytes == 0 && !(spec.step_factor > 1.0))
-    throw UsageError("-f/--step-factor: must be greater than 1 (got " + std::to_string(spec.step_factor) + ")");
+    throw UsageError(fmt::format("-f/--step-factor: must be greater than 1 (got {:f})", spec.step_factor));
   std::size_t count = 0;
   for (std::uint64_t s = spec.min_bytes; s != 0 && s <= spec.max_bytes; s = next_size(spec, s)) {
     if (++count > kMaxSweepSizes)
-      throw UsageError(std::string(spec.step_bytes ? "-i/--step-bytes" : "-f/--step-factor") +
-                       ": the sweep would visit more than " + std::to_string(kMaxSweepSizes) + " sizes");
+      throw UsageError(fmt::format("{}: the sweep would visit more than {} sizes",
+                                   spec.step_bytes ? "-i/--step-bytes" : "-f/--step-factor", kMaxSweepSizes));
   }
 }
 

@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -87,9 +89,9 @@ PairSchedule parse_pair_schedule(std::string_view text, std::string_view flag) {
 }
 
 std::vector<PairRound> pair_rounds(PairSchedule schedule, int ranks, int rounds, std::uint64_t seed) {
-  if (ranks < 0) throw UsageError("pair schedule: " + std::to_string(ranks) + " ranks");
+  if (ranks < 0) throw UsageError(fmt::format("pair schedule: {} ranks", ranks));
   if (schedule == PairSchedule::random && rounds < 1)
-    throw UsageError("--rounds: the random schedule needs at least 1 round (got " + std::to_string(rounds) + ")");
+    throw UsageError(fmt::format("--rounds: the random schedule needs at least 1 round (got {})", rounds));
   if (ranks < 2) return {};
   switch (schedule) {
     case PairSchedule::all_pairs: return circle_rounds(ranks);

@@ -27,7 +27,7 @@ constexpr std::array<double, 2> kCalibrationSeconds{0.5e-3, 2e-3};
 constexpr int kCalibrationRepeats = 5;
 
 std::string step_name(std::size_t index, const ScheduleStep& step) {
-  return "step " + std::to_string(index) + (step.label.empty() ? "" : " (" + step.label + ")");
+  return step.label.empty() ? fmt::format("step {}", index) : fmt::format("step {} ({})", index, step.label);
 }
 
 }  // namespace
@@ -60,11 +60,11 @@ PatternStepWorkload::PatternStepWorkload(PatternGroups& groups, RankSchedule sch
                        kOriginStream + "\"");
     for (const std::size_t earlier : step.waits_for)
       if (earlier >= i)
-        throw UsageError("pattern schedule: " + step_name(i, step) + " waits for step " + std::to_string(earlier) +
-                         ", which is not an earlier step");
+        throw UsageError(fmt::format("pattern schedule: {} waits for step {}, which is not an earlier step",
+                                     step_name(i, step), earlier));
     if (step.kind == StepKind::peer && step.peer_round >= schedule_.peer_rounds.size())
-      throw UsageError("pattern schedule: " + step_name(i, step) + " names peer round " +
-                       std::to_string(step.peer_round) + " of " + std::to_string(schedule_.peer_rounds.size()));
+      throw UsageError(fmt::format("pattern schedule: {} names peer round {} of {}", step_name(i, step),
+                                   step.peer_round, schedule_.peer_rounds.size()));
     if (step.kind == StepKind::collective && step.bytes == 0)
       throw UsageError("pattern schedule: " + step_name(i, step) + " moves no bytes");
     if (step.kind == StepKind::compute && step.compute_seconds < 0)

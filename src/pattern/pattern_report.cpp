@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/statistics.hpp"
@@ -96,9 +98,9 @@ PatternReport build_pattern_report(const StepBreakdown& step, const std::map<Com
                       " GB/s per node; NICs unknown (" + nic.basis + ")";
   } else {
     report.nic.gbps_per_nic = report.nic.bytes_per_node / step.step_seconds / nic.nics / 1e9;
-    report.nic.text = gbps_text(report.nic.gbps_per_nic) + " per NIC" +
-                      (nic.nic_gbps ? " of " + gbps_text(*nic.nic_gbps) : std::string(" (rate unknown)")) + " (" +
-                      std::to_string(nic.nics) + " NIC" + (nic.nics == 1 ? "" : "s") + " per node)";
+    report.nic.text = fmt::format("{} per NIC{} ({} NIC{} per node)", gbps_text(report.nic.gbps_per_nic),
+                                  nic.nic_gbps ? " of " + gbps_text(*nic.nic_gbps) : std::string(" (rate unknown)"),
+                                  nic.nics, nic.nics == 1 ? "" : "s");
   }
 
   // The verdict: compute-bound while little is exposed; otherwise the type that fills
@@ -116,9 +118,9 @@ PatternReport build_pattern_report(const StepBreakdown& step, const std::map<Com
     return report;
   }
   report.bound = top->latency_bound ? StepBound::latency : StepBound::bandwidth;
-  std::string line = label_of(top->totals.type) + ": " + significant_text(top->totals.exposed_seconds * 1e3, 4) +
-                     " ms exposed (" + exposed_text + "), " + std::to_string(top->totals.count) + " x median " +
-                     format_size(top->median_bytes) + " at " + gbps_text(top->busbw_gbps) + " busbw";
+  std::string line = fmt::format("{}: {} ms exposed ({}), {} x median {} at {} busbw", label_of(top->totals.type),
+                                 significant_text(top->totals.exposed_seconds * 1e3, 4), exposed_text,
+                                 top->totals.count, format_size(top->median_bytes), gbps_text(top->busbw_gbps));
   if (top->group.spec_gbps) line += " of " + gbps_text(*top->group.spec_gbps);
   if (top->latency_bound && top->half_peak_bytes)
     line += "; half-peak size " + format_size(static_cast<std::uint64_t>(*top->half_peak_bytes)) +

@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -30,8 +32,7 @@ struct Boundary {
 
 StepBreakdown account_step(const RankSchedule& schedule, std::span<const ItemTiming> timings) {
   if (timings.size() != schedule.steps.size())
-    throw UsageError("step accounting: " + std::to_string(timings.size()) + " timings for " +
-                     std::to_string(schedule.steps.size()) + " steps");
+    throw UsageError(fmt::format("step accounting: {} timings for {} steps", timings.size(), schedule.steps.size()));
   StepBreakdown breakdown;
   std::map<CommunicationType, std::size_t> index_of;
   for (const ScheduleStep& step : schedule.steps)

@@ -3,6 +3,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -49,8 +51,7 @@ nlohmann::ordered_json metadata(const char* name, int rank, int thread, const st
 std::string rank_trace_events(const RankSchedule& schedule, std::span<const ItemTiming> timings, int rank,
                               const std::string& process_name) {
   if (timings.size() != schedule.steps.size())
-    throw UsageError("trace: " + std::to_string(timings.size()) + " timings for " +
-                     std::to_string(schedule.steps.size()) + " steps");
+    throw UsageError(fmt::format("trace: {} timings for {} steps", timings.size(), schedule.steps.size()));
   // Threads numbered in order of first use: compute first when the step starts with it.
   std::map<std::string, int> thread_of;
   std::string events = metadata("process_name", rank, -1, process_name).dump();

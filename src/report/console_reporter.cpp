@@ -73,8 +73,7 @@ std::vector<std::string> rank_host_ranges(const std::vector<std::string>& hosts)
   std::size_t first = 0;
   for (std::size_t r = 1; r <= hosts.size(); ++r) {
     if (r < hosts.size() && hosts[r] == hosts[first]) continue;
-    const std::string ranks =
-        r - first == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(r - 1);
+    const std::string ranks = r - first == 1 ? std::to_string(first) : fmt::format("{}-{}", first, r - 1);
     lines.push_back(ranks + " " + hosts[first]);
     first = r;
   }

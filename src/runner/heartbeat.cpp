@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <sstream>
 
@@ -58,7 +60,7 @@ std::unique_ptr<HeartbeatChannel> HeartbeatChannel::open(Bootstrap& world) {
         getsockname(fd, reinterpret_cast<sockaddr*>(&any), &length) == 0) {
       timeval wait{0, 200000};  // the collector re-checks `stopping_` this often
       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-      where = address + " " + std::to_string(ntohs(any.sin_port));
+      where = fmt::format("{} {}", address, ntohs(any.sin_port));
     }
   }
   where = world.broadcast(where, 0);
@@ -84,7 +86,7 @@ std::unique_ptr<HeartbeatChannel> HeartbeatChannel::open(Bootstrap& world) {
 
 void HeartbeatChannel::send(std::uint64_t step, const std::string& step_name) noexcept {
   if (socket_ < 0) return;
-  std::string datagram = std::to_string(rank_) + " " + std::to_string(step) + " " + step_name;
+  std::string datagram = fmt::format("{} {} {}", rank_, step, step_name);
   if (datagram.size() > kMaxDatagram) datagram.resize(kMaxDatagram);
   sendto(socket_, datagram.data(), datagram.size(), MSG_DONTWAIT,
          reinterpret_cast<const sockaddr*>(destination_.data()), static_cast<socklen_t>(destination_.size()));
@@ -129,7 +131,7 @@ std::string describe_stragglers(const std::vector<RankHeartbeat>& ranks, const s
   std::string silent, behind;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankHeartbeat& h = ranks[r];
-    const std::string who = "rank " + std::to_string(r) + " (host " + (r < hosts.size() ? hosts[r] : "?") + ")";
+    const std::string who = fmt::format("rank {} (host {})", r, r < hosts.size() ? hosts[r] : "?");
     if (!h.heard) {
       silent += (silent.empty() ? "" : ", ") + who + " never reported";
     } else if (now - h.when > silence) {

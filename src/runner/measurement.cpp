@@ -113,8 +113,7 @@ std::uint64_t MeasurementLoop::batch_for(double seconds_per_iteration) const {
 }
 
 double MeasurementLoop::timed(Workload& workload, std::uint64_t iterations, const char* phase) {
-  const auto guard =
-      guard_of(watchdog_, workload.describe() + " (" + phase + ", " + std::to_string(iterations) + " iterations)");
+  const auto guard = guard_of(watchdog_, fmt::format("{} ({}, {} iterations)", workload.describe(), phase, iterations));
   const ProfileRange range(
       [&] { return fmt::format("{} ({} iteration{})", phase, iterations, iterations == 1 ? "" : "s"); });
   return workload.time(iterations);
@@ -134,9 +133,8 @@ std::uint64_t MeasurementLoop::checked_wrong_elements(Workload& workload, std::o
     first_bad_rank = group_.first_rank_where(local_wrong > 0);
   });
   if (total_wrong > 0) {
-    failure = workload.describe() + ": " + std::to_string(total_wrong) + " wrong elements, first on rank " +
-              std::to_string(first_bad_rank) + " (host " +
-              group_.hostnames()[static_cast<std::size_t>(first_bad_rank)] + ")";
+    failure = fmt::format("{}: {} wrong elements, first on rank {} (host {})", workload.describe(), total_wrong,
+                          first_bad_rank, group_.hostnames()[static_cast<std::size_t>(first_bad_rank)]);
   }
   return total_wrong;
 }

@@ -76,8 +76,8 @@ PathBudget nvlink_budget(const NodeTopology& node, const std::vector<int>& used)
 
 // An NVLink part whose NVLinks the source could not record: its PCIe path is not its link.
 PathBudget unrecorded_nvlinks_budget(const NodeTopology& node, int gpu) {
-  return unknown_budget("the NVLinks of GPU " + std::to_string(node.gpus[static_cast<std::size_t>(gpu)].index) +
-                        " (an NVLink part) were not recorded by the source");
+  return unknown_budget(fmt::format("the NVLinks of GPU {} (an NVLink part) were not recorded by the source",
+                                    node.gpus[static_cast<std::size_t>(gpu)].index));
 }
 
 bool any_nvlink(const NodeTopology& node, const std::vector<int>& used) {
@@ -155,16 +155,16 @@ PathBudget pair_budget(const NodeTopology& node, const JobLayout& layout) {
     const int b = used.indexes[(i + 1) % used.indexes.size()];
     const GpuHop hop = gpu_hop(node, a, b);
     if (hop.spec_gbps == 0) {
-      return unknown_budget("the link between GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) +
-                            " and GPU " + std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + " is unknown" +
-                            (hop.why_unknown.empty() ? "" : ": " + hop.why_unknown));
+      return unknown_budget(fmt::format(
+          "the link between GPU {} and GPU {} is unknown{}", node.gpus[static_cast<std::size_t>(a)].index,
+          node.gpus[static_cast<std::size_t>(b)].index, hop.why_unknown.empty() ? "" : ": " + hop.why_unknown));
     }
     if (spec == 0 || hop.spec_gbps < spec) {
       spec = hop.spec_gbps;
       achievable = hop.achievable_gbps;
-      text = "GPU " + std::to_string(node.gpus[static_cast<std::size_t>(a)].index) + " to GPU " +
-             std::to_string(node.gpus[static_cast<std::size_t>(b)].index) + ": " + hop.label + " " +
-             format_gbps(hop.spec_gbps) + (hop.crossing.empty() ? "" : "; the path " + hop.crossing);
+      text = fmt::format("GPU {} to GPU {}: {} {}{}", node.gpus[static_cast<std::size_t>(a)].index,
+                         node.gpus[static_cast<std::size_t>(b)].index, hop.label, format_gbps(hop.spec_gbps),
+                         hop.crossing.empty() ? "" : "; the path " + hop.crossing);
     }
   }
   return {spec, achievable, text};

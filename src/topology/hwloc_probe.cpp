@@ -380,8 +380,8 @@ NodeTopology probe_hwloc(const std::string& xml_path) {
     // one-line error with the line number for anything malformed or truncated.
     const XmlElement root = read_xml_file(xml_path);
     if (root.name != "topology") {
-      throw UsageError(xml_path + ":" + std::to_string(root.line) + ": not an hwloc topology (root element <" +
-                       root.name + ">, expected <topology>)");
+      throw UsageError(fmt::format("{}:{}: not an hwloc topology (root element <{}>, expected <topology>)", xml_path,
+                                   root.line, root.name));
     }
     check_hwloc_values(root, xml_path);
   }

@@ -69,7 +69,7 @@ bool is_link_speed(std::string_view text) {
 // values hwloc parses are therefore checked on the document, with the line. PCI classes
 // are checked here too: hwloc drops devices it finds unimportant before we could.
 void check_hwloc_values(const XmlElement& element, const std::string& path) {
-  const std::string where = path + ":" + std::to_string(element.line) + ": ";
+  const std::string where = fmt::format("{}:{}: ", path, element.line);
   const auto check = [&](std::string_view name, bool (*valid)(std::string_view), const char* expected) {
     const std::string* value = element.attribute(name);
     if (value != nullptr && !valid(*value))

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commbench/config.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/sysfs_nics.hpp"
@@ -125,7 +127,7 @@ Nic query_device(ibv_device* device, std::vector<std::string>& unknowns) {
       ibv_port_attr port_attr{};
       errno = 0;
       if (const int rc = ibv_query_port(context, static_cast<uint8_t>(number), &port_attr); rc != 0) {
-        unknowns.push_back(failure(nic.name, "ibv_query_port", error_of(rc)) + " on port " + std::to_string(number));
+        unknowns.push_back(fmt::format("{} on port {}", failure(nic.name, "ibv_query_port", error_of(rc)), number));
         continue;
       }
       nic.ports.push_back(port_from_attr(number, port_attr));

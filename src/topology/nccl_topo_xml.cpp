@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/pci_bus_id.hpp"
 #include "commbench/topology/link_spec.hpp"
@@ -102,8 +104,8 @@ class Loader {
     // NCCL writes version 1, RCCL 2; the layout is the same, so any version is read.
     std::string writer = "NCCL topology dump";
     if (const std::string* version = root.attribute("version"))
-      writer += ", format version " +
-                std::to_string(integer(root, "version", *version, 0, INT_MAX, "a non-negative integer"));
+      writer +=
+          fmt::format(", format version {}", integer(root, "version", *version, 0, INT_MAX, "a non-negative integer"));
     topo_.pci_detail = PciTreeDetail::switches_only;
     for (const XmlElement& child : root.children)
       if (wanted(root, child)) cpu(child);
@@ -138,7 +140,7 @@ class Loader {
   std::size_t cpu_entries_ = 0;
 
   [[noreturn]] void fail(const XmlElement& element, const std::string& what) const {
-    throw UsageError(where_ + ":" + std::to_string(element.line) + ": " + what);
+    throw UsageError(fmt::format("{}:{}: {}", where_, element.line, what));
   }
 
   [[noreturn]] void bad_value(const XmlElement& element, std::string_view name, const std::string& value,
@@ -161,16 +163,12 @@ class Loader {
 
   void check_duplicate(std::map<int, int>& lines, int key, const XmlElement& element, const std::string& what) const {
     const auto [it, inserted] = lines.emplace(key, element.line);
-    if (!inserted)
-      fail(element,
-           what + " listed twice (lines " + std::to_string(it->second) + " and " + std::to_string(element.line) + ")");
+    if (!inserted) fail(element, fmt::format("{} listed twice (lines {} and {})", what, it->second, element.line));
   }
   void check_duplicate(std::unordered_map<std::string, int>& lines, const std::string& key, const XmlElement& element,
                        const std::string& what) const {
     const auto [it, inserted] = lines.emplace(key, element.line);
-    if (!inserted)
-      fail(element,
-           what + " listed twice (lines " + std::to_string(it->second) + " and " + std::to_string(element.line) + ")");
+    if (!inserted) fail(element, fmt::format("{} listed twice (lines {} and {})", what, it->second, element.line));
   }
 
   // Whether `child` of `parent` is to be read. Unknown elements are skipped whole (NCCL
@@ -202,8 +200,9 @@ class Loader {
   std::vector<int> cpus_for(const XmlElement& element, const Locality& locality) {
     cpu_entries_ += locality.cpus.size();
     if (cpu_entries_ > kMaxCpuEntries)
-      fail(element, "more than " + std::to_string(kMaxCpuEntries) +
-                        " CPU entries over all devices (affinity masks too long or too many devices)");
+      fail(element,
+           fmt::format("more than {} CPU entries over all devices (affinity masks too long or too many devices)",
+                       kMaxCpuEntries));
     return locality.cpus;
   }
 
@@ -253,11 +252,12 @@ class Loader {
     if (const std::string* mask = element.attribute("affinity")) locality.cpus = affinity(element, *mask);
     cpu_type(element);
     if (locality.numa >= 0) {
-      check_duplicate(numa_lines_, locality.numa, element, "<cpu> numaid " + std::to_string(locality.numa));
+      check_duplicate(numa_lines_, locality.numa, element, fmt::format("<cpu> numaid {}", locality.numa));
       topo_.numa_nodes.push_back(NumaNode{locality.numa, cpus_for(element, locality)});
     } else {
-      topo_.unknowns.push_back(std::string(kSource) + " " + where_ + ": <cpu> at line " + std::to_string(element.line) +
-                               " has numaid -1: the NUMA node of the devices under it is unknown");
+      topo_.unknowns.push_back(
+          fmt::format("{} {}: <cpu> at line {} has numaid -1: the NUMA node of the devices under it is unknown",
+                      kSource, where_, element.line));
     }
     for (const XmlElement& child : element.children) {
       if (!wanted(element, child)) continue;
@@ -283,7 +283,7 @@ class Loader {
   }
 
   void pci(const XmlElement& element, const Locality& locality, int parent, int depth) {
-    if (depth > kMaxPciDepth) fail(element, "<pci> nested deeper than " + std::to_string(kMaxPciDepth) + " levels");
+    if (depth > kMaxPciDepth) fail(element, fmt::format("<pci> nested deeper than {} levels", kMaxPciDepth));
     const std::string& bus_text = required(element, "busid");
     const auto bus_id = canonical_pci_bus_id(bus_text, PciBusIdSyntax::full);
     if (!bus_id) bad_value(element, "busid", bus_text, "a PCI bus id such as 0000:18:00.0");
@@ -343,7 +343,7 @@ class Loader {
     entry.bus_id = topo_.pci[static_cast<std::size_t>(pci_index)].bus_id;
     if (const std::string* sm = element.attribute("sm"))
       entry.sm = integer(element, "sm", *sm, 0, 10000, "a compute capability times 10 (e.g. 90)");
-    check_duplicate(gpu_dev_lines_, entry.index, element, "GPU " + std::to_string(entry.index));
+    check_duplicate(gpu_dev_lines_, entry.index, element, fmt::format("GPU {}", entry.index));
     // Two <gpu> in one <pci>: the <pci> bus ids themselves are already unique.
     check_duplicate(gpu_bus_lines_, entry.bus_id, element, "GPU at " + entry.bus_id);
     entry.numa = locality.numa;
@@ -369,7 +369,7 @@ class Loader {
     NvlinkGroup group;
     group.gpu = gpu_index;
     group.links = integer(element, "count", required(element, "count"), 1, kMaxNvlinks,
-                          "a link count from 1 to " + std::to_string(kMaxNvlinks));
+                          fmt::format("a link count from 1 to {}", kMaxNvlinks));
     if (const std::string* target = element.attribute("target"); target && *target != kInvisibleNvlinkTarget) {
       const auto bus_id = canonical_pci_bus_id(*target, PciBusIdSyntax::full);
       if (!bus_id) bad_value(element, "target", *target, "a PCI bus id such as 0000:05:00.0");
@@ -388,8 +388,8 @@ class Loader {
       if (!inserted) {
         NvlinkGroup& existing = topo_.nvlinks[it->second];
         if (existing.links + group.links > kMaxNvlinks)
-          fail(element, "more than " + std::to_string(kMaxNvlinks) + " NVLinks from GPU " + std::to_string(gpu_index) +
-                            " to " + group.remote_bus_id);
+          fail(element,
+               fmt::format("more than {} NVLinks from GPU {} to {}", kMaxNvlinks, gpu_index, group.remote_bus_id));
         existing.links += group.links;
         return;
       }

@@ -135,7 +135,7 @@ GpuNetworkFlow gpu_network_flow(const NodeTopology& node, int gpu, const GpuNics
   }
   const double own_link = device && device->pci >= 0 ? node.pci[static_cast<std::size_t>(device->pci)].link_gbps : 0;
   if (own_link > 0 && own_link < flow.spec_gbps) {
-    flow.text += "; GPU " + std::to_string(device->index) + "'s PCIe link " + format_gbps(own_link) + " carries it all";
+    flow.text += fmt::format("; GPU {}'s PCIe link {} carries it all", device->index, format_gbps(own_link));
     flow.spec_gbps = own_link;
   }
   if (own_link > 0) flow.achievable_gbps = std::min(flow.achievable_gbps, own_link * kNcclPcieFraction);
@@ -196,8 +196,8 @@ PathBudget inter_node_budget(const NodeTopology& node, const JobLayout& layout) 
   const PortSum& sum = ports.sum;
   const std::string& assumption = ports.assumption;
   if (sum.ports == 0) return no_countable_port(node, ports.candidates);
-  const std::string text = std::to_string(sum.ports) + " active NIC port" + (sum.ports == 1 ? "" : "s") + " (" +
-                           sum.names + ") = " + format_gbps(sum.gbps) + " per node";
+  const std::string text = fmt::format("{} active NIC port{} ({}) = {} per node", sum.ports, sum.ports == 1 ? "" : "s",
+                                       sum.names, format_gbps(sum.gbps));
   return {sum.gbps, sum.gbps * kNetworkAchievableFraction, text + assumption};
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "commbench/core/number_text.hpp"
 #include "commbench/topology/link_spec.hpp"
 #include "commbench/topology/nic_roles.hpp"
@@ -18,12 +20,12 @@ std::string pcie_text(const NodeTopology& node, const Gpu& gpu) {
   // NVML's current generation drops while a GPU idles; the maximum generation with the
   // current width is what stays comparable between nodes.
   if (gpu.pcie_generation_max > 0 && gpu.pcie_width_current > 0) {
-    return "Gen" + std::to_string(gpu.pcie_generation_max) + " x" + std::to_string(gpu.pcie_width_current);
+    return fmt::format("Gen{} x{}", gpu.pcie_generation_max, gpu.pcie_width_current);
   }
   if (gpu.pci < 0) return "";
   const PciObject& pci = node.pci[static_cast<std::size_t>(gpu.pci)];
   if (pci.link_generation > 0 && pci.link_width > 0) {
-    return "Gen" + std::to_string(pci.link_generation) + " x" + std::to_string(pci.link_width);
+    return fmt::format("Gen{} x{}", pci.link_generation, pci.link_width);
   }
   return pci.link_gbps > 0 ? format_gbps(pci.link_gbps) : "";
 }
@@ -53,7 +55,7 @@ std::vector<NodeFact> node_facts(const NodeTopology& node) {
   std::vector<NodeFact> facts;
   facts.push_back({"GPU count", std::to_string(node.gpus.size())});
   for (const Gpu& gpu : node.gpus) {
-    const std::string id = "GPU " + std::to_string(gpu.index);
+    const std::string id = fmt::format("GPU {}", gpu.index);
     facts.push_back({id + " model", gpu.model});
     const std::string pcie = pcie_text(node, gpu);
     if (!pcie.empty()) facts.push_back({id + " PCIe link", pcie});
@@ -65,7 +67,7 @@ std::vector<NodeFact> node_facts(const NodeTopology& node) {
   for (const Nic& nic : node.nics) {
     if (!nic.rdma) continue;
     for (const NicPort& port : nic.ports) {
-      facts.push_back({nic.name + " port " + std::to_string(port.port), port_text(port)});
+      facts.push_back({fmt::format("{} port {}", nic.name, port.port), port_text(port)});
     }
   }
   return facts;
@@ -115,19 +117,18 @@ std::vector<NodeDifference> compare_nodes(const std::vector<NodeTopology>& nodes
 
 std::string describe(const NodeDifference& d) {
   if (d.majority_nodes == 0) return d.hostname + ": " + d.key + " is " + d.value + " (nodes disagree, no majority)";
-  return d.hostname + ": " + d.key + " is " + d.value + ", " + std::to_string(d.majority_nodes) + " of " +
-         std::to_string(d.nodes) + " nodes have " + d.majority;
+  return fmt::format("{}: {} is {}, {} of {} nodes have {}", d.hostname, d.key, d.value, d.majority_nodes, d.nodes,
+                     d.majority);
 }
 
 std::vector<std::string> node_findings(const NodeTopology& node) {
   std::vector<std::string> findings;
   for (const Gpu& gpu : node.gpus) {
-    const std::string id = "GPU " + std::to_string(gpu.index) + " (" + gpu.bus_id + ")";
+    const std::string id = fmt::format("GPU {} ({})", gpu.index, gpu.bus_id);
     // An idle GPU lowers its PCIe generation to save power, so only a narrower width than
     // the GPU's maximum is a fault NVML can show without load.
     if (gpu.pcie_width_max > 0 && gpu.pcie_width_current > 0 && gpu.pcie_width_current < gpu.pcie_width_max) {
-      findings.push_back(id + ": PCIe link x" + std::to_string(gpu.pcie_width_current) + " of x" +
-                         std::to_string(gpu.pcie_width_max));
+      findings.push_back(fmt::format("{}: PCIe link x{} of x{}", id, gpu.pcie_width_current, gpu.pcie_width_max));
     }
     double best = 0;
     for (const Gpu& peer : node.gpus) {
@@ -144,8 +145,7 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
     }
     const int links = total_nvlinks(node, gpu);
     if (links < most_links) {
-      findings.push_back(id + ": " + std::to_string(links) + " NVLinks, other " + gpu.model + " GPUs have " +
-                         std::to_string(most_links));
+      findings.push_back(fmt::format("{}: {} NVLinks, other {} GPUs have {}", id, links, gpu.model, most_links));
     }
   }
   // Ports are only compared with ports of their own role and kind (link layer and device):
@@ -166,14 +166,14 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
     const Nic& nic = node.nics[n];
     if (!nic.rdma || roles.role[n] == NicRole::virtual_interface) continue;
     for (const NicPort& port : nic.ports) {
-      const std::string id = nic.name + " port " + std::to_string(port.port);
+      const std::string id = fmt::format("{} port {}", nic.name, port.port);
       if (!port.active()) {
         if (roles.role[n] != NicRole::compute) continue;
         findings.push_back(id + ": " + (port.state.empty() ? std::string("not active") : port.state) +
                            (port.physical_state.empty() ? "" : " (" + port.physical_state + ")"));
       } else if (port.rate_gbit > 0 && port.rate_gbit < fastest[peers[n]]) {
         std::string rate = rate_text(port.rate_gbit);
-        if (port.lanes > 0 && !port.speed.empty()) rate += " (" + std::to_string(port.lanes) + "X " + port.speed + ")";
+        if (port.lanes > 0 && !port.speed.empty()) rate += fmt::format(" ({}X {})", port.lanes, port.speed);
         findings.push_back(id + ": " + rate + ", other " + (port.link_layer.empty() ? "" : port.link_layer + " ") +
                            "ports run at " + rate_text(fastest[peers[n]]));
       }

@@ -4,6 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/link_spec.hpp"
 
@@ -68,7 +70,7 @@ bool ga100(const std::string& model) {
 NvlinkRate nvlink_rate(const Gpu& gpu) {
   if (gpu.sm > 0) {
     const std::optional<double> spec = spec_for_sm(gpu.sm);
-    if (!spec) return {std::nullopt, std::nullopt, "sm_" + std::to_string(gpu.sm) + " has no known NVLink rate", {}};
+    if (!spec) return {std::nullopt, std::nullopt, fmt::format("sm_{} has no known NVLink rate", gpu.sm), {}};
     // sm_80 is GA100 (A100, A800, A30): the ceiling binds only on A100's twelve links.
     const std::optional<double> ceiling = gpu.sm == 80 ? std::optional(kGa100NvlinkCeilingGbps) : std::nullopt;
     return {spec, nccl_figure_for_sm(gpu.sm), "", ceiling};
@@ -82,7 +84,7 @@ NvlinkRate nvlink_rate(const Gpu& gpu) {
   }
   const std::optional<double> spec = nvlink_link_bandwidth_gbps(gpu.nvlink_generation);
   if (!spec)
-    return {std::nullopt, std::nullopt, "the NVLink generation of GPU " + std::to_string(gpu.index) + " is unknown", {}};
+    return {std::nullopt, std::nullopt, fmt::format("the NVLink generation of GPU {} is unknown", gpu.index), {}};
   const std::optional<double> ceiling =
       gpu.nvlink_generation == 3 && ga100(gpu.model) ? std::optional(kGa100NvlinkCeilingGbps) : std::nullopt;
   return {spec, nccl_model_nvlink_gbps(gpu.nvlink_generation), "", ceiling};

@@ -136,7 +136,7 @@ struct Api {
 
   std::string error(NvmlReturn rc) const {
     const char* text = error_string != nullptr ? error_string(rc) : nullptr;
-    return std::string(text != nullptr ? text : "NVML error") + " (" + std::to_string(rc) + ")";
+    return fmt::format("{} ({})", text != nullptr ? text : "NVML error", rc);
   }
 };
 

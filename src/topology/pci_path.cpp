@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace commbench {
 namespace {
 
@@ -47,7 +49,7 @@ int endpoint_numa(const NodeTopology& node, Endpoint e) {
 std::string to_string(const Connection& connection) {
   switch (connection.kind) {
     case PathClass::self: return "X";
-    case PathClass::nvlink: return "NV" + std::to_string(connection.nvlinks);
+    case PathClass::nvlink: return fmt::format("NV{}", connection.nvlinks);
     case PathClass::pix: return "PIX";
     case PathClass::pxb: return "PXB";
     case PathClass::phb: return "PHB";

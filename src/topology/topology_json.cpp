@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/topology/pci_path.hpp"
 #include "commbench/topology/topology_matrix.hpp"
@@ -262,7 +264,7 @@ void check_pci_indexes(const NodeTopology& node, const std::string& where) {
   for (int i = 0; i < size; ++i) {
     const int parent = node.pci[static_cast<std::size_t>(i)].parent;
     if (parent < -1 || parent >= i)
-      throw UsageError(where + ": PCI object " + std::to_string(i) + " has a parent that does not precede it");
+      throw UsageError(fmt::format("{}: PCI object {} has a parent that does not precede it", where, i));
   }
   const auto check = [&](int pci) {
     if (pci < -1 || pci >= size) throw UsageError(where + ": PCI index out of range");

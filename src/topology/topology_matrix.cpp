@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/text_table.hpp"
 #include "commbench/topology/pci_path.hpp"
@@ -19,10 +21,10 @@ std::vector<Endpoint> matrix_endpoints(const NodeTopology& node) {
 }
 
 std::string label(const NodeTopology& node, Endpoint e) {
-  if (e.kind == Endpoint::Kind::gpu) return "GPU" + std::to_string(node.gpus[static_cast<std::size_t>(e.index)].index);
+  if (e.kind == Endpoint::Kind::gpu) return fmt::format("GPU{}", node.gpus[static_cast<std::size_t>(e.index)].index);
   int position = 0;  // NICs are numbered among RDMA NICs, like nvidia-smi does
   for (int n = 0; n < e.index; ++n) position += node.nics[static_cast<std::size_t>(n)].rdma ? 1 : 0;
-  return "NIC" + std::to_string(position);
+  return fmt::format("NIC{}", position);
 }
 
 const std::vector<int>& cpus_of(const NodeTopology& node, Endpoint e) {
@@ -135,7 +137,7 @@ std::string render_nic_table(const NodeTopology& node) {
     }
     for (const NicPort& port : nic.ports) {
       std::string rate = port.rate_gbit > 0 ? significant_text(port.rate_gbit) + " Gb/s" : std::string("?");
-      if (port.lanes > 0 && !port.speed.empty()) rate += " (" + std::to_string(port.lanes) + "X " + port.speed + ")";
+      if (port.lanes > 0 && !port.speed.empty()) rate += fmt::format(" ({}X {})", port.lanes, port.speed);
       table.add_row({nic.name, std::to_string(port.port), known(port.state), known(port.physical_state), rate,
                      known(port.link_layer), known(nic.bus_id), numa, netdevs});
     }
@@ -149,7 +151,7 @@ std::vector<LinkRow> link_rows(const NodeTopology& node) {
     if (gpu.pci >= 0) {
       const PciObject& pci = node.pci[static_cast<std::size_t>(gpu.pci)];
       const int width = gpu.pcie_width_current > 0 ? gpu.pcie_width_current : pci.link_width;
-      rows.push_back({node.hostname, "GPU" + std::to_string(gpu.index), parent_bus_id(node, gpu.pci), "PCIe", width,
+      rows.push_back({node.hostname, fmt::format("GPU{}", gpu.index), parent_bus_id(node, gpu.pci), "PCIe", width,
                       pci.link_gbps, ""});
     }
   }
@@ -158,7 +160,7 @@ std::vector<LinkRow> link_rows(const NodeTopology& node) {
                        : group.peer == NvlinkPeer::nvswitch ? "NVSwitch "
                        : group.peer == NvlinkPeer::cpu      ? "CPU "
                                                             : "";
-    rows.push_back({node.hostname, "GPU" + std::to_string(group.gpu), std::string(peer) + group.remote_bus_id, "NVLink",
+    rows.push_back({node.hostname, fmt::format("GPU{}", group.gpu), std::string(peer) + group.remote_bus_id, "NVLink",
                     group.links, group.links * group.gbps_per_link, ""});
   }
   for (const Nic& nic : node.nics) {
@@ -168,7 +170,7 @@ std::vector<LinkRow> link_rows(const NodeTopology& node) {
           {node.hostname, nic.name, parent_bus_id(node, nic.pci), "PCIe", pci.link_width, pci.link_gbps, ""});
     }
     for (const NicPort& port : nic.ports) {
-      rows.push_back({node.hostname, nic.name + " port " + std::to_string(port.port), "network",
+      rows.push_back({node.hostname, fmt::format("{} port {}", nic.name, port.port), "network",
                       port.link_layer.empty() ? "network" : port.link_layer, port.lanes, port.bandwidth_gbps(),
                       port.state});
     }

@@ -4,6 +4,8 @@
 #include <optional>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "parsed_xml.hpp"
@@ -60,7 +62,7 @@ class Reader {
   xml::ParsedXml parsed_;
 
   [[noreturn]] void fail_line(int line, const std::string& what) const {
-    throw UsageError(where_ + ":" + std::to_string(line) + ": " + what);
+    throw UsageError(fmt::format("{}:{}: {}", where_, line, what));
   }
   [[noreturn]] void fail(std::size_t offset, const std::string& what) const { fail_line(line_at(offset), what); }
   int line_at(std::size_t offset) const { return parsed_.line_at(offset); }
@@ -95,8 +97,7 @@ class Reader {
     };
     FirstTooDeep walker;
     pugi::xml_node(parsed_.document()).traverse(walker);
-    if (walker.found)
-      fail(offset_of(walker.found), "elements nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (walker.found) fail(offset_of(walker.found), fmt::format("elements nested deeper than {} levels", kMaxDepth));
   }
 
   void check_comment(const pugi::xml_node& comment) const {
@@ -107,8 +108,7 @@ class Reader {
     if (dashes == std::string_view::npos && !value.empty() && value.back() == '-') dashes = value.size() - 1;
     if (dashes == std::string_view::npos) return;
     const std::size_t start = offset_of(comment);
-    fail_line(line_in(start, value, dashes),
-              "'--' inside a comment (opened at line " + std::to_string(line_at(start)) + ")");
+    fail_line(line_in(start, value, dashes), fmt::format("'--' inside a comment (opened at line {})", line_at(start)));
   }
 
   // Converts the root element, refusing what pugixml accepts but XML does not allow before
@@ -123,8 +123,8 @@ class Reader {
       switch (node.type()) {
         case pugi::node_element:
           if (root)
-            fail(offset, "second root element " + tag_of(node.name()) + " after the root " + tag_of(root.name()) +
-                             " ended at line " + std::to_string(line_at(end_of(root))));
+            fail(offset, fmt::format("second root element {} after the root {} ended at line {}", tag_of(node.name()),
+                                     tag_of(root.name()), line_at(end_of(root))));
           root = node;
           converted = convert(node);
           break;
@@ -182,7 +182,7 @@ class Reader {
         const std::size_t dashes = value.find("--", i + 4);
         if (dashes == std::string_view::npos || value.substr(dashes, 3) != "-->")
           fail_at(dashes == std::string_view::npos ? i : dashes,
-                  "'--' inside a comment (opened at line " + std::to_string(line_in(offset, value, i)) + ")");
+                  fmt::format("'--' inside a comment (opened at line {})", line_in(offset, value, i)));
         i = dashes + 2;
       } else if (brackets > 0 && value.substr(i, 2) == "<?") {
         const std::size_t end = value.find("?>", i + 2);

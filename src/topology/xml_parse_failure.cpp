@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "xml_markup.hpp"
 
 namespace commbench::xml {
@@ -101,8 +103,7 @@ class Explanation {
     return text_.find(terminator, offset_) == std::string_view::npos;
   }
   std::string opened_at(std::string_view opening) const {
-    return " (opened at line " + std::to_string(parsed_.line_at(std::min(text_.rfind(opening, offset_), offset_))) +
-           ")";
+    return fmt::format(" (opened at line {})", parsed_.line_at(std::min(text_.rfind(opening, offset_), offset_)));
   }
   std::size_t name_length(std::size_t start) const {
     std::size_t end = start;
@@ -149,7 +150,7 @@ class Explanation {
       if (at_eof) return at_end("inside an element");
       return here("</" + excerpt(name) + "> has no matching start tag");
     }
-    const std::string opened = "opened at line " + std::to_string(parsed_.line_at(parsed_.offset_of(open)));
+    const std::string opened = fmt::format("opened at line {}", parsed_.line_at(parsed_.offset_of(open)));
     if (at_eof) return at_end("inside " + tag_of(open.name()) + " (" + opened + ")");
     return here("</" + excerpt(name) + "> closes " + tag_of(open.name()) + " " + opened);
   }

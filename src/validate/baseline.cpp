@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/validate/csv_table.hpp"
 
@@ -23,7 +25,7 @@ std::string describe(const MeasurementKey& key) {
   c.root = key.root;
   c.shape.bytes = key.bytes;
   c.distribution = key.distribution;
-  return describe(c) + " on " + std::to_string(key.ranks) + (key.ranks == 1 ? " rank" : " ranks");
+  return fmt::format("{} on {}{}", describe(c), key.ranks, key.ranks == 1 ? " rank" : " ranks");
 }
 
 const BaselineRow* Baseline::find(const MeasurementKey& key) const {
@@ -61,7 +63,7 @@ class RowReader {
   const std::string& field(std::string_view column) const { return record_.fields[*table_.column(column)]; }
 
   std::string where(std::string_view column) const {
-    return origin_ + " line " + std::to_string(record_.line) + ": " + std::string(column);
+    return fmt::format("{} line {}: {}", origin_, record_.line, column);
   }
 
   [[noreturn]] void bad(std::string_view column, const std::string& expected) const {
@@ -71,7 +73,7 @@ class RowReader {
   std::uint64_t count(std::string_view column, std::uint64_t minimum, std::uint64_t maximum) const {
     const auto value = whole_number(field(column));
     if (!value || *value < minimum || *value > maximum)
-      bad(column, "a whole number in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+      bad(column, fmt::format("a whole number in [{}, {}]", minimum, maximum));
     return *value;
   }
 
@@ -132,8 +134,8 @@ Baseline parse_baseline(std::string_view text, const std::string& origin) {
     if (table.column("nodes")) values.nodes = static_cast<int>(row.count("nodes", 1, kMaxRanks));
     const auto [it, inserted] = baseline.rows.emplace(key, values);
     if (!inserted)
-      throw UsageError(origin + " line " + std::to_string(record.line) + ": the same measurement as line " +
-                       std::to_string(it->second.line) + " (" + describe(key) + ")");
+      throw UsageError(fmt::format("{} line {}: the same measurement as line {} ({})", origin, record.line,
+                                   it->second.line, describe(key)));
   }
   return baseline;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -31,7 +33,7 @@ class CsvParser {
   }
 
   [[noreturn]] void fail(std::size_t line, const std::string& what) const {
-    throw UsageError(origin_ + " line " + std::to_string(line) + ": " + what);
+    throw UsageError(fmt::format("{} line {}: {}", origin_, line, what));
   }
 
  private:
@@ -129,15 +131,15 @@ CsvTable parse_csv(std::string_view text, const std::string& origin) {
   table.header = std::move(records.front().fields);
   const std::size_t header_line = records.front().line;
   for (std::size_t i = 0; i < table.header.size(); ++i) {
-    if (table.header[i].empty()) parser.fail(header_line, "column " + std::to_string(i + 1) + " has no name");
+    if (table.header[i].empty()) parser.fail(header_line, fmt::format("column {} has no name", i + 1));
     for (std::size_t j = 0; j < i; ++j)
       if (table.header[j] == table.header[i])
         parser.fail(header_line, "column '" + excerpt(table.header[i]) + "' appears twice");
   }
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].fields.size() != table.header.size())
-      parser.fail(records[r].line, "has " + std::to_string(records[r].fields.size()) + " fields, the header has " +
-                                       std::to_string(table.header.size()));
+      parser.fail(records[r].line,
+                  fmt::format("has {} fields, the header has {}", records[r].fields.size(), table.header.size()));
     table.records.push_back(std::move(records[r]));
   }
   return table;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
@@ -117,14 +119,15 @@ std::vector<std::string> ThresholdCheck::check_plan(const std::vector<OpCase>& p
                        " (the baseline has rows for" + ranks_there + " ranks)");
     }
     if (first_missing != nullptr)
-      notes.push_back("threshold " + rule.label() + ": " + std::to_string(selected - in_baseline) + " of " +
-                      std::to_string(selected) + " selected measurements have no row in " + baseline_->origin +
-                      " and are not compared, e.g. " + describe(key_of(*first_missing, ranks)));
+      notes.push_back(fmt::format(
+          "threshold {}: {} of {} selected measurements have no row in {} and are not compared, e.g. {}", rule.label(),
+          selected - in_baseline, selected, baseline_->origin, describe(key_of(*first_missing, ranks))));
   }
   if (unlike != nullptr)
-    notes.push_back(baseline_->origin + " line " + std::to_string(unlike->line) + " was measured with the " +
-                    unlike->backend + " backend on " + std::to_string(unlike->nodes) + " node(s); this run uses " +
-                    backend + " on " + std::to_string(nodes) + ": the comparison is not like with like");
+    notes.push_back(fmt::format(
+        "{} line {} was measured with the {} backend on {} node(s); this run uses {} on {}: the comparison is not "
+        "like with like",
+        baseline_->origin, unlike->line, unlike->backend, unlike->nodes, backend, nodes));
   return notes;
 }
 
@@ -165,8 +168,8 @@ std::vector<std::string> ThresholdCheck::evaluate(ResultRow& row) const {
         const BaselineRow* base = baseline_->find(key);
         if (base == nullptr) continue;  // noted before the run (check_plan)
         reference_value = baseline_value(rule.metric, *base);
-        reference_text = " = " + significant_text(rule.value) + " x baseline " +
-                         quantity(rule.metric, *reference_value) + " (line " + std::to_string(base->line) + ")";
+        reference_text = fmt::format(" = {} x baseline {} (line {})", significant_text(rule.value),
+                                     quantity(rule.metric, *reference_value), base->line);
         break;
       }
       case Reference::theoretical: reference_value = row.theoretical_busbw_gbps; break;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/name_lookup.hpp"
 #include "commbench/core/size.hpp"
@@ -275,11 +277,11 @@ std::vector<ThresholdRule> parse_threshold_rules(std::string_view text, const st
     std::string_view content = text.substr(start, end - start);
     start = end + 1;
     if (content.find('\0') != std::string_view::npos)
-      throw UsageError(origin + " line " + std::to_string(line) + ": a NUL byte (not a text file)");
+      throw UsageError(fmt::format("{} line {}: a NUL byte (not a text file)", origin, line));
     content = content.substr(0, content.find('#'));
     if (!content.empty() && content.back() == '\r') content.remove_suffix(1);
     if (content.find_first_not_of(" \t") == std::string_view::npos) continue;
-    rules.push_back(parse_threshold_rule(content, origin + " line " + std::to_string(line)));
+    rules.push_back(parse_threshold_rule(content, fmt::format("{} line {}", origin, line)));
   }
   if (rules.empty()) throw UsageError(origin + ": no rules (only blank lines and comments)");
   return rules;

@@ -73,7 +73,7 @@ void PlanRun::bisect(const std::vector<int>& group, double busbw) {
       step.push_back(first);
       step.push_back(second);
     }
-    require_time("bisection step " + std::to_string(outcome_.bisection_steps + 1));
+    require_time(fmt::format("bisection step {}", outcome_.bisection_steps + 1));
     const std::vector<double> figures = measure_groups(step, "bisection");
     ++outcome_.bisection_steps;
     std::vector<const Searched*> across;
@@ -97,7 +97,7 @@ void PlanRun::bisect(const std::vector<int>& group, double busbw) {
         cross.push_back(joined(a1, pairing == 0 ? b1 : b2));
         cross.push_back(joined(a2, pairing == 0 ? b2 : b1));
       }
-      require_time("bisection step " + std::to_string(outcome_.bisection_steps + 1));
+      require_time(fmt::format("bisection step {}", outcome_.bisection_steps + 1));
       const std::vector<double> cross_figures = measure_groups(cross, "bisection");
       ++outcome_.bisection_steps;
       for (std::size_t i = 0; i < cross.size(); ++i)
@@ -126,7 +126,7 @@ void PlanRun::test_small_groups(const std::vector<SearchedGroup>& groups) {
   }
   std::vector<PairResult> results;
   for (const PairRound& round : rounds) {
-    require_time("bisection step " + std::to_string(outcome_.bisection_steps + 1));
+    require_time(fmt::format("bisection step {}", outcome_.bisection_steps + 1));
     const std::vector<PairResult> measured = measure_round(round, "bisection");
     results.insert(results.end(), measured.begin(), measured.end());
     ++outcome_.bisection_steps;

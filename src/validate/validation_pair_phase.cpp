@@ -144,7 +144,7 @@ void PlanRun::resolve_suspects(const std::vector<PairResult>& results, const std
   std::map<RankPair, PairResult> retested;
   try {
     for (const PairRound& round : pack_into_rounds(demands)) {
-      require_time(phase + " round " + std::to_string(outcome_.retest_rounds + 1));
+      require_time(fmt::format("{} round {}", phase, outcome_.retest_rounds + 1));
       for (const PairResult& result : measure_round(round, phase)) retested[{result.first, result.second}] = result;
       ++outcome_.retest_rounds;
     }
@@ -169,7 +169,7 @@ void PlanRun::measure_crowded_links_alone(const std::vector<RankPair>& links, st
     if (again.slow && beside_another) crowded.push_back(link);
   }
   for (const RankPair& link : crowded) {
-    require_time(phase + " round " + std::to_string(outcome_.retest_rounds + 1));
+    require_time(fmt::format("{} round {}", phase, outcome_.retest_rounds + 1));
     retested[link] = measure_round({link}, phase + " alone").front();
     ++outcome_.retest_rounds;
   }

@@ -116,6 +116,28 @@ def size_violations():
     return found
 
 
+# Strings are made with {fmt}: one fmt::format call, not a chain of "text " +
+# std::to_string(x) + " more". Searched on whole-file text, so a chain split over lines is
+# found too.
+TO_STRING_CONCATENATION = re.compile(r'"\s*\+\s*std::to_string|std::to_string\([^;]*?\)\s*\+\s*"')
+
+
+def to_string_concatenations():
+    found = []
+    for top in (os.path.join(ROOT, "src"), os.path.join(ROOT, "include")):
+        for folder, _, files in os.walk(top):
+            for name in sorted(files):
+                if not name.endswith((".hpp", ".cpp", ".cu")):
+                    continue
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for match in TO_STRING_CONCATENATION.finditer(text):
+                    line = text.count("\n", 0, match.start()) + 1
+                    found.append(f"{os.path.relpath(path, ROOT)}:{line}: use fmt::format, not + std::to_string")
+    return found
+
+
 class Layering(unittest.TestCase):
     def test_every_layer_exists(self):
         for layer in ALLOWED:
@@ -126,6 +148,13 @@ class Layering(unittest.TestCase):
 
     def test_files_and_functions_fit_their_limits(self):
         self.assertEqual(size_violations(), [])
+
+    def test_strings_are_made_with_fmt(self):
+        self.assertEqual(to_string_concatenations(), [])
+
+    def test_the_concatenation_finder_sees_a_chain_over_lines(self):
+        text = 'x = "a " + std::to_string(n) + "\n";\ny = std::to_string(a) +\n    "b";\nz = std::to_string(k);'
+        self.assertEqual(len(TO_STRING_CONCATENATION.findall(text)), 2)
 
     def test_the_function_finder_measures_a_definition(self):
         lines = ["namespace x {", "", "// why", "int f(int a,", "      int b) {", "  return a;", "}", "",

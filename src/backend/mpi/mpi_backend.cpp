@@ -91,8 +91,8 @@ MPI_Op mpi_op(ReduceOp op) {
 
 int as_count(std::uint64_t elements) {
   if (elements > static_cast<std::uint64_t>(INT32_MAX))
-    throw UsageError("-e/--max-bytes: " + std::to_string(elements) +
-                     " elements exceed the 2^31-1 element count of an MPI call");
+    throw UsageError(
+        fmt::format("-e/--max-bytes: {} elements exceed the 2^31-1 element count of an MPI call", elements));
   return static_cast<int>(elements);
 }
 

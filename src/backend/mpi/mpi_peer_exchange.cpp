@@ -6,6 +6,8 @@
 #include <new>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/mpi/mpi_backend.hpp"
 #include "commbench/backend/mpi/mpi_pending.hpp"
@@ -92,8 +94,7 @@ class MpiPeerExchange final : public PeerExchange {
 
 std::unique_ptr<PeerExchange> MpiBackend::peer_exchange(const PeerRound& round, std::uint64_t message_bytes) {
   if (round.ranks() != ranks())
-    throw UsageError("peer round over " + std::to_string(round.ranks()) + " ranks on a communicator of " +
-                     std::to_string(ranks()));
+    throw UsageError(fmt::format("peer round over {} ranks on a communicator of {}", round.ranks(), ranks()));
   if (message_bytes > static_cast<std::uint64_t>(INT_MAX))
     throw UsageError("peer message of " + format_size(message_bytes) +
                      ": one MPI message carries at most 2^31-1 bytes");

@@ -38,14 +38,13 @@ namespace {
 constexpr unsigned char kStaleByte = 0xA5;  // fills outputs so stale results never pass a check
 
 std::string graph_key(const OpCase& c, const Buffers& b) {
-  return std::to_string(static_cast<int>(c.op)) + "/" + std::to_string(static_cast<int>(c.dtype)) + "/" +
-         std::to_string(static_cast<int>(c.redop)) + "/" + std::to_string(c.root) + "/" +
-         std::to_string(static_cast<int>(c.placement)) + "/" + std::to_string(c.shape.count) + "/" +
-         to_string(c.distribution) + "@" + std::to_string(reinterpret_cast<std::uintptr_t>(&b));
+  return fmt::format("{}/{}/{}/{}/{}/{}/{}@{}", static_cast<int>(c.op), static_cast<int>(c.dtype),
+                     static_cast<int>(c.redop), c.root, static_cast<int>(c.placement), c.shape.count,
+                     to_string(c.distribution), reinterpret_cast<std::uintptr_t>(&b));
 }
 
 void create_device_objects(DeviceContext& d) {
-  check_cuda(cudaSetDevice(d.device), "cudaSetDevice(" + std::to_string(d.device) + ")");
+  check_cuda(cudaSetDevice(d.device), fmt::format("cudaSetDevice({})", d.device));
   check_cuda(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check_cuda(cudaEventCreate(&d.start), "cudaEventCreate");
   check_cuda(cudaEventCreate(&d.stop), "cudaEventCreate");
@@ -58,7 +57,7 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
     : group_(std::move(group)), state_(std::make_shared<State>()) {
   State& state = *state_;
   state.options = options;
-  state.who = "rank " + std::to_string(group_->rank()) + " (host " + group_->hostname() + ")";
+  state.who = fmt::format("rank {} (host {})", group_->rank(), group_->hostname());
   const int gpus_per_process = options.gpus_per_process;
 
   // What every process of this node sees decides between "the launcher bound GPUs per
@@ -88,9 +87,8 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
       check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, d.device), "cudaDeviceGetPCIBusId");
       d.compute_major = prop.major;
       d.bus_id = canonical_pci_bus_id(bus).value_or(bus);
-      d.description = "GPU " + std::to_string(d.device) + " (NCCL rank " + std::to_string(d.rank) + "): " + prop.name +
-                      ", PCI " + bus + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
-                      format_size(prop.totalGlobalMem) + "; " + selection.reason;
+      d.description = fmt::format("GPU {} (NCCL rank {}): {}, PCI {}, sm_{}{}, {}; {}", d.device, d.rank, prop.name,
+                                  bus, prop.major, prop.minor, format_size(prop.totalGlobalMem), selection.reason);
       state.devices.push_back(d);
     }
   });
@@ -143,7 +141,7 @@ std::string NcclBackend::library_version() const {
   ncclGetVersion(&nccl_runtime);
   cudaRuntimeGetVersion(&cuda_runtime);
   cudaDriverGetVersion(&driver);
-  auto cuda_text = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  auto cuda_text = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
   return "NCCL " + version_text(nccl_runtime) + " (headers " + version_text(NCCL_VERSION_CODE) + "), CUDA runtime " +
          cuda_text(cuda_runtime) + ", driver " + cuda_text(driver);
 }
@@ -167,8 +165,8 @@ std::optional<std::string> NcclBackend::unsupported_reason(Collective, DataType 
     if (version < 22400) return "-d/--dtype " + std::string(name_of(dtype)) + " needs NCCL 2.24 or newer";
     for (const DeviceContext& d : state_->devices)
       if (d.compute_major < 9)
-        return "-d/--dtype " + std::string(name_of(dtype)) + " needs sm_90 or newer (GPU " + std::to_string(d.device) +
-               " is sm_" + std::to_string(d.compute_major) + "x)";
+        return fmt::format("-d/--dtype {} needs sm_90 or newer (GPU {} is sm_{}x)", name_of(dtype), d.device,
+                           d.compute_major);
   }
   return std::nullopt;
 }
@@ -199,9 +197,9 @@ std::unique_ptr<Buffers> NcclBackend::allocate(std::uint64_t send_bytes, std::ui
     for (DeviceContext& d : state_->devices) {
       const std::size_t free_bytes = free_memory_on(d.device);
       if (send_bytes + recv_bytes > free_bytes)
-        throw UsageError("-e/--max-bytes: buffers need " + format_size(send_bytes + recv_bytes) + " on GPU " +
-                         std::to_string(d.device) + " of " + state_->who + ", but only " + format_size(free_bytes) +
-                         " is free");
+        throw UsageError(fmt::format("-e/--max-bytes: buffers need {} on GPU {} of {}, but only {} is free",
+                                     format_size(send_bytes + recv_bytes), d.device, state_->who,
+                                     format_size(free_bytes)));
       // Recorded before allocating, so the destructor frees whatever was allocated if a
       // later step throws.
       buffers->per_device.push_back(DeviceBuffers{d.device, d.comm});

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/size.hpp"
@@ -137,8 +139,7 @@ double NcclPeerExchange::time_rounds(std::uint64_t iterations) {
 
 std::unique_ptr<PeerExchange> NcclBackend::peer_exchange(const PeerRound& round, std::uint64_t message_bytes) {
   if (round.ranks() != ranks())
-    throw UsageError("peer round over " + std::to_string(round.ranks()) + " ranks on a communicator of " +
-                     std::to_string(ranks()));
+    throw UsageError(fmt::format("peer round over {} ranks on a communicator of {}", round.ranks(), ranks()));
   std::unique_ptr<PeerExchange> exchange;
   collective_try(*group_, [&] { exchange = std::make_unique<NcclPeerExchange>(state_, round, message_bytes); });
   return exchange;

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "nccl_support.hpp"
 
@@ -44,7 +46,7 @@ void NcclBackend::State::destroy_graphs() noexcept {
 }
 
 std::string NcclBackend::State::where(const DeviceContext& d) const {
-  return who + ", GPU " + std::to_string(d.device) + ", NCCL rank " + std::to_string(d.rank);
+  return fmt::format("{}, GPU {}, NCCL rank {}", who, d.device, d.rank);
 }
 
 void NcclBackend::State::abort_all() noexcept {

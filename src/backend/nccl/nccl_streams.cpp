@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commbench/backend/stream_set.hpp"
 #include "commbench/core/error.hpp"
 #include "cuda_resources.hpp"
@@ -119,8 +121,7 @@ class NcclStreamSet final : public StreamSet {
   }
 
   const std::vector<CudaEvent>& recorded(StreamEvent event) const {
-    if (event.id >= events_.size())
-      throw UsageError("streams: event " + std::to_string(event.id) + " was never recorded");
+    if (event.id >= events_.size()) throw UsageError(fmt::format("streams: event {} was never recorded", event.id));
     return events_[event.id];
   }
 

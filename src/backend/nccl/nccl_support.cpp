@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "commbench/backend/nccl/nccl_backend.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/pci_bus_id.hpp"
@@ -55,7 +57,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 
 std::string version_text(int code) {
   // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
-  return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." + std::to_string(code % 100);
+  return fmt::format("{}.{}.{}", code / 10000, code % 10000 / 100, code % 100);
 }
 
 std::optional<std::string> environment(const char* name) {
@@ -72,7 +74,7 @@ std::vector<std::string> visible_pci_bus_ids() {
       (void)cudaGetLastError();
       bus[0] = '\0';
     }
-    ids.emplace_back(bus[0] != '\0' ? bus : "ordinal-" + std::to_string(d));
+    ids.emplace_back(bus[0] != '\0' ? bus : fmt::format("ordinal-{}", d));
   }
   return ids;
 }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "spin_kernel.hpp"
 
 namespace commbench::nccl {
@@ -20,9 +22,8 @@ SpinComputeStandIn::SpinComputeStandIn(std::shared_ptr<NcclBackend::State> state
 std::string SpinComputeStandIn::occupies() const {
   std::string text;
   for (std::size_t i = 0; i < devices_.size(); ++i)
-    text += (text.empty() ? "" : "; ") + std::string("GPU ") + std::to_string(devices_[i]) + ": " +
-            std::to_string(multiprocessors_[i]) + " blocks x " + std::to_string(kSpinThreadsPerBlock) +
-            " threads, one on each of its " + std::to_string(multiprocessors_[i]) + " SMs";
+    text += fmt::format("{}GPU {}: {} blocks x {} threads, one on each of its {} SMs", text.empty() ? "" : "; ",
+                        devices_[i], multiprocessors_[i], kSpinThreadsPerBlock, multiprocessors_[i]);
   return text;
 }
 
