@@ -1,4 +1,4 @@
 // bench-p2p: see `bench-p2p --help` and docs/p2p.md.
-#include "commbench/cli/bench_p2p_app.hpp"
+#include "commbench/cli/command_registry.hpp"
 
-int main(int argc, char** argv) { return commbench::run_bench_p2p(argc, argv); }
+int main(int argc, char** argv) { return commbench::run_registered_command("bench-p2p", argc, argv); }

@@ -1,4 +1,4 @@
-// bench-patterns: see `bench-patterns --help`, docs/patterns.md and docs/methodology.md.
-#include "commbench/cli/bench_patterns_app.hpp"
+// bench-patterns: see `bench-patterns --help` and docs/patterns.md.
+#include "commbench/cli/command_registry.hpp"
 
-int main(int argc, char** argv) { return commbench::run_bench_patterns(argc, argv); }
+int main(int argc, char** argv) { return commbench::run_registered_command("bench-patterns", argc, argv); }

@@ -1,4 +1,4 @@
 // bench-replay: see `bench-replay --help` and docs/replay.md.
-#include "commbench/cli/bench_replay_app.hpp"
+#include "commbench/cli/command_registry.hpp"
 
-int main(int argc, char** argv) { return commbench::run_bench_replay(argc, argv); }
+int main(int argc, char** argv) { return commbench::run_registered_command("bench-replay", argc, argv); }

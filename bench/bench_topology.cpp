@@ -1,4 +1,4 @@
-// bench-topology: see `bench-topology --help` and docs/bandwidth-model.md.
-#include "commbench/cli/bench_topology_app.hpp"
+// bench-topology: see `bench-topology --help` and docs/topology.md.
+#include "commbench/cli/command_registry.hpp"
 
-int main(int argc, char** argv) { return commbench::run_bench_topology(argc, argv); }
+int main(int argc, char** argv) { return commbench::run_registered_command("bench-topology", argc, argv); }

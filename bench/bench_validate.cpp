@@ -1,4 +1,4 @@
 // bench-validate: see `bench-validate --help` and docs/validate.md.
-#include "commbench/cli/bench_validate_app.hpp"
+#include "commbench/cli/command_registry.hpp"
 
-int main(int argc, char** argv) { return commbench::run_bench_validate(argc, argv); }
+int main(int argc, char** argv) { return commbench::run_registered_command("bench-validate", argc, argv); }
