@@ -179,7 +179,7 @@ void add_framework_flags(CLI::App& app, PatternFlags& flags) {
   add_parsed_option(
       app, "--first-bucket-mb", flags.first_bucket_mb,
       [](const std::string& text) { return std::optional(positive_number("--first-bucket-mb")(text)); },
-      "DDP's first bucket cap (MiB; default 1)", "MB")
+      "DDP's first bucket cap (MiB; default: 1, or --bucket-cap-mb when that is given, as DDP does)", "MB")
       ->group(kFrameworkGroup);
   add_parsed_option(app, "--broadcast-buffers", flags.broadcast_buffers, zero_or_one("--broadcast-buffers"),
                     "DDP broadcast_buffers: 0 or 1 (default 1)", "0|1")
@@ -359,7 +359,10 @@ void apply_framework_settings(const PatternFlags& flags, PatternConfig& config) 
   check_applies(flags.forward_prefetch.has_value(), fsdp, "--forward-prefetch", "FSDP", kind);
   check_applies(flags.backward_prefetch.has_value(), fsdp, "--backward-prefetch", "FSDP", kind);
   check_applies(flags.limit_all_gathers.has_value(), fsdp, "--limit-all-gathers", "FSDP", kind);
-  if (flags.bucket_cap_mb) config.ddp.bucket_cap_mb = *flags.bucket_cap_mb;
+  if (flags.bucket_cap_mb) {
+    config.ddp.bucket_cap_mb = *flags.bucket_cap_mb;
+    config.ddp.bucket_cap_given = true;
+  }
   if (flags.first_bucket_mb) config.ddp.first_bucket_mb = *flags.first_bucket_mb;
   if (flags.broadcast_buffers) config.ddp.broadcast_buffers = *flags.broadcast_buffers;
   if (flags.fsdp_sharding) config.fsdp.sharding = *flags.fsdp_sharding;

@@ -1,8 +1,8 @@
 // PyTorch DistributedDataParallel (torch/nn/parallel/distributed.py and
 // torch/csrc/distributed/c10d/reducer.cpp), in its steady state after the first
 // iteration's Reducer::rebuild_buckets: gradients are bucketed in the order they become
-// ready in backward (the reverse of definition order), the first bucket capped at
-// first_bucket_bytes (1 MiB), the others at bucket_cap_mb; a tensor joins the open bucket
+// ready in backward (the reverse of definition order), the first bucket capped as
+// first_bucket_cap_mb() says (1 MiB unless bucket_cap_mb was given), the others at bucket_cap_mb; a tensor joins the open bucket
 // and the bucket closes once it reaches its cap (compute_bucket_assignment_by_size).
 // Buckets are allreduced in bucket order as soon as all their gradients are ready
 // (Reducer::mark_bucket_ready), only in the last micro-batch's backward (no_sync before
@@ -64,7 +64,7 @@ class DdpFlavour : public DataParallelFlavour {
 
  private:
   void assign_buckets() {
-    const std::uint64_t first_cap = static_cast<std::uint64_t>(config_.ddp.first_bucket_mb * kMebibyte);
+    const std::uint64_t first_cap = static_cast<std::uint64_t>(first_bucket_cap_mb(config_.ddp) * kMebibyte);
     const std::uint64_t cap = static_cast<std::uint64_t>(config_.ddp.bucket_cap_mb * kMebibyte);
     // Ready order: layers in reverse, and within a layer its tensors in reverse.
     std::vector<std::size_t> ready;

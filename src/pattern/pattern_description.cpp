@@ -72,7 +72,7 @@ std::vector<std::pair<std::string, std::string>> describe_pattern_config(const P
     }
     default:
       add("bucket_cap_mb", significant_text(config.ddp.bucket_cap_mb));
-      add("first_bucket_mb", significant_text(config.ddp.first_bucket_mb));
+      add("first_bucket_mb", significant_text(first_bucket_cap_mb(config.ddp)));
       add("broadcast_buffers", flag(config.ddp.broadcast_buffers));
       break;
   }

@@ -39,6 +39,11 @@ std::string_view name_of(StepPhase phase) {
   return kNames[static_cast<std::size_t>(phase)];
 }
 
+double first_bucket_cap_mb(const DdpSettings& ddp) {
+  if (ddp.first_bucket_mb) return *ddp.first_bucket_mb;
+  return ddp.bucket_cap_given ? ddp.bucket_cap_mb : 1.0;
+}
+
 std::string_view name_of(FsdpSharding sharding) {
   static constexpr std::array<std::string_view, 4> kNames = {"FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"};
   return kNames[static_cast<std::size_t>(sharding)];

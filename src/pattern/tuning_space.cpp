@@ -99,6 +99,7 @@ std::vector<KnobDefinition> definitions_for(const PatternConfig& config) {
       return {{"bucket_cap_mb", [](const PatternConfig& c) { return significant_text(c.ddp.bucket_cap_mb); },
                [](PatternConfig& c, const std::string& text) {
                  c.ddp.bucket_cap_mb = number_from("bucket_cap_mb", text);
+                 c.ddp.bucket_cap_given = true;  // a trial passes it to DDP, which then caps the first bucket so too
                  if (!(c.ddp.bucket_cap_mb > 0)) throw UsageError("--tune: bucket_cap_mb: must be positive");
                },
                [](const PatternConfig&) { return Texts{"1", "5", "10", "25", "50", "100", "250"}; }}};

@@ -5,17 +5,24 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace commbench {
 
-// torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25, broadcast_buffers=True);
-// the first bucket's cap is c10d's kDefaultFirstBucketBytes (1 MiB).
+// torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=None → 25, broadcast_buffers=True).
+// DDP's BucketCapacityConfig (torch/nn/parallel/distributed.py) caps the first bucket at
+// dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB) only while bucket_cap_mb is left unset; once a
+// user passes bucket_cap_mb, the first bucket's cap is that value too.
 struct DdpSettings {
-  double bucket_cap_mb = 25;      // MiB, as DDP multiplies it by 1024 * 1024
-  double first_bucket_mb = 1;     // MiB
-  bool broadcast_buffers = true;  // broadcast module buffers from rank 0 before each forward
+  double bucket_cap_mb = 25;              // MiB, as DDP multiplies it by 1024 * 1024
+  bool bucket_cap_given = false;          // bucket_cap_mb passed to DDP (a flag, a --tune trial)
+  std::optional<double> first_bucket_mb;  // MiB: a cap of its own (--first-bucket-mb); unset: DDP's rule
+  bool broadcast_buffers = true;          // broadcast module buffers from rank 0 before each forward
 };
+
+// The first bucket's cap in MiB as DDP decides it from these settings.
+double first_bucket_cap_mb(const DdpSettings& ddp);
 
 // torch.distributed.fsdp.ShardingStrategy
 enum class FsdpSharding { full_shard, shard_grad_op, hybrid_shard, no_shard };

@@ -69,6 +69,25 @@ TEST(PatternDdp, BucketCapChangesTheBucketCount) {
   EXPECT_EQ(total_bytes(schedule, is_allreduce), 2'000'000'000u);
 }
 
+TEST(PatternDdp, AGivenBucketCapCapsTheFirstBucketToo) {
+  // DDP(bucket_cap_mb=100): the first bucket closes at 100 MiB as the others do, so the
+  // 1000 gradients fill 18 buckets of 53 and one of 46: 19 buckets, not 1 + 19.
+  PatternConfig config = billion_parameter_ddp();
+  config.ddp.bucket_cap_mb = 100;
+  config.ddp.bucket_cap_given = true;
+  EXPECT_DOUBLE_EQ(first_bucket_cap_mb(config.ddp), 100);
+  const RankSchedule schedule = build_schedule(config, 0);
+  std::vector<std::uint64_t> sizes;
+  for (const ScheduleStep& step : schedule.steps)
+    if (is_allreduce(step)) sizes.push_back(step.bytes);
+  ASSERT_EQ(sizes.size(), 19u);
+  EXPECT_EQ(sizes.front(), 106'000'000u);
+  EXPECT_EQ(sizes.back(), 92'000'000u);
+  // A first cap of its own (--first-bucket-mb) still wins.
+  config.ddp.first_bucket_mb = 1;
+  EXPECT_EQ(count(build_schedule(config, 0), is_allreduce), 20u);
+}
+
 TEST(PatternDdp, GradientAccumulationReducesOnlyInTheLastMicroBatch) {
   PatternConfig config = billion_parameter_ddp();
   config.model.gradient_accumulation = 4;
