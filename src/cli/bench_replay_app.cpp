@@ -71,10 +71,14 @@ std::vector<TraceFile> trace_files(const std::vector<std::string>& arguments) {
   std::vector<TraceFile> files;
   for (const std::string& argument : arguments) {
     std::error_code error;
-    if (!std::filesystem::is_directory(argument, error)) {
-      files.push_back({argument, false});
+    const std::filesystem::file_status status = std::filesystem::status(argument, error);
+    if (std::filesystem::is_regular_file(status) || status.type() == std::filesystem::file_type::not_found) {
+      files.push_back({argument, false});  // a missing file is reported by its reading
       continue;
     }
+    // A FIFO or a device would hold the read open for a writer that may never come.
+    if (!std::filesystem::is_directory(status))
+      throw UsageError(fmt::format("{}: not a file or folder of traces (a pipe or device is not read)", argument));
     std::vector<std::string> found;
     for (const auto& entry : std::filesystem::directory_iterator(argument, error))
       if (entry.is_regular_file() && is_trace_name(entry.path().filename().string()))

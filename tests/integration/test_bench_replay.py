@@ -285,6 +285,12 @@ class BadInput(unittest.TestCase):
         self.assertEqual(err.strip(), f"bench-replay: error: --fabric {self.path('none.csv')}: cannot read "
                                       "(No such file or directory)")
 
+    def test_a_pipe_is_refused_not_waited_on(self):
+        fifo = self.path("trace.json")
+        os.mkfifo(fifo)
+        self.assertTrue(self.refused(fifo).endswith(
+            "trace.json: not a file or folder of traces (a pipe or device is not read)"))
+
     def test_a_folder_without_traces_and_no_trace_at_all(self):
         empty = self.path("empty")
         os.mkdir(empty)
