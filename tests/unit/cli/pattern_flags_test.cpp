@@ -94,6 +94,10 @@ TEST(PatternFlags, LayoutDefaultsAndLimits) {
 TEST(PatternFlags, FrameworkFlagsApplyToTheirFramework) {
   const PatternConfig ddp = resolved({"--preset", "mistral-7b", "--bucket-cap-mb", "50", "--broadcast-buffers", "0"});
   EXPECT_EQ(ddp.ddp.bucket_cap_mb, 50);
+  EXPECT_DOUBLE_EQ(first_bucket_cap_mb(ddp.ddp), 50);  // given, it caps DDP's first bucket too
+  EXPECT_DOUBLE_EQ(first_bucket_cap_mb(resolved({"--preset", "mistral-7b", "--bucket-cap-mb", "50",
+                                                 "--first-bucket-mb", "2"}).ddp),
+                   2);
   EXPECT_FALSE(ddp.ddp.broadcast_buffers);
   const PatternConfig fsdp =
       resolved({"--preset", "mistral-7b", "--pattern", "fsdp", "--fsdp-sharding", "hybrid_shard", "--fsdp-unit", "2",

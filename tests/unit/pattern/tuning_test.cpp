@@ -88,8 +88,11 @@ TEST(TuningSpace, TheDsConfigFragmentReadsBackAsTheTunedSettings) {
 
 TEST(TuningSpace, DdpAndFsdpSettingsAreTheConstructorsKeywordArguments) {
   PatternConfig ddp = config_of(PatternKind::ddp, small_llama(4), 4);
+  EXPECT_DOUBLE_EQ(first_bucket_cap_mb(ddp.ddp), 1);
   ddp = with_knob(ddp, "bucket_cap_mb", "50");
   EXPECT_EQ(nlohmann::json::parse(tuned_settings_json(ddp)), nlohmann::json({{"bucket_cap_mb", 50}}));
+  // The trial passes bucket_cap_mb=50 to DDP, which then caps its first bucket at 50 too.
+  EXPECT_DOUBLE_EQ(first_bucket_cap_mb(ddp.ddp), 50);
   PatternConfig fsdp = with_knob(config_of(PatternKind::fsdp, small_llama(4), 4), "backward_prefetch", "NONE");
   fsdp = with_knob(fsdp, "fsdp_unit_layers", "2");
   const nlohmann::json kwargs = nlohmann::json::parse(tuned_settings_json(fsdp));
