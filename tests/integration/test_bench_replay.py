@@ -151,6 +151,12 @@ class Reading(unittest.TestCase):
             self.assertAlmostEqual(record["algbw_gbps"], record["bytes"] / record["seconds"] / 1e9, places=9)
             self.assertAlmostEqual(record["busbw_gbps"] / record["algbw_gbps"], 0.75, places=9)  # (n-1)/n of 4
 
+    def test_a_folders_other_json_is_passed_over_with_a_note(self):
+        out, doc, _ = self.replay("zero3")
+        self.assertIn("zero3/ds_config.json passed over: not a Chrome trace", out)
+        self.assertEqual(len(doc["traces"]), 4)
+        self.assertTrue(any("ds_config.json passed over" in n for n in doc["provenance"]["notes"]))
+
     def test_the_rank_that_slept_is_named(self):
         out, doc, _ = self.replay("straggler")
         self.assertEqual(doc["straggler"], 2)
@@ -284,6 +290,16 @@ class BadInput(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertEqual(err.strip(), f"bench-replay: error: --fabric {self.path('none.csv')}: cannot read "
                                       "(No such file or directory)")
+
+    def test_a_folder_of_json_but_no_trace(self):
+        folder = self.path("configs")
+        os.mkdir(folder)
+        shutil.copy(os.path.join(TRACES, "zero3", "ds_config.json"), folder)
+        self.assertRegex(self.refused(folder), r"no trace among the files given \(.*ds_config\.json passed over: "
+                                               r"not a Chrome trace\)$")
+        # Named on the command line, a file that is no trace is an error of its own.
+        self.assertTrue(self.refused(os.path.join(folder, "ds_config.json")).endswith(
+            "ds_config.json: not a Chrome trace (no traceEvents array)"))
 
     def test_a_pipe_is_refused_not_waited_on(self):
         fifo = self.path("trace.json")
