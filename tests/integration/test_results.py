@@ -355,6 +355,26 @@ class Interruption(TempDirTest):
         self.assertIn(f"interrupted by SIGTERM after {len(timed)} of {steps} timed steps", doc["provenance"]["notes"])
 
 
+    def test_patterns_signalled_in_warm_up_keeps_the_first_timed_step(self):
+        cmd = mpirun(4, PATTERNS, "--backend", "mpi", "--pattern", "ddp", "--params", "5M", "--layers", "4",
+                     "--hidden", "256", "--ffn", "1024", "--seq", "128", "-w", 300, "-n", 5,
+                     "--csv", self.path("r.csv"), "--json", self.path("r.json"))
+        proc = self.start(cmd, lambda proc: len(children_of(proc.pid)) == 4 and
+                          all(handles_interruptions(pid) for pid in children_of(proc.pid)) and
+                          os.path.exists(self.path("r.csv")))
+        # 300 warm-up steps take far longer than this second: the signal lands in them, and
+        # the run stops after the first timed step, as the loop stops after a batch.
+        rc, out, err = self.stop(proc, 1)
+        self.assertEqual(rc, 143, out + err)
+        _, rows = csv_records(self.path("r.csv"))
+        self.assertEqual([r["step"] for r in rows if r["record"] == "step"], ["0"])
+        with open(self.path("r.json")) as f:
+            doc = json.load(f)
+        self.assertFalse(doc["complete"])
+        self.assertEqual((len(doc["steps"]), doc["exit_code"]), (1, 143))
+        self.assertIn("interrupted by SIGTERM after 1 of 5 timed steps", doc["provenance"]["notes"])
+
+
 class Timeout(TempDirTest):
     """A rank that stalls mid-sweep: the job ends with exit 4 (the watchdog), and the
     reporting rank closes its files first, holding every record made before the stall."""
