@@ -18,6 +18,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/replay/deepspeed_comms_log.hpp"
 #include "commbench/replay/pytorch_trace_reader.hpp"
 #include "commbench/replay/trace_summary.hpp"
 #include "commbench/report/reporter_set.hpp"
@@ -35,13 +36,24 @@ constexpr const char* kReplaySchema = "commbench.replay/1";
 struct ReplayOptions {
   std::vector<std::string> traces;  // files or folders
   std::string fabric_path;          // --fabric: a bench-collectives CSV
+  int ranks = 0;                    // --ranks: a DeepSpeed comms log's world size; 0 not given
   JobOptions job;                   // --csv, --json, --force
 };
 
 void add_replay_options(CLI::App& app, ReplayOptions& options) {
   // Checked in validate, not by CLI11: --version and --help need no trace.
   app.add_option("TRACE", options.traces,
-                 "A rank's torch.profiler trace (.json or .json.gz), or a folder of them; one file per rank");
+                 "A rank's torch.profiler trace (.json or .json.gz), or a folder of them, one file per rank; or "
+                 "DeepSpeed's comms log (any other name: log_summary()'s table or verbose comms_logger lines, "
+                 "with --ranks)");
+  add_parsed_option(
+      app, "--ranks", options.ranks,
+      [](const std::string& text) {
+        const std::uint64_t ranks = parse_count(text, "--ranks", 1);
+        if (ranks > (1u << 24)) throw UsageError(fmt::format("--ranks: {} ranks is more than any job has", text));
+        return static_cast<int>(ranks);
+      },
+      "The job's world size, for a DeepSpeed comms log (the log does not say it; traces do)", "N");
   add_parsed_option(
       app, "--fabric", options.fabric_path,
       [](const std::string& text) { return non_empty_file_name(text, "--fabric"); },
@@ -131,23 +143,68 @@ int node_count(const std::vector<RankTrace>& traces) {
   return std::max<int>(1, static_cast<int>(hosts.size()));
 }
 
-std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
-  const auto started = std::chrono::steady_clock::now();
-  std::vector<RankTrace> traces;
+struct ReadInput {
+  TraceSummary summary;
   std::vector<std::string> files;
   std::vector<std::string> notes;
-  for (const TraceFile& file : trace_files(options.traces)) {
+  int nodes = 1;
+  std::string format;
+};
+
+ReadInput read_deepspeed_log(const ReplayOptions& options, const std::string& path) {
+  const DeepSpeedCommsLog log = read_deepspeed_comms_log(path);
+  if (options.ranks == 0)
+    throw UsageError(fmt::format("{}: a DeepSpeed comms log does not say the world size: give --ranks N", path));
+  ReadInput input;
+  input.summary = summarize_deepspeed_log(log, options.ranks, input.notes);
+  input.files = {path};
+  input.format = "deepspeed comms log";
+  // The log says nothing of nodes: the fabric is looked up as one node's when the ranks fit.
+  return input;
+}
+
+ReadInput read_traces(const ReplayOptions& options, const std::vector<TraceFile>& found) {
+  if (options.ranks != 0)
+    throw UsageError("--ranks: only for a DeepSpeed comms log (a trace says its world size)");
+  ReadInput input;
+  std::vector<RankTrace> traces;
+  for (const TraceFile& file : found) {
     try {
       traces.push_back(read_pytorch_trace(file.path));
-      files.push_back(file.path);
+      input.files.push_back(file.path);
     } catch (const NotATrace& e) {
       if (!file.in_folder) throw;
-      notes.push_back(fmt::format("{} passed over: not a Chrome trace", file.path));
+      input.notes.push_back(fmt::format("{} passed over: not a Chrome trace", file.path));
     }
   }
-  if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", notes.front()));
-  const int nodes = node_count(traces);
-  const TraceSummary summary = summarize_traces(std::move(traces));
+  if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
+  input.nodes = node_count(traces);
+  input.summary = summarize_traces(std::move(traces));
+  input.format = "torch.profiler";
+  return input;
+}
+
+// Traces (.json, .json.gz, folders of them), or one DeepSpeed comms log (any other file).
+ReadInput read_input(const ReplayOptions& options) {
+  const std::vector<TraceFile> found = trace_files(options.traces);
+  std::vector<std::string> logs;
+  for (const TraceFile& file : found)
+    if (!is_trace_name(file.path)) logs.push_back(file.path);
+  if (logs.empty()) return read_traces(options, found);
+  if (found.size() > 1)
+    throw UsageError(fmt::format("{}: a DeepSpeed comms log is read on its own, not with other files (a .json trace "
+                                 "ends in .json or .json.gz)",
+                                 logs.front()));
+  return read_deepspeed_log(options, logs.front());
+}
+
+std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
+  const auto started = std::chrono::steady_clock::now();
+  ReadInput input = read_input(options);
+  const TraceSummary& summary = input.summary;
+  const std::vector<std::string>& files = input.files;
+  std::vector<std::string>& notes = input.notes;
+  const int nodes = input.nodes;
   std::optional<FabricComparison> fabric;
   if (!options.fabric_path.empty())
     fabric = compare_with_fabric(
@@ -156,13 +213,13 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   print_replay_report(summary, fabric ? &*fabric : nullptr);
   for (const std::string& note : notes) fmt::print("# note: {}\n", note);
   RunContext context = context_without_job(kReplaySchema, kProgram, command_line,
-                                            {{"traces", std::to_string(files.size())}, {"format", "torch.profiler"}});
+                                            {{"traces", std::to_string(files.size())}, {"format", input.format}});
   context.ranks = summary.world_size;
   context.notes = notes;
   if (fabric) context.notes.insert(context.notes.end(), fabric->notes.begin(), fabric->notes.end());
   write_replay_files(options, summary, fabric ? &*fabric : nullptr, std::move(context), files);
-  return fmt::format("# {} trace{} read in {} s", files.size(), files.size() == 1 ? "" : "s",
-                     significant_text(seconds, 3));
+  return fmt::format("# {} {}{} read in {} s", files.size(), input.format == "torch.profiler" ? "trace" : "log",
+                     files.size() == 1 ? "" : "s", significant_text(seconds, 3));
 }
 
 }  // namespace
@@ -170,8 +227,8 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
 int run_bench_replay(int argc, char** argv) {
   const Command<ReplayOptions> command{
       kProgram,
-      "bench-replay: a training job's own traces (torch.profiler, one file per rank) read as the collectives it ran: "
-      "sizes, times, bandwidth, and which rank the others waited for.",
+      "bench-replay: a training job's own traces (torch.profiler, one file per rank) or DeepSpeed comms log read as "
+      "the collectives it ran: sizes, times, bandwidth, and which rank the others waited for.",
       kReplaySchema,
       ProfileCategory::patterns,
       add_replay_options,

@@ -60,9 +60,12 @@ std::vector<TextColumn> class_columns(bool with_fabric) {
 }  // namespace
 
 void print_replay_report(const TraceSummary& summary, const FabricComparison* fabric) {
-  fmt::print("# bench-replay: {} rank{} of {} ({}), {} collective calls per rank\n", summary.ranks.size(),
-             summary.ranks.size() == 1 ? "" : "s", summary.world_size,
-             summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
+  if (summary.source.empty())
+    fmt::print("# bench-replay: {} rank{} of {} ({}), {} collective calls per rank\n", summary.ranks.size(),
+               summary.ranks.size() == 1 ? "" : "s", summary.world_size,
+               summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
+  else
+    fmt::print("# bench-replay: {}, {} ranks, {} calls\n", summary.source, summary.world_size, summary.calls);
   TextTable classes(class_columns(fabric != nullptr), "  ", "  ");
   for (std::size_t i = 0; i < summary.classes.size(); ++i) {
     const TracedClass& c = summary.classes[i];
@@ -95,7 +98,7 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
     ranks.add_row({std::to_string(rank.rank), rank.host, ms(rank.communication_seconds), ms(rank.wait_seconds),
                    optional_text(rank.step_seconds, 1e3), std::to_string(rank.last_arrivals),
                    optional_text(rank.lateness_seconds, 1e3)});
-  fmt::print("{}", ranks.render());
+  if (!summary.ranks.empty()) fmt::print("{}", ranks.render());
   fmt::print("verdict: {}\n", summary.verdict);
   if (fabric) {
     fmt::print("fabric: {}\n", fabric->verdict);

@@ -97,6 +97,14 @@ class Reading(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
 
+    @staticmethod
+    def replay_json(folder, case):
+        json_path = os.path.join(folder, case + "-traces.json")
+        code, _, err = run(os.path.join(TRACES, case), "--json", json_path, "--force")
+        assert code == 0, err
+        with open(json_path) as f:
+            return json.load(f)
+
     def replay(self, case):
         csv_path, json_path = os.path.join(self.dir, case + ".csv"), os.path.join(self.dir, case + ".json")
         code, out, err = run(os.path.join(TRACES, case), "--csv", csv_path, "--json", json_path, "--force")
@@ -168,6 +176,94 @@ class Reading(unittest.TestCase):
         self.assertLess(late["lateness_seconds"], 0.075)
         _, healthy, _ = self.replay("ddp-default")
         self.assertIsNone(healthy["straggler"])
+
+
+# DeepSpeed's log names in nccl-tests' terms, as this test reads them; an all-gather
+# logs one rank's share.
+DS_OPS = {"all_gather_into_tensor": ("allgather", 4), "reduce_scatter_tensor": ("reducescatter", 1),
+          "all_reduce": ("allreduce", 1)}
+DS_UNITS = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
+
+
+def raw_deepspeed_summary(path):
+    """(op, bytes) -> calls from the first table of a log_summary() printout."""
+    calls, op = {}, None
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for line in lines[1:]:
+        if line.startswith("_"):
+            break  # the straggler table
+        if not line.startswith(" "):
+            op = line.strip()
+            continue
+        fields = line.split()
+        if op == "log_summary_barrier":
+            continue
+        name, factor = DS_OPS[op]
+        size = round(float(fields[0]) * DS_UNITS[fields[1]]) * factor
+        calls[(name, size)] = calls.get((name, size), 0) + int(fields[2])
+    return calls
+
+
+class DeepSpeedLog(unittest.TestCase):
+    """DeepSpeed's own comms log of the zero3 fixture's profiled step (rank 0's
+    log_summary() tables and verbose lines), held against the raw text and against the
+    same step's torch.profiler traces."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="commbench-replay-ds-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def replay(self, name):
+        json_path = os.path.join(self.dir, name + ".json")
+        code, out, err = run(os.path.join(TRACES, "zero3", name), "--ranks", 4, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        with open(json_path) as f:
+            return out, json.load(f)
+
+    def classes(self, doc):
+        return {(c["op"], c["bytes"]): c["calls"] for c in doc["collectives"]}
+
+    def test_calls_and_sizes_are_the_logs(self):
+        raw = raw_deepspeed_summary(os.path.join(TRACES, "zero3", "comms-summary.txt"))
+        for name in ("comms-summary.txt", "comms-summary-straggler.txt", "comms-verbose.log"):
+            with self.subTest(log=name):
+                out, doc = self.replay(name)
+                self.assertEqual(self.classes(doc), raw)
+                self.assertEqual(doc["world_size"], 4)
+                self.assertEqual(doc["provenance"]["settings"]["format"], "deepspeed comms log")
+                self.assertIn("every call is taken as over the 4 ranks of --ranks", out)
+
+    def test_the_log_and_the_traces_of_the_step_agree(self):
+        _, doc = self.replay("comms-summary.txt")
+        trace = raw_counts(load(rank_files("zero3")[0]))
+        trace.pop("barrier", None)
+        logged = {}
+        for c in doc["collectives"]:
+            logged[c["op"]] = logged.get(c["op"], 0) + c["calls"]
+        self.assertEqual(logged, trace)
+        # DeepSpeed rounds sizes to two decimals of its unit: within 0.5 % of the bytes.
+        traced = self.classes(Reading.replay_json(self.dir, "zero3"))
+        for (op, size), calls in self.classes(doc).items():
+            near = [s for (o, s) in traced if o == op and abs(s - size) <= 0.005 * size]
+            self.assertEqual(len(near), 1, (op, size))
+            self.assertEqual(traced[(op, near[0])], calls)
+
+    def test_running_totals_and_straggler_figures_are_said(self):
+        out, doc = self.replay("comms-verbose.log")
+        self.assertIn("running total of its operation's calls", out)
+        gathers = sorted((c for c in doc["collectives"] if c["op"] == "allgather"), key=lambda c: c["bytes"])
+        # The 8 bias gathers' own times are their launches, far below the weights' gather.
+        self.assertLess(gathers[0]["seconds"], gathers[1]["seconds"] / 10)
+        out, doc = self.replay("comms-summary-straggler.txt")
+        self.assertIn("the straggler figures are left out", out)
+        self.assertTrue(any(c["wait_seconds"] > 0 for c in doc["collectives"]))
+        out, _ = self.replay("comms-summary.txt")
+        self.assertIn("has inflated times in log_summary()", out)
 
 
 @unittest.skipUnless(COLLECTIVES and MPIEXEC, "COMMBENCH_BENCH_COLLECTIVES or COMMBENCH_MPIEXEC not set")
@@ -269,7 +365,32 @@ class BadInput(unittest.TestCase):
         other = self.path("sweep.csv")
         with open(other, "w") as f:
             f.write("op,bytes\nallreduce,8\n")
-        self.assertIn("sweep.csv: not a whole JSON trace: malformed at byte 1", self.refused(other))
+        # Not named .json: read as a DeepSpeed comms log, which it is not either.
+        self.assertTrue(self.refused(other).endswith(
+            "sweep.csv: neither a DeepSpeed log_summary() table nor a verbose comms_logger line in it (and not a "
+            ".json trace)"))
+        misnamed = self.path("trace.json")
+        shutil.copy(other, misnamed)
+        self.assertIn("trace.json: not a whole JSON trace: malformed at byte 1", self.refused(misnamed))
+
+    def test_a_deepspeed_log_without_ranks_cut_short_or_with_traces(self):
+        log = os.path.join(TRACES, "zero3", "comms-summary.txt")
+        self.assertTrue(self.refused(log).endswith(
+            "comms-summary.txt: a DeepSpeed comms log does not say the world size: give --ranks N"))
+        self.assertIn("a DeepSpeed comms log is read on its own", self.refused(log, os.path.join(TRACES, "zero3")))
+        self.assertEqual(self.refused(os.path.join(TRACES, "zero3"), "--ranks", "4"),
+                         "bench-replay: error: --ranks: only for a DeepSpeed comms log (a trace says its world size)")
+        with open(log) as f:
+            text = f.read()
+        cut_at = text.index("32.03 MB") + 30
+        cut = self.path("cut.log")
+        with open(cut, "w") as f:
+            f.write(text[:cut_at])
+        line_start = text.rindex("\n", 0, cut_at) + 1
+        self.assertTrue(self.refused(cut, "--ranks", "4").endswith(
+            f"cut.log: line {text[:cut_at].count(chr(10)) + 1} (byte offset {line_start}): the file ends inside a "
+            "log_summary row (a cut log?)"))
+        self.assertIn("--ranks", self.refused(log, "--ranks", "0"))
 
     def test_a_trace_without_communication(self):
         doc = load(rank_files("ddp-default")[0])

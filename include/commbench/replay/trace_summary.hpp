@@ -40,6 +40,7 @@ struct RankTraceSummary {
 };
 
 struct TraceSummary {
+  std::string source;  // what was read, when not one trace per rank: "DeepSpeed comms log (...)"
   int world_size = 0;
   std::string backend;
   std::uint64_t calls = 0;  // matched per rank
