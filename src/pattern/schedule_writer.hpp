@@ -36,6 +36,9 @@ class ScheduleWriter {
   std::size_t peer(std::size_t round, std::uint64_t bytes, const StepPlace& place, std::vector<std::size_t> waits = {});
   std::size_t add_round(PlannedPeerRound round);
 
+  // A collective of another type than the step's parameters (a gradient norm in fp64).
+  void set_dtype(std::size_t step, DataType dtype) { schedule_.steps[step].dtype = dtype; }
+
   // The next compute step also waits for `step`: the framework blocks its compute on a
   // collective it waits for (a synchronous allreduce, a reduction without overlap_comm).
   void block_compute_on(std::size_t step);

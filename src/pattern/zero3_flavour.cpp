@@ -11,6 +11,8 @@
 // - after a module runs its parameters are released, unless a later use of theirs was
 //   taken off the queue while they were gathered (the prefetcher skipped it), or the
 //   trace uses them again within stage3_max_reuse_distance elements (__params_to_release);
+// - after backward the gradient norm is all-reduced (one fp64, every step); after the
+//   optimizer step every persistent parameter is all-gathered again, one call each;
 // - gradients are reduce-scattered in reduce_bucket_size buckets as their hooks fire
 //   (__add_grad_to_ipg_bucket, __reduce_and_partition_ipg_grads), every micro-batch; with
 //   overlap_comm (on by default for stage 3) on its own stream, else the compute waits;
@@ -55,7 +57,8 @@ std::string module_name(const ParameterTensor& tensor) {
 
 class Zero3Flavour : public DataParallelFlavour {
  public:
-  Zero3Flavour(const PatternConfig& config, const StageModel& stage) : config_(config), stage_(stage) {
+  Zero3Flavour(const PatternConfig& config, const StageModel& stage, int world_rank)
+      : config_(config), stage_(stage), data_ranks_(config.layout.group_size(GroupRole::data, world_rank)) {
     const ZeroSettings& zero = config.zero;
     persistent_.assign(stage.tensors.size(), false);
     std::uint64_t persisted = 0;
@@ -151,7 +154,28 @@ class Zero3Flavour : public DataParallelFlavour {
       reduce(writer, {StepPhase::backward, "", -1, pass.micro_batch}, bucket_ready_);
   }
 
-  std::vector<std::size_t> finish_backward(ScheduleWriter&) override { return reductions_; }
+  // The optimizer step's gradient norm (get_grad_norm_direct): one fp64 all-reduce over
+  // the data group every step, clipping or not, once the reduce-scatters are done.
+  std::vector<std::size_t> finish_backward(ScheduleWriter& writer) override {
+    const std::size_t norm = writer.collective(Collective::allreduce, GroupRole::data, size_of(DataType::float64),
+                                               {StepPhase::optimizer, "gradient norm"}, reductions_);
+    writer.set_dtype(norm, DataType::float64);
+    return {norm};
+  }
+
+  // _post_step: every persistent parameter is all-gathered again after the optimizer
+  // updated its partition, one call each, its partition padded to ceil(numel / ranks).
+  void after_optimizer(ScheduleWriter& writer, std::size_t optimizer_step) override {
+    const std::uint64_t ranks = static_cast<std::uint64_t>(std::max(1, data_ranks_));
+    for (std::size_t tensor = 0; tensor < stage_.tensors.size(); ++tensor) {
+      if (!persistent_[tensor]) continue;
+      const std::uint64_t padded = (stage_.tensors[tensor].elements + ranks - 1) / ranks * ranks;
+      writer.collective(Collective::allgather, GroupRole::data, padded * stage_.element_bytes,
+                        {StepPhase::optimizer, fmt::format("persistent {}", stage_.tensors[tensor].name),
+                         stage_.tensors[tensor].layer},
+                        {optimizer_step});
+    }
+  }
 
  private:
   GroupRole gather_group(bool backward) const {
@@ -251,6 +275,7 @@ class Zero3Flavour : public DataParallelFlavour {
 
   const PatternConfig& config_;
   const StageModel& stage_;
+  int data_ranks_ = 1;
   std::vector<bool> persistent_;
   std::vector<LeafModule> modules_;
   std::vector<std::vector<std::size_t>> layer_modules_;
@@ -273,8 +298,9 @@ class Zero3Flavour : public DataParallelFlavour {
 
 }  // namespace
 
-std::unique_ptr<DataParallelFlavour> make_zero3_flavour(const PatternConfig& config, const StageModel& stage, int) {
-  return std::make_unique<Zero3Flavour>(config, stage);
+std::unique_ptr<DataParallelFlavour> make_zero3_flavour(const PatternConfig& config, const StageModel& stage,
+                                                        int world_rank) {
+  return std::make_unique<Zero3Flavour>(config, stage, world_rank);
 }
 
 }  // namespace commbench

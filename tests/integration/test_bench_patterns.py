@@ -155,7 +155,7 @@ class Patterns(TempDirTest):
         "fsdp": {"allgather/data", "reducescatter/data"},
         "zero1": {"allgather/data", "reducescatter/data"},
         "zero2": {"allgather/data", "reducescatter/data"},
-        "zero3": {"allgather/data", "reducescatter/data"},
+        "zero3": {"allgather/data", "reducescatter/data", "allreduce/data"},  # the gradient norm
         "pipeline": {"sendrecv/pipeline"},
         "tp": {"allreduce/tensor"},
         "ep": {"alltoallv/expert", "allreduce/data", "allreduce/expert_data"},

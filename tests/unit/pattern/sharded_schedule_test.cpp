@@ -23,6 +23,10 @@ constexpr std::uint64_t kBytes = 2 * kElements;  // bf16
 
 const auto is_allgather = [](const ScheduleStep& step) { return is_op(step, Collective::allgather); };
 const auto is_reducescatter = [](const ScheduleStep& step) { return is_op(step, Collective::reducescatter); };
+// ZeRO-3's gathers for the forward and backward compute, not those after the optimizer.
+const auto is_fetch = [](const ScheduleStep& step) {
+  return is_op(step, Collective::allgather) && step.phase != StepPhase::optimizer;
+};
 
 // Every module released after it runs and nothing prefetched: each parameter above the
 // persistence threshold is gathered exactly once in forward and once in backward.
@@ -37,7 +41,7 @@ TEST(PatternZero3, AllGatherTwiceWhatIsNotPersistentReduceScatterEveryGradient) 
   const RankSchedule schedule = build_schedule(zero3(), 2);
   // Forward and backward each gather every parameter above the persistence threshold
   // (1e5: the norms stay resident).
-  EXPECT_EQ(total_bytes(schedule, is_allgather), 2 * 2 * (kElements - kNormElements));
+  EXPECT_EQ(total_bytes(schedule, is_fetch), 2 * 2 * (kElements - kNormElements));
   EXPECT_EQ(total_bytes(schedule, is_reducescatter), kBytes);
 }
 
@@ -45,16 +49,16 @@ TEST(PatternZero3, PersistenceThresholdKeepsSmallParametersResident) {
   PatternConfig config = zero3();
   config.zero.stage3_param_persistence_threshold = 1'048'576;  // also the embedding, head, q/k/v/o
   const std::uint64_t resident = kNormElements + 2 * 1'024'000 + 4 * 4 * 1'048'576;
-  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_allgather), 2 * 2 * (kElements - resident));
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_fetch), 2 * 2 * (kElements - resident));
   config.zero.stage3_model_persistence_threshold = 0;  // nothing may stay resident
-  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_allgather), 2 * kBytes);
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_fetch), 2 * kBytes);
 }
 
 TEST(PatternZero3, ReuseDistanceKeepsWhatBackwardUsesSoon) {
   PatternConfig config = zero3();
   config.zero.stage3_max_reuse_distance = 1'000'000'000;  // DeepSpeed's default: the whole model
   // Nothing is released between forward and backward: every parameter is gathered once.
-  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_allgather), 2 * (kElements - kNormElements));
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_fetch), 2 * (kElements - kNormElements));
 }
 
 TEST(PatternZero3, PrefetchBucketSetsHowManyGathers) {
@@ -62,13 +66,13 @@ TEST(PatternZero3, PrefetchBucketSetsHowManyGathers) {
   config.zero.stage3_prefetch_bucket_size = 0;
   // One gather per leaf module with a non-resident weight, forward and backward:
   // 7 per layer, the embedding and the head.
-  EXPECT_EQ(count(build_schedule(config, 0), is_allgather), 2u * (4u * 7u + 2u));
+  EXPECT_EQ(count(build_schedule(config, 0), is_fetch), 2u * (4u * 7u + 2u));
   config.zero.stage3_prefetch_bucket_size = 50'000'000;
   const RankSchedule prefetching = build_schedule(config, 0);
-  EXPECT_LT(count(prefetching, is_allgather), 2u * (4u * 7u + 2u));
+  EXPECT_LT(count(prefetching, is_fetch), 2u * (4u * 7u + 2u));
   // The prefetcher runs ahead into backward while the last layers are still gathered:
   // those uses are taken off the queue, so those parameters stay for backward.
-  const std::uint64_t gathered = total_bytes(prefetching, is_allgather);
+  const std::uint64_t gathered = total_bytes(prefetching, is_fetch);
   EXPECT_LT(gathered, 2 * 2 * (kElements - kNormElements));
   EXPECT_GE(gathered, 2 * (kElements - kNormElements));
 }
@@ -80,12 +84,12 @@ TEST(PatternZero3, PrefetchedParametersStayForTheirSkippedUse) {
   // of them are gathered, so none is released before backward: two gathers in all.
   config.zero.stage3_prefetch_bucket_size = 100'000'000;
   const RankSchedule schedule = build_schedule(config, 0);
-  EXPECT_EQ(count(schedule, is_allgather), 2u);
-  EXPECT_EQ(total_bytes(schedule, is_allgather), 2 * (kElements - kNormElements));
+  EXPECT_EQ(count(schedule, is_fetch), 2u);
+  EXPECT_EQ(total_bytes(schedule, is_fetch), 2 * (kElements - kNormElements));
   // max_live_parameters bounds the prefetch: with room for less than the model, the
   // layers gathered early are released before their backward and gathered again.
   config.zero.stage3_max_live_parameters = 40'000'000;
-  EXPECT_GT(total_bytes(build_schedule(config, 0), is_allgather), 2 * (kElements - kNormElements));
+  EXPECT_GT(total_bytes(build_schedule(config, 0), is_fetch), 2 * (kElements - kNormElements));
 }
 
 TEST(PatternZero3, LayerComputeWaitsForItsParameters) {
@@ -93,7 +97,7 @@ TEST(PatternZero3, LayerComputeWaitsForItsParameters) {
   for (const ScheduleStep& step : schedule.steps) {
     if (step.kind != StepKind::compute || step.layer < 0 || step.layer > 3) continue;
     bool waits_for_gather = false;
-    for (const std::size_t index : step.waits_for) waits_for_gather |= is_allgather(schedule.steps[index]);
+    for (const std::size_t index : step.waits_for) waits_for_gather |= is_fetch(schedule.steps[index]);
     EXPECT_TRUE(waits_for_gather) << step.label;
   }
 }
@@ -135,12 +139,48 @@ TEST(PatternZero3, HpzGathersBackwardWithinTheNode) {
   config.zero.zero_hpz_partition_size = 2;
   const RankSchedule schedule = build_schedule(config, 0);
   for (const ScheduleStep& step : schedule.steps) {
-    if (!is_allgather(step)) continue;
+    if (!is_fetch(step)) continue;
     EXPECT_EQ(step.group, step.phase == StepPhase::backward ? GroupRole::intra_node : GroupRole::data) << step.label;
   }
   config.zero.zero_hpz_partition_size = 4;
   EXPECT_EQ(testing::usage_error_of([&] { build_schedule(config, 0); }),
             "zero_optimization.zero_hpz_partition_size 4: must be the data-parallel ranks on a node (2)");
+}
+
+TEST(PatternZero3, AfterBackwardTheGradientNormAfterTheStepThePersistentParameters) {
+  const RankSchedule schedule = build_schedule(zero3(), 1);
+  std::size_t norm = 0, optimizer = 0, last_reduction = 0;
+  std::vector<std::uint64_t> persistent;
+  for (std::size_t i = 0; i < schedule.steps.size(); ++i) {
+    const ScheduleStep& step = schedule.steps[i];
+    if (is_reducescatter(step)) last_reduction = i;
+    if (is_op(step, Collective::allreduce)) {
+      EXPECT_EQ(norm, 0u) << "one gradient norm";
+      norm = i;
+      EXPECT_EQ(step.dtype, DataType::float64);
+      EXPECT_EQ(step.bytes, 8u);
+      EXPECT_EQ(step.group, GroupRole::data);
+    }
+    if (step.kind == StepKind::compute && step.phase == StepPhase::optimizer) optimizer = i;
+    if (is_op(step, Collective::allgather) && step.phase == StepPhase::optimizer) {
+      EXPECT_GT(i, optimizer);
+      EXPECT_EQ(step.waits_for, std::vector<std::size_t>{optimizer});
+      persistent.push_back(step.bytes);
+    }
+  }
+  ASSERT_GT(norm, last_reduction);
+  EXPECT_EQ(schedule.steps[optimizer].waits_for, std::vector<std::size_t>{norm});
+  // The 9 norms of 1024 elements (bf16) persist: one gather each.
+  EXPECT_EQ(persistent, std::vector<std::uint64_t>(9, 2 * 1024));
+}
+
+TEST(PatternZero3, PersistentPartitionsArePaddedToTheRanks) {
+  // 1024 elements over 3 ranks: 342 each, 1026 gathered.
+  const RankSchedule schedule = build_schedule(config_of(PatternKind::zero3, small_llama(4), 3), 0);
+  std::uint64_t after_step = 0;
+  for (const ScheduleStep& step : schedule.steps)
+    if (is_op(step, Collective::allgather) && step.phase == StepPhase::optimizer) after_step += step.bytes;
+  EXPECT_EQ(after_step, 9u * 2 * 1026);
 }
 
 TEST(PatternZero12, Stage2ReducesEveryMicroBatchStage1OnlyAtTheBoundary) {
