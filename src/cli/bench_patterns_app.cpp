@@ -56,7 +56,7 @@ constexpr const char* kPatternsSchema = "commbench.patterns/2";
 
 std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
                                                           const PatternConfig& config) {
-  return {{"pattern", std::string(name_of(config.kind))},
+  return {{"pattern", pattern_name(config)},
           {"model", config.model.name},
           {"parameters", significant_text(config.model.parameters)},
           {"layers", std::to_string(config.model.layers)},
@@ -78,7 +78,7 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
                                               fmt::format("rank {} (host {})", world.rank(), world.hostname()));
     const std::vector<std::string> fragments = world.all_gather(own);
     if (session.reporting())
-      write_file_atomically(path, chrome_trace(fragments, std::string(name_of(config.kind)) + " step, last measured"),
+      write_file_atomically(path, chrome_trace(fragments, pattern_name(config) + " step, last measured"),
                             "--trace");
   });
 }
@@ -101,7 +101,7 @@ int run_measured_steps(const PatternRunOptions& options, JobSession& session, co
   std::vector<ItemTiming> last_timings;
   int exit_code = 0;
   try {
-    PatternStepWorkload workload(*groups, schedule, std::string(name_of(config.kind)) + " step");
+    PatternStepWorkload workload(*groups, schedule, pattern_name(config) + " step");
     // A signal during the timed steps keeps those measured (interrupted_by); one before
     // the first is Interrupted, with nothing to report.
     measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
@@ -163,7 +163,7 @@ int run_pattern(const PatternRunOptions& options, JobSession& session) {
     session.step("writing the schedule", [&] {
       if (!session.reporting()) return;
       std::string lines;
-      for (int rank = 0; rank < world.size(); ++rank) lines += schedule_json_lines(build_schedule(config, rank));
+      for (int rank = 0; rank < world.size(); ++rank) lines += schedule_json_lines(build_schedule(config, rank), true);
       write_file_atomically(options.dump_path, lines, "--dump-schedule");
     });
   }
@@ -285,7 +285,7 @@ void write_prediction_trace(const std::string& path, const PatternConfig& config
   for (const PredictedRank& rank : prediction.ranks)
     fragments.push_back(rank_trace_events(rank.schedule, rank.timings, rank.schedule.world_rank,
                                           fmt::format("rank {} (predicted)", rank.schedule.world_rank)));
-  write_file_atomically(path, chrome_trace(fragments, fmt::format("{} step, predicted", name_of(config.kind))),
+  write_file_atomically(path, chrome_trace(fragments, fmt::format("{} step, predicted", pattern_name(config))),
                         "--trace");
 }
 

@@ -20,6 +20,9 @@
 #include "commbench/core/number_text.hpp"
 #include "commbench/replay/deepspeed_comms_log.hpp"
 #include "commbench/replay/pytorch_trace_reader.hpp"
+#include "replay_schedule.hpp"
+#include "commbench/pattern/schedule_json.hpp"
+#include "commbench/report/output_file.hpp"
 #include "commbench/replay/trace_summary.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "command_line_parser.hpp"
@@ -37,6 +40,7 @@ struct ReplayOptions {
   std::vector<std::string> traces;  // files or folders
   std::string fabric_path;          // --fabric: a bench-collectives CSV
   int ranks = 0;                    // --ranks: a DeepSpeed comms log's world size; 0 not given
+  std::string dump_path;            // --dump-schedule: the traced step in bench-patterns' format
   JobOptions job;                   // --csv, --json, --force
 };
 
@@ -59,6 +63,12 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
       [](const std::string& text) { return non_empty_file_name(text, "--fabric"); },
       "A bench-collectives CSV from the same cluster: each class of calls against the busbw it measured at that "
       "operation, size and group",
+      "FILE");
+  add_parsed_option(
+      app, "--dump-schedule", options.dump_path,
+      [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
+      "Write the traced step as bench-patterns' schedule (JSON lines; the time between calls as compute) for "
+      "bench-patterns --schedule: run it on this cluster, --predict it, --trace it",
       "FILE");
   add_result_file_options(app, options.job.files,
                           "CSV: a 'collective' line per class of calls and a 'rank' line per trace",
@@ -149,9 +159,14 @@ struct ReadInput {
   std::vector<std::string> notes;
   int nodes = 1;
   std::string format;
+  std::vector<RankTrace> traces;  // empty for a DeepSpeed log
 };
 
 ReadInput read_deepspeed_log(const ReplayOptions& options, const std::string& path) {
+  if (!options.dump_path.empty())
+    throw UsageError(fmt::format("--dump-schedule: needs the job's traces; {} is a comms log, which does not say "
+                                 "what ran between the calls",
+                                 path));
   const DeepSpeedCommsLog log = read_deepspeed_comms_log(path);
   if (options.ranks == 0)
     throw UsageError(fmt::format("{}: a DeepSpeed comms log does not say the world size: give --ranks N", path));
@@ -179,7 +194,8 @@ ReadInput read_traces(const ReplayOptions& options, const std::vector<TraceFile>
   }
   if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
   input.nodes = node_count(traces);
-  input.summary = summarize_traces(std::move(traces));
+  input.summary = summarize_traces(traces);
+  input.traces = std::move(traces);
   input.format = "torch.profiler";
   return input;
 }
@@ -209,6 +225,12 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   if (!options.fabric_path.empty())
     fabric = compare_with_fabric(
         summary, SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)), nodes);
+  if (!options.dump_path.empty()) {
+    std::string lines;
+    for (const RankSchedule& schedule : extract_schedules(input.traces, notes))
+      lines += schedule_json_lines(schedule, true);
+    write_file_atomically(options.dump_path, lines, "--dump-schedule");
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   print_replay_report(summary, fabric ? &*fabric : nullptr);
   for (const std::string& note : notes) fmt::print("# note: {}\n", note);
@@ -240,7 +262,9 @@ int run_bench_replay(int argc, char** argv) {
         throw BackendError("internal error: bench-replay started a job it does not use");
       },
       false,
-      {},
+      [](const ReplayOptions& options) {
+        return std::vector<std::pair<std::string, const char*>>{{options.dump_path, "--dump-schedule"}};
+      },
       [](const ReplayOptions& options, bool reporting, const std::string& command_line) -> std::optional<std::string> {
         return reporting ? read_and_report(options, command_line) : std::string();
       }};

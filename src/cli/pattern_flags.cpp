@@ -13,6 +13,7 @@
 #include "commbench/pattern/deepspeed_config.hpp"
 #include "commbench/pattern/model_presets.hpp"
 #include "commbench/pattern/model_tensors.hpp"
+#include "commbench/pattern/schedule_file.hpp"
 
 namespace commbench {
 namespace {
@@ -166,6 +167,13 @@ void add_layout_flags(CLI::App& app, PatternFlags& flags) {
 
 // The framework's own settings: a ds_config.json, DDP's buckets, FSDP's knobs.
 void add_framework_flags(CLI::App& app, PatternFlags& flags) {
+  add_parsed_option(
+      app, "--schedule", flags.schedule,
+      [](const std::string& text) { return non_empty_file_name(text, "--schedule"); },
+      "A step in --dump-schedule's JSON lines (from bench-patterns or bench-replay --dump-schedule) to run, "
+      "predict or trace instead of a modelled pattern; --tp/--pp/--ep say the groups",
+      "FILE")
+      ->group(kFrameworkGroup);
   add_parsed_option(
       app, "--deepspeed-config", flags.deepspeed_config,
       [](const std::string& text) { return non_empty_file_name(text, "--deepspeed-config"); },
@@ -405,8 +413,36 @@ void apply_model_parallel_settings(const PatternFlags& flags, PatternConfig& con
 
 }  // namespace
 
+// --schedule: the file's step on a layout of the job's ranks, --tp/--pp/--ep given or 1
+// and the data-parallel ranks what they leave.
+PatternConfig schedule_file_config(const PatternFlags& flags, int world_ranks, int ranks_per_node,
+                                   std::vector<std::string>& warnings) {
+  if (flags.pattern || !flags.preset.empty() || !flags.deepspeed_config.empty())
+    throw UsageError(fmt::format("--schedule: the step comes from {}; --pattern, --preset and --deepspeed-config "
+                                 "describe another",
+                                 flags.schedule));
+  PatternConfig config;
+  config.schedule_file = read_schedule_file(flags.schedule);
+  config.model.name = flags.schedule;
+  ParallelLayout& layout = config.layout;
+  layout.tensor = flags.tensor.value_or(1);
+  layout.pipeline = flags.pipeline.value_or(1);
+  layout.expert = flags.expert.value_or(1);
+  layout.ranks_per_node = ranks_per_node;
+  layout.data = flags.data.value_or(std::max(1, world_ranks / std::max(1, layout.tensor * layout.pipeline)));
+  layout.validate(world_ranks);
+  if (config.schedule_file->dropped_waits > 0)
+    warnings.push_back(fmt::format("--schedule {}: {} waits on steps the file does not list (compute left out of "
+                                   "the dump) are not kept",
+                                   flags.schedule, config.schedule_file->dropped_waits));
+  // The rank count must match before anything runs: each rank's schedule is taken from it.
+  config.schedule_file->for_rank(0, world_ranks);
+  return config;
+}
+
 PatternConfig resolve_pattern_config(const PatternFlags& flags, int world_ranks, int ranks_per_node,
                                      std::vector<std::string>& warnings) {
+  if (!flags.schedule.empty()) return schedule_file_config(flags, world_ranks, ranks_per_node, warnings);
   PatternConfig config;
   config.model = model_of(flags);
   const std::string& file = flags.deepspeed_config;

@@ -44,6 +44,8 @@ struct PatternFlags {
   int interleave = 1;
   bool sequence_parallel = false;
   std::optional<PeerDistribution> routing;
+  // --schedule: the step read from a file (schedule_file.hpp) instead of modelled
+  std::string schedule;
   // DeepSpeed
   std::string deepspeed_config;
   // DDP

@@ -31,12 +31,12 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
   const ParallelLayout& layout = config.layout;
   if (predicted_by.empty())
     fmt::print("# bench-patterns: {}, tp {} x pp {} x dp {} (ep {}), {} steps, breakdown of rank {} (slowest)\n",
-               name_of(config.kind), layout.tensor, layout.pipeline, layout.data, layout.expert,
+               pattern_name(config), layout.tensor, layout.pipeline, layout.data, layout.expert,
                measured.loop.iterations, measured.breakdown_rank);
   else
     fmt::print("# bench-patterns: PREDICTED (nothing run) {}, tp {} x pp {} x dp {} (ep {}), breakdown of rank {} "
                "(slowest); cost model: {}\n",
-               name_of(config.kind), layout.tensor, layout.pipeline, layout.data, layout.expert,
+               pattern_name(config), layout.tensor, layout.pipeline, layout.data, layout.expert,
                measured.breakdown_rank, predicted_by);
   TextTable steps({{{"step"}, Align::right, 5},
                    {{"time ms"}, Align::right, 10},

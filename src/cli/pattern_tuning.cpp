@@ -322,14 +322,14 @@ int run_pattern_tuning(JobSession& session, Backend& backend, const PatternConfi
     fmt::print(
         "# bench-patterns --tune: {}, tp {} x pp {} x dp {}, {} knobs, {} candidates besides your settings; "
         "each trial {} warm-up + {} timed steps; budget {} s\n",
-        name_of(config.kind), config.layout.tensor, config.layout.pipeline, config.layout.data, knobs.size(),
+        pattern_name(config), config.layout.tensor, config.layout.pipeline, config.layout.data, knobs.size(),
         candidates, request.warmup, request.steps, significant_text(request.budget_seconds, 3));
     std::fflush(stdout);
   }
   std::optional<TuningOutcome> outcome;
   double elapsed = 0;
   try {
-    JobTuningTrials trials(session, backend, request, std::string(name_of(config.kind)));
+    JobTuningTrials trials(session, backend, request, pattern_name(config));
     outcome = tune_pattern(config, knobs, trials);
     elapsed = trials.agreed_elapsed();
   } catch (const Interrupted& e) {

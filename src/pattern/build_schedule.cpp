@@ -2,6 +2,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/pattern/pattern_config.hpp"
+#include "commbench/pattern/schedule_file.hpp"
 #include "step_composer.hpp"
 
 namespace commbench {
@@ -76,10 +77,16 @@ void validate_pattern_config(const PatternConfig& config) {
     throw UsageError(fmt::format("--compute-scale {}: must not be negative", config.compute.scale));
 }
 
+std::string pattern_name(const PatternConfig& config) {
+  return config.schedule_file ? std::string("schedule") : std::string(name_of(config.kind));
+}
+
 RankSchedule build_schedule(const PatternConfig& config, int world_rank) {
-  validate_pattern_config(config);
+  if (config.schedule_file) config.layout.validate(config.layout.ranks());
+  else validate_pattern_config(config);
   if (world_rank < 0 || world_rank >= config.layout.ranks())
     throw UsageError(fmt::format("rank {}: outside the layout's {} ranks", world_rank, config.layout.ranks()));
+  if (config.schedule_file) return config.schedule_file->for_rank(world_rank, config.layout.ranks());
   return compose_step(config, world_rank);
 }
 

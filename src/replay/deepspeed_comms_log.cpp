@@ -47,8 +47,8 @@ std::optional<double> number_of(std::string_view text) {
 
 // DeepSpeed's convert_size: "0B", or round(bytes / 1024^i, 2) and the unit.
 std::optional<std::uint64_t> bytes_of(std::string_view value, std::string_view unit) {
-  static const std::map<std::string_view, double> kUnits{{"B", 1.0},        {"KB", 1024.0},    {"MB", 1048576.0},
-                                                         {"GB", 1073741824.0}, {"TB", 1099511627776.0}};
+  static const std::map<std::string_view, double> kUnits{
+      {"B", 1.0}, {"KB", 1024.0}, {"MB", 1048576.0}, {"GB", 1073741824.0}, {"TB", 1099511627776.0}};
   const auto scale = kUnits.find(unit);
   const std::optional<double> number = number_of(value);
   if (scale == kUnits.end() || !number || *number < 0) return std::nullopt;
@@ -179,7 +179,9 @@ void add_verbose_call(std::vector<DeepSpeedLogRow>& rows, const DeepSpeedLogRow&
   rows.push_back(call);
 }
 
-std::string timer_name(const DeepSpeedLogRow& call) { return call.caller.empty() ? call.name : call.name + "|" + call.caller; }
+std::string timer_name(const DeepSpeedLogRow& call) {
+  return call.caller.empty() ? call.name : call.name + "|" + call.caller;
+}
 
 // Whether the logged times are running totals: DeepSpeed reads an operation's timer
 // without resetting it (`elapsed(reset=False)`), so each call logs the time of every call
@@ -296,9 +298,10 @@ DeepSpeedCommsLog read_deepspeed_comms_log(const std::string& path) {
     for (const DeepSpeedLogRow& call : calls) add_verbose_call(log.rows, call);
     log.calls = std::move(calls);
   } else {
-    throw UsageError(fmt::format("{}: neither a DeepSpeed log_summary() table nor a verbose comms_logger line in it "
-                                 "(and not a .json trace)",
-                                 path));
+    throw UsageError(
+        fmt::format("{}: neither a DeepSpeed log_summary() table nor a verbose comms_logger line in it "
+                    "(and not a .json trace)",
+                    path));
   }
   return log;
 }

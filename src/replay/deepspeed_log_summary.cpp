@@ -91,42 +91,48 @@ TraceSummary summarize_deepspeed_log(const DeepSpeedCommsLog& log, int ranks, st
   summary.source = fmt::format("DeepSpeed comms log ({}, rank 0's calls)", log.source);
   for (const DeepSpeedLogRow& row : log.rows) {
     if (row.name == kSummaryBarrier) {
-      notes.push_back(fmt::format("{}: {} left out: DeepSpeed's own barrier in log_summary(), not the job's",
-                                  log.path, kSummaryBarrier));
+      notes.push_back(fmt::format("{}: {} left out: DeepSpeed's own barrier in log_summary(), not the job's", log.path,
+                                  kSummaryBarrier));
       continue;
     }
     const LoggedOperation* operation = logged_operation(row.name);
     if (operation == nullptr)
-      notes.push_back(fmt::format("{}: '{}' is no operation DeepSpeed names itself: its size is taken as logged and "
-                                  "no busbw is given",
-                                  log.path, row.name));
+      notes.push_back(
+          fmt::format("{}: '{}' is no operation DeepSpeed names itself: its size is taken as logged and "
+                      "no busbw is given",
+                      log.path, row.name));
     summary.classes.push_back(class_of(row, operation, ranks));
     summary.calls += row.count;
   }
   if (summary.classes.empty())
     throw UsageError(fmt::format("{}: the comms log holds no communication of the job", log.path));
-  notes.push_back(fmt::format("{}: the log names no group and no dtype: every call is taken as over the {} ranks of "
-                              "--ranks, as DeepSpeed's own busbw does; sizes are as DeepSpeed rounds them "
-                              "(two decimals of KB, MB, GB)",
-                              log.path, ranks));
+  notes.push_back(
+      fmt::format("{}: the log names no group and no dtype: every call is taken as over the {} ranks of "
+                  "--ranks, as DeepSpeed's own busbw does; sizes are as DeepSpeed rounds them "
+                  "(two decimals of KB, MB, GB)",
+                  log.path, ranks));
   if (log.running_totals)
-    notes.push_back(fmt::format("{}: each verbose line's time is the running total of its operation's calls (DeepSpeed "
-                                "reads the timer without resetting it); a call's own time is taken as the growth over "
-                                "the previous call of that name",
-                                log.path));
+    notes.push_back(
+        fmt::format("{}: each verbose line's time is the running total of its operation's calls (DeepSpeed "
+                    "reads the timer without resetting it); a call's own time is taken as the growth over "
+                    "the previous call of that name",
+                    log.path));
   if (log.source == "log_summary()" && repeats_a_name(log))
-    notes.push_back(fmt::format("{}: an operation called more than once has inflated times in log_summary(): DeepSpeed "
-                                "logs each call's time as the running total of that operation's calls; log the calls "
-                                "with \"verbose\": true to have each call's own time",
-                                log.path));
+    notes.push_back(
+        fmt::format("{}: an operation called more than once has inflated times in log_summary(): DeepSpeed "
+                    "logs each call's time as the running total of that operation's calls; log the calls "
+                    "with \"verbose\": true to have each call's own time",
+                    log.path));
   if (log.source == "log_summary()" && !log.has_straggler_table)
-    notes.push_back(fmt::format("{}: no straggler table (log_summary(show_straggler=True)): times are rank 0's, with "
-                                "its waiting for other ranks in them",
-                                log.path));
+    notes.push_back(
+        fmt::format("{}: no straggler table (log_summary(show_straggler=True)): times are rank 0's, with "
+                    "its waiting for other ranks in them",
+                    log.path));
   for (const std::string& row : log.unjoined_straggler_rows)
-    notes.push_back(fmt::format("{}: {}: the straggler figures are left out; the time is rank 0's, waiting included "
-                                "(DeepSpeed logs its straggler analysis' own all_reduces in that table)",
-                                log.path, row));
+    notes.push_back(
+        fmt::format("{}: {}: the straggler figures are left out; the time is rank 0's, waiting included "
+                    "(DeepSpeed logs its straggler analysis' own all_reduces in that table)",
+                    log.path, row));
   if (log.summaries > 1)
     notes.push_back(fmt::format("{}: {} log_summary() tables; the last is read", log.path, log.summaries));
   summary.verdict = log.has_straggler_table

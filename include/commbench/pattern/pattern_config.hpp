@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,9 +47,14 @@ struct ModelShape {
   int shared_experts = 0;  // MoE: experts every token passes through besides its top_k
 };
 
+struct ScheduleFile;
+
 // Every setting the schedules read. Field names follow the frameworks' own keys.
 struct PatternConfig {
   PatternKind kind = PatternKind::ddp;
+  // --schedule: the step comes from this file, not from the model and framework below
+  // (which are then unused); the layout still says which ranks form each group.
+  std::shared_ptr<const ScheduleFile> schedule_file;
   ModelShape model;
   ParallelLayout layout;
   // Each framework's settings, named as the framework names them (docs/patterns.md).
@@ -78,7 +84,12 @@ struct PatternConfig {
 // node's data-parallel ranks.
 void validate_pattern_config(const PatternConfig& config);
 
-// The schedule `world_rank` runs for one training step under `config` (validated first).
+// What the step is called in reports and trace titles: the pattern's name, or "schedule"
+// for a step read with --schedule.
+std::string pattern_name(const PatternConfig& config);
+
+// The schedule `world_rank` runs for one training step under `config` (validated first);
+// with a schedule file, that file's schedule of the rank.
 RankSchedule build_schedule(const PatternConfig& config, int world_rank);
 
 }  // namespace commbench

@@ -22,18 +22,18 @@ struct DeepSpeedLogRow {
   // prints it: rounded to two decimals of B, KB, MB, GB (powers of 1024).
   std::uint64_t logged_bytes = 0;
   std::uint64_t count = 0;
-  double total_ms = 0;                          // rank 0's calls, added up
-  std::optional<double> fastest_total_ms;       // straggler table: the fastest rank's, call by call
-  std::optional<double> straggler_total_ms;     // straggler table: rank 0's minus the fastest's
-  std::optional<double> logged_busbw_gbit;      // DeepSpeed's own busbw figure (Gbit/s; not in verbose sums)
+  double total_ms = 0;                       // rank 0's calls, added up
+  std::optional<double> fastest_total_ms;    // straggler table: the fastest rank's, call by call
+  std::optional<double> straggler_total_ms;  // straggler table: rank 0's minus the fastest's
+  std::optional<double> logged_busbw_gbit;   // DeepSpeed's own busbw figure (Gbit/s; not in verbose sums)
 };
 
 struct DeepSpeedCommsLog {
   std::string path;
-  std::string source;              // "log_summary()" or "verbose lines"
+  std::string source;                 // "log_summary()" or "verbose lines"
   std::vector<DeepSpeedLogRow> rows;  // in the order the log lists them
-  std::size_t summaries = 0;       // summary tables in the file (the last is read)
-  std::size_t verbose_calls = 0;   // verbose lines in the file
+  std::size_t summaries = 0;          // summary tables in the file (the last is read)
+  std::size_t verbose_calls = 0;      // verbose lines in the file
   bool has_straggler_table = false;
   std::vector<std::string> unjoined_straggler_rows;  // rows whose straggler figures count other calls
   // Verbose lines: every call in the order logged (count 1 each), and whether the times

@@ -88,9 +88,10 @@ TEST(DeepSpeedCommsLog, TimesThatRiseAndFallAreTakenAsEachCallsOwn) {
   TempDir dir;
   std::string text;
   for (const char* ms : {"5.00", "3.00", "4.00", "2.00"})
-    text += fmt::format("[Rank 0] comm op: all_reduce | time (ms): {} | msg size: 4.0 KB | algbw (Gbps): 0.01 | "
-                        "busbw (Gbps): 0.01\n",
-                        ms);
+    text += fmt::format(
+        "[Rank 0] comm op: all_reduce | time (ms): {} | msg size: 4.0 KB | algbw (Gbps): 0.01 | "
+        "busbw (Gbps): 0.01\n",
+        ms);
   const DeepSpeedCommsLog log = read_deepspeed_comms_log(dir.write("v.log", text));
   EXPECT_FALSE(log.running_totals);
   ASSERT_EQ(log.rows.size(), 1u);
@@ -170,10 +171,12 @@ TEST(DeepSpeedCommsLog, AFileWithoutTableOrVerboseLineIsRefused) {
   TempDir dir;
   const std::string path = dir.write("other.txt", "epoch 1 loss 2.0\n");
   EXPECT_EQ(usage_error_of([&] { read_deepspeed_comms_log(path); }),
-            path + ": neither a DeepSpeed log_summary() table nor a verbose comms_logger line in it (and not a .json "
-                   "trace)");
+            path +
+                ": neither a DeepSpeed log_summary() table nor a verbose comms_logger line in it (and not a .json "
+                "trace)");
   std::vector<std::string> notes;
-  EXPECT_EQ(usage_error_of([&] { summarize_deepspeed_log(read_deepspeed_comms_log(kZero3 + "comms-summary.txt"), 0, notes); }),
+  EXPECT_EQ(usage_error_of(
+                [&] { summarize_deepspeed_log(read_deepspeed_comms_log(kZero3 + "comms-summary.txt"), 0, notes); }),
             "--ranks: the number of ranks must be at least 1");
 }
 

@@ -1,0 +1,179 @@
+#include "commbench/pattern/schedule_file.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/input_file.hpp"
+
+namespace commbench {
+
+namespace {
+
+// One line's error: "--schedule FILE: line N: what".
+class LineError {
+ public:
+  LineError(const std::string& path, std::size_t line) : path_(path), line_(line) {}
+  [[noreturn]] void operator()(std::string_view what) const {
+    throw UsageError(fmt::format("--schedule {}: line {}: {}", path_, line_, what));
+  }
+
+ private:
+  const std::string& path_;
+  std::size_t line_;
+};
+
+template <typename Value>
+Value member(const nlohmann::json& line, const char* key, const LineError& fail) {
+  const auto at = line.find(key);
+  if (at == line.end()) fail(fmt::format("no \"{}\"", key));
+  try {
+    return at->get<Value>();
+  } catch (const nlohmann::json::exception&) {
+    fail(fmt::format("\"{}\" is {}", key, at->dump()));
+  }
+}
+
+template <typename Value, std::size_t N>
+Value named(const std::array<std::string_view, N>& names, std::string_view text, const char* key,
+            const LineError& fail) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == text) return static_cast<Value>(i);
+  fail(fmt::format("\"{}\": unknown {} '{}'", key, key, text));
+}
+
+constexpr std::array<std::string_view, 3> kKinds = {"collective", "peer", "compute"};
+constexpr std::array<std::string_view, 3> kPhases = {"forward", "backward", "optimizer"};
+constexpr std::array<std::string_view, kGroupRoleCount> kGroups = {"world",  "tensor",      "pipeline",   "data",
+                                                                   "expert", "expert_data", "intra_node", "inter_node"};
+
+// A flag parser's UsageError ("op: ...") as this line's error.
+template <typename Parse>
+auto parsed(const LineError& fail, Parse parse) {
+  try {
+    return parse();
+  } catch (const UsageError& e) {
+    fail(e.what());
+  }
+}
+
+void read_communication(const nlohmann::json& line, ScheduleStep& step, RankSchedule& schedule, const LineError& fail) {
+  step.group = named<GroupRole>(kGroups, member<std::string>(line, "group", fail), "group", fail);
+  step.dtype = parsed(fail, [&] { return parse_data_type(member<std::string>(line, "dtype", fail), "dtype"); });
+  if (step.kind == StepKind::peer) {
+    PlannedPeerRound round;
+    round.group = step.group;
+    round.message_bytes = step.bytes;
+    for (const auto& pair : member<std::vector<std::vector<int>>>(line, "transfers", fail)) {
+      if (pair.size() != 2) fail("\"transfers\": each is [source, destination]");
+      round.transfers.emplace_back(pair[0], pair[1]);
+    }
+    step.peer_round = member<std::size_t>(line, "round", fail);
+    if (step.peer_round > schedule.peer_rounds.size()) fail("\"round\": rounds must be listed in order");
+    if (step.peer_round == schedule.peer_rounds.size()) schedule.peer_rounds.push_back(std::move(round));
+    return;
+  }
+  step.op = parsed(fail, [&] { return parse_collective(member<std::string>(line, "op", fail), "op"); });
+  if (step.op == Collective::sendrecv) fail("\"op\": sendrecv is a peer step");
+  if (line.contains("redop"))
+    step.redop = parsed(fail, [&] { return parse_reduce_op(member<std::string>(line, "redop", fail), "redop"); });
+  if (step.op == Collective::alltoallv)
+    step.distribution = parsed(
+        fail, [&] { return parse_peer_distribution(member<std::string>(line, "distribution", fail), "distribution"); });
+}
+
+struct RankBeingRead {
+  RankSchedule schedule;
+  std::map<std::size_t, std::size_t> index_of;  // the file's "step" -> the index here
+  std::size_t last_step = 0;
+};
+
+void add_line(const nlohmann::json& line, std::map<int, RankBeingRead>& ranks, std::size_t& dropped,
+              const LineError& fail) {
+  if (!line.is_object()) fail("not a JSON object");
+  const int rank = member<int>(line, "rank", fail);
+  if (rank < 0) fail("\"rank\" is negative");
+  RankBeingRead& reading = ranks[rank];
+  reading.schedule.world_rank = rank;
+  const std::size_t number = member<std::size_t>(line, "step", fail);
+  if (!reading.index_of.empty() && number <= reading.last_step)
+    fail(fmt::format("step {} of rank {} after step {}: steps are listed in order", number, rank, reading.last_step));
+  ScheduleStep step;
+  step.kind = named<StepKind>(kKinds, member<std::string>(line, "kind", fail), "kind", fail);
+  step.bytes = member<std::uint64_t>(line, "bytes", fail);
+  step.stream = member<std::string>(line, "stream", fail);
+  step.phase = named<StepPhase>(kPhases, member<std::string>(line, "phase", fail), "phase", fail);
+  step.label = line.value("label", std::string());
+  step.layer = line.value("layer", -1);
+  step.micro_batch = line.value("micro_batch", -1);
+  if (step.kind == StepKind::compute) {
+    step.compute_seconds = member<double>(line, "seconds", fail);
+    if (!(step.compute_seconds >= 0)) fail("\"seconds\" must be at least 0");
+  } else {
+    read_communication(line, step, reading.schedule, fail);
+  }
+  for (const std::size_t wait : member<std::vector<std::size_t>>(line, "waits_for", fail)) {
+    if (wait >= number) fail(fmt::format("step {} waits for step {}, not an earlier one", number, wait));
+    const auto at = reading.index_of.find(wait);
+    if (at == reading.index_of.end()) {
+      ++dropped;  // a compute step the dump left out
+      continue;
+    }
+    step.waits_for.push_back(at->second);
+  }
+  reading.index_of[number] = reading.schedule.steps.size();
+  reading.last_step = number;
+  reading.schedule.steps.push_back(std::move(step));
+}
+
+}  // namespace
+
+RankSchedule ScheduleFile::for_rank(int world_rank, int world_ranks) const {
+  if (!one_for_all() && static_cast<int>(ranks.size()) != world_ranks)
+    throw UsageError(
+        fmt::format("--schedule {}: holds {} ranks' schedules, the job has {} ranks (a file of one "
+                    "rank's stands for every rank)",
+                    path, ranks.size(), world_ranks));
+  RankSchedule schedule = ranks[one_for_all() ? 0 : static_cast<std::size_t>(world_rank)];
+  schedule.world_rank = world_rank;
+  return schedule;
+}
+
+std::shared_ptr<const ScheduleFile> read_schedule_file(const std::string& path) {
+  const std::string text = read_input_file(path, "--schedule " + path);
+  std::map<int, RankBeingRead> ranks;
+  auto file = std::make_shared<ScheduleFile>();
+  file->path = path;
+  std::size_t start = 0, number = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + start, end - start);
+    ++number;
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const LineError fail(path, number);
+    nlohmann::json parsed_line;
+    try {
+      parsed_line = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      fail("not a JSON line of --dump-schedule's format");
+    }
+    add_line(parsed_line, ranks, file->dropped_waits, fail);
+  }
+  if (ranks.empty()) throw UsageError(fmt::format("--schedule {}: no step in the file", path));
+  int expected = 0;
+  for (auto& [rank, reading] : ranks) {
+    if (rank != expected)
+      throw UsageError(fmt::format("--schedule {}: rank {} is missing (the ranks must be 0 to {})", path, expected,
+                                   ranks.size() - 1));
+    ++expected;
+    file->ranks.push_back(std::move(reading.schedule));
+  }
+  return file;
+}
+
+}  // namespace commbench
