@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
+#include "pattern_flag_parsers.hpp"
 
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/error.hpp"
@@ -18,38 +19,6 @@
 namespace commbench {
 namespace {
 
-// Flag parsers, each naming its flag in its message.
-auto whole_at_least(const char* flag, int minimum) {
-  return [flag, minimum](const std::string& text) {
-    const std::uint64_t value = parse_count(text, flag, static_cast<std::uint64_t>(minimum));
-    if (value > (1u << 30)) throw UsageError(fmt::format("{}: {} is too large", flag, text));
-    return std::optional<int>(static_cast<int>(value));
-  };
-}
-
-auto positive_number(const char* flag) {
-  return [flag](const std::string& text) {
-    const double value = parse_number(text, flag, false);
-    if (!(value > 0)) throw UsageError(fmt::format("{}: must be positive (got {})", flag, text));
-    return value;
-  };
-}
-
-auto non_negative_number(const char* flag) {
-  return [flag](const std::string& text) {
-    const double value = parse_number(text, flag, false);
-    if (value < 0) throw UsageError(fmt::format("{}: must not be negative (got {})", flag, text));
-    return value;
-  };
-}
-
-auto zero_or_one(const char* flag) {
-  return [flag](const std::string& text) {
-    if (text != "0" && text != "1") throw UsageError(fmt::format("{}: expected 0 or 1 (got {})", flag, text));
-    return std::optional<bool>(text == "1");
-  };
-}
-
 // --fsdp-unit: "layer" (transformer_auto_wrap_policy), "model" (no wrapping) or N blocks.
 std::optional<int> parse_fsdp_unit(const std::string& text) {
   const std::string lower = detail::lower_case(text);
@@ -62,78 +31,11 @@ std::optional<int> parse_fsdp_unit(const std::string& text) {
   }
 }
 
-std::string preset_names() {
-  std::string names;
-  for (const std::string_view name : model_preset_names()) names += (names.empty() ? "" : ", ") + std::string(name);
-  return names;
-}
-
-// Past 1e15 a schedule's byte counts (parameters x bytes per element, summed over buckets)
-// no longer fit 64 bits; the largest models are a thousand times smaller.
-double parse_parameter_count(const std::string& text) {
-  constexpr double kMostParameters = 1e15;
-  const double parameters = parse_scaled_count(text, "--params");
-  if (parameters > kMostParameters)
-    throw UsageError("--params: '" + excerpt(text) + "' is more than 1e15 parameters (byte counts would overflow)");
-  return parameters;
-}
-
 }  // namespace
 
 
 namespace {
 
-const std::string kModelGroup = "Model";
-const std::string kLayoutGroup = "Parallel layout";
-const std::string kFrameworkGroup = "Framework settings";
-const std::string kComputeGroup = "Compute stand-in";
-
-// --pattern, --preset and the model's shape.
-void add_model_flags(CLI::App& app, PatternFlags& flags) {
-  add_parsed_option(
-      app, "--pattern", flags.pattern,
-      [](const std::string& text) { return std::optional(parse_pattern_kind(text, "--pattern")); },
-      "The framework's step: ddp, fsdp, zero1, zero2, zero3 (data parallel), pipeline, tp, ep (model parallel, "
-      "gradients reduced as DDP does); default ddp, or the ZeRO stage of --deepspeed-config",
-      "NAME")
-      ->group(kFrameworkGroup);
-  add_parsed_option(
-      app, "--preset", flags.preset,
-      [](const std::string& text) {
-        model_preset(text, "--preset");  // rejects an unknown name while parsing
-        return text;
-      },
-      "A published model shape: " + preset_names() + "; the model flags override its values", "NAME")
-      ->group(kModelGroup);
-  add_parsed_option(
-      app, "--params", flags.parameters,
-      [](const std::string& text) { return std::optional(parse_parameter_count(text)); },
-      "Total parameters, e.g. 8e9 or 8B (what the layers do not hold is the embedding and head)", "COUNT")
-      ->group(kModelGroup);
-  add_parsed_option(app, "--layers", flags.layers, whole_at_least("--layers", 1), "Transformer blocks", "N")
-      ->group(kModelGroup);
-  add_parsed_option(app, "--hidden", flags.hidden, whole_at_least("--hidden", 1), "Hidden size", "N")->group(kModelGroup);
-  add_parsed_option(app, "--ffn", flags.ffn, whole_at_least("--ffn", 1),
-                    "Feed-forward inner size (per expert with --experts); default 4 x hidden", "N")
-      ->group(kModelGroup);
-  add_parsed_option(app, "--seq", flags.sequence, whole_at_least("--seq", 1), "Tokens per sample", "N")->group(kModelGroup);
-  add_parsed_option(app, "--micro-batch", flags.micro_batch, whole_at_least("--micro-batch", 1),
-                    "Samples per micro-batch per data-parallel rank (train_micro_batch_size_per_gpu)", "N")
-      ->group(kModelGroup);
-  add_parsed_option(app, "--grad-accum", flags.gradient_accumulation, whole_at_least("--grad-accum", 1),
-                    "Gradient accumulation steps (micro-batches per step)", "N")
-      ->group(kModelGroup);
-  add_parsed_option(
-      app, "--dtype", flags.dtype,
-      [](const std::string& text) { return std::optional(parse_data_type(text, "--dtype")); },
-      "Parameter and gradient type; default bfloat16", "TYPE")
-      ->group(kModelGroup);
-  add_parsed_option(app, "--experts", flags.experts, whole_at_least("--experts", 1),
-                    "Routed experts per MoE layer (1: dense)", "N")
-      ->group(kModelGroup);
-  add_parsed_option(app, "--top-k", flags.top_k, whole_at_least("--top-k", 1), "Experts each token is routed to", "N")
-      ->group(kModelGroup);
-}
 
 // How the ranks are split: tp, pp, dp, ep, micro-batches, interleaving, routing.
 void add_layout_flags(CLI::App& app, PatternFlags& flags) {
@@ -242,47 +144,6 @@ void add_pattern_flags(CLI::App& app, PatternFlags& flags) {
 }
 
 namespace {
-
-ModelShape model_of(const PatternFlags& flags) {
-  ModelShape model;
-  if (!flags.preset.empty()) {
-    model = model_preset(flags.preset, "--preset");
-  } else {
-    if (!flags.layers) throw UsageError("--layers: needed without --preset (with --params, or --hidden and --ffn)");
-    if (!flags.parameters && !flags.hidden)
-      throw UsageError("--params: needed without --preset and --hidden (e.g. --params 8B --layers 32)");
-    model.name = "custom";
-    model.sequence = 4096;
-  }
-  if (flags.parameters) {
-    model.parameters = *flags.parameters;
-    model.vocabulary = 0;  // what the layers do not hold becomes the embedding and head
-  }
-  if (flags.layers) model.layers = *flags.layers;
-  if (flags.hidden) {
-    model.hidden = *flags.hidden;
-    // A preset's heads no longer fit a hidden size they do not divide.
-    if (model.attention_heads > 0 && model.hidden % model.attention_heads != 0) {
-      model.attention_heads = 0;
-      model.kv_heads = 0;
-    }
-  }
-  if (flags.ffn) model.ffn = *flags.ffn;
-  if (model.hidden > 0 && model.ffn == 0) model.ffn = 4 * model.hidden;
-  if (flags.ffn && model.hidden == 0) throw UsageError("--ffn: needs --hidden");
-  if (flags.sequence) model.sequence = *flags.sequence;
-  if (flags.micro_batch) model.micro_batch = *flags.micro_batch;
-  if (flags.gradient_accumulation) model.gradient_accumulation = *flags.gradient_accumulation;
-  if (flags.dtype) model.dtype = *flags.dtype;
-  if (flags.experts) model.experts = *flags.experts;
-  if (flags.top_k) model.top_k = *flags.top_k;
-  if (model.experts > 1 && model.hidden == 0) throw UsageError("--experts: needs --hidden and --ffn (expert shapes)");
-  // The total the tensors add up to (presets, or shapes without --params).
-  double total = 0;
-  for (const ParameterTensor& tensor : model_tensors(model)) total += static_cast<double>(tensor.elements);
-  model.parameters = total;
-  return model;
-}
 
 // A ds_config value and a flag for the same thing must agree.
 template <typename Value>

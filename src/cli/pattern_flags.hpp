@@ -34,6 +34,10 @@ struct PatternFlags {
   std::optional<DataType> dtype;
   std::optional<int> experts;
   std::optional<int> top_k;
+  std::optional<int> vocabulary;
+  std::optional<int> attention_heads;
+  std::optional<int> kv_heads;
+  bool tie_embeddings = false;
   // Layout
   std::optional<int> tensor;
   std::optional<int> pipeline;

@@ -77,6 +77,36 @@ TEST(PatternFlags, CustomModelNeedsItsSize) {
             "--params 1000000000: cannot hold 32 layers of 268443648 parameters (--hidden 4096, --ffn 16384)");
 }
 
+TEST(PatternFlags, VocabularyHeadsAndTiedEmbeddingsShapeTheTensors) {
+  const std::vector<std::string> shape{"--layers", "2", "--hidden", "256", "--ffn", "512", "--vocab", "1000"};
+  const ModelShape plain = resolved(shape).model;
+  EXPECT_EQ(plain.vocabulary, 1000);
+  // Per layer: two norms, q/k/v/o of 256^2, gate/up/down of 256 x 512; the embedding,
+  // the final norm and the head.
+  const double layer = 2 * 256 + 4 * 65536 + 3 * 256 * 512;
+  EXPECT_EQ(plain.parameters, 2 * layer + 2 * 1000 * 256 + 256);
+  std::vector<std::string> tied = shape;
+  tied.push_back("--tie-embeddings");
+  EXPECT_EQ(resolved(tied).model.parameters, plain.parameters - 1000 * 256);
+  std::vector<std::string> grouped = shape;
+  grouped.insert(grouped.end(), {"--heads", "4", "--kv-heads", "2"});
+  const ModelShape gqa = resolved(grouped).model;
+  EXPECT_EQ(gqa.attention_heads, 4);
+  EXPECT_EQ(gqa.kv_heads, 2);
+  EXPECT_EQ(gqa.parameters, plain.parameters - 2 * 2 * 256 * 128);  // k and v at half width, 2 layers
+  std::vector<std::string> bad = shape;
+  bad.insert(bad.end(), {"--heads", "3"});
+  EXPECT_EQ(error_of(bad), "--heads 3: does not divide --hidden 256");
+  bad = shape;
+  bad.insert(bad.end(), {"--heads", "4", "--kv-heads", "3"});
+  EXPECT_EQ(error_of(bad), "--kv-heads 3: does not divide --heads 4");
+  EXPECT_EQ(error_of({"--layers", "2", "--hidden", "256", "--kv-heads", "2"}), "--kv-heads: needs --heads");
+  EXPECT_EQ(error_of({"--layers", "2", "--hidden", "256", "--tie-embeddings"}),
+            "--tie-embeddings: needs --vocab (or a preset's vocabulary)");
+  EXPECT_EQ(error_of({"--layers", "2", "--params", "1M", "--vocab", "100"}),
+            "--vocab: with --params the embedding and head are what the layers leave; give one of them");
+}
+
 TEST(PatternFlags, LayoutDefaultsAndLimits) {
   const PatternConfig config = resolved({"--preset", "llama-3-8b", "--tp", "2", "--pp", "2"});
   EXPECT_EQ(config.layout.data, 2);
