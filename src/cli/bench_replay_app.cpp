@@ -26,7 +26,9 @@
 #include "commbench/replay/trace_summary.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "command_line_parser.hpp"
+#include "pattern_flags.hpp"
 #include "replay_fabric.hpp"
+#include "replay_model_comparison.hpp"
 #include "replay_records.hpp"
 
 namespace commbench {
@@ -41,8 +43,15 @@ struct ReplayOptions {
   std::string fabric_path;          // --fabric: a bench-collectives CSV
   int ranks = 0;                    // --ranks: a DeepSpeed comms log's world size; 0 not given
   std::string dump_path;            // --dump-schedule: the traced step in bench-patterns' format
+  PatternFlags pattern;             // bench-patterns' model flags: the step to compare the job's with
   JobOptions job;                   // --csv, --json, --force
 };
+
+// Whether the model flags describe a step to compare the job's with.
+bool describes_a_model(const PatternFlags& flags) {
+  return flags.pattern || !flags.preset.empty() || flags.layers || !flags.deepspeed_config.empty() ||
+         !flags.schedule.empty();
+}
 
 void add_replay_options(CLI::App& app, ReplayOptions& options) {
   // Checked in validate, not by CLI11: --version and --help need no trace.
@@ -70,6 +79,9 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
       "Write the traced step as bench-patterns' schedule (JSON lines; the time between calls as compute) for "
       "bench-patterns --schedule: run it on this cluster, --predict it, --trace it",
       "FILE");
+  // bench-patterns' flags: with --pattern, --preset, --layers, --deepspeed-config or
+  // --schedule the job's step is compared with the one they describe.
+  add_pattern_flags(app, options.pattern);
   add_result_file_options(app, options.job.files,
                           "CSV: a 'collective' line per class of calls and a 'rank' line per trace",
                           "JSON (commbench.replay/1): the same records, the files read and the verdict");
@@ -126,7 +138,7 @@ std::string fabric_json(const ReplayOptions& options, const FabricComparison* fa
 }
 
 void write_replay_files(const ReplayOptions& options, const TraceSummary& summary, const FabricComparison* fabric,
-                        RunContext context, const std::vector<std::string>& files) {
+                        const ModelComparison* model, RunContext context, const std::vector<std::string>& files) {
   if (options.job.files.csv_path.empty() && options.job.files.json_path.empty()) return;
   context.record_kind = "collective";
   context.mixed_record_kinds = {"collective", "rank"};
@@ -142,6 +154,7 @@ void write_replay_files(const ReplayOptions& options, const TraceSummary& summar
                   {"straggler", summary.straggler ? std::to_string(*summary.straggler) : "null"},
                   {"verdict", nlohmann::json(summary.verdict).dump()},
                   {"fabric", fabric_json(options, fabric)},
+                  {"model", model ? model_comparison_json(*model) : "null"},
                   {"exit_code", "0"}};
   reporters.finish(end);
 }
@@ -214,6 +227,15 @@ ReadInput read_input(const ReplayOptions& options) {
   return read_deepspeed_log(options, logs.front());
 }
 
+// The traced step of rank 0 against the step the model flags describe for the job's ranks.
+ModelComparison compare_model(const ReplayOptions& options, const ReadInput& input, const RankSchedule& job,
+                              std::vector<std::string>& notes) {
+  const int world = input.summary.world_size;
+  const PatternConfig config =
+      resolve_pattern_config(options.pattern, world, std::max(1, world / input.nodes), notes);
+  return compare_with_model(job, build_schedule(config, 0), fmt::format("{}, {} ranks", pattern_name(config), world));
+}
+
 std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
   const auto started = std::chrono::steady_clock::now();
   ReadInput input = read_input(options);
@@ -225,21 +247,34 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   if (!options.fabric_path.empty())
     fabric = compare_with_fabric(
         summary, SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)), nodes);
+  const bool compare = describes_a_model(options.pattern);
+  std::vector<RankSchedule> schedules;
+  if (compare || !options.dump_path.empty()) {
+    if (input.traces.empty())
+      throw UsageError("--pattern, --preset: a modelled step is compared with the job's traces; a comms log does not "
+                       "say the calls' order");
+    std::vector<std::string> extraction_notes;
+    schedules = extract_schedules(input.traces, extraction_notes);
+    if (!options.dump_path.empty()) notes.insert(notes.end(), extraction_notes.begin(), extraction_notes.end());
+  }
+  std::optional<ModelComparison> model;
+  if (compare) model = compare_model(options, input, schedules.front(), notes);
   if (!options.dump_path.empty()) {
     std::string lines;
-    for (const RankSchedule& schedule : extract_schedules(input.traces, notes))
-      lines += schedule_json_lines(schedule, true);
+    for (const RankSchedule& schedule : schedules) lines += schedule_json_lines(schedule, true);
     write_file_atomically(options.dump_path, lines, "--dump-schedule");
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   print_replay_report(summary, fabric ? &*fabric : nullptr);
+  if (model) print_model_comparison(*model);
   for (const std::string& note : notes) fmt::print("# note: {}\n", note);
   RunContext context = context_without_job(kReplaySchema, kProgram, command_line,
                                             {{"traces", std::to_string(files.size())}, {"format", input.format}});
   context.ranks = summary.world_size;
   context.notes = notes;
   if (fabric) context.notes.insert(context.notes.end(), fabric->notes.begin(), fabric->notes.end());
-  write_replay_files(options, summary, fabric ? &*fabric : nullptr, std::move(context), files);
+  write_replay_files(options, summary, fabric ? &*fabric : nullptr, model ? &*model : nullptr, std::move(context),
+                     files);
   return fmt::format("# {} {}{} read in {} s", files.size(), input.format == "torch.profiler" ? "trace" : "log",
                      files.size() == 1 ? "" : "s", significant_text(seconds, 3));
 }

@@ -16,65 +16,10 @@ import subprocess
 import tempfile
 import unittest
 
-BIN = os.environ.get("COMMBENCH_BENCH_REPLAY", "build/bench/bench-replay")
-COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "")
-MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")
-PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "")
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRACES = os.path.join(HERE, "..", "fixtures", "traces")
+from replay_test_support import (COLLECTIVES, HERE, MPIEXEC, TRACES, CASES, FolderCase, load, rank_files,
+                                  raw_counts, raw_gloo_bytes, run)
+
 SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "records.schema.json")
-CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler")
-
-# The c10d operators' names as this test reads them (not bench-replay's table).
-C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather",
-            "c10d::_reduce_scatter_base_": "reducescatter", "c10d::broadcast_": "broadcast",
-            "c10d::barrier": "barrier"}
-ELEMENT_BYTES = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8}
-
-
-def run(*args):
-    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
-    return p.returncode, p.stdout, p.stderr
-
-
-def load(path):
-    with gzip.open(path, "rt") as f:
-        return json.load(f)
-
-
-def rank_files(case):
-    return sorted(os.path.join(TRACES, case, name) for name in os.listdir(os.path.join(TRACES, case))
-                  if name.endswith(".json.gz"))
-
-
-def raw_counts(doc):
-    """Calls per operation from the operators on the calling thread."""
-    counts = {}
-    for event in doc["traceEvents"]:
-        if event.get("ph") == "X" and event.get("cat") == "cpu_op" and event.get("name") in C10D_OPS:
-            op = C10D_OPS[event["name"]]
-            counts[op] = counts.get(op, 0) + 1
-    return counts
-
-
-def raw_gloo_bytes(doc):
-    """Bytes gloo's ranges moved, by the range's name: an allgather's range holds one
-    rank's part, so the gathered output is that times the world."""
-    world = doc["distributedInfo"]["world_size"]
-    moved = {}
-    for event in doc["traceEvents"]:
-        name = event.get("name", "")
-        if event.get("ph") != "X" or not name.startswith("gloo:") or name == "gloo:barrier":
-            continue
-        args = event["args"]
-        elements = 1  # a scalar (no dims) is one element
-        for d in args["Input Dims"][0]:
-            elements *= d
-        size = elements * ELEMENT_BYTES[args["Input type"][0]]
-        if name == "gloo:all_gather":
-            size *= world
-        moved[name] = moved.get(name, 0) + size
-    return moved
 
 
 class Fixtures(unittest.TestCase):
@@ -206,19 +151,6 @@ def raw_deepspeed_summary(path):
     return calls
 
 
-class FolderCase(unittest.TestCase):
-    """A class whose tests share one temporary folder, `self.dir`."""
-    PREFIX = "commbench-replay-"
-
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix=cls.PREFIX)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
-
 class DeepSpeedLog(FolderCase):
     """DeepSpeed's own comms log of the zero3 fixture's profiled step (rank 0's
     log_summary() tables and verbose lines), held against the raw text and against the
@@ -272,134 +204,6 @@ class DeepSpeedLog(FolderCase):
         self.assertTrue(any(c["wait_seconds"] > 0 for c in doc["collectives"]))
         out, _ = self.replay("comms-summary.txt")
         self.assertIn("has inflated times in log_summary()", out)
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
-def traced_calls(case, rank):
-    """(op, bytes) of each c10d call of a rank's trace, in order, read from the raw JSON:
-    the element count of the operator's input times its type's size, in nccl-tests'
-    convention (allgather: the gathered output)."""
-    doc = load(rank_files(case)[rank])
-    world = doc["distributedInfo"]["world_size"]
-    calls = []
-    for event in sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"
-                         and e.get("name") in C10D_OPS), key=lambda e: e["ts"]):
-        calls.append(C10D_OPS[event["name"]])
-    return world, calls
-
-
-@unittest.skipUnless(PATTERNS, "COMMBENCH_BENCH_PATTERNS not set")
-class Schedule(FolderCase):
-    """--dump-schedule: the traced step in bench-patterns' format, read back by
-    bench-patterns --schedule to predict it."""
-
-    PREFIX = "commbench-replay-schedule-"
-
-    def dump(self, case):
-        path = os.path.join(self.dir, case + ".jsonl")
-        json_path = os.path.join(self.dir, case + ".json")
-        code, out, err = run(os.path.join(TRACES, case), "--dump-schedule", path, "--json", json_path, "--force")
-        self.assertEqual(code, 0, err)
-        with open(json_path) as f:
-            return read_jsonl(path), json.load(f), out
-
-    def test_the_dump_is_every_ranks_calls_in_order(self):
-        for case in CASES:
-            with self.subTest(case=case):
-                lines, doc, out = self.dump(case)
-                self.assertIn("--dump-schedule: the compute between calls", out)
-                for rank in range(4):
-                    _, calls = traced_calls(case, rank)
-                    mine = [l for l in lines if l["rank"] == rank]
-                    ops = [l["op"] for l in mine if l["kind"] == "collective"]
-                    # A barrier is replayed as NCCL runs it: an allreduce of one float.
-                    self.assertEqual(ops, ["allreduce" if c == "barrier" else c for c in calls])
-                    self.assertEqual([l["step"] for l in mine], list(range(len(mine))))
-                    for line in mine:
-                        if line["kind"] == "collective":
-                            self.assertEqual(line["waits_for"], [line["step"] - 1])
-                            self.assertEqual(line["group"], "data")
-                bytes_by_op = {}
-                for line in lines:
-                    if line["rank"] == 0 and line["kind"] == "collective":
-                        bytes_by_op[line["op"]] = bytes_by_op.get(line["op"], 0) + line["bytes"]
-                summary = {}
-                for c in doc["collectives"]:
-                    op = "allreduce" if c["op"] == "barrier" else c["op"]
-                    summary[op] = summary.get(op, 0) + (4 if c["op"] == "barrier" else c["bytes"]) * c["calls"]
-                self.assertEqual(bytes_by_op, summary)
-
-    def test_bench_patterns_predicts_the_dumped_step_and_dumps_it_back(self):
-        lines, _, _ = self.dump("zero3")
-        json_path, again = os.path.join(self.dir, "p.json"), os.path.join(self.dir, "again.jsonl")
-        p = subprocess.run([PATTERNS, "--schedule", os.path.join(self.dir, "zero3.jsonl"), "--predict", "--nodes", "1",
-                            "--gpus-per-node", "4", "--from", os.path.join(HERE, "..", "..", "results",
-                                                                           "mpi-host-2core", "replay-fabric",
-                                                                           "sweep.csv"),
-                            "--json", json_path], capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("PREDICTED (nothing run) schedule, tp 1 x pp 1 x dp 4", p.stdout)
-        with open(json_path) as f:
-            doc = json.load(f)
-        counts = {t["type"]: t["count"] for t in doc["types"]}
-        ops = [l["op"] for l in lines if l["rank"] == 0 and l["kind"] == "collective"]
-        self.assertEqual(counts, {f"{op}/data": ops.count(op) for op in set(ops)})
-        compute = sum(l["seconds"] for l in lines if l["rank"] == doc["breakdown_rank"] and l["kind"] == "compute")
-        self.assertAlmostEqual(doc["mean_step"]["compute_seconds"], compute, delta=1e-9 + 1e-6 * compute)
-        self.assertEqual(doc["provenance"]["settings"]["pattern"], "schedule")
-
-    def test_bad_schedules_and_flags_are_one_line(self):
-        schedule = os.path.join(self.dir, "bad.jsonl")
-        with open(schedule, "w") as f:
-            f.write('{"step": 0, "rank": 0, "kind": "collective", "op": "allreduce"}\n')
-        for args, message in [
-                (["--schedule", schedule, "--predict", "--gpus-per-node", "4"],
-                 f"--schedule {schedule}: line 1: no \"bytes\""),
-                (["--schedule", schedule, "--pattern", "ddp", "--predict", "--gpus-per-node", "4"],
-                 f"--schedule: the step comes from {schedule}; --pattern, --preset and --deepspeed-config "
-                 "describe another")]:
-            p = subprocess.run([PATTERNS, *args], capture_output=True, text=True, timeout=60)
-            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-            self.assertEqual(p.stderr.strip(), "bench-patterns: error: " + message)
-        code, _, err = run(os.path.join(TRACES, "zero3", "comms-summary.txt"), "--ranks", 4, "--dump-schedule",
-                           os.path.join(self.dir, "x.jsonl"))
-        self.assertEqual(code, 2)
-        self.assertIn("--dump-schedule: needs the job's traces", err)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "x.jsonl")))
-
-
-@unittest.skipUnless(PATTERNS and MPIEXEC, "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC not set")
-class ReplayOnRanks(unittest.TestCase):
-    """The extracted step run on 4 MPI ranks of this machine by bench-patterns --schedule:
-    the job's calls, their sizes and order, on the fabric at hand."""
-
-    def test_the_zero3_step_runs_call_for_call(self):
-        folder = tempfile.mkdtemp(prefix="commbench-replay-ranks-")
-        self.addCleanup(shutil.rmtree, folder, True)
-        schedule, json_path = os.path.join(folder, "s.jsonl"), os.path.join(folder, "r.json")
-        code, _, err = run(os.path.join(TRACES, "zero3"), "--dump-schedule", schedule)
-        self.assertEqual(code, 0, err)
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   OMPI_MCA_mpi_yield_when_idle="1")
-        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", PATTERNS, "--backend", "mpi",
-                            "--schedule", schedule, "-n", "1", "-w", "0", "--json", json_path],
-                           capture_output=True, text=True, timeout=300, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        with open(json_path) as f:
-            doc = json.load(f)
-        lines = read_jsonl(schedule)
-        expected = {}
-        for line in lines:
-            if line["rank"] == 0 and line["kind"] == "collective":
-                key = line["op"] + "/data"
-                count, size = expected.get(key, (0, 0))
-                expected[key] = (count + 1, size + line["bytes"])
-        self.assertEqual({t["type"]: (t["count"], t["bytes"]) for t in doc["types"]}, expected)
-        self.assertEqual(doc["provenance"]["ranks"], 4)
 
 
 @unittest.skipUnless(COLLECTIVES and MPIEXEC, "COMMBENCH_BENCH_COLLECTIVES or COMMBENCH_MPIEXEC not set")

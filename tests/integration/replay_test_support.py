@@ -1,0 +1,91 @@
+"""What the bench-replay tests share: the binaries under test, the fixtures
+(tests/fixtures/traces) and readers of their raw JSON that do not go through
+bench-replay's own code."""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BIN = os.environ.get("COMMBENCH_BENCH_REPLAY", "build/bench/bench-replay")
+COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "")
+MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")
+PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "")
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACES = os.path.join(HERE, "..", "fixtures", "traces")
+CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler", "llama-ddp", "llama-fsdp2", "llama-zero3")
+
+# The c10d operators' names as this test reads them (not bench-replay's table).
+C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather",
+            "c10d::_reduce_scatter_base_": "reducescatter", "c10d::broadcast_": "broadcast",
+            "c10d::barrier": "barrier"}
+ELEMENT_BYTES = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8}
+
+
+def run(*args):
+    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def load(path):
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def rank_files(case):
+    return sorted(os.path.join(TRACES, case, name) for name in os.listdir(os.path.join(TRACES, case))
+                  if name.endswith(".json.gz"))
+
+
+def raw_counts(doc):
+    """Calls per operation from the operators on the calling thread."""
+    counts = {}
+    for event in doc["traceEvents"]:
+        if event.get("ph") == "X" and event.get("cat") == "cpu_op" and event.get("name") in C10D_OPS:
+            op = C10D_OPS[event["name"]]
+            counts[op] = counts.get(op, 0) + 1
+    return counts
+
+
+def raw_gloo_bytes(doc):
+    """Bytes gloo's ranges moved, by the range's name: an allgather's range holds one
+    rank's part, so the gathered output is that times the world."""
+    world = doc["distributedInfo"]["world_size"]
+    moved = {}
+    for event in doc["traceEvents"]:
+        name = event.get("name", "")
+        if event.get("ph") != "X" or not name.startswith("gloo:") or name == "gloo:barrier":
+            continue
+        args = event["args"]
+        elements = 1  # a scalar (no dims) is one element
+        for d in args["Input Dims"][0]:
+            elements *= d
+        size = elements * ELEMENT_BYTES[args["Input type"][0]]
+        if name == "gloo:all_gather":
+            size *= world
+        moved[name] = moved.get(name, 0) + size
+    return moved
+
+
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle="1")
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class FolderCase(unittest.TestCase):
+    """A class whose tests share one temporary folder, `self.dir`."""
+    PREFIX = "commbench-replay-"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix=cls.PREFIX)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)

@@ -1,0 +1,208 @@
+"""bench-replay's step as a schedule and against bench-patterns' model, on the real traces
+of tests/fixtures/traces: --dump-schedule read back by bench-patterns --schedule (predicted,
+and run on 4 MPI ranks), and the llama-* fixtures held call for call against the step
+bench-patterns models for the same model and framework.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from replay_test_support import (HERE, MPI_ENV, MPIEXEC, PATTERNS, TRACES, CASES, C10D_OPS, FolderCase, load,
+                                  rank_files, raw_counts, read_jsonl, run)
+
+
+def traced_calls(case, rank):
+    """(op, bytes) of each c10d call of a rank's trace, in order, read from the raw JSON:
+    the element count of the operator's input times its type's size, in nccl-tests'
+    convention (allgather: the gathered output)."""
+    doc = load(rank_files(case)[rank])
+    world = doc["distributedInfo"]["world_size"]
+    calls = []
+    for event in sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"
+                         and e.get("name") in C10D_OPS), key=lambda e: e["ts"]):
+        calls.append(C10D_OPS[event["name"]])
+    return world, calls
+
+
+@unittest.skipUnless(PATTERNS, "COMMBENCH_BENCH_PATTERNS not set")
+class Schedule(FolderCase):
+    """--dump-schedule: the traced step in bench-patterns' format, read back by
+    bench-patterns --schedule to predict it."""
+
+    PREFIX = "commbench-replay-schedule-"
+
+    def dump(self, case):
+        path = os.path.join(self.dir, case + ".jsonl")
+        json_path = os.path.join(self.dir, case + ".json")
+        code, out, err = run(os.path.join(TRACES, case), "--dump-schedule", path, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        with open(json_path) as f:
+            return read_jsonl(path), json.load(f), out
+
+    def test_the_dump_is_every_ranks_calls_in_order(self):
+        for case in CASES:
+            with self.subTest(case=case):
+                lines, doc, out = self.dump(case)
+                self.assertIn("--dump-schedule: the compute between calls", out)
+                for rank in range(4):
+                    _, calls = traced_calls(case, rank)
+                    mine = [l for l in lines if l["rank"] == rank]
+                    ops = [l["op"] for l in mine if l["kind"] == "collective"]
+                    # A barrier is replayed as NCCL runs it: an allreduce of one float.
+                    self.assertEqual(ops, ["allreduce" if c == "barrier" else c for c in calls])
+                    self.assertEqual([l["step"] for l in mine], list(range(len(mine))))
+                    for line in mine:
+                        if line["kind"] == "collective":
+                            self.assertEqual(line["waits_for"], [line["step"] - 1])
+                            self.assertEqual(line["group"], "data")
+                bytes_by_op = {}
+                for line in lines:
+                    if line["rank"] == 0 and line["kind"] == "collective":
+                        bytes_by_op[line["op"]] = bytes_by_op.get(line["op"], 0) + line["bytes"]
+                summary = {}
+                for c in doc["collectives"]:
+                    op = "allreduce" if c["op"] == "barrier" else c["op"]
+                    summary[op] = summary.get(op, 0) + (4 if c["op"] == "barrier" else c["bytes"]) * c["calls"]
+                self.assertEqual(bytes_by_op, summary)
+
+    def test_bench_patterns_predicts_the_dumped_step_and_dumps_it_back(self):
+        lines, _, _ = self.dump("zero3")
+        json_path = os.path.join(self.dir, "p.json")
+        p = subprocess.run([PATTERNS, "--schedule", os.path.join(self.dir, "zero3.jsonl"), "--predict", "--nodes", "1",
+                            "--gpus-per-node", "4", "--from", os.path.join(HERE, "..", "..", "results",
+                                                                           "mpi-host-2core", "replay-fabric",
+                                                                           "sweep.csv"),
+                            "--json", json_path], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("PREDICTED (nothing run) schedule, tp 1 x pp 1 x dp 4", p.stdout)
+        with open(json_path) as f:
+            doc = json.load(f)
+        counts = {t["type"]: t["count"] for t in doc["types"]}
+        ops = [l["op"] for l in lines if l["rank"] == 0 and l["kind"] == "collective"]
+        self.assertEqual(counts, {f"{op}/data": ops.count(op) for op in set(ops)})
+        compute = sum(l["seconds"] for l in lines if l["rank"] == doc["breakdown_rank"] and l["kind"] == "compute")
+        self.assertAlmostEqual(doc["mean_step"]["compute_seconds"], compute, delta=1e-9 + 1e-6 * compute)
+        self.assertEqual(doc["provenance"]["settings"]["pattern"], "schedule")
+
+    def test_bad_schedules_and_flags_are_one_line(self):
+        schedule = os.path.join(self.dir, "bad.jsonl")
+        with open(schedule, "w") as f:
+            f.write('{"step": 0, "rank": 0, "kind": "collective", "op": "allreduce"}\n')
+        for args, message in [
+                (["--schedule", schedule, "--predict", "--gpus-per-node", "4"],
+                 f"--schedule {schedule}: line 1: no \"bytes\""),
+                (["--schedule", schedule, "--pattern", "ddp", "--predict", "--gpus-per-node", "4"],
+                 f"--schedule: the step comes from {schedule}; --pattern, --preset and --deepspeed-config "
+                 "describe another")]:
+            p = subprocess.run([PATTERNS, *args], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertEqual(p.stderr.strip(), "bench-patterns: error: " + message)
+        code, _, err = run(os.path.join(TRACES, "zero3", "comms-summary.txt"), "--ranks", 4, "--dump-schedule",
+                           os.path.join(self.dir, "x.jsonl"))
+        self.assertEqual(code, 2)
+        self.assertIn("--dump-schedule: needs the job's traces", err)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "x.jsonl")))
+
+
+@unittest.skipUnless(PATTERNS and MPIEXEC, "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC not set")
+class ReplayOnRanks(unittest.TestCase):
+    """The extracted step run on 4 MPI ranks of this machine by bench-patterns --schedule:
+    the job's calls, their sizes and order, on the fabric at hand."""
+
+    def test_the_zero3_step_runs_call_for_call(self):
+        folder = tempfile.mkdtemp(prefix="commbench-replay-ranks-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        schedule, json_path = os.path.join(folder, "s.jsonl"), os.path.join(folder, "r.json")
+        code, _, err = run(os.path.join(TRACES, "zero3"), "--dump-schedule", schedule)
+        self.assertEqual(code, 0, err)
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_mpi_yield_when_idle="1")
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", PATTERNS, "--backend", "mpi",
+                            "--schedule", schedule, "-n", "1", "-w", "0", "--json", json_path],
+                           capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(json_path) as f:
+            doc = json.load(f)
+        lines = read_jsonl(schedule)
+        expected = {}
+        for line in lines:
+            if line["rank"] == 0 and line["kind"] == "collective":
+                key = line["op"] + "/data"
+                count, size = expected.get(key, (0, 0))
+                expected[key] = (count + 1, size + line["bytes"])
+        self.assertEqual({t["type"]: (t["count"], t["bytes"]) for t in doc["types"]}, expected)
+        self.assertEqual(doc["provenance"]["ranks"], 4)
+
+
+# bench-patterns' flags for the llama-* fixtures' model (tiny_llama.py).
+LLAMA_MODEL = ["--layers", "2", "--hidden", "256", "--ffn", "512", "--heads", "4", "--kv-heads", "2", "--vocab", "1000",
+               "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
+
+
+@unittest.skipUnless(PATTERNS and MPIEXEC, "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC not set")
+class AgainstTheModel(FolderCase):
+    """The llama-* fixtures (a Llama-shaped model that bench-patterns can describe exactly)
+    against bench-patterns' model of the same step: the job's calls counted from the raw
+    trace, the model's from bench-patterns' own --dump-schedule on 4 MPI ranks."""
+    PREFIX = "commbench-replay-model-"
+
+    def compare(self, case, *pattern):
+        json_path = os.path.join(self.dir, case + ".json")
+        code, out, err = run(os.path.join(TRACES, case), *pattern, *LLAMA_MODEL, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        with open(json_path) as f:
+            return out, json.load(f)["model"]
+
+    def modelled(self, case, *pattern):
+        """The model's calls on rank 0, from bench-patterns --dry-run --dump-schedule."""
+        dump = os.path.join(self.dir, case + "-model.jsonl")
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", PATTERNS, *pattern, *LLAMA_MODEL,
+                            "--dry-run", "--dump-schedule", dump, "--force"],
+                           capture_output=True, text=True, timeout=120, env=MPI_ENV)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [l for l in read_jsonl(dump) if l["rank"] == 0 and l["kind"] != "compute"]
+
+    def test_ddp_and_fsdp2_match_the_model_call_for_call(self):
+        for case, pattern in (("llama-ddp", "ddp"), ("llama-fsdp2", "fsdp")):
+            with self.subTest(case=case):
+                out, model = self.compare(case, "--pattern", pattern)
+                self.assertIsNone(model["first_difference"])
+                self.assertEqual(model["same_prefix"], model["job_calls"])
+                self.assertIn("alike, call for call", out)
+                self.assertEqual({o["op"]: o["job_calls"] for o in model["operations"]},
+                                 raw_counts(load(rank_files(case)[0])))
+                modelled = self.modelled(case, "--pattern", pattern)
+                self.assertEqual({o["op"]: (o["model_calls"], o["model_bytes"]) for o in model["operations"]},
+                                 {op: (len([l for l in modelled if l["op"] == op]),
+                                       sum(l["bytes"] for l in modelled if l["op"] == op))
+                                  for op in {l["op"] for l in modelled}})
+
+    def test_zero3_parts_at_the_first_fetch(self):
+        config = os.path.join(TRACES, "llama-zero3", "ds_config.json")
+        out, model = self.compare("llama-zero3", "--deepspeed-config", config)
+        self.assertEqual(model["model"], "zero3, 4 ranks")
+        self.assertEqual(model["same_prefix"], 0)
+        self.assertIn("first difference: call 1:", out)
+        # DeepSpeed's first fetch gathers the embedding together with what its prefetch
+        # bucket holds; the model gathers the embedding alone.
+        modelled = self.modelled("llama-zero3", "--deepspeed-config", config)
+        self.assertEqual(modelled[0]["label"], "fetch embed_tokens")
+        self.assertEqual(modelled[0]["bytes"], 1000 * 256 * 4)
+        first = next(e for e in sorted(load(rank_files("llama-zero3")[0])["traceEvents"], key=lambda e: e.get("ts", 0))
+                     if e.get("name") == "gloo:all_gather")
+        gathered = 4 * 4 * first["args"]["Input Dims"][0][0]  # float32, 4 ranks' shares
+        self.assertGreater(gathered, modelled[0]["bytes"])
+        self.assertIn(f"the job ran allgather of {gathered / 2 ** 20:.1f}MiB", out)
+
+    def test_a_comms_log_is_not_compared(self):
+        code, _, err = run(os.path.join(TRACES, "zero3", "comms-summary.txt"), "--ranks", 4, "--pattern", "zero3",
+                           *LLAMA_MODEL)
+        self.assertEqual(code, 2)
+        self.assertIn("a modelled step is compared with the job's traces", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
