@@ -86,7 +86,14 @@ class Zero3Flavour : public DataParallelFlavour {
         modules_[found->second].elements += stage.tensors[tensor].elements;
       }
     }
-    // The trace: forward through the modules, backward through them in reverse.
+    // The trace: forward through the modules, backward through them in reverse. Both
+    // start with the whole model's own hook, a module of no parameters of its own: the
+    // first fetch of a step is the root's, so what it prefetches (the embedding first)
+    // is gathered in one call, and the last forward module is not backward's first step.
+    const std::size_t model_module = modules_.size();
+    modules_.emplace_back();
+    model_forward_position_ = trace_.size();
+    trace_.push_back({model_module, false});
     forward_positions_.resize(stage.layers.size());
     backward_positions_.resize(stage.layers.size());
     for (std::size_t layer = 0; layer < stage.layers.size(); ++layer)
@@ -94,10 +101,6 @@ class Zero3Flavour : public DataParallelFlavour {
         forward_positions_[layer].push_back(trace_.size());
         trace_.push_back({module, false});
       }
-    // Backward starts with the whole model's own backward hook, a module of no
-    // parameters of its own: the last forward module is not the very next step.
-    const std::size_t model_module = modules_.size();
-    modules_.emplace_back();
     model_backward_position_ = trace_.size();
     trace_.push_back({model_module, true});
     for (std::size_t layer = stage.layers.size(); layer-- > 0;)
@@ -123,6 +126,7 @@ class Zero3Flavour : public DataParallelFlavour {
     live_elements_ = 0;
     queue_position_ = 0;
     last_use_taken_.assign(stage_.tensors.size(), std::numeric_limits<long long>::min());
+    fetch(writer, model_forward_position_, {0, pass.micro_batch, false, false, false});
   }
 
   std::vector<std::size_t> before_layer(ScheduleWriter& writer, const LayerPass& pass) override {
@@ -282,6 +286,7 @@ class Zero3Flavour : public DataParallelFlavour {
   std::vector<TracePosition> trace_;
   std::vector<std::vector<std::size_t>> forward_positions_;
   std::vector<std::vector<std::size_t>> backward_positions_;
+  std::size_t model_forward_position_ = 0;
   std::size_t model_backward_position_ = 0;
   std::vector<QueuedUse> queue_;
   std::size_t queue_position_ = 0;

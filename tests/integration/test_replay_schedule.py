@@ -165,37 +165,45 @@ class AgainstTheModel(FolderCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return [l for l in read_jsonl(dump) if l["rank"] == 0 and l["kind"] != "compute"]
 
-    def test_ddp_and_fsdp2_match_the_model_call_for_call(self):
-        for case, pattern in (("llama-ddp", "ddp"), ("llama-fsdp2", "fsdp")):
+    def test_ddp_fsdp2_and_zero3_match_the_model_call_for_call(self):
+        config = os.path.join(TRACES, "llama-zero3", "ds_config.json")
+        for case, pattern in (("llama-ddp", ["--pattern", "ddp"]), ("llama-fsdp2", ["--pattern", "fsdp"]),
+                              ("llama-zero3", ["--deepspeed-config", config])):
             with self.subTest(case=case):
-                out, model = self.compare(case, "--pattern", pattern)
+                out, model = self.compare(case, *pattern)
                 self.assertIsNone(model["first_difference"])
                 self.assertEqual(model["same_prefix"], model["job_calls"])
                 self.assertIn("alike, call for call", out)
                 self.assertEqual({o["op"]: o["job_calls"] for o in model["operations"]},
                                  raw_counts(load(rank_files(case)[0])))
-                modelled = self.modelled(case, "--pattern", pattern)
+                modelled = self.modelled(case, *pattern)
                 self.assertEqual({o["op"]: (o["model_calls"], o["model_bytes"]) for o in model["operations"]},
                                  {op: (len([l for l in modelled if l["op"] == op]),
                                        sum(l["bytes"] for l in modelled if l["op"] == op))
                                   for op in {l["op"] for l in modelled}})
 
-    def test_zero3_parts_at_the_first_fetch(self):
+    def test_zero3s_first_call_gathers_the_embedding_with_the_prefetch_bucket(self):
         config = os.path.join(TRACES, "llama-zero3", "ds_config.json")
-        out, model = self.compare("llama-zero3", "--deepspeed-config", config)
-        self.assertEqual(model["model"], "zero3, 4 ranks")
-        self.assertEqual(model["same_prefix"], 0)
-        self.assertIn("first difference: call 1:", out)
-        # DeepSpeed's first fetch gathers the embedding together with what its prefetch
-        # bucket holds; the model gathers the embedding alone.
         modelled = self.modelled("llama-zero3", "--deepspeed-config", config)
-        self.assertEqual(modelled[0]["label"], "fetch embed_tokens")
-        self.assertEqual(modelled[0]["bytes"], 1000 * 256 * 4)
+        self.assertEqual(modelled[0]["label"], "prefetch embed_tokens")
         first = next(e for e in sorted(load(rank_files("llama-zero3")[0])["traceEvents"], key=lambda e: e.get("ts", 0))
                      if e.get("name") == "gloo:all_gather")
         gathered = 4 * 4 * first["args"]["Input Dims"][0][0]  # float32, 4 ranks' shares
-        self.assertGreater(gathered, modelled[0]["bytes"])
-        self.assertIn(f"the job ran allgather of {gathered / 2 ** 20:.1f}MiB", out)
+        self.assertEqual(modelled[0]["bytes"], gathered)
+        self.assertGreater(gathered, 1000 * 256 * 4)  # more than the embedding alone
+
+    def test_a_model_of_other_settings_is_told_apart_at_the_first_call_that_differs(self):
+        # 1 MiB buckets: the first bucket is alike (DDP caps it at 1 MiB either way), the
+        # second is not.
+        out, model = self.compare("llama-ddp", "--pattern", "ddp", "--bucket-cap-mb", "1")
+        modelled = self.modelled("llama-ddp", "--pattern", "ddp", "--bucket-cap-mb", "1")
+        self.assertEqual(model["model_calls"], len(modelled))
+        self.assertGreater(model["model_calls"], model["job_calls"])
+        self.assertEqual(model["same_prefix"], 2)
+        second_bucket = modelled[2]
+        self.assertTrue(model["first_difference"].startswith("call 3: the job ran allreduce of "), model)
+        self.assertIn(f"({second_bucket['label']}, {second_bucket['phase']})", model["first_difference"])
+        self.assertIn("first difference: call 3:", out)
 
     def test_a_comms_log_is_not_compared(self):
         code, _, err = run(os.path.join(TRACES, "zero3", "comms-summary.txt"), "--ranks", 4, "--pattern", "zero3",

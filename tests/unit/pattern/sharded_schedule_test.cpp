@@ -2,6 +2,8 @@
 // per layer 4 x 1024^2 (q, k, v, o) + 3 x 1024 x 4096 (gate, up, down) + 2 x 1024 (norms)
 // = 16,779,264 elements; embedding and head 1000 x 1024 each; final norm 1024. In all
 // 4 x 16,779,264 + 2 x 1,024,000 + 1024 = 69,166,080 elements, 9 x 1024 of them in norms.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "commbench/pattern/pattern_config.hpp"
@@ -79,17 +81,31 @@ TEST(PatternZero3, PrefetchBucketSetsHowManyGathers) {
 
 TEST(PatternZero3, PrefetchedParametersStayForTheirSkippedUse) {
   PatternConfig config = zero3();
-  // A bucket larger than the model: the embedding's fetch prefetches every other
-  // parameter in one call and goes on taking the backward uses off the queue while all
-  // of them are gathered, so none is released before backward: two gathers in all.
+  // A bucket larger than the model: the root module's fetch (no parameters of its own)
+  // prefetches every parameter in one call and goes on taking the backward uses off the
+  // queue while all of them are gathered, so none is released before backward: one
+  // gather in all.
   config.zero.stage3_prefetch_bucket_size = 100'000'000;
   const RankSchedule schedule = build_schedule(config, 0);
-  EXPECT_EQ(count(schedule, is_fetch), 2u);
+  EXPECT_EQ(count(schedule, is_fetch), 1u);
   EXPECT_EQ(total_bytes(schedule, is_fetch), 2 * (kElements - kNormElements));
   // max_live_parameters bounds the prefetch: with room for less than the model, the
   // layers gathered early are released before their backward and gathered again.
   config.zero.stage3_max_live_parameters = 40'000'000;
   EXPECT_GT(total_bytes(build_schedule(config, 0), is_fetch), 2 * (kElements - kNormElements));
+}
+
+TEST(PatternZero3, TheStepsFirstGatherIsTheRootsPrefetchWithTheEmbedding) {
+  // DeepSpeed hooks the whole model too: its fetch has nothing of its own to gather and
+  // prefetches from the front of the queue, the embedding first, in one call.
+  PatternConfig config = zero3();
+  config.zero.stage3_prefetch_bucket_size = 50'000'000;
+  const RankSchedule schedule = build_schedule(config, 0);
+  const auto first = std::find_if(schedule.steps.begin(), schedule.steps.end(), is_fetch);
+  ASSERT_NE(first, schedule.steps.end());
+  EXPECT_EQ(first->label, "prefetch embed_tokens");
+  EXPECT_GT(first->bytes, 2u * 1'024'000u);  // the embedding and what follows it
+  EXPECT_LE(first->bytes, 2u * (50'000'000u + 4u * 1024u * 4096u));  // up to the bucket, a tensor past it
 }
 
 TEST(PatternZero3, LayerComputeWaitsForItsParameters) {
