@@ -111,6 +111,16 @@ void add_framework_flags(CLI::App& app, PatternFlags& flags) {
       [](const std::string& text) { return std::optional(parse_fsdp_backward_prefetch(text, "--backward-prefetch")); },
       "FSDP backward_prefetch: backward_pre (default), backward_post or none", "NAME")
       ->group(kFrameworkGroup);
+  add_parsed_option(
+      app, "--fsdp-version", flags.fsdp_version,
+      [](const std::string& text) {
+        if (text != "1" && text != "2") throw UsageError(fmt::format("--fsdp-version: expected 1 or 2 (got {})", text));
+        return std::optional<int>(text == "1" ? 1 : 2);
+      },
+      "FSDP 2 (fully_shard: each parameter sharded on its first dimension) or 1 (the FullyShardedDataParallel "
+      "wrapper: one flat parameter per unit); default 2",
+      "1|2")
+      ->group(kFrameworkGroup);
   add_parsed_option(app, "--limit-all-gathers", flags.limit_all_gathers, zero_or_one("--limit-all-gathers"),
                     "FSDP limit_all_gathers: 0 or 1 (default 1)", "0|1")
       ->group(kFrameworkGroup);
@@ -228,6 +238,7 @@ void apply_framework_settings(const PatternFlags& flags, PatternConfig& config) 
   check_applies(flags.forward_prefetch.has_value(), fsdp, "--forward-prefetch", "FSDP", kind);
   check_applies(flags.backward_prefetch.has_value(), fsdp, "--backward-prefetch", "FSDP", kind);
   check_applies(flags.limit_all_gathers.has_value(), fsdp, "--limit-all-gathers", "FSDP", kind);
+  check_applies(flags.fsdp_version.has_value(), fsdp, "--fsdp-version", "FSDP", kind);
   if (flags.bucket_cap_mb) {
     config.ddp.bucket_cap_mb = *flags.bucket_cap_mb;
     config.ddp.bucket_cap_given = true;
@@ -239,6 +250,7 @@ void apply_framework_settings(const PatternFlags& flags, PatternConfig& config) 
   if (flags.forward_prefetch) config.fsdp.forward_prefetch = *flags.forward_prefetch;
   if (flags.backward_prefetch) config.fsdp.backward_prefetch = *flags.backward_prefetch;
   if (flags.limit_all_gathers) config.fsdp.limit_all_gathers = *flags.limit_all_gathers;
+  if (flags.fsdp_version) config.fsdp.version = *flags.fsdp_version;
 }
 
 // Sequence parallelism, the pipeline's micro-batches and interleaving, MoE routing.

@@ -62,6 +62,7 @@ struct PatternFlags {
   std::optional<bool> forward_prefetch;
   std::optional<FsdpBackwardPrefetch> backward_prefetch;
   std::optional<bool> limit_all_gathers;
+  std::optional<int> fsdp_version;  // --fsdp-version: 1 (the wrapper) or 2 (fully_shard)
   // Compute stand-in
   double tflops = ComputeSettings{}.tflops;
   std::optional<double> compute_ms;

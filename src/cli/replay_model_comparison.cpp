@@ -22,8 +22,10 @@ std::string operation_of(const ScheduleStep& step) {
   return std::string(step.kind == StepKind::peer ? name_of(Collective::sendrecv) : name_of(step.op));
 }
 
-std::string call_text(const ScheduleStep& step, bool with_place) {
-  std::string text = fmt::format("{} of {}", operation_of(step), format_size(step.bytes));
+// `exact`: the bytes in full, where the rounded sizes of two calls would read alike.
+std::string call_text(const ScheduleStep& step, bool with_place, bool exact = false) {
+  std::string text =
+      fmt::format("{} of {}", operation_of(step), exact ? fmt::format("{} B", step.bytes) : format_size(step.bytes));
   if (with_place) text += fmt::format(" ({}, {})", step.label, name_of(step.phase));
   return text;
 }
@@ -37,9 +39,13 @@ OperationCounts& counts_of(std::vector<OperationCounts>& operations, const std::
 
 std::optional<std::string> first_difference(const std::vector<const ScheduleStep*>& job,
                                             const std::vector<const ScheduleStep*>& model, std::size_t same) {
-  if (same < job.size() && same < model.size())
-    return fmt::format("call {}: the job ran {}, the model {}", same + 1, call_text(*job[same], false),
-                       call_text(*model[same], true));
+  if (same < job.size() && same < model.size()) {
+    const ScheduleStep& ran = *job[same];
+    const ScheduleStep& modelled = *model[same];
+    const bool exact = ran.bytes != modelled.bytes && format_size(ran.bytes) == format_size(modelled.bytes);
+    return fmt::format("call {}: the job ran {}, the model {}", same + 1, call_text(ran, false, exact),
+                       call_text(modelled, true, exact));
+  }
   if (same < model.size())
     return fmt::format("after the job's {} calls the model goes on with {}", job.size(), call_text(*model[same], true));
   if (same < job.size())

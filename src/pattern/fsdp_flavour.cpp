@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/pattern/model_tensors.hpp"
 #include "data_parallel_flavour.hpp"
 
 namespace commbench {
@@ -34,6 +35,8 @@ struct FsdpUnit {
   int model_layer = -1;  // for labels: the first transformer block it wraps
   bool gathered = false;
   std::size_t gather_step = 0;
+  std::uint64_t elements = 0;         // its parameters'
+  std::uint64_t padded_elements = 0;  // each padded on its first dimension to the shards (FSDP2)
 };
 
 class FsdpFlavour : public DataParallelFlavour {
@@ -88,6 +91,7 @@ class FsdpFlavour : public DataParallelFlavour {
 
   void assign_units() {
     const int per_unit = config_.fsdp.layers_per_unit;
+    const auto shards = static_cast<std::uint64_t>(std::max(1, shard_ranks_));
     unit_of_.assign(stage_.layers.size(), 0);
     int first_block = -1;
     std::map<int, std::size_t> block_unit;  // unit of each wrapped group of blocks
@@ -112,8 +116,14 @@ class FsdpFlavour : public DataParallelFlavour {
       unit_of_[index] = unit;
       units_[unit].first_layer = std::min(units_[unit].first_layer, index);
       units_[unit].last_layer = std::max(units_[unit].last_layer, index);
-      for (const std::size_t tensor : layer.tensors) units_[unit].bytes += stage_.bytes_of(tensor);
+      for (const std::size_t tensor : layer.tensors) {
+        units_[unit].elements += stage_.tensors[tensor].elements;
+        units_[unit].padded_elements += row_padded_elements(stage_.tensors[tensor], shards);
+      }
     }
+    for (FsdpUnit& unit : units_)
+      unit.bytes = (config_.fsdp.version == 1 ? flat_padded_elements(unit.elements, shards) : unit.padded_elements) *
+                   stage_.element_bytes;
     for (std::size_t unit = 0; unit < units_.size(); ++unit) {
       forward_order_.push_back(unit);
       backward_order_.push_back(unit);

@@ -21,30 +21,31 @@ void append_layer(const ModelShape& model, int layer, std::vector<ParameterTenso
           ? hidden * static_cast<Elements>(model.kv_heads) / static_cast<Elements>(model.attention_heads)
           : hidden;
   const std::string prefix = fmt::format("layers.{}.", layer);
-  const auto add = [&](std::string name, Elements elements, bool attention, int expert = -1) {
-    tensors.push_back({prefix + name, elements, layer, expert, attention});
+  // A weight is [output features, input features], as nn.Linear holds it.
+  const auto add = [&](std::string name, Elements rows, Elements columns, bool attention, int expert = -1) {
+    tensors.push_back({prefix + name, rows * columns, layer, expert, attention, rows});
   };
-  add("input_layernorm", hidden, true);
-  add("self_attn.q_proj", hidden * hidden, true);
-  add("self_attn.k_proj", hidden * kv_dim, true);
-  add("self_attn.v_proj", hidden * kv_dim, true);
-  add("self_attn.o_proj", hidden * hidden, true);
-  add("post_attention_layernorm", hidden, false);
+  add("input_layernorm", hidden, 1, true);
+  add("self_attn.q_proj", hidden, hidden, true);
+  add("self_attn.k_proj", kv_dim, hidden, true);
+  add("self_attn.v_proj", kv_dim, hidden, true);
+  add("self_attn.o_proj", hidden, hidden, true);
+  add("post_attention_layernorm", hidden, 1, false);
   if (model.experts <= 1) {
-    add("mlp.gate_proj", hidden * ffn, false);
-    add("mlp.up_proj", hidden * ffn, false);
-    add("mlp.down_proj", ffn * hidden, false);
+    add("mlp.gate_proj", ffn, hidden, false);
+    add("mlp.up_proj", ffn, hidden, false);
+    add("mlp.down_proj", hidden, ffn, false);
     return;
   }
-  add("feed_forward.router", hidden * static_cast<Elements>(model.experts), false);
+  add("feed_forward.router", static_cast<Elements>(model.experts), hidden, false);
   for (int expert = 0; expert < model.experts; ++expert) {
-    add(fmt::format("feed_forward.experts.{}.gate_up_proj", expert), 2 * hidden * ffn, false, expert);
-    add(fmt::format("feed_forward.experts.{}.down_proj", expert), ffn * hidden, false, expert);
+    add(fmt::format("feed_forward.experts.{}.gate_up_proj", expert), 2 * ffn, hidden, false, expert);
+    add(fmt::format("feed_forward.experts.{}.down_proj", expert), hidden, ffn, false, expert);
   }
   for (int shared = 0; shared < model.shared_experts; ++shared) {
-    add(fmt::format("feed_forward.shared_expert.{}.gate_proj", shared), hidden * ffn, false);
-    add(fmt::format("feed_forward.shared_expert.{}.up_proj", shared), hidden * ffn, false);
-    add(fmt::format("feed_forward.shared_expert.{}.down_proj", shared), ffn * hidden, false);
+    add(fmt::format("feed_forward.shared_expert.{}.gate_proj", shared), ffn, hidden, false);
+    add(fmt::format("feed_forward.shared_expert.{}.up_proj", shared), ffn, hidden, false);
+    add(fmt::format("feed_forward.shared_expert.{}.down_proj", shared), hidden, ffn, false);
   }
 }
 
@@ -88,10 +89,13 @@ std::vector<ParameterTensor> model_tensors(const ModelShape& model) {
     embedding = static_cast<Elements>(std::llround(rest)) / 2;
     head = static_cast<Elements>(std::llround(rest)) - embedding;
   }
-  if (embedding > 0) tensors.push_back({"embed_tokens", embedding, kEmbeddingLayer, -1, true});
+  // The embedding and head are [vocabulary, hidden]; a remainder that is no whole number
+  // of rows has no known first dimension.
+  const auto rows_of = [&](Elements elements) { return elements % hidden == 0 ? elements / hidden : Elements{0}; };
+  if (embedding > 0) tensors.push_back({"embed_tokens", embedding, kEmbeddingLayer, -1, true, rows_of(embedding)});
   tensors.insert(tensors.end(), layers.begin(), layers.end());
-  tensors.push_back({"norm", hidden, model.layers, -1, false});
-  if (head > 0) tensors.push_back({"lm_head", head, model.layers, -1, false});
+  tensors.push_back({"norm", hidden, model.layers, -1, false, hidden});
+  if (head > 0) tensors.push_back({"lm_head", head, model.layers, -1, false, rows_of(head)});
   return tensors;
 }
 
@@ -102,6 +106,16 @@ double active_parameters(const ModelShape& model) {
     active += static_cast<double>(tensor.elements) * share;
   }
   return active;
+}
+
+std::uint64_t flat_padded_elements(std::uint64_t elements, std::uint64_t shards) {
+  shards = std::max<std::uint64_t>(shards, 1);
+  return (elements + shards - 1) / shards * shards;
+}
+
+std::uint64_t row_padded_elements(const ParameterTensor& tensor, std::uint64_t shards) {
+  if (tensor.rows == 0 || tensor.elements % tensor.rows != 0) return flat_padded_elements(tensor.elements, shards);
+  return flat_padded_elements(tensor.rows, shards) * (tensor.elements / tensor.rows);
 }
 
 std::pair<int, int> stage_layers(int layers, int stages, int stage) {
@@ -132,7 +146,10 @@ std::vector<ParameterTensor> rank_tensors(const ModelShape& model, const Paralle
     if (!on_stage) continue;
     if (tensor.expert >= 0 && tensor.expert / std::max(experts_per_rank, 1) != expert_rank) continue;
     // Megatron splits every matrix over the tensor-parallel ranks and replicates norms.
-    if (!is_norm(tensor)) tensor.elements = (tensor.elements + layout.tensor - 1) / layout.tensor;
+    if (!is_norm(tensor) && layout.tensor > 1) {
+      tensor.elements = (tensor.elements + layout.tensor - 1) / layout.tensor;
+      tensor.rows = 0;  // column- or row-parallel: the slice's first dimension is not kept
+    }
     held.push_back(std::move(tensor));
   }
   return held;

@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/pattern/model_tensors.hpp"
 #include "data_parallel_flavour.hpp"
 
 namespace commbench {
@@ -148,7 +149,7 @@ class Zero3Flavour : public DataParallelFlavour {
       if (bucket_elements_ > 0 && bucket_elements_ + elements > config_.zero.reduce_bucket_size)
         reduce(writer, {StepPhase::backward, "", stage_.tensors[*tensor].layer, pass.micro_batch}, compute_step);
       bucket_elements_ += elements;
-      bucket_bytes_ += stage_.bytes_of(*tensor);
+      bucket_bytes_ += padded_bytes(*tensor);
       bucket_ready_ = compute_step;
     }
   }
@@ -167,14 +168,19 @@ class Zero3Flavour : public DataParallelFlavour {
     return {norm};
   }
 
+  // A parameter as ZeRO-3 moves it: partitioned into ceil(numel / ranks) elements a rank
+  // (partition_parameters.py), so gathers and reduce-scatters carry the padding.
+  std::uint64_t padded_bytes(std::size_t tensor) const {
+    return flat_padded_elements(stage_.tensors[tensor].elements, static_cast<std::uint64_t>(std::max(1, data_ranks_))) *
+           stage_.element_bytes;
+  }
+
   // _post_step: every persistent parameter is all-gathered again after the optimizer
   // updated its partition, one call each, its partition padded to ceil(numel / ranks).
   void after_optimizer(ScheduleWriter& writer, std::size_t optimizer_step) override {
-    const std::uint64_t ranks = static_cast<std::uint64_t>(std::max(1, data_ranks_));
     for (std::size_t tensor = 0; tensor < stage_.tensors.size(); ++tensor) {
       if (!persistent_[tensor]) continue;
-      const std::uint64_t padded = (stage_.tensors[tensor].elements + ranks - 1) / ranks * ranks;
-      writer.collective(Collective::allgather, GroupRole::data, padded * stage_.element_bytes,
+      writer.collective(Collective::allgather, GroupRole::data, padded_bytes(tensor),
                         {StepPhase::optimizer, fmt::format("persistent {}", stage_.tensors[tensor].name),
                          stage_.tensors[tensor].layer},
                         {optimizer_step});
@@ -189,7 +195,7 @@ class Zero3Flavour : public DataParallelFlavour {
   void gather(ScheduleWriter& writer, const std::vector<std::size_t>& tensors, const LayerPass& pass,
               const std::string& label, int layer) {
     std::uint64_t bytes = 0;
-    for (const std::size_t tensor : tensors) bytes += stage_.bytes_of(tensor);
+    for (const std::size_t tensor : tensors) bytes += padded_bytes(tensor);
     const std::size_t step =
         writer.collective(Collective::allgather, gather_group(pass.backward), bytes,
                           {pass.backward ? StepPhase::backward : StepPhase::forward, label, layer, pass.micro_batch});

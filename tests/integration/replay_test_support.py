@@ -15,7 +15,13 @@ MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "")
 PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = os.path.join(HERE, "..", "fixtures", "traces")
-CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler", "llama-ddp", "llama-fsdp2", "llama-zero3")
+CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler", "llama-ddp", "llama-fsdp2", "llama-zero3",
+         "llama-fsdp2-3ranks", "llama-zero3-3ranks")
+
+
+def ranks_of(case):
+    """The ranks a case was recorded on: 3 for a *-3ranks case, else 4."""
+    return 3 if case.endswith("-3ranks") else 4
 
 # The c10d operators' names as this test reads them (not bench-replay's table).
 C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather",

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 from replay_test_support import (HERE, MPI_ENV, MPIEXEC, PATTERNS, TRACES, CASES, C10D_OPS, FolderCase, load,
-                                  rank_files, raw_counts, read_jsonl, run)
+                                  ranks_of, rank_files, raw_counts, read_jsonl, run)
 
 
 def traced_calls(case, rank):
@@ -47,7 +47,7 @@ class Schedule(FolderCase):
             with self.subTest(case=case):
                 lines, doc, out = self.dump(case)
                 self.assertIn("--dump-schedule: the compute between calls", out)
-                for rank in range(4):
+                for rank in range(ranks_of(case)):
                     _, calls = traced_calls(case, rank)
                     mine = [l for l in lines if l["rank"] == rank]
                     ops = [l["op"] for l in mine if l["kind"] == "collective"]
@@ -159,16 +159,21 @@ class AgainstTheModel(FolderCase):
     def modelled(self, case, *pattern):
         """The model's calls on rank 0, from bench-patterns --dry-run --dump-schedule."""
         dump = os.path.join(self.dir, case + "-model.jsonl")
-        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", PATTERNS, *pattern, *LLAMA_MODEL,
-                            "--dry-run", "--dump-schedule", dump, "--force"],
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", str(ranks_of(case)), PATTERNS, *pattern,
+                            *LLAMA_MODEL, "--dry-run", "--dump-schedule", dump, "--force"],
                            capture_output=True, text=True, timeout=120, env=MPI_ENV)
         self.assertEqual(p.returncode, 0, p.stderr)
         return [l for l in read_jsonl(dump) if l["rank"] == 0 and l["kind"] != "compute"]
 
     def test_ddp_fsdp2_and_zero3_match_the_model_call_for_call(self):
-        config = os.path.join(TRACES, "llama-zero3", "ds_config.json")
+        """On 3 ranks no tensor divides evenly: FSDP2 pads each parameter's rows and
+        DeepSpeed each partition, and the model must pad as they do."""
+        def zero3(case):
+            return ["--deepspeed-config", os.path.join(TRACES, case, "ds_config.json")]
         for case, pattern in (("llama-ddp", ["--pattern", "ddp"]), ("llama-fsdp2", ["--pattern", "fsdp"]),
-                              ("llama-zero3", ["--deepspeed-config", config])):
+                              ("llama-zero3", zero3("llama-zero3")),
+                              ("llama-fsdp2-3ranks", ["--pattern", "fsdp"]),
+                              ("llama-zero3-3ranks", zero3("llama-zero3-3ranks"))):
             with self.subTest(case=case):
                 out, model = self.compare(case, *pattern)
                 self.assertIsNone(model["first_difference"])
@@ -181,6 +186,15 @@ class AgainstTheModel(FolderCase):
                                  {op: (len([l for l in modelled if l["op"] == op]),
                                        sum(l["bytes"] for l in modelled if l["op"] == op))
                                   for op in {l["op"] for l in modelled}})
+
+    def test_fsdp1s_flat_padding_is_told_apart_from_fsdp2s_on_3_ranks(self):
+        out, model = self.compare("llama-fsdp2-3ranks", "--pattern", "fsdp", "--fsdp-version", "1")
+        self.assertEqual(model["same_prefix"], 0)
+        gathered = next(e for e in sorted(load(rank_files("llama-fsdp2-3ranks")[0])["traceEvents"],
+                                          key=lambda e: e.get("ts", 0)) if e.get("name") == "gloo:all_gather")
+        job_bytes = 3 * 4 * gathered["args"]["Input Dims"][0][0]
+        self.assertTrue(model["first_difference"].startswith(f"call 1: the job ran allgather of {job_bytes} B, "),
+                        model["first_difference"])
 
     def test_zero3s_first_call_gathers_the_embedding_with_the_prefetch_bucket(self):
         config = os.path.join(TRACES, "llama-zero3", "ds_config.json")

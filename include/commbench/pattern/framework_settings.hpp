@@ -42,6 +42,10 @@ struct FsdpSettings {
   bool forward_prefetch = false;  // FSDP's default
   FsdpBackwardPrefetch backward_prefetch = FsdpBackwardPrefetch::backward_pre;
   bool limit_all_gathers = true;  // FSDP's default since PyTorch 2.1
+  // 2: fully_shard (FSDP2), each parameter sharded on its first dimension, padded to a
+  // multiple of the shards; 1: the FullyShardedDataParallel wrapper, a unit's parameters
+  // flattened into one FlatParameter padded as a whole.
+  int version = 2;
 };
 
 // DeepSpeed's zero_optimization block (deepspeed/runtime/zero/config.py), in elements.

@@ -23,7 +23,17 @@ struct ParameterTensor {
   int layer = 0;           // kEmbeddingLayer, 0..layers-1, or `layers` for the final norm and head
   int expert = -1;         // a routed expert's index (sharded over the expert group); -1 otherwise
   bool attention = false;  // attention (or norm before it) rather than MLP: splits a layer's compute
+  std::uint64_t rows = 0;  // its first dimension (a weight's output features); 0: not known
 };
+
+// What a tensor occupies once sharded over `shards` ranks and gathered back: FSDP2 shards
+// each parameter on its first dimension, padded to a multiple of the shards
+// (torch/distributed/fsdp/_fully_shard/_fsdp_param.py); without a known first dimension,
+// as a flat tensor.
+std::uint64_t row_padded_elements(const ParameterTensor& tensor, std::uint64_t shards);
+// `elements` flattened and padded to a multiple of `shards`: DeepSpeed ZeRO-3's partition
+// of ceil(numel / ranks) per rank, FSDP1's FlatParameter.
+std::uint64_t flat_padded_elements(std::uint64_t elements, std::uint64_t shards);
 
 // The whole model's tensors, unsharded. UsageError naming --params when the parameter
 // count cannot hold the layers the shape describes.

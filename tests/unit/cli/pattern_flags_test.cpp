@@ -137,6 +137,11 @@ TEST(PatternFlags, FrameworkFlagsApplyToTheirFramework) {
   EXPECT_EQ(fsdp.fsdp.backward_prefetch, FsdpBackwardPrefetch::none);
   EXPECT_FALSE(fsdp.fsdp.limit_all_gathers);
   EXPECT_TRUE(fsdp.fsdp.forward_prefetch);
+  EXPECT_EQ(fsdp.fsdp.version, 2);  // fully_shard unless told otherwise
+  EXPECT_EQ(resolved({"--preset", "mistral-7b", "--pattern", "fsdp", "--fsdp-version", "1"}).fsdp.version, 1);
+  EXPECT_EQ(usage_error_of([] { parsed_flags({"--fsdp-version", "3"}); }), "--fsdp-version: expected 1 or 2 (got 3)");
+  EXPECT_EQ(error_of({"--preset", "mistral-7b", "--fsdp-version", "1"}),
+            "--fsdp-version: applies to FSDP, not --pattern ddp");
   EXPECT_EQ(error_of({"--preset", "mistral-7b", "--pattern", "zero3", "--bucket-cap-mb", "50"}),
             "--bucket-cap-mb: applies to DDP, not --pattern zero3");
   EXPECT_EQ(error_of({"--preset", "mistral-7b", "--fsdp-unit", "model"}),

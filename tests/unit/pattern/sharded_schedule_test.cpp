@@ -239,6 +239,32 @@ TEST(PatternFsdp, FullShardGathersOnceMorePerUnitThanShardGradOp) {
   EXPECT_EQ(total_bytes(grad_op, is_reducescatter), kBytes);
 }
 
+TEST(PatternFsdp, ThreeShardsPadEachParametersRowsOrTheFlatUnit) {
+  // 1024 and 4096 rows, and the vocabulary's 1000, are none a multiple of 3.
+  PatternConfig config = config_of(PatternKind::fsdp, small_llama(4), 3);
+  const RankSchedule fsdp2 = build_schedule(config, 0);
+  // FSDP2 pads each parameter's rows to a multiple of 3: per block q/k/v/o (+2 rows of
+  // 1024 each), gate/up (+2 x 1024 each), down (+2 rows of 4096), two norms (+2 each);
+  // the embedding and head +2 rows of 1024 each, the final norm +2.
+  const std::uint64_t per_block = 6 * 2 * 1024 + 2 * 4096 + 2 * 2;
+  EXPECT_EQ(total_bytes(fsdp2, is_reducescatter), 2 * (kElements + 4 * per_block + 2 * 2 * 1024 + 2));
+  const auto first_gather = [](const RankSchedule& schedule) {
+    return std::find_if(schedule.steps.begin(), schedule.steps.end(), is_allgather)->bytes;
+  };
+  EXPECT_EQ(first_gather(fsdp2), 2u * (2 * 1002 * 1024 + 1026));  // the root unit
+  // FSDP1 pads the unit's one flat parameter: 2 x 1000 x 1024 + 1024 is a multiple of 3.
+  config.fsdp.version = 1;
+  const RankSchedule fsdp1 = build_schedule(config, 0);
+  EXPECT_EQ(first_gather(fsdp1), 2u * (2 * 1000 * 1024 + 1024));
+  EXPECT_LT(total_bytes(fsdp1, is_reducescatter), total_bytes(fsdp2, is_reducescatter));
+}
+
+TEST(PatternZero3, ThreeRanksPadEachPartitionToCeilNumelOverRanks) {
+  // Every tensor of small_llama has numel = 1 (mod 3): each is padded by 2 elements.
+  const RankSchedule schedule = build_schedule(config_of(PatternKind::zero3, small_llama(4), 3), 0);
+  EXPECT_EQ(total_bytes(schedule, is_reducescatter), 2 * (kElements + 2 * (4 * 9 + 3)));
+}
+
 TEST(PatternFsdp, UnitSizeSetsTheGathers) {
   PatternConfig config = config_of(PatternKind::fsdp, small_llama(4), 2);
   config.fsdp.layers_per_unit = 2;
