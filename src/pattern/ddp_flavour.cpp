@@ -2,12 +2,12 @@
 // torch/csrc/distributed/c10d/reducer.cpp), in its steady state after the first
 // iteration's Reducer::rebuild_buckets: gradients are bucketed in the order they become
 // ready in backward (the reverse of definition order), the first bucket capped as
-// first_bucket_cap_mb() says (1 MiB unless bucket_cap_mb was given), the others at bucket_cap_mb; a tensor joins the open bucket
-// and the bucket closes once it reaches its cap (compute_bucket_assignment_by_size).
-// Buckets are allreduced in bucket order as soon as all their gradients are ready
-// (Reducer::mark_bucket_ready), only in the last micro-batch's backward (no_sync before
-// it), and the optimizer waits for all of them (finalize_backward). With
-// broadcast_buffers, the module buffers are broadcast from rank 0 before every forward.
+// first_bucket_cap_mb() says (1 MiB unless bucket_cap_mb was given), the others at bucket_cap_mb; a tensor joins the
+// open bucket and the bucket closes once it reaches its cap (compute_bucket_assignment_by_size). Buckets are allreduced
+// in bucket order as soon as all their gradients are ready (Reducer::mark_bucket_ready), only in the last micro-batch's
+// backward (no_sync before it), and the optimizer waits for all of them (finalize_backward). With broadcast_buffers,
+// the module buffers are broadcast from rank 0 before the step's first forward (DistributedDataParallel._pre_forward,
+// will_sync_module_buffers).
 #include <algorithm>
 #include <map>
 
@@ -39,8 +39,11 @@ class DdpFlavour : public DataParallelFlavour {
       buffer_bytes_ = static_cast<std::uint64_t>(model.hidden / model.attention_heads / 2) * 4;
   }
 
+  // Buffers are broadcast before a forward only when the forward before it synchronised
+  // its gradients (require_forward_param_sync, set at the end of each forward): with
+  // no_sync accumulation, the step's first micro-batch alone.
   void begin_pass(ScheduleWriter& writer, const PassBounds& pass) override {
-    if (pass.backward || buffer_bytes_ == 0 || pass.chunk != 0) return;
+    if (pass.backward || buffer_bytes_ == 0 || pass.chunk != 0 || pass.micro_batch != 0) return;
     const std::size_t step = writer.collective(Collective::broadcast, GroupRole::data, buffer_bytes_,
                                                {StepPhase::forward, "module buffers", -1, pass.micro_batch});
     writer.block_compute_on(step);

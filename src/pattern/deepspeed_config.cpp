@@ -17,7 +17,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // Keys DeepSpeed accepts that do not change the step's communication.
-constexpr std::array<std::string_view, 16> kNoCommunicationKeys = {"stage3_gather_16bit_weights_on_model_save",
+constexpr std::array<std::string_view, 15> kNoCommunicationKeys = {"stage3_gather_16bit_weights_on_model_save",
                                                                    "stage3_gather_fp16_weights_on_model_save",
                                                                    "gather_16bit_weights_on_model_save",
                                                                    "elastic_checkpoint",
@@ -31,8 +31,7 @@ constexpr std::array<std::string_view, 16> kNoCommunicationKeys = {"stage3_gathe
                                                                    "log_trace_cache_warnings",
                                                                    "cpu_offload_use_pin_memory",
                                                                    "module_granularity_threshold",
-                                                                   "stage3_module_granularity_threshold",
-                                                                   "use_multi_rank_bucket_allreduce"};
+                                                                   "stage3_module_granularity_threshold"};
 
 // Keys that change communication in ways the schedules do not model.
 constexpr std::array<std::string_view, 12> kUnmodelledKeys = {"offload_optimizer",
@@ -165,6 +164,8 @@ class ZeroBlockReader {
         zero.contiguous_gradients = flag(name, value);
       else if (key == "reduce_scatter")
         zero.reduce_scatter = flag(name, value);
+      else if (key == "use_multi_rank_bucket_allreduce")
+        zero.use_multi_rank_bucket_allreduce = flag(name, value);
       else if (key == "allgather_partitions") {
         if (!flag(name, value))
           warn(

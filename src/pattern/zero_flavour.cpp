@@ -6,10 +6,11 @@
 // - stage 2 (partition_gradients), and stage 1 with overlap_comm, reduce this way in every
 //   micro-batch's backward; stage 1 without overlap_comm reduces once at the gradient
 //   accumulation boundary, after backward, in definition order (reduce_gradients);
-// - each bucket is reduced and partitioned to its owners (average_tensor; counted here as
-//   one reduce-scatter of the bucket: the same bytes, reduce_scatter=true) or allreduced
-//   (reduce_scatter=false); with overlap_comm on the reduction stream, else the compute
-//   waits for it;
+// - each bucket is allreduced whole (reduce_scatter=false, or use_multi_rank_bucket_allreduce,
+//   on by default: a bucket spanning several ranks' partitions; average_tensor), or else
+//   reduced to its owners (counted here as one reduce-scatter of the bucket: the same
+//   bytes); with overlap_comm on the reduction stream, else the compute waits for it;
+// - the optimizer step all-reduces the gradient norm, one float32 (get_grad_norm_direct);
 // - after the optimizer step each rank's updated partition is all-gathered
 //   (all_gather_dp_groups), in shards so that each gathers about allgather_bucket_size
 //   elements.
@@ -60,7 +61,10 @@ class ZeroFlavour : public DataParallelFlavour {
         add_gradient(writer, tensor, last, {0, last_micro_batch, true, false, true});
       flush_all(writer, StepPlace{StepPhase::backward, "", -1, last_micro_batch});
     }
-    return steps_;
+    const std::size_t norm = writer.collective(Collective::allreduce, GroupRole::data, size_of(DataType::float32),
+                                               {StepPhase::optimizer, "gradient norm"}, steps_);
+    writer.set_dtype(norm, DataType::float32);
+    return {norm};
   }
 
   void after_optimizer(ScheduleWriter& writer, std::size_t optimizer_step) override {
@@ -97,7 +101,8 @@ class ZeroFlavour : public DataParallelFlavour {
   void reduce(ScheduleWriter& writer, GroupRole group, StepPlace place, std::size_t compute_step) {
     ReduceBucket& bucket = open_[group];
     place.label = fmt::format("reduce bucket {}", buckets_++);
-    const Collective op = config_.zero.reduce_scatter ? Collective::reducescatter : Collective::allreduce;
+    const bool whole = !config_.zero.reduce_scatter || config_.zero.use_multi_rank_bucket_allreduce;
+    const Collective op = whole ? Collective::allreduce : Collective::reducescatter;
     const std::size_t step = writer.collective(op, group, bucket.bytes, place, {compute_step});
     if (!overlap_) writer.block_compute_on(step);
     steps_.push_back(step);

@@ -16,12 +16,13 @@ PATTERNS = os.environ.get("COMMBENCH_BENCH_PATTERNS", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = os.path.join(HERE, "..", "fixtures", "traces")
 CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler", "llama-ddp", "llama-fsdp2", "llama-zero3",
-         "llama-fsdp2-3ranks", "llama-zero3-3ranks")
+         "llama-fsdp2-3ranks", "llama-zero3-3ranks", "llama-ddp-bucket1mb", "llama-ddp-accum2", "llama-fsdp2-keep",
+         "llama-zero1", "llama-zero2", "llama-zero3-small", "llama-zero3-nooverlap", "llama-zero3-2ranks")
 
 
 def ranks_of(case):
-    """The ranks a case was recorded on: 3 for a *-3ranks case, else 4."""
-    return 3 if case.endswith("-3ranks") else 4
+    """The ranks a case was recorded on: 3 or 2 for a *-3ranks or *-2ranks case, else 4."""
+    return 3 if case.endswith("-3ranks") else 2 if case.endswith("-2ranks") else 4
 
 # The c10d operators' names as this test reads them (not bench-replay's table).
 C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather",

@@ -56,6 +56,9 @@ struct ZeroSettings {
   bool overlap_comm_set = false;
   bool contiguous_gradients = true;
   bool reduce_scatter = true;
+  // Stage 1/2: a bucket holding gradients of several ranks' partitions is allreduced
+  // whole (average_tensor), DeepSpeed's default.
+  bool use_multi_rank_bucket_allreduce = true;
   std::uint64_t stage3_prefetch_bucket_size = 50'000'000;
   std::uint64_t stage3_param_persistence_threshold = 100'000;
   std::uint64_t stage3_model_persistence_threshold = UINT64_MAX;

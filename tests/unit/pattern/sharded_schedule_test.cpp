@@ -199,15 +199,40 @@ TEST(PatternZero3, PersistentPartitionsArePaddedToTheRanks) {
   EXPECT_EQ(after_step, 9u * 2 * 1026);
 }
 
+// A gradient bucket as stage 1/2 reduces it: allreduced whole (the default
+// use_multi_rank_bucket_allreduce), not the gradient norm's one float.
+const auto is_bucket_allreduce = [](const ScheduleStep& step) {
+  return is_op(step, Collective::allreduce) && step.phase != StepPhase::optimizer;
+};
+
 TEST(PatternZero12, Stage2ReducesEveryMicroBatchStage1OnlyAtTheBoundary) {
   PatternConfig config = config_of(PatternKind::zero2, small_llama(4), 4);
   config.model.gradient_accumulation = 2;
-  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_reducescatter), 2 * kBytes);
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_bucket_allreduce), 2 * kBytes);
   config.kind = PatternKind::zero1;
   const RankSchedule stage1 = build_schedule(config, 0);
-  EXPECT_EQ(total_bytes(stage1, is_reducescatter), kBytes);
+  EXPECT_EQ(total_bytes(stage1, is_bucket_allreduce), kBytes);
   for (const ScheduleStep& step : stage1.steps)
-    if (is_reducescatter(step)) EXPECT_EQ(step.micro_batch, 1);
+    if (is_bucket_allreduce(step)) EXPECT_EQ(step.micro_batch, 1);
+}
+
+TEST(PatternZero12, BucketsAreAllreducedWholeUnlessToldToReduceToTheirOwners) {
+  PatternConfig config = config_of(PatternKind::zero2, small_llama(4), 4);
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_reducescatter), 0u);
+  config.zero.use_multi_rank_bucket_allreduce = false;
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_reducescatter), kBytes);
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_bucket_allreduce), 0u);
+  // The optimizer's gradient norm: one float32 over the data group, after the buckets.
+  const RankSchedule schedule = build_schedule(config, 0);
+  std::size_t norms = 0;
+  for (const ScheduleStep& step : schedule.steps)
+    if (is_op(step, Collective::allreduce)) {
+      ++norms;
+      EXPECT_EQ(step.bytes, 4u);
+      EXPECT_EQ(step.dtype, DataType::float32);
+      EXPECT_EQ(step.label, "gradient norm");
+    }
+  EXPECT_EQ(norms, 1u);
 }
 
 TEST(PatternZero12, UpdatedPartitionsAreGatheredAfterTheOptimizer) {
@@ -219,9 +244,7 @@ TEST(PatternZero12, UpdatedPartitionsAreGatheredAfterTheOptimizer) {
   for (const ScheduleStep& step : schedule.steps)
     if (is_allgather(step)) EXPECT_EQ(step.phase, StepPhase::optimizer);
   config.zero.reduce_scatter = false;
-  EXPECT_EQ(total_bytes(build_schedule(config, 0),
-                        [](const ScheduleStep& step) { return is_op(step, Collective::allreduce); }),
-            kBytes);
+  EXPECT_EQ(total_bytes(build_schedule(config, 0), is_bucket_allreduce), kBytes);
 }
 
 TEST(PatternFsdp, FullShardGathersOnceMorePerUnitThanShardGradOp) {
