@@ -1,8 +1,10 @@
 #include "commbench/pattern/schedule_file.hpp"
 
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -26,15 +28,49 @@ class LineError {
   std::size_t line_;
 };
 
+// Whether `value` holds a `Value` exactly: an integer in range for integers (a float such
+// as 1e300 is no step number), any number for doubles, a string for strings.
+template <typename Value>
+bool holds(const nlohmann::json& value) {
+  if constexpr (std::is_same_v<Value, std::string>) {
+    return value.is_string();
+  } else if constexpr (std::is_floating_point_v<Value>) {
+    return value.is_number();
+  } else if constexpr (std::is_unsigned_v<Value>) {
+    return value.is_number_unsigned() && value.get<std::uint64_t>() <= std::numeric_limits<Value>::max();
+  } else {
+    if (!value.is_number_integer()) return false;
+    const auto number = value.get<std::int64_t>();
+    return number >= std::numeric_limits<Value>::min() && number <= std::numeric_limits<Value>::max();
+  }
+}
+
 template <typename Value>
 Value member(const nlohmann::json& line, const char* key, const LineError& fail) {
   const auto at = line.find(key);
   if (at == line.end()) fail(fmt::format("no \"{}\"", key));
-  try {
-    return at->get<Value>();
-  } catch (const nlohmann::json::exception&) {
-    fail(fmt::format("\"{}\" is {}", key, at->dump()));
+  if (!holds<Value>(*at)) fail(fmt::format("\"{}\" is {}", key, at->dump()));
+  return at->get<Value>();
+}
+
+// An array of `Value`s, each checked as member() checks one.
+template <typename Value>
+std::vector<Value> array_member(const nlohmann::json& line, const char* key, const LineError& fail) {
+  const auto at = line.find(key);
+  if (at == line.end()) fail(fmt::format("no \"{}\"", key));
+  if (!at->is_array()) fail(fmt::format("\"{}\" is {}", key, at->dump()));
+  std::vector<Value> values;
+  for (const nlohmann::json& value : *at) {
+    if (!holds<Value>(value)) fail(fmt::format("\"{}\" holds {}", key, value.dump()));
+    values.push_back(value.get<Value>());
   }
+  return values;
+}
+
+// A member that may be left out, with its default.
+template <typename Value>
+Value optional_member(const nlohmann::json& line, const char* key, Value otherwise, const LineError& fail) {
+  return line.contains(key) ? member<Value>(line, key, fail) : otherwise;
 }
 
 template <typename Value, std::size_t N>
@@ -67,9 +103,12 @@ void read_communication(const nlohmann::json& line, ScheduleStep& step, RankSche
     PlannedPeerRound round;
     round.group = step.group;
     round.message_bytes = step.bytes;
-    for (const auto& pair : member<std::vector<std::vector<int>>>(line, "transfers", fail)) {
-      if (pair.size() != 2) fail("\"transfers\": each is [source, destination]");
-      round.transfers.emplace_back(pair[0], pair[1]);
+    const auto at = line.find("transfers");
+    if (at == line.end() || !at->is_array()) fail("\"transfers\": a list of [source, destination]");
+    for (const nlohmann::json& pair : *at) {
+      if (!pair.is_array() || pair.size() != 2 || !holds<int>(pair[0]) || !holds<int>(pair[1]))
+        fail("\"transfers\": each is [source, destination]");
+      round.transfers.emplace_back(pair[0].get<int>(), pair[1].get<int>());
     }
     step.peer_round = member<std::size_t>(line, "round", fail);
     if (step.peer_round > schedule.peer_rounds.size()) fail("\"round\": rounds must be listed in order");
@@ -104,18 +143,23 @@ void add_line(const nlohmann::json& line, std::map<int, RankBeingRead>& ranks, s
   ScheduleStep step;
   step.kind = named<StepKind>(kKinds, member<std::string>(line, "kind", fail), "kind", fail);
   step.bytes = member<std::uint64_t>(line, "bytes", fail);
+  // Past these a step is no training step's: refused rather than allocated or waited on.
+  constexpr std::uint64_t kMostBytes = std::uint64_t{1} << 40;
+  constexpr double kMostSeconds = 3600;
+  if (step.bytes > kMostBytes) fail(fmt::format("\"bytes\" {} is more than 1 TiB", step.bytes));
   step.stream = member<std::string>(line, "stream", fail);
   step.phase = named<StepPhase>(kPhases, member<std::string>(line, "phase", fail), "phase", fail);
-  step.label = line.value("label", std::string());
-  step.layer = line.value("layer", -1);
-  step.micro_batch = line.value("micro_batch", -1);
+  step.label = optional_member<std::string>(line, "label", "", fail);
+  step.layer = optional_member<int>(line, "layer", -1, fail);
+  step.micro_batch = optional_member<int>(line, "micro_batch", -1, fail);
   if (step.kind == StepKind::compute) {
     step.compute_seconds = member<double>(line, "seconds", fail);
-    if (!(step.compute_seconds >= 0)) fail("\"seconds\" must be at least 0");
+    if (!(step.compute_seconds >= 0 && step.compute_seconds <= kMostSeconds))
+      fail(fmt::format("\"seconds\" {} is not between 0 and an hour", step.compute_seconds));
   } else {
     read_communication(line, step, reading.schedule, fail);
   }
-  for (const std::size_t wait : member<std::vector<std::size_t>>(line, "waits_for", fail)) {
+  for (const std::size_t wait : array_member<std::size_t>(line, "waits_for", fail)) {
     if (wait >= number) fail(fmt::format("step {} waits for step {}, not an earlier one", number, wait));
     const auto at = reading.index_of.find(wait);
     if (at == reading.index_of.end()) {

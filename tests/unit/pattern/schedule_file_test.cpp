@@ -112,6 +112,12 @@ TEST(ScheduleFile, MalformedFilesNameTheLine) {
   rank_two.replace(rank_two.find("\"rank\":0"), 8, "\"rank\":2");
   EXPECT_EQ(error_of(good + "\n" + rank_two), "rank 1 is missing (the ranks must be 0 to 1)");
   EXPECT_EQ(error_of("\n\n"), "no step in the file");
+  std::string float_step = good;
+  float_step.replace(float_step.find("\"step\":0"), 8, "\"step\":1e300");
+  EXPECT_EQ(error_of(float_step), "line 1: \"step\" is 1e+300");
+  std::string huge = good;
+  huge.replace(huge.find("\"bytes\":8"), 9, "\"bytes\":2000000000000");
+  EXPECT_EQ(error_of(huge), "line 1: \"bytes\" 2000000000000 is more than 1 TiB");
   std::string no_bytes = good;
   no_bytes.erase(no_bytes.find("\"bytes\":8,"), 10);
   EXPECT_EQ(error_of(no_bytes), "line 1: no \"bytes\"");
