@@ -308,8 +308,10 @@ PatternConfig schedule_file_config(const PatternFlags& flags, int world_ranks, i
     warnings.push_back(fmt::format("--schedule {}: {} waits on steps the file does not list (compute left out of "
                                    "the dump) are not kept",
                                    flags.schedule, config.schedule_file->dropped_waits));
-  // The rank count must match before anything runs: each rank's schedule is taken from it.
+  // The rank count must match, and every group's members list the same collectives,
+  // before anything runs: each rank's schedule is taken from the file.
   config.schedule_file->for_rank(0, world_ranks);
+  check_groups_line_up(*config.schedule_file, layout);
   return config;
 }
 

@@ -96,6 +96,8 @@ void check_tuning_flags(const CLI::App& app, PatternRunOptions& options) {
   if (options.dry_run) throw UsageError("--dry-run: --tune measures trials");
   if (!options.trace_path.empty()) throw UsageError("--trace: not with --tune (trace one run of the best settings)");
   if (!options.dump_path.empty()) throw UsageError("--dump-schedule: not with --tune");
+  if (!options.pattern.schedule.empty())
+    throw UsageError("--schedule: not with --tune (a file's step has no framework settings to tune)");
   options.tune_request.prune = !measure_all;
   options.tune_request.steps = app.count("--iters") > 0 ? options.measurement.iterations : 3;
   options.tune_request.warmup = app.count("--warmup") > 0 ? options.measurement.warmup : 1;

@@ -1,5 +1,6 @@
 #include "commbench/pattern/schedule_file.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -184,6 +185,34 @@ RankSchedule ScheduleFile::for_rank(int world_rank, int world_ranks) const {
   RankSchedule schedule = ranks[one_for_all() ? 0 : static_cast<std::size_t>(world_rank)];
   schedule.world_rank = world_rank;
   return schedule;
+}
+
+void check_groups_line_up(const ScheduleFile& file, const ParallelLayout& layout) {
+  if (file.one_for_all()) return;  // every rank lists the same steps
+  const auto calls_on = [&](int rank, GroupRole role) {
+    std::vector<const ScheduleStep*> calls;
+    for (const ScheduleStep& step : file.ranks[static_cast<std::size_t>(rank)].steps)
+      if (step.kind == StepKind::collective && step.group == role) calls.push_back(&step);
+    return calls;
+  };
+  for (std::size_t index = 0; index < kGroupRoleCount; ++index) {
+    const auto role = static_cast<GroupRole>(index);
+    for (int rank = 0; rank < layout.ranks(); ++rank) {
+      const int first = layout.members(role, rank).front();
+      if (first == rank) continue;
+      const auto mine = calls_on(rank, role);
+      const auto theirs = calls_on(first, role);
+      for (std::size_t call = 0; call < std::max(mine.size(), theirs.size()); ++call) {
+        const bool alike = call < mine.size() && call < theirs.size() && mine[call]->op == theirs[call]->op &&
+                           mine[call]->bytes == theirs[call]->bytes && mine[call]->dtype == theirs[call]->dtype;
+        if (!alike)
+          throw UsageError(
+              fmt::format("--schedule {}: rank {} and rank {} part at their collective {} on the {} "
+                          "group ({} and {} calls there); run, they would wait for each other forever",
+                          file.path, rank, first, call + 1, name_of(role), mine.size(), theirs.size()));
+      }
+    }
+  }
 }
 
 std::shared_ptr<const ScheduleFile> read_schedule_file(const std::string& path) {

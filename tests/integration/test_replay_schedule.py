@@ -96,7 +96,9 @@ class Schedule(FolderCase):
                  f"--schedule {schedule}: line 1: no \"bytes\""),
                 (["--schedule", schedule, "--pattern", "ddp", "--predict", "--gpus-per-node", "4"],
                  f"--schedule: the step comes from {schedule}; --pattern, --preset and --deepspeed-config "
-                 "describe another")]:
+                 "describe another"),
+                (["--schedule", schedule, "--tune"],
+                 "--schedule: not with --tune (a file's step has no framework settings to tune)")]:
             p = subprocess.run([PATTERNS, *args], capture_output=True, text=True, timeout=60)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertEqual(p.stderr.strip(), "bench-patterns: error: " + message)

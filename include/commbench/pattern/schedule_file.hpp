@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "commbench/pattern/parallel_layout.hpp"
 #include "commbench/pattern/schedule.hpp"
 
 namespace commbench {
@@ -23,6 +24,11 @@ struct ScheduleFile {
   // when it holds another number of ranks.
   RankSchedule for_rank(int world_rank, int world_ranks) const;
 };
+
+// UsageError when the members of a group of `layout` do not list the same collectives
+// (operation, type, size) in the same order on it: run, they would wait for each other
+// forever. Peer rounds are not compared.
+void check_groups_line_up(const ScheduleFile& file, const ParallelLayout& layout);
 
 // UsageError "--schedule FILE: line N: ..." for a line that is no JSON object of the
 // format, an unknown kind, operation, type, group or phase, a step listed twice or out

@@ -123,6 +123,33 @@ TEST(ScheduleFile, MalformedFilesNameTheLine) {
   EXPECT_EQ(error_of(no_bytes), "line 1: no \"bytes\"");
 }
 
+TEST(ScheduleFile, RanksWhoseGroupCallsDoNotLineUpAreRefusedBeforeTheyCouldWaitForever) {
+  const PatternConfig tp = testing::config_of(PatternKind::tp, testing::small_llama(4), 1, 2, 2);
+  std::string lines;
+  for (int rank = 0; rank < 4; ++rank) lines += schedule_json_lines(build_schedule(tp, rank), true);
+  TempDir dir;
+  check_groups_line_up(*read_schedule_file(dir.write("tp.jsonl", lines)), tp.layout);  // a dump lines up
+  const PatternConfig ddp = testing::config_of(PatternKind::ddp, testing::small_llama(2), 2);
+  std::string rank1 = schedule_json_lines(build_schedule(ddp, 1), true);
+  const std::size_t collective = rank1.find("\"kind\":\"collective\"");
+  const std::size_t bytes = rank1.find("\"bytes\":", collective);
+  rank1.insert(bytes + 8, "1");  // rank 1's first collective ten times larger and more
+  const std::string path = dir.write("ddp.jsonl", schedule_json_lines(build_schedule(ddp, 0), true) + rank1);
+  const auto file = read_schedule_file(path);
+  EXPECT_EQ(usage_error_of([&] { check_groups_line_up(*file, ddp.layout); }),
+            "--schedule " + path + ": rank 1 and rank 0 part at their collective 1 on the data group (" +
+                std::to_string(testing::count(build_schedule(ddp, 1),
+                                              [](const ScheduleStep& s) {
+                                                return s.kind == StepKind::collective && s.group == GroupRole::data;
+                                              })) +
+                " and " +
+                std::to_string(testing::count(build_schedule(ddp, 0),
+                                              [](const ScheduleStep& s) {
+                                                return s.kind == StepKind::collective && s.group == GroupRole::data;
+                                              })) +
+                " calls there); run, they would wait for each other forever");
+}
+
 TEST(ScheduleFile, ARankCountOtherThanTheJobsIsRefused) {
   const PatternConfig config = testing::config_of(PatternKind::ddp, testing::small_llama(2), 2);
   TempDir dir;
