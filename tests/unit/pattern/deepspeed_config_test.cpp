@@ -27,7 +27,8 @@ TEST(PatternDeepSpeedConfig, ReadsTheZeroBlock) {
       "reduce_bucket_size": 5e8, "allgather_bucket_size": 2e8,
       "stage3_prefetch_bucket_size": 5e7, "stage3_param_persistence_threshold": 1e5,
       "stage3_max_live_parameters": 1e9, "stage3_max_reuse_distance": 0,
-      "zero_hpz_partition_size": 8, "stage3_gather_16bit_weights_on_model_save": true},
+      "zero_hpz_partition_size": 8, "stage3_gather_16bit_weights_on_model_save": true,
+      "use_multi_rank_bucket_allreduce": false},
       "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4, "bf16": {"enabled": true}})",
                                         warnings);
   EXPECT_EQ(config.stage, 3);
@@ -39,6 +40,7 @@ TEST(PatternDeepSpeedConfig, ReadsTheZeroBlock) {
   EXPECT_EQ(config.zero.stage3_max_live_parameters, 1'000'000'000u);
   EXPECT_EQ(config.zero.stage3_max_reuse_distance, 0u);
   EXPECT_EQ(config.zero.zero_hpz_partition_size, 8);
+  EXPECT_FALSE(config.zero.use_multi_rank_bucket_allreduce);
   EXPECT_EQ(config.micro_batch, 2);
   EXPECT_EQ(config.gradient_accumulation, 4);
   EXPECT_EQ(config.dtype, DataType::bfloat16);
@@ -71,6 +73,7 @@ TEST(PatternDeepSpeedConfig, DefaultsAreDeepSpeeds) {
   EXPECT_EQ(config.zero.stage3_prefetch_bucket_size, 50'000'000u);
   EXPECT_FALSE(config.zero.overlaps(2));
   EXPECT_TRUE(config.zero.overlaps(3));  // DeepSpeed turns overlap_comm on for stage 3
+  EXPECT_TRUE(config.zero.use_multi_rank_bucket_allreduce);
 }
 
 TEST(PatternDeepSpeedConfig, UnknownAndUnmodelledKeysAreListed) {
