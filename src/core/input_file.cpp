@@ -14,9 +14,7 @@ namespace commbench {
 
 std::string read_input_file(const std::string& path, const std::string& label) {
   const auto cannot_read = [&](const char* reason) { return UsageError(label + ": cannot read (" + reason + ")"); };
-  // Opened without blocking: a FIFO with no writer would otherwise hold the open, and the
-  // command, until its watchdog ends it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw cannot_read(std::strerror(errno));
   struct Closer {
     int fd;
@@ -26,8 +24,6 @@ std::string read_input_file(const std::string& path, const std::string& label) {
   struct stat info {};
   if (::fstat(fd, &info) != 0) throw cannot_read(std::strerror(errno));
   if (S_ISDIR(info.st_mode)) throw cannot_read("is a directory");
-  if (!S_ISREG(info.st_mode)) throw cannot_read("not a regular file: a pipe or device is not read");
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   const auto too_large = [&] { return UsageError(label + ": larger than 64 MiB"); };
   if (S_ISREG(info.st_mode) && static_cast<std::uintmax_t>(info.st_size) > kMaxInputFileBytes) throw too_large();
 
