@@ -14,7 +14,18 @@ namespace {
 using nlohmann::json;
 
 // Where the scan is in the document's top-level object.
-enum class Place { before, expect_key, in_key, expect_colon, expect_value, in_value, after_value, in_events, in_event, done };
+enum class Place {
+  before,
+  expect_key,
+  in_key,
+  expect_colon,
+  expect_value,
+  in_value,
+  after_value,
+  in_events,
+  in_event,
+  done
+};
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -81,6 +92,10 @@ class TraceScanner {
       return json::parse(text);
     } catch (const json::parse_error& e) {
       malformed(capture_start_ + (e.byte > 0 ? e.byte - 1 : 0));
+    } catch (const json::out_of_range&) {
+      // nlohmann refuses a number beyond double's range while parsing, without a position.
+      throw UsageError(fmt::format("{}: not a whole JSON trace: a number out of range in the event at byte {}", path_,
+                                   capture_start_));
     }
   }
 

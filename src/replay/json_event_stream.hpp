@@ -16,8 +16,8 @@ namespace commbench {
 
 struct StreamedTrace {
   std::map<std::string, nlohmann::json> members;  // every top-level member but traceEvents
-  std::uint64_t events = 0;                        // elements of traceEvents seen
-  bool had_events = false;                         // a traceEvents array was there
+  std::uint64_t events = 0;                       // elements of traceEvents seen
+  bool had_events = false;                        // a traceEvents array was there
 };
 
 // `wanted` sees each event's JSON text; `on_event` gets the events it wanted, parsed, in

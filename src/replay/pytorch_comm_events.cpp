@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <utility>
+
+#include <fmt/format.h>
 
 namespace commbench {
 
@@ -21,12 +25,18 @@ struct TorchType {
 };
 
 constexpr std::array kTorchTypes{
-    TorchType{"float", "float32", 4},        TorchType{"double", "float64", 8},
-    TorchType{"c10::Half", "float16", 2},    TorchType{"c10::BFloat16", "bfloat16", 2},
-    TorchType{"long int", "int64", 8},       TorchType{"long", "int64", 8},
-    TorchType{"int", "int32", 4},            TorchType{"short int", "int16", 2},
-    TorchType{"signed char", "int8", 1},     TorchType{"unsigned char", "uint8", 1},
-    TorchType{"bool", "bool", 1},            TorchType{"c10::Float8_e4m3fn", "float8_e4m3", 1},
+    TorchType{"float", "float32", 4},
+    TorchType{"double", "float64", 8},
+    TorchType{"c10::Half", "float16", 2},
+    TorchType{"c10::BFloat16", "bfloat16", 2},
+    TorchType{"long int", "int64", 8},
+    TorchType{"long", "int64", 8},
+    TorchType{"int", "int32", 4},
+    TorchType{"short int", "int16", 2},
+    TorchType{"signed char", "int8", 1},
+    TorchType{"unsigned char", "uint8", 1},
+    TorchType{"bool", "bool", 1},
+    TorchType{"c10::Float8_e4m3fn", "float8_e4m3", 1},
     TorchType{"c10::Float8_e5m2", "float8_e5m2", 1},
 };
 
@@ -37,17 +47,35 @@ const TorchType* torch_type(std::string_view trace_name) {
 }
 
 constexpr std::array<std::string_view, 12> kOps{"allreduce", "allgather", "reducescatter", "broadcast",
-                                                 "reduce",    "alltoall",  "gather",        "scatter",
-                                                 "barrier",   "send",      "recv",          "monitoredbarrier"};
+                                                "reduce",    "alltoall",  "gather",        "scatter",
+                                                "barrier",   "send",      "recv",          "monitoredbarrier"};
+
+// A member the trace may write in another type than PyTorch does: "" when it is no string.
+std::string text_member(const json& event, const char* key) {
+  const auto found = event.find(key);
+  return found != event.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+// A time in microseconds; absent is 0, anything but a finite number is no trace PyTorch
+// wrote.
+double time_member(const json& event, const char* key, const std::string& name) {
+  const auto found = event.find(key);
+  if (found == event.end()) return 0.0;
+  if (found->is_number()) {
+    const double value = found->get<double>();
+    if (std::isfinite(value) && std::fabs(value) < 1e18) return value;
+  }
+  throw MalformedEvent(fmt::format("event '{}' has a '{}' that is no time in microseconds", name, key));
+}
 
 bool ends_with(const std::string& text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Elements of a shape: a tensor's dims multiply (none: a scalar, one element); a list of
-// tensors adds up.
-std::uint64_t elements_of(const json& dims) {
-  if (!dims.is_array()) return 0;
+// tensors adds up. PyTorch nests no deeper than a list of shapes.
+std::uint64_t elements_of(const json& dims, int depth = 0) {
+  if (!dims.is_array() || depth > 8) return 0;
   if (dims.empty()) return 1;
   if (std::all_of(dims.begin(), dims.end(), [](const json& d) { return d.is_number_integer(); })) {
     std::uint64_t product = 1;
@@ -55,7 +83,7 @@ std::uint64_t elements_of(const json& dims) {
     return product;
   }
   std::uint64_t sum = 0;
-  for (const json& d : dims) sum += elements_of(d);
+  for (const json& d : dims) sum += elements_of(d, depth + 1);
   return sum;
 }
 
@@ -67,9 +95,11 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
   PytorchCommEvents::Call call;
   call.op = op;
   call.name = name;
-  call.ts = event.value("ts", 0.0);
-  call.dur = event.value("dur", 0.0);
-  const json& args = event.contains("args") ? event["args"] : json::object();
+  call.ts = time_member(event, "ts", name);
+  call.dur = time_member(event, "dur", name);
+  static const json kNoArgs = json::object();
+  const auto found_args = event.find("args");
+  const json& args = found_args != event.end() && found_args->is_object() ? *found_args : kNoArgs;
   const std::size_t argument = name.rfind("gloo:", 0) == 0 ? 0 : size_argument(op);
   const json* types = args.contains("Input type") ? &args["Input type"] : nullptr;
   const json* dims = args.contains("Input Dims") ? &args["Input Dims"] : nullptr;
@@ -93,10 +123,12 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
 }
 
 std::optional<Collective> collective_of(const std::string& op) {
-  static const std::map<std::string, Collective, std::less<>> kCollectives{
-      {"allreduce", Collective::allreduce}, {"allgather", Collective::allgather},
-      {"reducescatter", Collective::reducescatter}, {"broadcast", Collective::broadcast},
-      {"reduce", Collective::reduce}, {"alltoall", Collective::alltoall}};
+  static const std::map<std::string, Collective, std::less<>> kCollectives{{"allreduce", Collective::allreduce},
+                                                                           {"allgather", Collective::allgather},
+                                                                           {"reducescatter", Collective::reducescatter},
+                                                                           {"broadcast", Collective::broadcast},
+                                                                           {"reduce", Collective::reduce},
+                                                                           {"alltoall", Collective::alltoall}};
   const auto found = kCollectives.find(op);
   if (found == kCollectives.end()) return std::nullopt;
   return found->second;
@@ -149,13 +181,15 @@ std::string canonical_comm_op(std::string_view name) {
 }
 
 void PytorchCommEvents::add(const json& event) {
-  if (!event.is_object() || event.value("ph", "") != "X") return;
-  const std::string name = event.value("name", "");
+  if (!event.is_object() || text_member(event, "ph") != "X") return;
+  const std::string name = text_member(event, "name");
   if (name.rfind("ProfilerStep#", 0) == 0) {
     StepWindow step;
-    step.number = std::atoi(name.c_str() + 13);
-    step.start_us = event.value("ts", 0.0);
-    step.end_us = step.start_us + event.value("dur", 0.0);
+    const char* digits = name.c_str() + 13;
+    if (std::from_chars(digits, name.c_str() + name.size(), step.number).ec != std::errc())
+      throw MalformedEvent(fmt::format("event '{}' numbers no step", name));
+    step.start_us = time_member(event, "ts", name);
+    step.end_us = step.start_us + time_member(event, "dur", name);
     steps_.push_back(step);
     return;
   }
@@ -163,13 +197,14 @@ void PytorchCommEvents::add(const json& event) {
   if (op.empty()) return;
   if (name.rfind("gloo:", 0) == 0)
     runs_.push_back(call_of(event, op, name));
-  else if (event.value("cat", "") == "cpu_op")
+  else if (text_member(event, "cat") == "cpu_op")
     calls_.push_back(call_of(event, op, name));
 }
 
 std::vector<StepWindow> PytorchCommEvents::steps() const {
   std::vector<StepWindow> steps = steps_;
-  std::sort(steps.begin(), steps.end(), [](const StepWindow& a, const StepWindow& b) { return a.start_us < b.start_us; });
+  std::sort(steps.begin(), steps.end(),
+            [](const StepWindow& a, const StepWindow& b) { return a.start_us < b.start_us; });
   return steps;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,14 @@
 
 namespace commbench {
 
+// What the reader turns into a one-line error that names the file.
+struct MalformedEvent : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class PytorchCommEvents {
  public:
+  // Throws MalformedEvent for a communication or step event whose times are no numbers.
   void add(const nlohmann::json& event);
   std::vector<StepWindow> steps() const;
   // In call order; `group_ranks` for every call (0: unknown).

@@ -23,7 +23,8 @@ int common_group_size(const json& info) {
   if (groups == nullptr || !groups->is_array() || groups->empty()) return 0;
   int size = -1;
   for (const json& group : *groups) {
-    const int this_size = group.contains("pg_size") && group["pg_size"].is_number_integer() ? group["pg_size"].get<int>() : 0;
+    const int this_size =
+        group.contains("pg_size") && group["pg_size"].is_number_integer() ? group["pg_size"].get<int>() : 0;
     if (size >= 0 && this_size != size) return 0;
     size = this_size;
   }
@@ -46,7 +47,12 @@ RankTrace read_pytorch_trace(const std::string& path) {
     return text.find("c10d::") != std::string_view::npos || text.find("gloo:") != std::string_view::npos ||
            text.find("ProfilerStep#") != std::string_view::npos;
   };
-  const StreamedTrace streamed = stream_trace_events(path, wanted, [&](const json& event) { events.add(event); });
+  StreamedTrace streamed;
+  try {
+    streamed = stream_trace_events(path, wanted, [&](const json& event) { events.add(event); });
+  } catch (const MalformedEvent& e) {
+    throw UsageError(fmt::format("{}: not a trace torch.profiler wrote: {}", path, e.what()));
+  }
   if (!streamed.had_events) throw NotATrace(fmt::format("{}: not a Chrome trace (no traceEvents array)", path));
   const auto info = streamed.members.find("distributedInfo");
   if (info == streamed.members.end() || !info->second.is_object())

@@ -28,9 +28,10 @@ void require_one_run(const std::vector<RankTrace>& traces) {
   }
   for (const RankTrace& trace : traces) {
     if (trace.collectives.size() != first.collectives.size())
-      throw UsageError(fmt::format("{} holds {} collective calls, {} holds {}: the traces do not line up (different "
-                                   "runs or steps)",
-                                   trace.path, trace.collectives.size(), first.path, first.collectives.size()));
+      throw UsageError(
+          fmt::format("{} holds {} collective calls, {} holds {}: the traces do not line up (different "
+                      "runs or steps)",
+                      trace.path, trace.collectives.size(), first.path, first.collectives.size()));
     for (std::size_t i = 0; i < trace.collectives.size(); ++i)
       if (trace.collectives[i].op != first.collectives[i].op)
         throw UsageError(fmt::format("call {} is {} in {} and {} in {}: the traces do not line up", i + 1,
@@ -42,7 +43,9 @@ struct ClassKey {
   std::string op, dtype;
   std::uint64_t bytes;
   int group;
-  bool operator<(const ClassKey& o) const { return std::tie(op, dtype, bytes, group) < std::tie(o.op, o.dtype, o.bytes, o.group); }
+  bool operator<(const ClassKey& o) const {
+    return std::tie(op, dtype, bytes, group) < std::tie(o.op, o.dtype, o.bytes, o.group);
+  }
 };
 
 void add_bandwidth(TracedClass& c, const std::optional<Collective>& collective) {
@@ -54,9 +57,8 @@ void add_bandwidth(TracedClass& c, const std::optional<Collective>& collective) 
 std::string verdict_of(const TraceSummary& summary) {
   if (!summary.straggler)
     return fmt::format("no straggler: the last arrival is spread over the ranks ({} calls matched)", summary.calls);
-  const RankTraceSummary& rank =
-      *std::find_if(summary.ranks.begin(), summary.ranks.end(),
-                    [&](const RankTraceSummary& r) { return r.rank == *summary.straggler; });
+  const RankTraceSummary& rank = *std::find_if(summary.ranks.begin(), summary.ranks.end(),
+                                               [&](const RankTraceSummary& r) { return r.rank == *summary.straggler; });
   return fmt::format("straggler: rank {}{} arrives last at {} of {} calls, {} ms after the others' median", rank.rank,
                      rank.host.empty() ? "" : " (" + rank.host + ")", rank.last_arrivals, summary.calls,
                      significant_text(rank.lateness_seconds.value_or(0) * 1e3, 3));

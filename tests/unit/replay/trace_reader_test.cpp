@@ -61,7 +61,22 @@ TEST(JsonEventStream, ATraceCutShortOrMalformedNamesTheFileAndByte) {
   EXPECT_EQ(usage_error_of([&] { read(array); }), array + ": not a whole JSON trace: malformed at byte 1");
   // A wanted event that is no JSON: the byte is the file's, not the event's.
   const std::string bad = dir.write("bad.json", R"({"traceEvents": [{"name": "c10d::x", "ts": 1.2.3}]})");
-  EXPECT_EQ(usage_error_of([&] { read(bad); }), bad + ": not a whole JSON trace: malformed at byte 47");  // the second dot
+  EXPECT_EQ(usage_error_of([&] { read(bad); }),
+            bad + ": not a whole JSON trace: malformed at byte 47");  // the second dot
+  // A number beyond double's range is refused by the JSON parser without a position.
+  const std::string huge = dir.write("huge.json", R"({"traceEvents": [{"name": "c10d::x", "ts": 4.9E104764}]})");
+  EXPECT_EQ(usage_error_of([&] { read(huge); }),
+            huge + ": not a whole JSON trace: a number out of range in the event at byte 18");
+  const std::string text_ts = dir.write(
+      "text-ts.json", R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": "1"}]})");
+  EXPECT_EQ(
+      usage_error_of([&] { read_pytorch_trace(text_ts); }),
+      text_ts +
+          ": not a trace torch.profiler wrote: event 'c10d::allreduce_' has a 'ts' that is no time in microseconds");
+  const std::string step =
+      dir.write("step.json", R"({"traceEvents": [{"ph": "X", "name": "ProfilerStep#x", "ts": 1}]})");
+  EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(step); }),
+            step + ": not a trace torch.profiler wrote: event 'ProfilerStep#x' numbers no step");
   const std::string trailing = dir.write("trailing.json", R"({"traceEvents": []} x)");
   EXPECT_EQ(usage_error_of([&] { read(trailing); }), trailing + ": not a whole JSON trace: malformed at byte 21");
   EXPECT_EQ(usage_error_of([&] { read(dir.path("none.json")); }),
@@ -99,7 +114,8 @@ TEST(PytorchTrace, ATraceWithoutTheJobOrItsCommunicationIsRefused) {
   EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(plain); }),
             plain + ": no distributedInfo: not the trace of a torch.distributed job's rank");
   const std::string quiet = dir.write(
-      "quiet.json", R"({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [{"ph": "X", "name": "aten::mm"}]})");
+      "quiet.json",
+      R"({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [{"ph": "X", "name": "aten::mm"}]})");
   EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(quiet); }),
             quiet + ": no communication in the trace of rank 0 (1 events read)");
 }
