@@ -115,9 +115,7 @@ std::vector<NicCounterReading> read_interfaces(const std::string& proc_net_dev) 
   return readings;
 }
 
-std::string label_of(const NicCounterReading& reading) {
-  return reading.rdma ? fmt::format("{}:{}", reading.device, reading.port) : reading.device;
-}
+std::string label_of(const NicCounterReading& reading) { return nic_label(reading.device, reading.port, reading.rdma); }
 
 void join_note(std::string& into, const std::string& note) {
   if (note.empty() || into.find(note) != std::string::npos) return;
@@ -134,6 +132,10 @@ std::optional<std::uint64_t> change_of(const std::optional<std::uint64_t>& befor
 }
 
 }  // namespace
+
+std::string nic_label(const std::string& device, int port, bool rdma) {
+  return rdma ? fmt::format("{}:{}", device, port) : device;
+}
 
 NicCounterSnapshot read_nic_counters(const NicCounterSources& sources) {
   NicCounterSnapshot snapshot;

@@ -11,16 +11,6 @@
 namespace commbench {
 namespace {
 
-// Interfaces that software creates: they forward other ports' traffic or none at all.
-bool virtual_interface_name(const std::string& name) {
-  static constexpr std::array<std::string_view, 15> kPrefixes{"lo",   "lxcbr", "br-",     "virbr", "docker",
-                                                              "veth", "cni",   "flannel", "cali",  "tun",
-                                                              "tap",  "vxlan", "kube-",   "weave", "podman"};
-  for (const std::string_view prefix : kPrefixes)
-    if (name.rfind(prefix, 0) == 0) return true;
-  return false;
-}
-
 std::string link_layer_of(const Nic& nic) {
   for (const NicPort& port : nic.ports)
     if (port.active() && !port.link_layer.empty()) return port.link_layer;
@@ -75,6 +65,15 @@ bool every_gpu_has_a_switch_nic(const NodeTopology& node, const std::vector<std:
 }
 
 }  // namespace
+
+bool virtual_interface_name(const std::string& name) {
+  static constexpr std::array<std::string_view, 15> kPrefixes{"lo",   "lxcbr", "br-",     "virbr", "docker",
+                                                              "veth", "cni",   "flannel", "cali",  "tun",
+                                                              "tap",  "vxlan", "kube-",   "weave", "podman"};
+  for (const std::string_view prefix : kPrefixes)
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
 
 std::string_view to_string(NicRole role) {
   switch (role) {

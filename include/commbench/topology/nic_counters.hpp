@@ -50,6 +50,9 @@ struct NicTraffic {
   bool known() const { return tx_bytes.has_value() && rx_bytes.has_value(); }
 };
 
+// "mlx5_0:1" for an RDMA port, "eth0" for an interface.
+std::string nic_label(const std::string& device, int port, bool rdma);
+
 // One entry per port in either snapshot. A counter that went back is taken as a 32-bit
 // wrap when both readings fit in 32 bits (drivers that keep 32-bit netdev statistics),
 // else as a reset (unknown); a 32-bit InfiniBand counter at its maximum has stopped

@@ -22,6 +22,10 @@ enum class NicRole {
 
 std::string_view to_string(NicRole role);
 
+// Interfaces that software creates (lo, bridges, container networks, tunnels): they
+// forward other ports' traffic or none at all.
+bool virtual_interface_name(const std::string& name);
+
 struct NicRoles {
   std::vector<NicRole> role;      // one per node.nics entry
   std::vector<std::string> kind;  // one per node.nics entry: "InfiniBand 15b3:1021", "Ethernet 8086:1563"

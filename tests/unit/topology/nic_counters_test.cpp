@@ -1,8 +1,13 @@
 #include "commbench/topology/nic_counters.hpp"
+#include "commbench/topology/nic_rails.hpp"
+#include "commbench/topology/nic_sampler.hpp"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <memory>
+#include <thread>
 #include <string>
 
 #include "temp_dir.hpp"
@@ -138,6 +143,92 @@ TEST(NicTraffic, CounterChangeAlone) {
   // RDMA counters never wrap: a 32-bit one stops, a 64-bit one does not come round.
   EXPECT_FALSE(counter_change(0xFFFFFFF0ull, 0x10ull, true, note).has_value());
   EXPECT_EQ(note, "its counter went back (reset during the case)");
+}
+
+}  // namespace
+}  // namespace commbench
+
+namespace commbench {
+namespace {
+
+TEST(NicSampler, CarriesTheCaseTotalsAndABusiestIntervalOfAtLeastTheMeanRate) {
+  CounterTree tree;
+  tree.port("mlx5_0", 1, "0", "0");
+  tree.interfaces(interface_line("eth0", 0, 0));
+  NicSampler sampler({tree.dir.root().string(), tree.dir.path("net_dev")}, std::chrono::milliseconds(10));
+  sampler.start();
+  tree.port("mlx5_0", 1, "250000", "500000");
+  tree.interfaces(interface_line("eth0", 0, 0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // several readings see the change
+  const NicCaseTraffic result = sampler.stop();
+  ASSERT_EQ(result.traffic.size(), 2u);
+  ASSERT_EQ(result.peak_bytes_per_second.size(), 2u);
+  EXPECT_EQ(result.traffic[0].tx_bytes, 1000000u);
+  EXPECT_EQ(result.traffic[0].rx_bytes, 2000000u);
+  EXPECT_GE(result.seconds, 0.06);
+  EXPECT_GE(result.peak_bytes_per_second[0], 3e6 / result.seconds);
+  EXPECT_EQ(result.traffic[1].bytes(), 0u);
+  EXPECT_EQ(result.peak_bytes_per_second[1], 0.0);
+}
+
+TEST(NicSampler, StoppingWithoutStopJoinsTheThread) {
+  CounterTree tree;
+  tree.interfaces(interface_line("eth0", 0, 0));
+  auto sampler = std::make_unique<NicSampler>(NicCounterSources{tree.dir.root().string(), tree.dir.path("net_dev")},
+                                              std::chrono::milliseconds(1000));
+  sampler->start();
+  sampler.reset();  // returns within a sleep slice, not the interval
+  SUCCEED();
+}
+
+NodeNic nic(const std::string& node, const std::string& device, bool rdma, std::uint64_t bytes, double peak) {
+  NodeNic n;
+  n.node = node;
+  n.traffic.device = device;
+  n.traffic.port = rdma ? 1 : 0;
+  n.traffic.rdma = rdma;
+  n.traffic.tx_bytes = bytes / 2;
+  n.traffic.rx_bytes = bytes - bytes / 2;
+  n.seconds = 1.0;
+  n.peak_bytes_per_second = peak;
+  return n;
+}
+
+TEST(NicRails, ASlowLinkIsNamedByItsBusiestIntervalNotByItsBytes) {
+  // The Slurm test cluster's shape: one interface per node, every node moving its share,
+  // one node's link throttled (its busiest interval a tenth of the others').
+  std::vector<NodeNic> nics{nic("n1", "eth0", false, 600'000'000, 4.1e8), nic("n2", "eth0", false, 590'000'000, 4.0e8),
+                            nic("n3", "eth0", false, 610'000'000, 3.1e7), nic("n4", "eth0", false, 595'000'000, 4.2e8),
+                            nic("n1", "docker0", false, 900'000'000, 9e8), nic("n2", "eth1", false, 1000, 1e3)};
+  const RailsJudgement judgement = judge_rails(nics, 0.7);
+  ASSERT_TRUE(judgement.compared) << judgement.why_not;
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_TRUE(nics[i].rail) << i;
+  EXPECT_FALSE(nics[4].rail);  // a bridge never is one
+  EXPECT_FALSE(nics[5].rail);  // not its node's busiest
+  EXPECT_EQ(nics[2].flag, "its busiest interval reached 0.031 GB/s, 0.08 of the median rail's 0.405 GB/s: a slow link");
+  for (std::size_t i : {0u, 1u, 3u, 4u, 5u}) EXPECT_EQ(nics[i].flag, "") << i;
+  EXPECT_EQ(describe_nic(nics[2]), "n3 eth0");
+}
+
+TEST(NicRails, ARailLeftOutIsNamedByItsShare) {
+  std::vector<NodeNic> nics{nic("a", "mlx5_0", true, 4'000'000'000, 5e10), nic("a", "mlx5_1", true, 1'000'000'000, 5e10),
+                            nic("b", "mlx5_0", true, 4'100'000'000, 5e10), nic("b", "mlx5_1", true, 3'900'000'000, 5e10),
+                            nic("a", "eth0", false, 9'000'000'000, 1e11)};
+  ASSERT_TRUE(judge_rails(nics, 0.7).compared);
+  EXPECT_FALSE(nics[4].rail);  // with RDMA ports, interfaces carry no rail
+  EXPECT_EQ(nics[1].flag, "carried 1 GB of the median rail's 3.95 GB (0.25 of its share)");
+  EXPECT_EQ(describe_nic(nics[1]), "a mlx5_1:1");
+  for (std::size_t i : {0u, 2u, 3u, 4u}) EXPECT_EQ(nics[i].flag, "") << i;
+}
+
+TEST(NicRails, TooLittleTrafficOrOneRailIsNotCompared) {
+  std::vector<NodeNic> small{nic("a", "eth0", false, 1000, 1e3), nic("b", "eth0", false, 10, 1e1)};
+  const RailsJudgement a = judge_rails(small, 0.7);
+  EXPECT_FALSE(a.compared);
+  EXPECT_EQ(a.why_not, "the median rail carried 5.05e-07 GB in 1 s: too little to compare");
+  EXPECT_EQ(small[1].flag, "");
+  std::vector<NodeNic> one{nic("a", "eth0", false, 1'000'000'000, 1e9)};
+  EXPECT_EQ(judge_rails(one, 0.7).why_not, "1 rail(s) with known counters: nothing to compare with");
 }
 
 }  // namespace

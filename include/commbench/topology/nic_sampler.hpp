@@ -1,0 +1,51 @@
+// Samples a node's NIC counters on a thread of its own while a case runs: the bytes each
+// port carried over the whole case, and the busiest rate it reached over any one
+// sampling interval. Bytes alone cannot name a slow link: in a collective every node
+// moves its share whatever its link does, and the slowest link sets everyone's pace. The
+// busiest interval can: a port throttled to a tenth of the others never exceeds that
+// tenth, while healthy ports burst to line rate whenever data is ready (measured on the
+// Slurm test cluster, results/slurm-cluster/nic-rates/).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commbench/topology/nic_counters.hpp"
+
+namespace commbench {
+
+struct NicCaseTraffic {
+  double seconds = 0;                         // from the first reading to the last
+  std::vector<NicTraffic> traffic;            // over the whole case
+  std::vector<double> peak_bytes_per_second;  // per traffic entry: the busiest interval, tx + rx
+};
+
+class NicSampler {
+ public:
+  NicSampler(NicCounterSources sources, std::chrono::milliseconds interval);
+  ~NicSampler();  // stops and joins the thread if stop() was not called
+  NicSampler(const NicSampler&) = delete;
+  NicSampler& operator=(const NicSampler&) = delete;
+
+  void start();
+  NicCaseTraffic stop();
+
+ private:
+  void sample_until_stopped();
+  void take_reading();
+
+  NicCounterSources sources_;
+  std::chrono::milliseconds interval_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  std::chrono::steady_clock::time_point first_at_, last_at_;
+  NicCounterSnapshot first_, last_;
+  std::map<std::string, double> peaks_;  // bytes per second, by nic_label
+};
+
+}  // namespace commbench
