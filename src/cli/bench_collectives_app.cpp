@@ -22,6 +22,7 @@
 #include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
 #include "commbench/validate/threshold_check.hpp"
+#include "nic_watch.hpp"
 
 namespace commbench {
 namespace {
@@ -219,12 +220,17 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   for (std::string& note : notes) context.notes.push_back(std::move(note));
   session.begin_results(context);
 
+  const bool count_nics = options.nic_counters == NicCounting::on ||
+                          (options.nic_counters == NicCounting::automatic && backend.group().node_count() > 1);
+  NicWatch nic_watch(backend.group(), count_nics, options.nic_fraction);
   RunSummary summary;
   double busbw_sum = 0;
   std::optional<Interrupted> interruption;
   try {
     for (const OpCase& c : plan) {
+      nic_watch.start_case();
       ResultRow row = runner.run(c);
+      const std::vector<NodeNic> nics = nic_watch.finish_case(c);
       apply_bandwidth_model(bandwidths, row);
       for (std::string& failure : thresholds->evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
       summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;
@@ -232,6 +238,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
       summary.wrong_elements += row.wrong.value_or(0);
       busbw_sum += row.busbw_gbps;
       session.add_row(row);
+      for (const NodeNic& nic : nics) session.add_record(nic_record(c, nic));
     }
   } catch (const Interrupted& e) {
     // Every rank agreed on it inside the measurement loop, so all of them finish here together.
@@ -240,6 +247,8 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   }
   summary.average_busbw_gbps = summary.rows ? busbw_sum / static_cast<double>(summary.rows) : 0;
   summary.check_failures = runner.check_failures();
+  for (std::string& note : nic_watch.flag_notes()) summary.notes.push_back(std::move(note));
+  summary.console_text = nic_watch.rails_table();
   const bool failed = !summary.check_failures.empty() || !summary.threshold_failures.empty();
   summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())
                       : failed     ? static_cast<int>(ExitCode::check_failed)
@@ -256,13 +265,9 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
 }  // namespace
 
 int run_bench_collectives(int argc, char** argv) {
-  const Command<CollectivesOptions> command{kProgram,
-                                            kCollectivesDescription,
-                                            kJsonSchema,
-                                            ProfileCategory::collectives,
-                                            add_collectives_options,
-                                            validate_collectives_options,
-                                            run_sweep,
+  const Command<CollectivesOptions> command{kProgram, kCollectivesDescription, kJsonSchema,
+                                            ProfileCategory::collectives, add_collectives_options,
+                                            validate_collectives_options, run_sweep,
                                             // --version also lists the backends of this build.
                                             true};
   return run_command(command, argc, argv);

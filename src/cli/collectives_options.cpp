@@ -232,6 +232,33 @@ void add_adaptive_options(CLI::App& app, CollectivesOptions& options) {
   app.add_option("--debug-corrupt-rank", options.debug_corrupt_rank)->group("");
 }
 
+void add_nic_options(CLI::App& app, CollectivesOptions& options) {
+  add_parsed_option(
+      app, "--nic-counters", options.nic_counters,
+      [](const std::string& text) {
+        if (text == "auto") return NicCounting::automatic;
+        if (text == "on") return NicCounting::on;
+        if (text == "off") return NicCounting::off;
+        throw UsageError(fmt::format("--nic-counters: expected auto, on or off (got {})", text));
+      },
+      "Read every node's NIC counters around each case (bytes per NIC, busiest rate, the rails table); auto: "
+      "when the job spans more than one node",
+      "auto|on|off")
+      ->default_str("auto");
+  add_parsed_option(
+      app, "--nic-fraction", options.nic_fraction,
+      [](const std::string& text) {
+        const double fraction = parse_number(text, "--nic-fraction", false);
+        if (!(fraction > 0) || fraction >= 1)
+          throw UsageError(fmt::format("--nic-fraction: must be between 0 and 1 (got {})", text));
+        return fraction;
+      },
+      "Flag a rail that carried less than this fraction of the median rail's bytes, or whose busiest interval "
+      "stayed below this fraction of the median rail's",
+      "FRACTION")
+      ->default_str(significant_text(options.nic_fraction));
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
@@ -267,6 +294,8 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   if (!rules.empty()) settings.emplace_back("threshold", rules);
   if (!thresholds_path.empty()) settings.emplace_back("thresholds", thresholds_path);
   if (!baseline_path.empty()) settings.emplace_back("baseline", baseline_path);
+  if (nic_counters != NicCounting::automatic)
+    settings.emplace_back("nic_counters", nic_counters == NicCounting::on ? "on" : "off");
   return settings;
 }
 
@@ -278,6 +307,7 @@ void add_collectives_options(CLI::App& app, CollectivesOptions& options) {
   add_backend_options(app, options);
   add_output_options(app, options);
   add_adaptive_options(app, options);
+  add_nic_options(app, options);
 }
 
 void validate_collectives_options(const CLI::App& app, CollectivesOptions& options) {

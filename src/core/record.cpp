@@ -162,6 +162,26 @@ constexpr std::array kRankColumns{
     Column{"lateness_seconds", number, "s", true},
 };
 
+// bench-collectives' NICs: what one node's port carried during one case (--nic-counters).
+constexpr std::array kNicColumns{
+    Column{"op", text, "", false},
+    Column{"placement", text, "", false},
+    Column{"dtype", text, "", false},
+    Column{"redop", text, "", false},
+    Column{"bytes", integer, "bytes", false},
+    Column{"node", text, "", false},
+    Column{"nic", text, "", false},
+    Column{"rdma", boolean, "", false},
+    Column{"rail", boolean, "", false},
+    Column{"tx_bytes", integer, "bytes", true},
+    Column{"rx_bytes", integer, "bytes", true},
+    Column{"seconds", number, "s", false},
+    Column{"gbps", number, "GB/s", true},
+    Column{"peak_gbps", number, "GB/s", true},
+    Column{"flagged", boolean, "", false},
+    Column{"note", text, "", false},
+};
+
 constexpr RecordKind kRow{"row", "rows", kRowColumns};
 constexpr RecordKind kCell{"cell", "cells", kCellColumns};
 constexpr RecordKind kCheck{"check", "checks", kCheckColumns};
@@ -170,7 +190,9 @@ constexpr RecordKind kStep{"step", "steps", kStepColumns};
 constexpr RecordKind kType{"type", "types", kTypeColumns};
 constexpr RecordKind kTraced{"collective", "collectives", kTracedColumns};
 constexpr RecordKind kRank{"rank", "ranks", kRankColumns};
-constexpr std::array<const RecordKind*, 8> kKinds{&kRow, &kCell, &kCheck, &kLink, &kStep, &kType, &kTraced, &kRank};
+constexpr RecordKind kNic{"nic", "nics", kNicColumns};
+constexpr std::array<const RecordKind*, 9> kKinds{&kRow,  &kCell,   &kCheck, &kLink, &kStep,
+                                                  &kType, &kTraced, &kRank,  &kNic};
 
 }  // namespace
 
@@ -228,8 +250,7 @@ std::vector<FieldValue> declared_extras(const std::vector<ExtraField>& extra,
   }
   std::vector<FieldValue> values;
   for (const std::string& column : extra_columns) {
-    const auto found =
-        std::find_if(extra.begin(), extra.end(), [&](const ExtraField& f) { return f.name == column; });
+    const auto found = std::find_if(extra.begin(), extra.end(), [&](const ExtraField& f) { return f.name == column; });
     values.push_back(found == extra.end() ? FieldValue{std::monostate{}} : found->value);
   }
   return values;
@@ -249,8 +270,8 @@ std::string csv_header(const RecordKind& kind, std::span<const std::string> extr
 
 std::string csv_record_line(const Record& record, const RecordKind& kind, std::span<const std::string> extra_columns) {
   if (record.kind != &kind)
-    throw BackendError(fmt::format("internal error: a '{}' record in a CSV of '{}' records", record.kind->name,
-                                   kind.name));
+    throw BackendError(
+        fmt::format("internal error: a '{}' record in a CSV of '{}' records", record.kind->name, kind.name));
   std::vector<Field> fields = record_fields(record);
   std::string line;
   for (std::size_t i = 0; i < kind.columns.size(); ++i) {

@@ -140,6 +140,7 @@ void ConsoleReporter::finish(const RunSummary& summary) {
                       summary.threshold_rows == 1 ? "" : "s", summary.threshold_failures.size(),
                       summary.threshold_failures.size() == 1 ? "" : "s"));
   for (const std::string& failure : summary.threshold_failures) write(fmt::format("# threshold failed: {}\n", failure));
+  if (!summary.console_text.empty()) write("#\n" + summary.console_text);
   std::fflush(out_);
 }
 

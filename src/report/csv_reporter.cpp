@@ -53,6 +53,9 @@ void CsvReporter::begin(const RunContext& context) {
 }
 
 void CsvReporter::add_record(const Record& record) {
+  // A file of one kind holds that kind only; the others (bench-collectives' nics) are in
+  // the JSON document.
+  if (mixed_kinds_.empty() && record.kind != kind_) return;
   const std::string line = mixed_kinds_.empty() ? csv_record_line(record, *kind_, extra_columns_)
                                                 : mixed_csv_record_line(record, mixed_kinds_, extra_columns_);
   write_all(out_, line + constant_cells_ + "\n", label_);

@@ -22,6 +22,9 @@
 
 namespace commbench {
 
+// --nic-counters: automatic reads them when the job spans more than one node.
+enum class NicCounting { automatic, on, off };
+
 // The defaults are those of a command line without flags (the help shows them).
 struct CollectivesOptions {
   std::vector<Collective> ops{Collective::allreduce, Collective::allgather, Collective::reducescatter,
@@ -42,7 +45,7 @@ struct CollectivesOptions {
   bool register_buffers = false;            // --register (nccl)
   std::uint64_t cuda_graph_iterations = 0;  // -G (nccl)
   bool blocking = false;                    // -z (nccl)
-  JobOptions job;  // --backend, -T/--timeout (one step), --csv, --json, --force
+  JobOptions job;                           // --backend, -T/--timeout (one step), --csv, --json, --force
   OutputFormat stdout_format = OutputFormat::table;
   // Pass/fail rules (--threshold, parsed here) and the files read once the job runs
   // (--thresholds, --baseline), where the watchdog covers a file that never delivers.
@@ -52,6 +55,8 @@ struct CollectivesOptions {
   int debug_corrupt_rank = -1;
   // --profile-range [TEXT]: the cases whose timed batches the profiler captures (all when "")
   std::optional<std::string> profile_range;
+  NicCounting nic_counters = NicCounting::automatic;  // --nic-counters
+  double nic_fraction = 0.7;                          // --nic-fraction
 
   // The result outputs this run asks for (--csv, --json, --format, --force).
   OutputRequest outputs() const { return file_outputs(job.files, stdout_format); }

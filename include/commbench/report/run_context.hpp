@@ -26,7 +26,7 @@ struct RunContext {
   std::vector<std::pair<std::string, std::string>> environment;  // NCCL_*, UCX_*, OMPI_*, SLURM_*, ...
   // The Slurm job, step and nodes (report/scheduler_job.hpp); empty outside Slurm.
   std::vector<std::pair<std::string, std::string>> slurm;
-  std::vector<std::string> notes;                                // what was skipped or is unknown, and why
+  std::vector<std::string> notes;  // what was skipped or is unknown, and why
   // Names of the command's own row fields (ResultRow::extra), in CSV column order.
   std::vector<std::string> extra_columns;
   // The kind of the run's records (core/record.hpp): the CSV's columns and the JSON
@@ -57,6 +57,9 @@ struct RunSummary {
   // What the run learned after its files began (an interruption, the compute stand-in's
   // calibration): JSON appends them to provenance.notes.
   std::vector<std::string> notes;
+  // Text the console prints after its summary (bench-collectives' rails table and its
+  // notes); the files hold the same facts as records and notes.
+  std::string console_text;
 };
 
 }  // namespace commbench

@@ -60,6 +60,17 @@ TEST(CollectivesOptions, NcclTestsStyleFlags) {
   EXPECT_TRUE(options({"-d", "all"}).dtypes_all);
 }
 
+TEST(CollectivesOptions, NicCounters) {
+  EXPECT_EQ(options({}).nic_counters, NicCounting::automatic);
+  EXPECT_DOUBLE_EQ(options({}).nic_fraction, 0.7);
+  EXPECT_EQ(options({"--nic-counters", "on"}).nic_counters, NicCounting::on);
+  EXPECT_EQ(options({"--nic-counters", "off"}).nic_counters, NicCounting::off);
+  EXPECT_DOUBLE_EQ(options({"--nic-fraction", "0.5"}).nic_fraction, 0.5);
+  const auto settings = options({"--nic-counters", "off"}).describe();
+  EXPECT_NE(std::find(settings.begin(), settings.end(), std::pair<std::string, std::string>{"nic_counters", "off"}),
+            settings.end());
+}
+
 TEST(CollectivesOptions, HelpAndVersionPrintInsteadOfRunning) {
   const auto help = parse({"--help"});
   EXPECT_FALSE(help.options.has_value());
@@ -120,12 +131,15 @@ INSTANTIATE_TEST_SUITE_P(
     Table, CollectivesOptionsBadInput,
     ::testing::Values(
         BadInput{{"-b", "1M", "-e", "1K"}, "-b/--min-bytes"}, BadInput{{"-b", "0"}, "-b/--min-bytes"},
-        BadInput{{"-e", "-5"}, "-e/--max-bytes"}, BadInput{{"-e", "lots"}, "-e/--max-bytes"},
-        BadInput{{"-e", "99999999999999999999"}, "-e/--max-bytes"}, BadInput{{"-f", "1"}, "-f/--step-factor"},
-        BadInput{{"-f", "0.5"}, "-f/--step-factor"}, BadInput{{"-f", "x"}, "-f/--step-factor"},
-        BadInput{{"-i", "0"}, "-i/--step-bytes"}, BadInput{{"-f", "2", "-i", "1K"}, "excludes"},
-        BadInput{{"-n", "0"}, "-n/--iters"}, BadInput{{"-n", "ten"}, "-n/--iters"},
-        BadInput{{"-w", "-1"}, "-w/--warmup"}, BadInput{{"-c", "2"}, "-c/--check: expected 0 or 1 (got 2)"},
+        BadInput{{"--nic-counters", "yes"}, "--nic-counters: expected auto, on or off (got yes)"},
+        BadInput{{"--nic-fraction", "1"}, "--nic-fraction: must be between 0 and 1 (got 1)"},
+        BadInput{{"--nic-fraction", "x"}, "--nic-fraction"}, BadInput{{"-e", "-5"}, "-e/--max-bytes"},
+        BadInput{{"-e", "lots"}, "-e/--max-bytes"}, BadInput{{"-e", "99999999999999999999"}, "-e/--max-bytes"},
+        BadInput{{"-f", "1"}, "-f/--step-factor"}, BadInput{{"-f", "0.5"}, "-f/--step-factor"},
+        BadInput{{"-f", "x"}, "-f/--step-factor"}, BadInput{{"-i", "0"}, "-i/--step-bytes"},
+        BadInput{{"-f", "2", "-i", "1K"}, "excludes"}, BadInput{{"-n", "0"}, "-n/--iters"},
+        BadInput{{"-n", "ten"}, "-n/--iters"}, BadInput{{"-w", "-1"}, "-w/--warmup"},
+        BadInput{{"-c", "2"}, "-c/--check: expected 0 or 1 (got 2)"},
         BadInput{{"-z", "x"}, "-z/--blocking: expected 0 or 1 (got x)"},
         BadInput{{"-z", "-G", "2"}, "-z/--blocking: cannot be combined with -G/--cuda-graph"},
         BadInput{{"-g", "1025"}, "-g/--gpus-per-process: at most 1024"}, BadInput{{"-d", "float128"}, "-d/--dtype"},

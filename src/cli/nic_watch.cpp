@@ -1,0 +1,179 @@
+#include "nic_watch.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commbench/core/collective.hpp"
+#include "commbench/core/dtype.hpp"
+#include "commbench/core/error.hpp"
+#include "commbench/core/reduce_op.hpp"
+#include "commbench/core/text_table.hpp"
+
+namespace commbench {
+namespace {
+
+using nlohmann::json;
+
+// Short enough that a healthy port bursts to line rate within one interval, long enough
+// that reading the counters costs the node well under a percent of a core.
+constexpr std::chrono::milliseconds kSamplingInterval{10};
+
+json optional_json(const std::optional<std::uint64_t>& value) { return value ? json(*value) : json(nullptr); }
+
+std::optional<std::uint64_t> optional_count(const json& value) {
+  return value.is_number_unsigned() ? std::optional<std::uint64_t>(value.get<std::uint64_t>()) : std::nullopt;
+}
+
+std::string gb(double bytes) { return fmt::format("{:.3f}", bytes / 1e9); }
+
+}  // namespace
+
+std::string nic_case_text(const NicCaseTraffic& traffic) {
+  json nics = json::array();
+  for (std::size_t i = 0; i < traffic.traffic.size(); ++i) {
+    const NicTraffic& t = traffic.traffic[i];
+    nics.push_back({{"device", t.device},
+                    {"port", t.port},
+                    {"rdma", t.rdma},
+                    {"tx", optional_json(t.tx_bytes)},
+                    {"rx", optional_json(t.rx_bytes)},
+                    {"note", t.note},
+                    {"peak", traffic.peak_bytes_per_second[i]}});
+  }
+  return json{{"seconds", traffic.seconds}, {"nics", nics}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::vector<NodeNic> nics_from_text(const std::string& text, const std::string& node) {
+  std::vector<NodeNic> nics;
+  if (text.empty()) return nics;  // a rank that does not sample its node
+  try {
+    const json doc = json::parse(text);
+    for (const json& entry : doc.at("nics")) {
+      NodeNic nic;
+      nic.node = node;
+      nic.traffic.device = entry.at("device").get<std::string>();
+      nic.traffic.port = entry.at("port").get<int>();
+      nic.traffic.rdma = entry.at("rdma").get<bool>();
+      nic.traffic.tx_bytes = optional_count(entry.at("tx"));
+      nic.traffic.rx_bytes = optional_count(entry.at("rx"));
+      nic.traffic.note = entry.at("note").get<std::string>();
+      nic.peak_bytes_per_second = entry.at("peak").get<double>();
+      nic.seconds = doc.at("seconds").get<double>();
+      nics.push_back(std::move(nic));
+    }
+  } catch (const json::exception& e) {
+    throw BackendError(fmt::format("internal error: a node's NIC counters do not read back: {}", e.what()));
+  }
+  return nics;
+}
+
+NicWatch::NicWatch(Bootstrap& group, bool enabled, double fraction, NicCounterSources sources)
+    : group_(group), enabled_(enabled), fraction_(fraction) {
+  if (enabled_ && group_.local_rank() == 0)
+    sampler_ = std::make_unique<NicSampler>(std::move(sources), kSamplingInterval);
+}
+
+void NicWatch::start_case() {
+  if (sampler_) sampler_->start();
+}
+
+std::vector<NodeNic> NicWatch::finish_case(const OpCase& c) {
+  if (!enabled_) return {};
+  const std::string mine = sampler_ ? nic_case_text(sampler_->stop()) : std::string();
+  const std::vector<std::string> all = group_.all_gather(mine);
+  std::vector<NodeNic> nics;
+  for (std::size_t rank = 0; rank < all.size(); ++rank)
+    for (NodeNic& nic : nics_from_text(all[rank], group_.hostnames()[rank])) nics.push_back(std::move(nic));
+  const RailsJudgement judgement = judge_rails(nics, fraction_);
+  cases_ += 1;
+  if (!judgement.compared) {
+    if (unjudged_ == 0)
+      first_unjudged_ = fmt::format("{} {} bytes: {}", name_of(c.op), c.shape.bytes, judgement.why_not);
+    unjudged_ += 1;
+  }
+  for (const NodeNic& nic : nics) {
+    if (!nic.rail) continue;
+    RailTotals& totals = rails_[describe_nic(nic)];
+    totals.node = nic.node;
+    totals.nic = nic_label(nic.traffic.device, nic.traffic.port, nic.traffic.rdma);
+    totals.cases += 1;
+    totals.compared += judgement.compared ? 1 : 0;
+    totals.bytes += static_cast<double>(nic.traffic.bytes());
+    totals.seconds += nic.seconds;
+    totals.peak = std::max(totals.peak, nic.peak_bytes_per_second);
+    if (!nic.flag.empty()) {
+      totals.flagged += 1;
+      if (totals.first_flag.empty())
+        totals.first_flag = fmt::format("{} {} bytes: {}", name_of(c.op), c.shape.bytes, nic.flag);
+    }
+  }
+  return nics;
+}
+
+std::string NicWatch::rails_table() const {
+  if (rails_.empty())
+    return cases_ == 0 ? "" : fmt::format("# rails: none found to compare; the first case, {}\n", first_unjudged_);
+  TextTable table({{{"node"}, Align::left},
+                   {{"nic"}, Align::left, std::nullopt, 2},
+                   {{"cases"}, Align::right, std::nullopt, 2},
+                   {{"GB"}, Align::right, std::nullopt, 2},
+                   {{"GB/s"}, Align::right, std::nullopt, 2},
+                   {{"busiest", "GB/s"}, Align::right, std::nullopt, 2},
+                   {{"flagged"}, Align::right, std::nullopt, 2}},
+                  "# ", "# ");
+  for (const auto& [label, r] : rails_)
+    table.add_row({r.node, r.nic, std::to_string(r.cases), gb(r.bytes), r.seconds > 0 ? gb(r.bytes / r.seconds) : "-",
+                   gb(r.peak), fmt::format("{}/{}", r.flagged, r.compared)});
+  std::string text = "# rails: what each node's port carried over the cases (--nic-counters)\n" + table.render();
+  for (const std::string& note : flag_notes()) text += fmt::format("# note: {}\n", note);
+  return text;
+}
+
+std::vector<std::string> NicWatch::flag_notes() const {
+  // One case's flag is one sample: in a job held back by a slow link, a healthy port's
+  // busiest interval is lower too and now and then dips under the fraction. A port that
+  // falls short in most cases is the finding.
+  std::vector<std::string> notes;
+  for (const auto& [label, r] : rails_)
+    if (falls_short(r))
+      notes.push_back(fmt::format("rail {} fell short in {} of {} compared cases; first at {}", label, r.flagged,
+                                  r.compared, r.first_flag));
+  if (unjudged_ > 0)
+    notes.push_back(
+        fmt::format("rails not compared in {} of {} cases; the first, {}", unjudged_, cases_, first_unjudged_));
+  return notes;
+}
+
+std::vector<std::string> NicWatch::short_rails() const {
+  std::vector<std::string> labels;
+  for (const auto& [label, r] : rails_)
+    if (falls_short(r)) labels.push_back(label);
+  return labels;
+}
+
+bool NicWatch::falls_short(const RailTotals& totals) {
+  return totals.compared > 0 && 2 * totals.flagged > totals.compared;
+}
+
+Record nic_record(const OpCase& c, const NodeNic& nic) {
+  const NicTraffic& t = nic.traffic;
+  const bool known = t.known() && nic.seconds > 0;
+  std::string note = nic.flag;
+  if (!t.note.empty()) note += (note.empty() ? "" : "; ") + t.note;
+  return Record{
+      &record_kind("nic"),
+      {std::string(name_of(c.op)), std::string(name_of(c.placement)), std::string(name_of(c.dtype)),
+       std::string(name_of(c.redop)), whole_value(c.shape.bytes), nic.node, nic_label(t.device, t.port, t.rdma),
+       FieldValue{static_cast<std::int64_t>(t.rdma)}, FieldValue{static_cast<std::int64_t>(nic.rail)},
+       t.tx_bytes ? whole_value(*t.tx_bytes) : FieldValue{}, t.rx_bytes ? whole_value(*t.rx_bytes) : FieldValue{},
+       nic.seconds, known ? FieldValue{nic.bytes_per_second() / 1e9} : FieldValue{},
+       nic.peak_bytes_per_second > 0 ? FieldValue{nic.peak_bytes_per_second / 1e9} : FieldValue{},
+       FieldValue{static_cast<std::int64_t>(!nic.flag.empty())}, note},
+      {}};
+}
+
+}  // namespace commbench

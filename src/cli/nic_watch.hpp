@@ -1,0 +1,63 @@
+// bench-collectives' NIC counters (--nic-counters): one rank per node samples the node's
+// NICs while each case runs, the ranks pool what their nodes' ports carried, and the
+// rails are compared. Every case gives a `nic` record per port (JSON), and the run a
+// rails table and a note per flagged port (console).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commbench/backend/bootstrap.hpp"
+#include "commbench/core/op_case.hpp"
+#include "commbench/core/record.hpp"
+#include "commbench/topology/nic_rails.hpp"
+#include "commbench/topology/nic_sampler.hpp"
+
+namespace commbench {
+
+class NicWatch {
+ public:
+  // Disabled: start and finish_case do nothing and cost no communication. Every rank
+  // must agree on `enabled` (finish_case is collective).
+  NicWatch(Bootstrap& group, bool enabled, double fraction, NicCounterSources sources = {});
+
+  bool enabled() const { return enabled_; }
+  void start_case();
+  // Collective: every rank's node ports, judged; the same on every rank.
+  std::vector<NodeNic> finish_case(const OpCase& c);
+
+  // The rails table over every finished case (with flag_notes()), a note per rail that
+  // fell short in more than half of the cases it was compared in, and those rails
+  // ("cb-node3 eth0").
+  std::string rails_table() const;
+  std::vector<std::string> flag_notes() const;
+  std::vector<std::string> short_rails() const;
+
+ private:
+  struct RailTotals {
+    std::string node, nic;
+    int cases = 0, compared = 0, flagged = 0;
+    double bytes = 0, seconds = 0, peak = 0;
+    std::string first_flag;
+  };
+
+  static bool falls_short(const RailTotals& totals);
+
+  Bootstrap& group_;
+  bool enabled_;
+  double fraction_;
+  std::unique_ptr<NicSampler> sampler_;      // on each node's first local rank only
+  std::map<std::string, RailTotals> rails_;  // by describe_nic
+  int cases_ = 0, unjudged_ = 0;             // finished cases, and those whose rails were not compared
+  std::string first_unjudged_;               // the first of those, and why
+};
+
+Record nic_record(const OpCase& c, const NodeNic& nic);
+
+// Text sent from each node's sampling rank to the others, and back.
+std::string nic_case_text(const NicCaseTraffic& traffic);
+std::vector<NodeNic> nics_from_text(const std::string& text, const std::string& node);
+
+}  // namespace commbench
