@@ -15,6 +15,7 @@
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
+#include "commbench/cli/nic_watch.hpp"
 #include "commbench/cli/profile_range_plan.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
@@ -22,7 +23,6 @@
 #include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
 #include "commbench/validate/threshold_check.hpp"
-#include "nic_watch.hpp"
 
 namespace commbench {
 namespace {
@@ -177,6 +177,22 @@ std::vector<OpCase> plan_sweep(CollectivesOptions& options, Backend& backend, Jo
   return plan;
 }
 
+RunnerSettings runner_settings(const CollectivesOptions& options) {
+  RunnerSettings settings;
+  settings.stopping = options.stopping;
+  settings.warmup_iterations = options.warmup_iterations;
+  settings.check = options.check;
+  settings.target_batch_seconds = options.batch_seconds;
+  settings.corrupt_rank = options.debug_corrupt_rank;
+  settings.profile_range = options.profile_range;
+  return settings;
+}
+
+bool counts_nics(const CollectivesOptions& options, Backend& backend) {
+  return options.nic_counters == NicCounting::on ||
+         (options.nic_counters == NicCounting::automatic && backend.group().node_count() > 1);
+}
+
 int run_sweep(const CollectivesOptions& given, JobSession& session) {
   CollectivesOptions options = given;  // the backend may narrow "-d all" and "-o all"
   Bootstrap& world = session.world();
@@ -195,14 +211,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
       notes.push_back(std::move(note));
   });
 
-  RunnerSettings settings;
-  settings.stopping = options.stopping;
-  settings.warmup_iterations = options.warmup_iterations;
-  settings.check = options.check;
-  settings.target_batch_seconds = options.batch_seconds;
-  settings.corrupt_rank = options.debug_corrupt_rank;
-  settings.profile_range = options.profile_range;
-  Runner runner(backend, settings, &watchdog);
+  Runner runner(backend, runner_settings(options), &watchdog);
   runner.prepare(plan);
 
   CollectiveBandwidths bandwidths;
@@ -220,9 +229,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   for (std::string& note : notes) context.notes.push_back(std::move(note));
   session.begin_results(context);
 
-  const bool count_nics = options.nic_counters == NicCounting::on ||
-                          (options.nic_counters == NicCounting::automatic && backend.group().node_count() > 1);
-  NicWatch nic_watch(backend.group(), count_nics, options.nic_fraction);
+  NicWatch nic_watch(backend.group(), counts_nics(options, backend), options.nic_fraction);
   RunSummary summary;
   double busbw_sum = 0;
   std::optional<Interrupted> interruption;

@@ -1,6 +1,7 @@
 #include "commbench/cli/job_cluster_probe.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -30,11 +31,18 @@ JobClusterProbe::JobClusterProbe(JobSession& session, Backend& backend, ProbeMea
   NodeRanks nodes = group_ranks_by_node(group.hostnames());
   node_names_ = std::move(nodes.hosts);
   node_ranks_ = std::move(nodes.ranks);
-  own_node_ = static_cast<int>(std::find(node_names_.begin(), node_names_.end(), group.hostname()) -
-                               node_names_.begin());
+  own_node_ =
+      static_cast<int>(std::find(node_names_.begin(), node_names_.end(), group.hostname()) - node_names_.begin());
+  // Across nodes, the pair rounds say which NIC carried a slow node's traffic; the
+  // threshold is bench-collectives' default.
+  nic_watch_ = std::make_unique<NicWatch>(group, node_names_.size() > 1, 0.7);
   auto guard = session_.watchdog().guard("starting the plan's clock");
   group.barrier();
   started_ = std::chrono::steady_clock::now();
+}
+
+std::string JobClusterProbe::nics_of(int node) const {
+  return nic_watch_->rails_of_node(node_names_[static_cast<std::size_t>(node)]);
 }
 
 double JobClusterProbe::elapsed_seconds() {
@@ -173,16 +181,26 @@ std::vector<double> JobClusterProbe::measure_pairs(const PairRound& round) {
     }
   }
   const PeerRound transfers = PeerRound::both_ways(rank_pairs, backend_.ranks());
-  PeerRoundWorkload workload(backend_, transfers, measurement_.pair_bytes,
-                             fmt::format("pair round of {} node pairs, {}", round.size(),
-                                         format_size(measurement_.pair_bytes)));
+  PeerRoundWorkload workload(
+      backend_, transfers, measurement_.pair_bytes,
+      fmt::format("pair round of {} node pairs, {}", round.size(), format_size(measurement_.pair_bytes)));
   const FixedCountCriterion criterion(measurement_.iterations);
   MeasurementSettings settings;
   settings.warmup_iterations = measurement_.warmup;
   settings.check = measurement_.check;
   settings.gather_rank_means = true;
   MeasurementLoop loop(backend_.group(), criterion, settings, &session_.watchdog());
+  nic_watch_->start_case();
   const Measurement measured = loop.measure(workload);
+  {
+    auto guard = session_.watchdog().guard("gathering the NIC counters of a pair round");
+    std::set<std::string> taking_part;
+    for (const RankPair& pair : round) {
+      taking_part.insert(node_names_[static_cast<std::size_t>(pair.first)]);
+      taking_part.insert(node_names_[static_cast<std::size_t>(pair.second)]);
+    }
+    nic_watch_->finish(fmt::format("pair round {}", ++pair_rounds_), taking_part);
+  }
   wrong_ += measured.wrong.value_or(0);
   std::vector<double> gbps;
   for (const auto& rails : rails_of) {

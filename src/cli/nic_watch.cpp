@@ -1,4 +1,4 @@
-#include "nic_watch.hpp"
+#include "commbench/cli/nic_watch.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -82,17 +82,21 @@ void NicWatch::start_case() {
 }
 
 std::vector<NodeNic> NicWatch::finish_case(const OpCase& c) {
+  return finish(fmt::format("{} {} bytes", name_of(c.op), c.shape.bytes));
+}
+
+std::vector<NodeNic> NicWatch::finish(const std::string& what, const std::set<std::string>& taking_part) {
   if (!enabled_) return {};
   const std::string mine = sampler_ ? nic_case_text(sampler_->stop()) : std::string();
   const std::vector<std::string> all = group_.all_gather(mine);
   std::vector<NodeNic> nics;
   for (std::size_t rank = 0; rank < all.size(); ++rank)
-    for (NodeNic& nic : nics_from_text(all[rank], group_.hostnames()[rank])) nics.push_back(std::move(nic));
+    if (taking_part.empty() || taking_part.count(group_.hostnames()[rank]))
+      for (NodeNic& nic : nics_from_text(all[rank], group_.hostnames()[rank])) nics.push_back(std::move(nic));
   const RailsJudgement judgement = judge_rails(nics, fraction_);
   cases_ += 1;
   if (!judgement.compared) {
-    if (unjudged_ == 0)
-      first_unjudged_ = fmt::format("{} {} bytes: {}", name_of(c.op), c.shape.bytes, judgement.why_not);
+    if (unjudged_ == 0) first_unjudged_ = fmt::format("{}: {}", what, judgement.why_not);
     unjudged_ += 1;
   }
   for (const NodeNic& nic : nics) {
@@ -107,8 +111,7 @@ std::vector<NodeNic> NicWatch::finish_case(const OpCase& c) {
     totals.peak = std::max(totals.peak, nic.peak_bytes_per_second);
     if (!nic.flag.empty()) {
       totals.flagged += 1;
-      if (totals.first_flag.empty())
-        totals.first_flag = fmt::format("{} {} bytes: {}", name_of(c.op), c.shape.bytes, nic.flag);
+      if (totals.first_flag.empty()) totals.first_flag = fmt::format("{}: {}", what, nic.flag);
     }
   }
   return nics;
@@ -117,7 +120,7 @@ std::vector<NodeNic> NicWatch::finish_case(const OpCase& c) {
 std::string NicWatch::rails_table() const {
   if (rails_.empty())
     return cases_ == 0 ? "" : fmt::format("# rails: none found to compare; the first case, {}\n", first_unjudged_);
-  TextTable table({{{"node"}, Align::left},
+  TextTable table({{{"node"}, Align::left, std::nullopt, 1},
                    {{"nic"}, Align::left, std::nullopt, 2},
                    {{"cases"}, Align::right, std::nullopt, 2},
                    {{"GB"}, Align::right, std::nullopt, 2},
@@ -148,11 +151,22 @@ std::vector<std::string> NicWatch::flag_notes() const {
   return notes;
 }
 
-std::vector<std::string> NicWatch::short_rails() const {
-  std::vector<std::string> labels;
-  for (const auto& [label, r] : rails_)
-    if (falls_short(r)) labels.push_back(label);
-  return labels;
+std::string NicWatch::rails_of_node(const std::string& node) const {
+  std::vector<std::string> short_ones;
+  const RailTotals* busiest = nullptr;
+  for (const auto& [label, r] : rails_) {
+    if (r.node != node) continue;
+    if (falls_short(r))
+      short_ones.push_back(fmt::format("{} fell short in {} of {} compared rounds (busiest {} GB/s)", r.nic, r.flagged,
+                                       r.compared, gb(r.peak)));
+    if (busiest == nullptr || r.bytes > busiest->bytes) busiest = &r;
+  }
+  if (!short_ones.empty()) {
+    std::string text;
+    for (const std::string& one : short_ones) text += (text.empty() ? "" : ", ") + one;
+    return text;
+  }
+  return busiest != nullptr ? fmt::format("{} (busiest {} GB/s)", busiest->nic, gb(busiest->peak)) : std::string();
 }
 
 bool NicWatch::falls_short(const RailTotals& totals) {

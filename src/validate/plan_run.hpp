@@ -4,6 +4,7 @@
 // (a collective over every node, bisected when it falls short).
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -71,6 +72,9 @@ class PlanRun {
   // The latest readings of a pair, in the order taken: "1 GB/s and 1.1 GB/s on re-test",
   // with ", 0.9 GB/s alone" where it was measured once more alone.
   std::string readings_text(const RankPair& pair) const;
+  // "; NIC: cb-node3 eth0 fell short in ..." for a FAIL line: what the probe read of the
+  // nodes' NICs in the pair rounds; empty when it read nothing.
+  std::string nics_text(std::initializer_list<int> nodes) const;
   // A suspect link is faulty when it is slow again on re-test while each end is fast with
   // a fresh partner; an end slow with its fresh partner too is a faulty node instead.
   void decide_links(const std::vector<RankPair>& links, const std::map<int, std::vector<RankPair>>& fresh_pairs,

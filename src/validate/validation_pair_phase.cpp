@@ -52,8 +52,9 @@ void PlanRun::pair_phase() {
   }
   set_pair_reference(first_results);
   if (nodes == 2 && !settings_.expect.pair_gbps) {
-    outcome_.notes.push_back("two nodes: their one pair is its own median; give an expected figure (--expect) "
-                             "to judge it");
+    outcome_.notes.push_back(
+        "two nodes: their one pair is its own median; give an expected figure (--expect) "
+        "to judge it");
     return;
   }
   resolve_suspects(first_results, "re-test");
@@ -158,7 +159,7 @@ void PlanRun::resolve_suspects(const std::vector<PairResult>& results, const std
 }
 
 void PlanRun::measure_crowded_links_alone(const std::vector<RankPair>& links, std::map<RankPair, PairResult>& retested,
-                                 const std::string& phase) {
+                                          const std::string& phase) {
   std::vector<RankPair> crowded;
   for (const RankPair& link : links) {
     const PairResult& again = retested.at(link);
@@ -176,9 +177,9 @@ void PlanRun::measure_crowded_links_alone(const std::vector<RankPair>& links, st
 }
 
 void PlanRun::decide_nodes(const std::set<int>& suspects, std::map<int, std::vector<const PairResult*>>& by_node,
-                  const std::map<int, std::vector<RankPair>>& fresh_pairs,
-                  const std::map<int, std::vector<RankPair>>& again_pairs,
-                  const std::map<RankPair, PairResult>& retested) {
+                           const std::map<int, std::vector<RankPair>>& fresh_pairs,
+                           const std::map<int, std::vector<RankPair>>& again_pairs,
+                           const std::map<RankPair, PairResult>& retested) {
   for (const int node : suspects) {
     std::vector<double> slow_figures;
     int partners = 0;
@@ -202,18 +203,19 @@ void PlanRun::decide_nodes(const std::set<int>& suspects, std::map<int, std::vec
     if (const auto found = again_pairs.find(node); found != again_pairs.end())
       slow_again = std::all_of(found->second.begin(), found->second.end(),
                                [&](const RankPair& pair) { return retested.at(pair).slow; });
-    const bool confirmed = fresh > 0 ? fresh_slow == fresh
-                                     : partners >= 2 && slow_again &&
-                                           slow_figures.size() == static_cast<std::size_t>(partners);
+    const bool confirmed =
+        fresh > 0 ? fresh_slow == fresh
+                  : partners >= 2 && slow_again && slow_figures.size() == static_cast<std::size_t>(partners);
     if (confirmed) {
       add_fault(FaultKind::node, {node},
-                fmt::format("slow with {} of {} partners{}: median {}, expected >= {}", slow_figures.size(), partners,
+                fmt::format("slow with {} of {} partners{}: median {}, expected >= {}{}", slow_figures.size(), partners,
                             fresh > 0 ? " (fresh ones on re-test included)" : "", gbps_text(median_of(slow_figures)),
-                            gbps_text(outcome_.pair_expected_gbps)));
+                            gbps_text(outcome_.pair_expected_gbps), nics_text({node})));
     } else if (fresh > 0) {
-      outcome_.notes.push_back(fmt::format("{}: slow with {} of {} partners, but fast with {} of {} fresh partners on "
-                                           "re-test: not reported",
-                                           name(node), slow_figures.size(), partners, fresh - fresh_slow, fresh));
+      outcome_.notes.push_back(
+          fmt::format("{}: slow with {} of {} partners, but fast with {} of {} fresh partners on "
+                      "re-test: not reported",
+                      name(node), slow_figures.size(), partners, fresh - fresh_slow, fresh));
     } else {
       // Measured again (no fresh partner): a pair slow both times is a link nobody can
       // tell from a node; one fast the second time is only a note.
@@ -234,17 +236,27 @@ void PlanRun::decide_nodes(const std::set<int>& suspects, std::map<int, std::vec
     if (faulty_.count(link.first) || faulty_.count(link.second)) continue;
     add_fault(FaultKind::link, {link.first, link.second},
               fmt::format("pair {} - {} slow (expected >= {}); no third node was free to tell a slow node from a "
-                          "slow link",
-                          name(link.first), name(link.second), gbps_text(outcome_.pair_expected_gbps)));
+                          "slow link{}",
+                          name(link.first), name(link.second), gbps_text(outcome_.pair_expected_gbps),
+                          nics_text({link.first, link.second})));
   }
   undecided_links_.clear();
+}
+
+std::string PlanRun::nics_text(std::initializer_list<int> nodes) const {
+  std::string text;
+  for (const int node : nodes) {
+    const std::string nics = probe_.nics_of(node);
+    if (!nics.empty()) text += fmt::format("{} {} {}", text.empty() ? "; NIC:" : ",", name(node), nics);
+  }
+  return text;
 }
 
 std::string PlanRun::readings_text(const RankPair& pair) const {
   std::string first, retest, alone;
   for (const PairResult& result : outcome_.pairs) {
     if (RankPair{result.first, result.second} != pair) continue;
-    std::string& reading = result.phase.ends_with(" alone")     ? alone
+    std::string& reading = result.phase.ends_with(" alone")    ? alone
                            : result.phase.ends_with("re-test") ? retest
                                                                : first;
     reading = gbps_text(result.gbps);
@@ -254,7 +266,7 @@ std::string PlanRun::readings_text(const RankPair& pair) const {
 }
 
 void PlanRun::decide_links(const std::vector<RankPair>& links, const std::map<int, std::vector<RankPair>>& fresh_pairs,
-                  const std::map<RankPair, PairResult>& retested) {
+                           const std::map<RankPair, PairResult>& retested) {
   for (const RankPair& link : links) {
     if (faulty_.count(link.first) || faulty_.count(link.second)) continue;
     const PairResult& again = retested.at(link);
@@ -273,13 +285,13 @@ void PlanRun::decide_links(const std::vector<RankPair>& links, const std::map<in
     }
     for (const int end : slow_ends)
       add_fault(FaultKind::node, {end},
-                fmt::format("slow with {} and with a fresh partner on re-test, expected >= {}",
-                            name(end == link.first ? link.second : link.first),
-                            gbps_text(outcome_.pair_expected_gbps)));
+                fmt::format("slow with {} and with a fresh partner on re-test, expected >= {}{}",
+                            name(end == link.first ? link.second : link.first), gbps_text(outcome_.pair_expected_gbps),
+                            nics_text({end})));
     if (!slow_ends.empty()) continue;
     add_fault(FaultKind::link, {link.first, link.second},
-              fmt::format("{}, expected >= {}; both ends are fast with other partners", readings_text(link),
-                          gbps_text(outcome_.pair_expected_gbps)));
+              fmt::format("{}, expected >= {}; both ends are fast with other partners{}", readings_text(link),
+                          gbps_text(outcome_.pair_expected_gbps), nics_text({link.first, link.second})));
   }
 }
 

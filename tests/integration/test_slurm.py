@@ -385,6 +385,7 @@ class Validation(ClusterTest):
         fails = [line for line in log.splitlines() if line.startswith("FAIL ")]
         self.assertEqual(len(fails), 1, log)
         self.assertTrue(fails[0].startswith("FAIL node cb-node3: slow with 3 of 3 partners"), fails[0])
+        self.assertRegex(fails[0], r"; NIC: cb-node3 eth0 fell short in (\d+) of \1 compared rounds \(busiest ")
         self.assertIn("exclude: --exclude=cb-node3\n", log)
         with open(self.path("validate-" + validate_id, "exclude.txt")) as f:
             self.assertEqual(f.read(), "--exclude=cb-node3\n")

@@ -8,11 +8,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "commbench/backend/backend.hpp"
 #include "commbench/cli/job_session.hpp"
+#include "commbench/cli/nic_watch.hpp"
 #include "commbench/validate/site_expectations.hpp"
 #include "commbench/validate/validation_plan.hpp"
 
@@ -39,6 +41,7 @@ class JobClusterProbe final : public ClusterProbe {
   std::vector<double> measure_pairs(const PairRound& round) override;
   std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
   double elapsed_seconds() override;
+  std::string nics_of(int node) const override;
   // Wrong bytes or elements any check found (0 without --check).
   std::uint64_t wrong() const { return wrong_; }
 
@@ -51,11 +54,12 @@ class JobClusterProbe final : public ClusterProbe {
   double subgroup_busbw(Backend* backend, double idle, int& signal);
   // Every rank's figure, from rank `owner[k]` for entry k. Collective over the job: when
   // any rank brings a `signal`, every rank throws Interrupted here, together.
-  std::vector<double> gather_from(double own, const std::vector<int>& owners, const std::string& what,
-                                  int signal = 0);
+  std::vector<double> gather_from(double own, const std::vector<int>& owners, const std::string& what, int signal = 0);
 
   JobSession& session_;
   Backend& backend_;
+  std::unique_ptr<NicWatch> nic_watch_;  // each node's counters around the pair rounds
+  int pair_rounds_ = 0;
   ProbeMeasurement measurement_;
   std::vector<std::string> node_names_;
   std::vector<std::vector<int>> node_ranks_;  // ranks of each node, ascending

@@ -46,6 +46,9 @@ class ClusterProbe {
   virtual std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) = 0;
   // Seconds since the plan began (measured or modelled), the same on every rank.
   virtual double elapsed_seconds() = 0;
+  // What a node's NICs showed in the pair rounds, for its FAIL line ("eth0 fell short in 3
+  // of 3 compared rounds (busiest 0.061 GB/s)"); empty when they were not read.
+  virtual std::string nics_of(int /*node*/) const { return ""; }
 };
 
 // What a measurement is held against: `fraction` of an expected figure, which is given

@@ -89,8 +89,8 @@ ValidationOutcome simulate(int nodes, const std::string& degrade, std::uint64_t 
   model.nodes = nodes;
   model.seed = seed;
   model.noise = noise;
-  SimulatedCluster cluster(model, degrade.empty() ? std::vector<Degradation>{}
-                                                  : parse_degradations(degrade, nodes, 0.25, "--degrade"));
+  SimulatedCluster cluster(
+      model, degrade.empty() ? std::vector<Degradation>{} : parse_degradations(degrade, nodes, 0.25, "--degrade"));
   PlanSettings settings;
   settings.seed = seed;
   settings.expect.pair_gbps = expected_pair_gbps;
@@ -178,8 +178,7 @@ TEST(ValidationPlan, ANoisyHealthyClusterIsClearedOnReTest) {
 
 TEST(ValidationPlan, ASlowNodeAndASlowLinkTogether) {
   const ValidationOutcome outcome = simulate(64, "node:5,link:20-41", 3);
-  const std::set<std::pair<FaultKind, std::vector<int>>> expected{{FaultKind::node, {5}},
-                                                                   {FaultKind::link, {20, 41}}};
+  const std::set<std::pair<FaultKind, std::vector<int>>> expected{{FaultKind::node, {5}}, {FaultKind::link, {20, 41}}};
   EXPECT_EQ(faults_of(outcome), expected);
   EXPECT_EQ(outcome.node_verdicts()[20], "link to node41 is slow");
   EXPECT_EQ(outcome.node_verdicts()[0], "ok");
@@ -205,8 +204,8 @@ class ShortGroups final : public ClusterProbe {
     std::vector<double> busbw = cluster_.measure_groups(groups);
     const bool burst = group_calls++ < disturbed;
     for (std::size_t i = 0; i < groups.size(); ++i) {
-      const bool holds_hidden = !hidden.empty() && std::includes(groups[i].begin(), groups[i].end(),
-                                                                  hidden.begin(), hidden.end());
+      const bool holds_hidden =
+          !hidden.empty() && std::includes(groups[i].begin(), groups[i].end(), hidden.begin(), hidden.end());
       if (burst || holds_hidden) busbw[i] *= factor_;
     }
     return busbw;
@@ -263,7 +262,8 @@ class AdjustedPairs final : public ClusterProbe {
  public:
   using Adjust = std::function<void(int round, const PairRound&, std::vector<double>& gbps)>;
   AdjustedPairs(const std::string& degrade, Adjust adjust)
-      : cluster_(model(), degrade.empty() ? std::vector<Degradation>{} : parse_degradations(degrade, 4, 0.25, "--degrade")),
+      : cluster_(model(),
+                 degrade.empty() ? std::vector<Degradation>{} : parse_degradations(degrade, 4, 0.25, "--degrade")),
         adjust_(std::move(adjust)) {}
   int nodes() const override { return 4; }
   std::string node_name(int node) const override { return cluster_.node_name(node); }
@@ -327,7 +327,8 @@ TEST(ValidationPlan, ALinkSlowOnlyBesideAThrottledOneIsClearedWhenMeasuredAlone)
   EXPECT_NE(cleared, outcome.notes.end()) << (outcome.notes.empty() ? "no note" : outcome.notes.front());
   std::vector<std::string> alone;
   for (const PairResult& result : outcome.pairs)
-    if (result.phase == "re-test alone") alone.push_back(std::to_string(result.first) + "-" + std::to_string(result.second));
+    if (result.phase == "re-test alone")
+      alone.push_back(std::to_string(result.first) + "-" + std::to_string(result.second));
   std::sort(alone.begin(), alone.end());
   EXPECT_EQ(alone, (std::vector<std::string>{"0-3", "1-2"}));
 }
@@ -354,6 +355,57 @@ TEST(ValidationPlan, TheTimeLimitStopsThePlanWithWhatItKnows) {
   EXPECT_FALSE(outcome.complete);
   EXPECT_NE(outcome.stopped_before.find("pair round"), std::string::npos) << outcome.stopped_before;
   EXPECT_LT(outcome.pair_rounds, 3);
+}
+
+}  // namespace
+}  // namespace commbench
+
+namespace commbench {
+namespace {
+
+// A simulated cluster whose probe also says what each node's NIC showed, as the job's
+// probe does from the counters it read around the pair rounds.
+class ClusterWithNics final : public ClusterProbe {
+ public:
+  ClusterWithNics(SimulatedCluster& cluster, int slow_node) : cluster_(cluster), slow_node_(slow_node) {}
+  int nodes() const override { return cluster_.nodes(); }
+  std::string node_name(int node) const override { return cluster_.node_name(node); }
+  std::vector<std::vector<std::string>> local_findings() override { return cluster_.local_findings(); }
+  std::vector<std::optional<double>> intra_node_busbw() override { return cluster_.intra_node_busbw(); }
+  std::vector<double> measure_pairs(const PairRound& round) override { return cluster_.measure_pairs(round); }
+  std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override {
+    return cluster_.measure_groups(groups);
+  }
+  double elapsed_seconds() override { return cluster_.elapsed_seconds(); }
+  std::string nics_of(int node) const override {
+    return node == slow_node_ ? "mlx5_3:1 fell short in 3 of 3 compared rounds (busiest 12.000 GB/s)"
+                              : "mlx5_0:1 (busiest 48.000 GB/s)";
+  }
+
+ private:
+  SimulatedCluster& cluster_;
+  int slow_node_;
+};
+
+TEST(ValidationPlan, ASlowNodesFailLineNamesTheNicTheProbeSaw) {
+  SimulationModel model;
+  model.nodes = 16;
+  SimulatedCluster simulated(model, parse_degradations("node:5", 16, 0.25, "--degrade"));
+  ClusterWithNics cluster(simulated, 5);
+  const ValidationOutcome outcome = run_validation_plan(cluster, PlanSettings{});
+  ASSERT_EQ(outcome.faults.size(), 1u);
+  EXPECT_EQ(outcome.faults[0].nodes, std::vector<int>{5});
+  const std::string& reason = outcome.faults[0].reason;
+  EXPECT_NE(reason.find("; NIC: node05 mlx5_3:1 fell short in 3 of 3 compared rounds (busiest 12.000 GB/s)"),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(reason.find("mlx5_0:1"), std::string::npos) << reason;  // no other node's NIC
+  // Without NIC readings the line is as before.
+  SimulatedCluster plain(model, parse_degradations("node:5", 16, 0.25, "--degrade"));
+  const ValidationOutcome before = run_validation_plan(plain, PlanSettings{});
+  ASSERT_EQ(before.faults.size(), 1u);
+  EXPECT_EQ(before.faults[0].reason.find("NIC:"), std::string::npos);
+  EXPECT_EQ(before.faults[0].reason + reason.substr(reason.find("; NIC:")), reason);
 }
 
 }  // namespace

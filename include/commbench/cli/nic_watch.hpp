@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,15 +26,21 @@ class NicWatch {
 
   bool enabled() const { return enabled_; }
   void start_case();
-  // Collective: every rank's node ports, judged; the same on every rank.
+  // Collective: every rank's node ports, judged; the same on every rank. `what` names the
+  // measurement in notes ("pair round 2"); finish_case names the case. Where only some
+  // nodes took part (a re-test round of a few pairs), `taking_part` names them: the idle
+  // ones carried nothing and are no rails to compare with.
+  std::vector<NodeNic> finish(const std::string& what, const std::set<std::string>& taking_part = {});
   std::vector<NodeNic> finish_case(const OpCase& c);
 
-  // The rails table over every finished case (with flag_notes()), a note per rail that
-  // fell short in more than half of the cases it was compared in, and those rails
-  // ("cb-node3 eth0").
+  // The rails table over every finished case (with flag_notes()), and a note per rail
+  // that fell short in more than half of the cases it was compared in.
   std::string rails_table() const;
   std::vector<std::string> flag_notes() const;
-  std::vector<std::string> short_rails() const;
+  // A node's rails for a report line: those that fell short, with how often and their
+  // busiest rate, else the one that carried most ("eth0 (busiest 1.3 GB/s)"); empty when
+  // nothing was sampled.
+  std::string rails_of_node(const std::string& node) const;
 
  private:
   struct RailTotals {
