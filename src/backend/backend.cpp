@@ -17,4 +17,9 @@ std::optional<std::string> Backend::capture_range_unavailable() const {
   return "the " + name() + " backend drives no GPU, so there is no CUDA context to capture";
 }
 
+std::optional<std::string> Backend::library_choices_unavailable() const {
+  return "nccl_algo, nccl_proto, nccl_channels: empty, the " + name() +
+         " backend reports no algorithm choice (NCCL's profiler plugin interface does)";
+}
+
 }  // namespace commbench

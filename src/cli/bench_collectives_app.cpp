@@ -202,6 +202,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
                                             options.cuda_graph_iterations, options.blocking});
   std::vector<std::string> notes;
   const std::vector<OpCase> plan = plan_sweep(options, backend, session, notes);
+  if (std::optional<std::string> why = backend.library_choices_unavailable()) notes.push_back(std::move(*why));
   std::optional<ThresholdCheck> thresholds;
   const ThresholdFiles threshold_files = read_threshold_files(options, world, watchdog);
   session.step("checking the threshold rules", [&] {

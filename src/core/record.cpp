@@ -45,6 +45,10 @@ constexpr std::array kRowColumns{
     Column{"wrong", integer, "elements", true},
     Column{"threshold", text, "", true},
     Column{"stop_reason", text, "", false},
+    Column{"nccl_algo", text, "", true},
+    Column{"nccl_proto", text, "", true},
+    Column{"nccl_channels", text, "", true},
+    Column{"nccl_split", text, "", true},
 };
 
 // bench-p2p's cells: one pair of ranks (or devices, --local) in one direction.

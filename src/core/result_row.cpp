@@ -6,6 +6,9 @@ namespace commbench {
 namespace {
 
 FieldValue optional_double(const std::optional<double>& v) { return v ? FieldValue{*v} : FieldValue{std::monostate{}}; }
+FieldValue text_or_empty(const std::string& text) {
+  return text.empty() ? FieldValue{std::monostate{}} : FieldValue{text};
+}
 
 }  // namespace
 
@@ -53,6 +56,10 @@ std::vector<Field> row_fields(const ResultRow& r) {
                          : FieldValue{std::monostate{}},
       r.stop_reason == StopReason::keep_going ? FieldValue{std::monostate{}}
                                               : FieldValue{std::string(name_of(r.stop_reason))},
+      text_or_empty(r.nccl_algo),
+      text_or_empty(r.nccl_proto),
+      text_or_empty(r.nccl_channels),
+      text_or_empty(r.nccl_split),
   };
   std::vector<Field> fields;
   const std::span<const std::string_view> columns = row_columns();

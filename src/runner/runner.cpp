@@ -1,6 +1,10 @@
 #include "commbench/runner/runner.hpp"
 
+#include <map>
 #include <optional>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
 #include "commbench/runner/collective_workload.hpp"
@@ -14,6 +18,22 @@ MeasurementSettings measurement_settings(const RunnerSettings& settings) {
   measurement.check = settings.check;
   measurement.target_batch_seconds = settings.target_batch_seconds;
   return measurement;
+}
+
+// "algo RING 12, TREE 4; channels 16 12, 24 4": every field that varied, with its counts.
+std::string split_text(const NcclChoiceSummary& s) {
+  std::string text;
+  const auto add = [&](const char* field, const std::map<std::string, std::uint64_t>& split) {
+    if (split.size() < 2) return;
+    std::string values;
+    for (const auto& [value, count] : split) values += fmt::format("{}{} {}", values.empty() ? "" : ", ", value, count);
+    text += fmt::format("{}{} {}", text.empty() ? "" : "; ", field, values);
+  };
+  add("algo", s.algo_split);
+  add("proto", s.proto_split);
+  add("channels", s.channels_split);
+  add("warps", s.warps_split);
+  return text;
 }
 
 }  // namespace
@@ -31,6 +51,14 @@ void fill_measured_fields(const Measurement& measurement, ResultRow& row) {
   row.slowest_host = measurement.slowest_host;
   row.stop_reason = measurement.stop_reason;
   row.wrong = measurement.wrong;
+}
+
+void fill_library_choices(const NcclChoiceSummary& choices, ResultRow& row) {
+  if (choices.launches == 0) return;
+  row.nccl_algo = choices.algo;
+  row.nccl_proto = choices.proto;
+  row.nccl_channels = choices.channels;
+  row.nccl_split = split_text(choices);
 }
 
 Runner::Runner(Backend& backend, RunnerSettings settings, Watchdog* watchdog)
@@ -67,6 +95,7 @@ ResultRow Runner::run(const OpCase& c) {
   fill_measured_fields(measurement, row);
   row.algbw_gbps = algorithm_bandwidth_gbps(c.shape.bytes, measurement.slowest_seconds);
   row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(c.op, backend_.ranks());
+  fill_library_choices(backend_.take_library_choices(), row);
   return row;
 }
 

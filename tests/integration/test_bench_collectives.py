@@ -26,7 +26,8 @@ TIMEOUT_S = 240
 
 COLUMNS = ("backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,"
            "time_min_us,time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-           "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason").split(",")
+           "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason,nccl_algo,nccl_proto,"
+           "nccl_channels,nccl_split").split(",")
 ELEMENT_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4, "double": 8}
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 CHUNKED = {"allgather", "reducescatter", "alltoall"}
@@ -204,6 +205,9 @@ class OutputsAndModes(TempDirTest):
                           ("broadcast", "1024"), ("broadcast", "2048"), ("broadcast", "4096")])
         self.assertTrue(all(d[-2:] == ["0", "-"] for d in data))  # wrong, no threshold verdict
         self.assertIn("# rows: 6  wrong elements: 0  complete: yes", out)
+        # MPI chooses no algorithm NCCL's way: the nccl_* columns are empty, and say why.
+        self.assertIn("# note: nccl_algo, nccl_proto, nccl_channels: empty, the mpi backend reports no algorithm "
+                      "choice (NCCL's profiler plugin interface does)", out)
         # Two host ranks on one node: the bandwidth model says why it has no figure.
         self.assertIn("# note: theoretical busbw of allreduce: unknown; intra-node bandwidth unknown: ranks on one "
                       "node exchange through shared memory, which has no spec bandwidth", out)
@@ -952,7 +956,7 @@ class Thresholds(TempDirTest):
             (["--baseline", header_only, "--threshold", "busbw>=baseline"],
              f"--baseline {header_only}: no measurements (only a header)"),
             (["--baseline", broken, "--threshold", "busbw>=baseline"],
-             f"--baseline {broken} line 2: has 2 fields, the header has 28"),
+             f"--baseline {broken} line 2: has 2 fields, the header has 32"),
             (["--baseline", wrong_ranks, "--threshold", "busbw>=baseline"],
              f"--baseline {wrong_ranks} has none of the measurements it selects, e.g. allreduce 1KiB float sum "
              "out-of-place on 2 ranks (the baseline has rows for 4 ranks)"),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commbench/backend/bootstrap.hpp"
+#include "commbench/backend/nccl_choices.hpp"
 #include "commbench/core/op_case.hpp"
 
 namespace commbench {
@@ -101,6 +102,12 @@ class Backend {
   // and opening (true) or closing it: cudaProfilerStart/Stop on every device it drives.
   virtual std::optional<std::string> capture_range_unavailable() const;
   virtual void set_capture_range(bool /*start*/) {}
+
+  // What the library chose for the operations since the last call (NCCL: algorithm,
+  // protocol, channels and warps, from its profiler plugin); no launches where it cannot
+  // say, and library_choices_unavailable() says why.
+  virtual NcclChoiceSummary take_library_choices() { return {}; }
+  virtual std::optional<std::string> library_choices_unavailable() const;
 
   // Called from the watchdog thread just before the process ends on a timeout: release
   // what would otherwise outlive the process (NCCL communicators). Must not throw.

@@ -53,7 +53,11 @@ struct ResultRow {
   std::optional<std::uint64_t> wrong;               // mismatching elements over all ranks; empty unless --check
   std::optional<bool> threshold_passed;             // whether every threshold rule that selects the row held
   StopReason stop_reason = StopReason::keep_going;  // why its measurement stopped (agreed over ranks)
-  std::vector<ExtraField> extra;                    // the command's own fields, after the fixed columns
+  // What NCCL chose for the case's launches (its profiler plugin, rank 0's view): the
+  // most frequent algorithm, protocol and channel count, "mixed" when one varied, and
+  // then nccl_split says how ("algo RING 12, TREE 4"); empty where nothing was reported.
+  std::string nccl_algo, nccl_proto, nccl_channels, nccl_split;
+  std::vector<ExtraField> extra;  // the command's own fields, after the fixed columns
 };
 
 struct Field {

@@ -32,6 +32,8 @@ struct RunnerSettings {
 
 // The measured part of a row: iterations, times, noise, slowest rank, stop reason, wrong.
 void fill_measured_fields(const Measurement& measurement, ResultRow& row);
+// The row's nccl_* fields from what the backend reported for the case (nothing: empty).
+void fill_library_choices(const NcclChoiceSummary& choices, ResultRow& row);
 
 class Runner {
  public:

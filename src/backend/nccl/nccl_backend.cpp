@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -49,6 +51,24 @@ void create_device_objects(DeviceContext& d) {
   check_cuda(cudaEventCreate(&d.start), "cudaEventCreate");
   check_cuda(cudaEventCreate(&d.stop), "cudaEventCreate");
   check_cuda(cudaMalloc(&d.counter, sizeof(unsigned long long)), "cudaMalloc");
+}
+
+// NCCL reads NCCL_PROFILER_PLUGIN when a communicator is created: STATIC_PLUGIN makes it
+// look up ncclProfiler_v5 (then v4, v3) in the program itself, where
+// backend/nccl_profiler_plugin.cpp defines them. A plugin the user named is theirs to keep.
+std::optional<std::string> load_profiler_plugin() {
+  const char* empty = "nccl_algo, nccl_proto, nccl_channels: empty";
+  const char* theirs = std::getenv("NCCL_PROFILER_PLUGIN");
+  if (theirs != nullptr && std::string_view(theirs) != kStaticProfilerPlugin)
+    return fmt::format("{}: NCCL_PROFILER_PLUGIN={} is set, and that plugin is kept instead of commbench's", empty,
+                       theirs);
+  int version = 0;
+  ncclGetVersion(&version);
+  if (version < 22602)
+    return fmt::format("{}: NCCL {} has no profiler plugin interface v3 (NCCL 2.26.2 and newer)", empty,
+                       version_text(version));
+  ::setenv("NCCL_PROFILER_PLUGIN", kStaticProfilerPlugin, 1);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -94,6 +114,7 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
   });
 
   state.nranks = group_->size() * gpus_per_process;
+  state.choices_unavailable = load_profiler_plugin();
   std::string id_bytes;
   collective_try(*group_, [&] {
     if (group_->rank() != 0) return;
@@ -184,8 +205,8 @@ void NcclBackend::require_memory(std::uint64_t bytes_per_rank, const std::string
     for (const DeviceContext& d : state_->devices) {
       const std::size_t free_bytes = free_memory_on(d.device);
       if (bytes_per_rank > free_bytes)
-        throw UsageError(fmt::format("{} need {} on GPU {} of {}, but only {} is free", what, format_size(bytes_per_rank),
-                                     d.device, state_->who, format_size(free_bytes)));
+        throw UsageError(fmt::format("{} need {} on GPU {} of {}, but only {} is free", what,
+                                     format_size(bytes_per_rank), d.device, state_->who, format_size(free_bytes)));
     }
   });
 }
@@ -381,6 +402,12 @@ std::unique_ptr<Backend> NcclBackend::split(int color, int key) {
 }
 
 void NcclBackend::abort() noexcept { state_->abort_all(); }
+
+NcclChoiceSummary NcclBackend::take_library_choices() {
+  return state_->choices_unavailable ? NcclChoiceSummary{} : nccl_choice_tally().take();
+}
+
+std::optional<std::string> NcclBackend::library_choices_unavailable() const { return state_->choices_unavailable; }
 
 void NcclBackend::set_capture_range(bool start) {
   // The profiler captures per context: every device this process drives.

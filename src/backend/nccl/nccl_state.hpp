@@ -38,6 +38,9 @@ struct NcclBackend::State {
   std::vector<DeviceContext> devices;
   // The captured graph belongs to one case and one set of buffers.
   std::string graph_key;
+  // Why NCCL's choices cannot be reported (the user's own profiler plugin, an NCCL
+  // without interface v3); nullopt when commbench's plugin is loaded.
+  std::optional<std::string> choices_unavailable;
 
   ~State();
 

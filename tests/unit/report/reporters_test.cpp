@@ -86,19 +86,27 @@ TEST(Csv, HeaderIsTheDocumentedColumnList) {
   EXPECT_EQ(csv_header(),
             "backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,time_min_us,"
             "time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
-            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason");
+            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason,nccl_algo,nccl_proto,"
+            "nccl_channels,nccl_split");
 }
 
 TEST(Csv, RowValuesEmptiesAndQuoting) {
   EXPECT_EQ(csv_line(row_fields(sample_row())),
             "mpi,allreduce,out,float,sum,,1048576,262144,4,1,100,10,500,450,475,490,700,0.01,2,\"node,07\","
-            "2.097152,3.145728,,,,0,,noise_target");
+            "2.097152,3.145728,,,,0,,noise_target,,,,");
   ResultRow failed = sample_row();
   failed.threshold_passed = false;
-  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",fail")), ",fail,noise_target");
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",fail")), ",fail,noise_target,,,,");
   failed.threshold_passed = true;
   failed.stop_reason = StopReason::time_limit;
-  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",pass")), ",pass,time_limit");
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",pass")), ",pass,time_limit,,,,");
+  ResultRow nccl = sample_row();
+  nccl.nccl_algo = "RING";
+  nccl.nccl_proto = "SIMPLE";
+  nccl.nccl_channels = "mixed";
+  nccl.nccl_split = "channels 16 3, 24 1";
+  EXPECT_EQ(csv_line(row_fields(nccl)).substr(csv_line(row_fields(nccl)).rfind(",noise_target")),
+            ",noise_target,RING,SIMPLE,mixed,\"channels 16 3, 24 1\"");
 }
 
 TEST(Csv, ExtraFieldsFollowTheDeclaredColumnsInTheirOrder) {
@@ -108,12 +116,12 @@ TEST(Csv, ExtraFieldsFollowTheDeclaredColumnsInTheirOrder) {
   row.extra = {ExtraField{"step", std::string("backward")}, ExtraField{"group", std::int64_t{3}}};
   const RecordKind& rows = record_kind("row");
   const std::string line = csv_record_line(row_record(row), rows, extra);
-  EXPECT_EQ(line.substr(line.rfind(",noise_target")), ",noise_target,3,backward");
+  EXPECT_EQ(line.substr(line.rfind(",noise_target")), ",noise_target,,,,,3,backward");  // nccl_* empty
   // A declared column the row lacks stays empty; an undeclared field is refused, since it
   // would shift every later column.
   row.extra = {ExtraField{"step", std::string("forward")}};
   const std::string partial = csv_record_line(row_record(row), rows, extra);
-  EXPECT_EQ(partial.substr(partial.rfind(",noise_target")), ",noise_target,,forward");
+  EXPECT_EQ(partial.substr(partial.rfind(",noise_target")), ",noise_target,,,,,,forward");
   row.extra.push_back(ExtraField{"peer", std::int64_t{1}});
   EXPECT_THROW(csv_record_line(row_record(row), rows, extra), BackendError);
 }
@@ -283,8 +291,9 @@ TEST(Console, RecordsOfAnyKindUnderTheirColumnsAndUnits) {
     RunContext context = sample_context();
     context.record_kind = "link";
     console.begin(context);
-    Record link{&record_kind("link"), {std::string("node1"), std::string("mlx5_0 port 1"), std::string("network"),
-                                       std::string("InfiniBand"), std::int64_t{4}, 50.0, std::string("ACTIVE")}};
+    Record link{&record_kind("link"),
+                {std::string("node1"), std::string("mlx5_0 port 1"), std::string("network"), std::string("InfiniBand"),
+                 std::int64_t{4}, 50.0, std::string("ACTIVE")}};
     console.add_record(link);
     Record unknown = link;
     unknown.values[4] = std::monostate{};

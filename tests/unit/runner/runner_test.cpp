@@ -50,6 +50,25 @@ TEST(Runner, ARowCarriesTheMeasurementAndItsBandwidths) {
   EXPECT_TRUE(runner.check_failures().empty());
 }
 
+TEST(Runner, ARowCarriesWhatTheLibraryChoseAndHowItVaried) {
+  ResultRow row;
+  fill_library_choices(NcclChoiceSummary{}, row);  // nothing reported: every field empty
+  EXPECT_EQ(row.nccl_algo + row.nccl_proto + row.nccl_channels + row.nccl_split, "");
+  NcclChoiceTally tally;
+  for (int i = 0; i < 3; ++i) tally.add({"RING", "SIMPLE", 16, 16});
+  tally.add({"TREE", "SIMPLE", 24, 16});
+  fill_library_choices(tally.take(), row);
+  EXPECT_EQ(row.nccl_algo, "mixed");
+  EXPECT_EQ(row.nccl_proto, "SIMPLE");
+  EXPECT_EQ(row.nccl_channels, "mixed");
+  EXPECT_EQ(row.nccl_split, "algo RING 3, TREE 1; channels 16 3, 24 1");
+  // The fake backend, like MPI, reports none and says why.
+  FakeBackend backend([](const OpCase&, std::uint64_t) { return 1e-3; });
+  EXPECT_EQ(backend.library_choices_unavailable(),
+            "nccl_algo, nccl_proto, nccl_channels: empty, the fake backend reports no algorithm choice (NCCL's "
+            "profiler plugin interface does)");
+}
+
 TEST(Runner, TheCorruptRankHookProvesTheCheckCatchesErrors) {
   FakeBackend backend([](const OpCase&, std::uint64_t) { return 1e-4; });
   const std::vector<OpCase> plan = plan_of({Collective::allgather}, {4096}, backend.ranks());
@@ -144,8 +163,8 @@ std::vector<std::string> names_of(const std::vector<RecordedRange>& ranges) {
 // H100, 2026-11-26: batches that named no collective). Runs with the test's NVTX recorder
 // as the tool, attached here, before anything in this process emitted a range.
 TEST(Runner, TheCaptureRangeHoldsARangeNamingItsCaseAroundTheTimedBatches) {
-  const std::filesystem::path record = std::filesystem::temp_directory_path() /
-                                       ("commbench-nvtx-" + std::to_string(::getpid()));
+  const std::filesystem::path record =
+      std::filesystem::temp_directory_path() / ("commbench-nvtx-" + std::to_string(::getpid()));
   std::filesystem::create_directories(record);
   ::setenv("COMMBENCH_NVTX_RECORD", record.c_str(), 1);
   ::setenv("NVTX_INJECTION64_PATH", COMMBENCH_NVTX_RECORDER, 1);
@@ -168,8 +187,8 @@ TEST(Runner, TheCaptureRangeHoldsARangeNamingItsCaseAroundTheTimedBatches) {
   EXPECT_EQ(names_of(cases[0].children),
             (std::vector<std::string>{"prepare", "warm-up", "calibration", "timed batches", "combining results"}));
   EXPECT_EQ(cases[1].name, describe(plan[1]));
-  EXPECT_EQ(names_of(cases[1].children), (std::vector<std::string>{"prepare", "warm-up", "calibration",
-                                                                   describe(plan[1]), "combining results"}));
+  EXPECT_EQ(names_of(cases[1].children),
+            (std::vector<std::string>{"prepare", "warm-up", "calibration", describe(plan[1]), "combining results"}));
   const RecordedRange& captured = cases[1].children[3];
   EXPECT_EQ(captured.name, describe(plan[1]) + " (capture range)");
   ASSERT_EQ(names_of(captured.children), std::vector<std::string>{"timed batches"});

@@ -61,6 +61,8 @@ class NcclBackend final : public Backend {
   void abort() noexcept override;
   std::optional<std::string> capture_range_unavailable() const override { return std::nullopt; }
   void set_capture_range(bool start) override;
+  NcclChoiceSummary take_library_choices() override;
+  std::optional<std::string> library_choices_unavailable() const override;
   // Extensions (nccl_peer_exchange.cpp, nccl_streams.cpp).
   std::unique_ptr<PeerExchange> peer_exchange(const PeerRound& round, std::uint64_t message_bytes) override;
   std::unique_ptr<StreamSet> streams() override;
