@@ -14,6 +14,9 @@ NicSampler::~NicSampler() {
 }
 
 void NicSampler::start() {
+  // A case that ended in an exception never called stop(): its thread ends here.
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
   peaks_.clear();
   stopping_ = false;
   first_ = read_nic_counters(sources_);
