@@ -182,15 +182,17 @@ class OutputsAndModes(TempDirTest):
             rows = list(csv.DictReader(f))
         self.assertEqual([r["bytes"] for r in rows], ["8", "256"])
         self.assertEqual({r["stop_reason"] for r in rows}, {"time_limit"})
-        # A target every run meets (the relative standard error of a mean of positive
-        # samples is at most 100 %; it nears that only when two of 3 samples are near 0 beside the third): the sample floor, then the noise target.
+        # A target nearly every run meets at the floor (the relative standard error of a mean
+        # of 3 positive samples is at most 100 %; it nears that only when two samples are
+        # near 0 beside the third, as a loaded machine can make them): the sample floor is
+        # kept, then the noise target stops every size.
         rc, out, err = run(2, "--op", "allreduce", "-b", "8", "-e", "1K", "-f", "32", "--target-noise", "99.9",
                            "--min-samples", "3", "--csv", csv_path, "--force")
         self.assertEqual(rc, 0, err)
         with open(csv_path, newline="") as f:
             rows = list(csv.DictReader(f))
         self.assertEqual({r["stop_reason"] for r in rows}, {"noise_target"})
-        self.assertEqual({r["samples"] for r in rows}, {"3"})
+        self.assertTrue(all(int(r["samples"]) >= 3 for r in rows), rows)
 
     def test_console_table_has_header_rows_and_summary(self):
         rc, out, err = run(2, "--op", "allreduce,broadcast", "-b", "1K", "-e", "4K", "-n", "5", "-c")
