@@ -193,6 +193,12 @@ bool counts_nics(const CollectivesOptions& options, Backend& backend) {
          (options.nic_counters == NicCounting::automatic && backend.group().node_count() > 1);
 }
 
+// Collective: a rank that never arrives must end in the watchdog's report.
+std::vector<NodeNic> finish_nic_case(NicWatch& nic_watch, Watchdog& watchdog, const OpCase& c) {
+  auto guard = watchdog.guard("gathering the NIC counters of a case");
+  return nic_watch.finish_case(c);
+}
+
 int run_sweep(const CollectivesOptions& given, JobSession& session) {
   CollectivesOptions options = given;  // the backend may narrow "-d all" and "-o all"
   Bootstrap& world = session.world();
@@ -238,7 +244,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
     for (const OpCase& c : plan) {
       nic_watch.start_case();
       ResultRow row = runner.run(c);
-      const std::vector<NodeNic> nics = nic_watch.finish_case(c);
+      const std::vector<NodeNic> nics = finish_nic_case(nic_watch, watchdog, c);
       apply_bandwidth_model(bandwidths, row);
       for (std::string& failure : thresholds->evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
       summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;

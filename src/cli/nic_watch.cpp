@@ -18,8 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-// Short enough that a healthy port bursts to line rate within one interval, long enough
-// that reading the counters costs the node well under a percent of a core.
+// Short enough that a healthy port bursts to line rate within one interval (the test
+// cluster's did, results/slurm-cluster/nic-rates/); each reading is one file per port.
 constexpr std::chrono::milliseconds kSamplingInterval{10};
 
 json optional_json(const std::optional<std::uint64_t>& value) { return value ? json(*value) : json(nullptr); }
