@@ -11,18 +11,19 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
+#include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_cluster_probe.hpp"
-#include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
+#include "commbench/cli/validate_soak.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
-#include "commbench/core/size.hpp"
 #include "commbench/core/profile_range.hpp"
+#include "commbench/core/size.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/provenance_json.hpp"
 #include "commbench/report/scheduler_job.hpp"
@@ -49,8 +50,21 @@ struct ValidateOptions {
   std::string degrade;
   double degrade_factor = 0.25;
   double noise = 0.03;
+  // --soak: the pair rounds repeated for this long (0: the plan instead).
+  SoakSettings soak;
 
   std::vector<std::pair<std::string, std::string>> describe() const {
+    if (soak.duration_s > 0)
+      return {{"soak_s", significant_text(soak.duration_s)},
+              {"soak_interval_s", significant_text(soak.interval_s)},
+              {"seed", std::to_string(plan.seed)},
+              {"fraction", significant_text(plan.expect.fraction)},
+              {"expect", expect_path.empty() ? "steady level of the run" : expect_path},
+              {"bytes", std::to_string(measurement.pair_bytes)},
+              {"iters", std::to_string(measurement.iterations)},
+              {"warmup_iters", std::to_string(measurement.warmup)},
+              {"check", measurement.check ? "1" : "0"},
+              {"timeout_s", significant_text(job.timeout_seconds)}};
     return {{"rounds", std::to_string(plan.pair_rounds)},
             {"seed", std::to_string(plan.seed)},
             {"fraction", significant_text(plan.expect.fraction)},
@@ -68,7 +82,8 @@ struct ValidateOptions {
 
 double parse_fraction(const std::string& text, const char* flag) {
   const double fraction = parse_number(text, flag, false);
-  if (!(fraction > 0 && fraction < 1)) throw UsageError(std::string(flag) + ": '" + excerpt(text) + "' is not in (0, 1)");
+  if (!(fraction > 0 && fraction < 1))
+    throw UsageError(std::string(flag) + ": '" + excerpt(text) + "' is not in (0, 1)");
   return fraction;
 }
 
@@ -122,8 +137,8 @@ void add_simulation_options(CLI::App& app, ValidateOptions& options) {
         // The simulation keeps every node's name and figures: past this it is memory, not a plan.
         const std::uint64_t nodes = parse_count(text, "--simulate", 1);
         if (nodes > kMostSimulatedNodes)
-          throw UsageError(fmt::format("--simulate: {} nodes is more than the {} a simulation takes", nodes,
-                                       kMostSimulatedNodes));
+          throw UsageError(
+              fmt::format("--simulate: {} nodes is more than the {} a simulation takes", nodes, kMostSimulatedNodes));
         return static_cast<int>(nodes);
       },
       "Run the plan on a modelled cluster of N nodes instead of the job (no processes)", "N");
@@ -148,9 +163,25 @@ void add_simulation_options(CLI::App& app, ValidateOptions& options) {
       ->default_str("0.03");
 }
 
+void add_soak_options(CLI::App& app, ValidateOptions& options) {
+  options.soak.duration_s = 0;
+  add_parsed_option(
+      app, "--soak", options.soak.duration_s,
+      [](const std::string& text) { return parse_duration_seconds(text, "--soak"); },
+      "Instead of the plan, repeat pair rounds for this long (90s, 20m, 2h) and report every dip of a node or "
+      "link with when it began and ended (docs/validate.md, \"Soak runs\")",
+      "DURATION");
+  add_parsed_option(
+      app, "--soak-interval", options.soak.interval_s,
+      [](const std::string& text) { return parse_duration_seconds(text, "--soak-interval"); },
+      "With --soak: seconds from one pair round's start to the next, at least", "SECONDS")
+      ->default_str("1");
+}
+
 void add_validate_options(CLI::App& app, ValidateOptions& options) {
   options.plan.time_limit_seconds = 600;
   add_plan_options(app, options);
+  add_soak_options(app, options);
   add_probe_options(app, options);
   add_simulation_options(app, options);
   add_job_options(app, options.job, "one measurement",
@@ -161,6 +192,15 @@ void add_validate_options(CLI::App& app, ValidateOptions& options) {
 void validate_validate_options(const CLI::App& app, ValidateOptions& options) {
   options.measurement.iterations = options.counts.iterations;
   options.measurement.warmup = options.counts.warmup;
+  if (options.soak.duration_s > 0) {
+    for (const char* flag : {"--rounds", "--time-limit", "--no-collectives", "--collective-bytes"})
+      if (app.count(flag) > 0)
+        throw UsageError(std::string(flag) + ": does not apply to --soak (it repeats pair rounds for its duration)");
+    options.soak.seed = options.plan.seed;
+    options.soak.rule.fraction = options.plan.expect.fraction;
+  } else if (app.count("--soak-interval") > 0) {
+    throw UsageError("--soak-interval: applies to --soak only");
+  }
   if (options.simulate_nodes == 0) {
     for (const char* flag : {"--degrade", "--degrade-factor", "--noise"})
       if (app.count(flag) > 0) throw UsageError(std::string(flag) + ": applies to --simulate only");
@@ -171,6 +211,7 @@ void validate_validate_options(const CLI::App& app, ValidateOptions& options) {
 void apply_site_file(ValidateOptions& options, const std::string& text) {
   const SiteExpectations site = parse_site_expectations(text, "--expect " + options.expect_path);
   options.plan.expect.pair_gbps = site.pair_gbps;
+  options.soak.rule.steady_gbps = site.pair_gbps;
   options.plan.expect.intra_busbw_gbps = site.intra_busbw_gbps;
   options.plan.expect.group_busbw_gbps = site.group_busbw_gbps;
   options.measurement.expected_facts = site.facts;
@@ -214,6 +255,14 @@ int run_simulation(const ValidateOptions& options) {
   if (!options.degrade.empty())
     degradations = parse_degradations(options.degrade, model.nodes, options.degrade_factor, "--degrade");
   SimulatedCluster cluster(model, degradations);
+  if (options.soak.duration_s > 0)
+    return run_simulated_soak(
+        cluster, options.soak,
+        fmt::format("# {} {} (commit {}), simulated soak: {} nodes, {} GB/s per node, noise {}, "
+                    "degraded: {}\n",
+                    kProgram, commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps),
+                    significant_text(options.noise), options.degrade.empty() ? "none" : options.degrade.c_str()),
+        options.job.files.csv_path, options.job.files.json_path);
   const ValidationOutcome outcome = run_validation_plan(cluster, options.plan);
   fmt::print("# {} {} (commit {}), simulated: {} nodes, {} GB/s per node, noise {}, degraded: {}\n", kProgram,
              commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps),
@@ -222,12 +271,25 @@ int run_simulation(const ValidateOptions& options) {
   std::fflush(stdout);
   nlohmann::ordered_json head;
   head["schema"] = kSchema;
-  head["simulation"] = {{"nodes", model.nodes},      {"nic_gbps", model.nic_gbps}, {"noise", model.noise},
-                        {"degrade", options.degrade}, {"degrade_factor", options.degrade_factor},
-                        {"seed", model.seed},         {"version", commbench::version()},
+  head["simulation"] = {{"nodes", model.nodes},
+                        {"nic_gbps", model.nic_gbps},
+                        {"noise", model.noise},
+                        {"degrade", options.degrade},
+                        {"degrade_factor", options.degrade_factor},
+                        {"seed", model.seed},
+                        {"version", commbench::version()},
                         {"commit", git_commit()}};
   write_simulation_results(options, outcome, head, fmt::format("# simulated: {} nodes\n", model.nodes));
   return validation_exit_code(outcome);
+}
+
+void print_job_header(JobSession& session, const RunContext& context, Backend& backend, const ClusterProbe& probe) {
+  if (!session.reporting()) return;
+  fmt::print("# {} {} (commit {}), {} ranks on {} node{}, backend {}\n", kProgram, commbench::version(), git_commit(),
+             backend.ranks(), probe.nodes(), probe.nodes() == 1 ? "" : "s", backend.name());
+  fmt::print("{}", slurm_comment_line(context));
+  for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
+  std::fflush(stdout);
 }
 
 int run_in_job(const ValidateOptions& options, JobSession& session) {
@@ -235,16 +297,18 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   Backend& backend = session.create_backend(BackendRequest{options.job.backend});
   RunContext context = session.run_context(options.describe());
   context.record_kind = "check";
+  if (options.soak.duration_s > 0 && backend.group().node_count() < 2)
+    session.step("starting the soak",
+                 [] { throw UsageError("--soak: needs a job over at least 2 nodes (it measures pairs of nodes)"); });
   session.open_outputs(file_outputs(options.job.files));
+  if (options.soak.duration_s > 0) {
+    JobClusterProbe probe(session, backend, options.measurement);
+    print_job_header(session, context, backend, probe);
+    return run_soak_in_job(session, probe, context, options.soak);
+  }
   session.begin_results(context);
   JobClusterProbe probe(session, backend, options.measurement);
-  if (session.reporting()) {
-    fmt::print("# {} {} (commit {}), {} ranks on {} node{}, backend {}\n", kProgram, commbench::version(), git_commit(),
-               backend.ranks(), probe.nodes(), probe.nodes() == 1 ? "" : "s", backend.name());
-    fmt::print("{}", slurm_comment_line(context));
-    for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
-    std::fflush(stdout);
-  }
+  print_job_header(session, context, backend, probe);
   ValidationOutcome outcome = run_validation_plan(probe, options.plan);
   outcome.wrong = probe.wrong();
   const int exit_code = validation_exit_code(outcome);
@@ -276,10 +340,7 @@ int run_bench_validate(int argc, char** argv) {
       "bench-validate: the check before a training job. Node-local checks, collectives inside every node, node "
       "pairs in a fixed number of rounds (suspects re-tested with fresh partners), a collective over every node "
       "(bisected when it falls short); names the bad nodes and links and prints --exclude=HOSTLIST.",
-      kSchema,
-      ProfileCategory::validate,
-      add_validate_options,
-      validate_validate_options,
+      kSchema, ProfileCategory::validate, add_validate_options, validate_validate_options,
       [](const ValidateOptions& given, JobSession& session) {
         const ValidateOptions options = with_site_file(given, session);
         // A simulation measures nothing: the reporting rank runs the plan alone, in the

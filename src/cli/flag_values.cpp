@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -9,6 +10,22 @@
 #include "commbench/core/error.hpp"
 
 namespace commbench {
+namespace {
+
+// The number `text` is, all of it; nullopt when it is not one or is not finite.
+std::optional<double> whole_number(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace
 
 std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64_t minimum) {
   std::size_t used = 0;
@@ -30,17 +47,9 @@ double parse_number(std::string text, const char* flag, bool percent_allowed) {
     text.pop_back();
     percent = true;
   }
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(value))
-    throw UsageError(std::string(flag) + ": '" + text + (percent ? "%" : "") + "' is not a number");
-  (void)percent;
-  return value;
+  const std::optional<double> value = whole_number(text);
+  if (!value) throw UsageError(std::string(flag) + ": '" + text + (percent ? "%" : "") + "' is not a number");
+  return *value;
 }
 
 double parse_scaled_count(const std::string& text, const char* flag) {
@@ -62,15 +71,9 @@ double parse_scaled_count(const std::string& text, const char* flag) {
     }
     if (scale != 1) number.pop_back();
   }
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(number, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  value *= scale;
-  if (used == 0 || used != number.size() || !std::isfinite(value))
+  const std::optional<double> number_value = whole_number(number);
+  const double value = number_value.value_or(0) * scale;
+  if (!number_value || !std::isfinite(value))
     throw UsageError(std::string(flag) + ": '" + excerpt(text) + "' is not a count (like 8e9 or 8B)");
   if (!(value > 0)) throw UsageError(std::string(flag) + ": must be positive (got " + excerpt(text) + ")");
   return value;
@@ -82,6 +85,30 @@ double parse_timeout_seconds(const std::string& text) {
   if (seconds < 0 || seconds > kYear)
     throw UsageError("-T/--timeout: must be 0 (off) or a number of seconds up to a year (got " + text + ")");
   return seconds;
+}
+
+double parse_duration_seconds(const std::string& text, const char* flag) {
+  std::string number = text;
+  double unit = 1;
+  if (!number.empty()) {
+    switch (number.back()) {
+      case 's': unit = 1; break;
+      case 'm': unit = 60; break;
+      case 'h': unit = 3600; break;
+      case 'd': unit = 24 * 3600; break;
+      default: unit = 0; break;
+    }
+    if (unit != 0) number.pop_back();
+    if (unit == 0) unit = 1;
+  }
+  const std::optional<double> number_value = whole_number(number);
+  constexpr double kYear = 365.0 * 24 * 3600;
+  const double value = number_value.value_or(0) * unit;
+  if (!number_value || !std::isfinite(value))
+    throw UsageError(std::string(flag) + ": '" + excerpt(text) + "' is not a length of time (like 90s, 20m, 2h)");
+  if (!(value > 0) || value > kYear)
+    throw UsageError(std::string(flag) + ": must be more than 0 and at most a year (got " + excerpt(text) + ")");
+  return value;
 }
 
 void check_distinct_outputs(const std::string& csv_path, const std::string& json_path) {

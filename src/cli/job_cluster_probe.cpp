@@ -1,5 +1,7 @@
 #include "commbench/cli/job_cluster_probe.hpp"
 
+#include <thread>
+
 #include <algorithm>
 #include <set>
 
@@ -49,6 +51,12 @@ double JobClusterProbe::elapsed_seconds() {
   const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   auto guard = session_.watchdog().guard("agreeing on the plan's clock");
   return backend_.group().max(own);  // every rank takes the same decision at the limit
+}
+
+void JobClusterProbe::wait_until(double seconds) {
+  // From the agreed clock, so every rank sleeps as long and meets the next round together.
+  const double left = seconds - elapsed_seconds();
+  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
 }
 
 std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<int>& owners, const std::string& what,

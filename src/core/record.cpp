@@ -186,6 +186,32 @@ constexpr std::array kNicColumns{
     Column{"note", text, "", false},
 };
 
+// bench-validate --soak's intervals: a pair's reading, or what changed on a node.
+constexpr std::array kIntervalColumns{
+    Column{"what", text, "", false},         Column{"interval", integer, "", false},
+    Column{"start_s", number, "s", false},   Column{"end_s", number, "s", false},
+    Column{"node_a", text, "", false},       Column{"node_b", text, "", false},
+    Column{"gbps", number, "GB/s", true, 6}, Column{"detail", text, "", false},
+};
+
+// bench-validate --soak's events: a node's or a link's dip, when it began and ended.
+constexpr std::array kEventColumns{
+    Column{"kind", text, "", false},
+    Column{"node_a", text, "", false},
+    Column{"node_b", text, "", false},
+    Column{"start_s", number, "s", false},
+    Column{"end_s", number, "s", false},
+    Column{"start_utc", text, "", false},
+    Column{"end_utc", text, "", false},
+    Column{"low_readings", integer, "", false},
+    Column{"lowest_gbps", number, "GB/s", false, 6},
+    Column{"steady_gbps", number, "GB/s", false, 6},
+    Column{"depth", number, "fraction", false},
+    Column{"result", text, "", false},
+    Column{"partners", text, "", false},
+    Column{"changes", text, "", false},
+};
+
 constexpr RecordKind kRow{"row", "rows", kRowColumns};
 constexpr RecordKind kCell{"cell", "cells", kCellColumns};
 constexpr RecordKind kCheck{"check", "checks", kCheckColumns};
@@ -195,8 +221,10 @@ constexpr RecordKind kType{"type", "types", kTypeColumns};
 constexpr RecordKind kTraced{"collective", "collectives", kTracedColumns};
 constexpr RecordKind kRank{"rank", "ranks", kRankColumns};
 constexpr RecordKind kNic{"nic", "nics", kNicColumns};
-constexpr std::array<const RecordKind*, 9> kKinds{&kRow,  &kCell,   &kCheck, &kLink, &kStep,
-                                                  &kType, &kTraced, &kRank,  &kNic};
+constexpr RecordKind kInterval{"interval", "intervals", kIntervalColumns};
+constexpr RecordKind kEvent{"event", "events", kEventColumns};
+constexpr std::array<const RecordKind*, 11> kKinds{&kRow,    &kCell, &kCheck, &kLink,     &kStep, &kType,
+                                                   &kTraced, &kRank, &kNic,   &kInterval, &kEvent};
 
 }  // namespace
 

@@ -57,16 +57,22 @@ void JsonReporter::begin(const RunContext& ctx) {
   doc["provenance"] = provenance_json(ctx);
   state_->record_kind = ctx.record_kind;
   doc[std::string(record_kind(ctx.record_kind).plural)] = ordered_json::array();
-  for (const std::string& kind : ctx.mixed_record_kinds) doc[std::string(record_kind(kind).plural)] = ordered_json::array();
+  for (const std::string& kind : ctx.mixed_record_kinds)
+    doc[std::string(record_kind(kind).plural)] = ordered_json::array();
 }
 
-void JsonReporter::add_record(const Record& record) {
+ordered_json record_json(const Record& record) {
   ordered_json object = ordered_json::object();
   const std::span<const Column> columns = record.kind->columns;
   const std::vector<Field> fields = record_fields(record);
   for (std::size_t i = 0; i < fields.size(); ++i)
     object[std::string(fields[i].name)] =
         to_json(fields[i].value, i < columns.size() ? columns[i].type : ValueType::text);
+  return object;
+}
+
+void JsonReporter::add_record(const Record& record) {
+  ordered_json object = record_json(record);
   ordered_json& records = state_->document[std::string(record.kind->plural)];
   if (records.is_null()) records = ordered_json::array();
   records.push_back(std::move(object));
@@ -79,12 +85,12 @@ void JsonReporter::finish(const RunSummary& summary) {
   for (const auto& [key, text] : summary.sections) doc[key] = parsed_section(key, text);
   if (state_->record_kind == "row")
     doc["summary"] = {{"rows", summary.rows},
-                    {"wrong_elements", summary.wrong_elements},
-                    {"check_failures", summary.check_failures},
-                    {"threshold_rows", summary.threshold_rows},
-                    {"threshold_failures", summary.threshold_failures},
-                    {"average_busbw_gbps", summary.average_busbw_gbps},
-                    {"exit_code", summary.exit_code}};
+                      {"wrong_elements", summary.wrong_elements},
+                      {"check_failures", summary.check_failures},
+                      {"threshold_rows", summary.threshold_rows},
+                      {"threshold_failures", summary.threshold_failures},
+                      {"average_busbw_gbps", summary.average_busbw_gbps},
+                      {"exit_code", summary.exit_code}};
   const std::string text = doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
   if (state_->path.empty()) {
     write_all(state_->stream, text, "--format json <stdout>");

@@ -20,6 +20,24 @@ int node_number(std::string_view text, int nodes, std::string_view flag, std::st
   return number;
 }
 
+// "FROM-UNTIL" in modelled seconds, FROM < UNTIL.
+void parse_window(std::string_view text, Degradation& degradation, std::string_view flag, std::string_view item) {
+  const std::size_t dash = text.find('-');
+  const auto seconds = [&](std::string_view part, double& value) {
+    const std::string owned(part);
+    char* end = nullptr;
+    value = std::strtod(owned.c_str(), &end);
+    return !owned.empty() && *end == '\0' && std::isfinite(value) && value >= 0;
+  };
+  if (dash == std::string_view::npos || !seconds(text.substr(0, dash), degradation.from_s) ||
+      !seconds(text.substr(dash + 1), degradation.until_s) || degradation.from_s >= degradation.until_s)
+    throw UsageError(fmt::format("{}: '{}': the window after / is FROM-UNTIL in seconds, FROM < UNTIL", flag, item));
+}
+
+bool holds_at(const Degradation& degradation, double seconds) {
+  return seconds >= degradation.from_s && seconds < degradation.until_s;
+}
+
 }  // namespace
 
 std::vector<Degradation> parse_degradations(std::string_view text, int nodes, double default_factor,
@@ -33,9 +51,14 @@ std::vector<Degradation> parse_degradations(std::string_view text, int nodes, do
     Degradation degradation;
     degradation.factor = default_factor;
     std::string_view target = item;
-    if (const std::size_t at = item.find('@'); at != std::string_view::npos) {
-      target = item.substr(0, at);
-      const std::string factor_text(item.substr(at + 1));
+    if (const std::size_t slash = item.find('/'); slash != std::string_view::npos) {
+      target = item.substr(0, slash);
+      parse_window(item.substr(slash + 1), degradation, flag, item);
+    }
+    const std::string_view head = target;
+    if (const std::size_t at = head.find('@'); at != std::string_view::npos) {
+      target = head.substr(0, at);
+      const std::string factor_text(head.substr(at + 1));
       char* end = nullptr;
       degradation.factor = std::strtod(factor_text.c_str(), &end);
       if (factor_text.empty() || *end != '\0' || !(degradation.factor > 0 && degradation.factor < 1))
@@ -46,8 +69,7 @@ std::vector<Degradation> parse_degradations(std::string_view text, int nodes, do
     } else if (target.starts_with("link:")) {
       const std::string_view ends = target.substr(5);
       const std::size_t dash = ends.find('-');
-      if (dash == std::string_view::npos)
-        throw UsageError(fmt::format("{}: '{}': a link is link:A-B", flag, item));
+      if (dash == std::string_view::npos) throw UsageError(fmt::format("{}: '{}': a link is link:A-B", flag, item));
       const int a = node_number(ends.substr(0, dash), nodes, flag, item);
       const int b = node_number(ends.substr(dash + 1), nodes, flag, item);
       if (a == b) throw UsageError(fmt::format("{}: '{}': a link joins two different nodes", flag, item));
@@ -67,14 +89,15 @@ std::string simulated_node_name(int node, int nodes) {
 }
 
 SimulatedCluster::SimulatedCluster(SimulationModel model, std::vector<Degradation> degradations)
-    : model_(model), node_factor_(static_cast<std::size_t>(model.nodes), 1.0), generator_(model.seed) {
-  for (const Degradation& degradation : degradations) {
-    if (degradation.node >= 0)
-      node_factor_[static_cast<std::size_t>(degradation.node)] =
-          std::min(node_factor_[static_cast<std::size_t>(degradation.node)], degradation.factor);
-    else
-      links_.push_back(degradation);
-  }
+    : model_(model), generator_(model.seed) {
+  for (const Degradation& degradation : degradations) (degradation.node >= 0 ? nodes_ : links_).push_back(degradation);
+}
+
+double SimulatedCluster::node_factor(int node) const {
+  double factor = 1;
+  for (const Degradation& degradation : nodes_)
+    if (degradation.node == node && holds_at(degradation, elapsed_)) factor = std::min(factor, degradation.factor);
+  return factor;
 }
 
 double SimulatedCluster::noisy(double figure) { return figure * std::exp(model_.noise * normal_(generator_)); }
@@ -83,7 +106,7 @@ double SimulatedCluster::link_factor(int a, int b) const {
   const RankPair pair{std::min(a, b), std::max(a, b)};
   double factor = 1;
   for (const Degradation& link : links_)
-    if (link.link == pair) factor = std::min(factor, link.factor);
+    if (link.link == pair && holds_at(link, elapsed_)) factor = std::min(factor, link.factor);
   return factor;
 }
 
@@ -95,8 +118,8 @@ std::vector<std::vector<std::string>> SimulatedCluster::local_findings() {
 std::vector<std::optional<double>> SimulatedCluster::intra_node_busbw() {
   std::vector<std::optional<double>> busbw;
   for (int node = 0; node < model_.nodes; ++node) busbw.emplace_back(noisy(model_.intra_busbw_gbps));
-  elapsed_ += model_.round_seconds + static_cast<double>(model_.iterations * model_.message_bytes) * 2 /
-                                         (model_.intra_busbw_gbps * 1e9);
+  elapsed_ += model_.round_seconds +
+              static_cast<double>(model_.iterations * model_.message_bytes) * 2 / (model_.intra_busbw_gbps * 1e9);
   return busbw;
 }
 
@@ -104,8 +127,7 @@ std::vector<double> SimulatedCluster::measure_pairs(const PairRound& round) {
   std::vector<double> gbps;
   double slowest = model_.nic_gbps;
   for (const auto& [a, b] : round) {
-    const double factor = std::min({node_factor_[static_cast<std::size_t>(a)],
-                                    node_factor_[static_cast<std::size_t>(b)], link_factor(a, b)});
+    const double factor = std::min({node_factor(a), node_factor(b), link_factor(a, b)});
     gbps.push_back(noisy(model_.nic_gbps * factor));
     slowest = std::min(slowest, gbps.back());
   }
@@ -119,9 +141,9 @@ std::vector<double> SimulatedCluster::measure_groups(const std::vector<std::vect
   std::size_t largest = 0;
   for (const std::vector<int>& group : groups) {
     double factor = 1;
-    for (const int node : group) factor = std::min(factor, node_factor_[static_cast<std::size_t>(node)]);
+    for (const int node : group) factor = std::min(factor, node_factor(node));
     for (const Degradation& link : links_)
-      if (std::binary_search(group.begin(), group.end(), link.link.first) &&
+      if (holds_at(link, elapsed_) && std::binary_search(group.begin(), group.end(), link.link.first) &&
           std::binary_search(group.begin(), group.end(), link.link.second))
         factor = std::min(factor, link.factor);
     busbw.push_back(noisy(model_.nic_gbps * model_.collective_share * factor));

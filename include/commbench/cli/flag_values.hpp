@@ -20,6 +20,10 @@ double parse_scaled_count(const std::string& text, const char* flag);
 // (larger values would overflow the watchdog's clock arithmetic).
 double parse_timeout_seconds(const std::string& text);
 
+// A length of time as people write it for long runs: "90" or "90s", "20m", "2h", "1d".
+// Positive, at most a year; UsageError naming `flag` otherwise.
+double parse_duration_seconds(const std::string& text, const char* flag);
+
 // --csv and --json must be different files. Paths are compared after resolving them.
 void check_distinct_outputs(const std::string& csv_path, const std::string& json_path);
 // UsageError "SECOND_FLAG: same file as FIRST_FLAG (path)" when both name one file.

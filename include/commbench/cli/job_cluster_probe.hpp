@@ -41,6 +41,7 @@ class JobClusterProbe final : public ClusterProbe {
   std::vector<double> measure_pairs(const PairRound& round) override;
   std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
   double elapsed_seconds() override;
+  void wait_until(double seconds) override;
   std::string nics_of(int node) const override;
   // Wrong bytes or elements any check found (0 without --check).
   std::uint64_t wrong() const { return wrong_; }

@@ -8,9 +8,15 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "commbench/core/record.hpp"
 #include "commbench/report/reporter.hpp"
 
 namespace commbench {
+
+// One record as the document holds it: an object of its columns (and extra fields).
+nlohmann::ordered_json record_json(const Record& record);
 
 class JsonReporter final : public Reporter {
  public:

@@ -6,7 +6,9 @@
 // from a seeded generator. Time is modelled too, for the estimate the docs give.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <string_view>
@@ -20,10 +22,14 @@ struct Degradation {
   int node = -1;      // node:K
   RankPair link{};    // link:A-B (when node < 0)
   double factor = 0;  // what is left of the healthy figure
+  // Modelled seconds in which it holds ("/FROM-UNTIL"): a soak's fault that comes and goes.
+  double from_s = 0;
+  double until_s = std::numeric_limits<double>::infinity();
 };
 
-// "node:K", "link:A-B", each optionally "@F" (0 < F < 1; default `default_factor`),
-// several separated by commas; node numbers 0..nodes-1. UsageError naming `flag` otherwise.
+// "node:K", "link:A-B", each optionally "@F" (0 < F < 1; default `default_factor`) and
+// "/FROM-UNTIL" (modelled seconds; default: always), several separated by commas; node numbers 0..nodes-1. UsageError
+// naming `flag` otherwise.
 std::vector<Degradation> parse_degradations(std::string_view text, int nodes, double default_factor,
                                             std::string_view flag);
 
@@ -31,18 +37,18 @@ std::vector<Degradation> parse_degradations(std::string_view text, int nodes, do
 // verdicts depend only on their ratios.
 struct SimulationModel {
   int nodes = 0;
-  double nic_gbps = 50;             // one direction, per node: a 400 Gb/s port's line rate
-  double collective_share = 0.92;   // a ring collective's busbw over the NIC's rate (assumed)
-  double intra_busbw_gbps = 370;    // the bandwidth model's achievable for 8 NVLinked H100s
-  double noise = 0.03;              // relative standard deviation of every figure
+  double nic_gbps = 50;            // one direction, per node: a 400 Gb/s port's line rate
+  double collective_share = 0.92;  // a ring collective's busbw over the NIC's rate (assumed)
+  double intra_busbw_gbps = 370;   // the bandwidth model's achievable for 8 NVLinked H100s
+  double noise = 0.03;             // relative standard deviation of every figure
   std::uint64_t seed = 1;
   // The time model: messages per measurement and their size, and fixed costs.
   std::uint64_t message_bytes = std::uint64_t{64} << 20;
-  std::uint64_t iterations = 12;      // warm-up and timed
-  double round_seconds = 0.2;         // launching and agreeing on one pair round
-  double group_setup_seconds = 1.0;   // splitting communicators for one step...
-  double group_setup_per_node = 1e-3; // ...and per node of the largest group
-  double local_check_seconds = 5;     // probing a node's topology (all nodes at once)
+  std::uint64_t iterations = 12;       // warm-up and timed
+  double round_seconds = 0.2;          // launching and agreeing on one pair round
+  double group_setup_seconds = 1.0;    // splitting communicators for one step...
+  double group_setup_per_node = 1e-3;  // ...and per node of the largest group
+  double local_check_seconds = 5;      // probing a node's topology (all nodes at once)
 };
 
 std::string simulated_node_name(int node, int nodes);  // "node0007" (width of the largest)
@@ -58,14 +64,16 @@ class SimulatedCluster final : public ClusterProbe {
   std::vector<double> measure_pairs(const PairRound& round) override;
   std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
   double elapsed_seconds() override { return elapsed_; }
+  void wait_until(double seconds) override { elapsed_ = std::max(elapsed_, seconds); }
 
  private:
   double noisy(double figure);
+  // What is left of a node's or a link's figure at the modelled time.
+  double node_factor(int node) const;
   double link_factor(int a, int b) const;
 
   SimulationModel model_;
-  std::vector<double> node_factor_;
-  std::vector<Degradation> links_;
+  std::vector<Degradation> nodes_, links_;
   std::mt19937_64 generator_;
   std::normal_distribution<double> normal_{0.0, 1.0};
   double elapsed_ = 0;

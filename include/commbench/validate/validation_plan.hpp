@@ -49,6 +49,12 @@ class ClusterProbe {
   // What a node's NICs showed in the pair rounds, for its FAIL line ("eth0 fell short in 3
   // of 3 compared rounds (busiest 0.061 GB/s)"); empty when they were not read.
   virtual std::string nics_of(int /*node*/) const { return ""; }
+  // Per node, what changed since the previous call besides the figures (a NIC's error
+  // counter that stepped, a port's state or rate: "mlx5_0:1 symbol_error +12"); empty
+  // per node when nothing did or nothing is read. The first call sets the baseline.
+  virtual std::vector<std::vector<std::string>> node_changes() { return {}; }
+  // Returns once elapsed_seconds() has reached `seconds` (a soak's next interval).
+  virtual void wait_until(double /*seconds*/) {}
 };
 
 // What a measurement is held against: `fraction` of an expected figure, which is given

@@ -1,0 +1,80 @@
+// A soak's dips: the pair readings of every interval held against the run's own steady
+// level, and each dip named as a node or a link with when it began and ended.
+//
+// The rule (docs/validate.md, "Soak runs"), chosen to be robust, not tuned:
+//   - steady level: the median of every pair reading of the run (or the site file's pair
+//     figure), since most readings of a soak are healthy;
+//   - spread: 1.4826 x the median absolute deviation (a normal distribution's standard
+//     deviation, read without the dips themselves);
+//   - a reading is low when it is below the steady level by more than `spread_limit`
+//     spreads and by more than `least_depth` of the level: the first keeps a noisy
+//     fabric's ordinary scatter out, the second a very quiet fabric's harmless wobble;
+//   - an event is a run of low readings in a row of one node's series (the readings of the
+//     pairs it was in, interval by interval) with at least two different partners: a node
+//     event; low readings of one pair, in a row of that pair's series, that no node event
+//     explains: a link event. One reading that is not low between two low ones does not
+//     end a run (a dip's readings scatter around the line too); two do;
+//   - an event fails (exit 1) when its lowest reading is below `fraction` of the steady
+//     level; a shallower one is reported and passes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commbench/validate/validation_plan.hpp"
+
+namespace commbench {
+
+// One pair's figure in one interval of the soak.
+struct SoakReading {
+  int interval = 0;
+  double start_s = 0, end_s = 0;  // seconds since the soak began
+  int first = 0, second = 0;      // node indices, first < second
+  double gbps = 0;
+};
+
+// What changed on a node during an interval besides its figures: a NIC's error counter
+// that stepped, a port's state or rate, a GPU's throttle reasons ("mlx5_0:1
+// symbol_error +12").
+struct SoakChange {
+  int interval = 0;
+  int node = 0;
+  std::string what;
+};
+
+struct SoakRule {
+  double fraction = 0.75;             // an event below this fraction of the steady level fails
+  double least_depth = 0.1;           // a reading is never low when less than this far below
+  double spread_limit = 4;            // ...nor when within this many spreads of the level
+  std::optional<double> steady_gbps;  // given (--expect); else the median of the run
+};
+
+struct SoakLevels {
+  double steady_gbps = 0;
+  double spread_gbps = 0;
+  double low_below_gbps = 0;  // a reading below this is low
+  bool given = false;         // the steady level came from the site file
+};
+
+struct SoakEvent {
+  FaultKind kind = FaultKind::node;  // node or link
+  std::vector<int> nodes;            // the node; the link's two ends, ascending
+  int first_interval = 0, last_interval = 0;
+  double start_s = 0, end_s = 0;  // from the first low reading's start to the last one's end
+  int low_readings = 0;
+  std::vector<int> partners;  // node events: the partners it was low with
+  double lowest_gbps = 0;
+  double depth = 0;  // 1 - lowest / steady
+  bool fails = false;
+  std::vector<std::string> changes;  // on the event's nodes, from one interval before to one after
+};
+
+SoakLevels soak_levels(const std::vector<SoakReading>& readings, const SoakRule& rule);
+
+// The events in order of their start. `readings` in the order measured.
+std::vector<SoakEvent> find_soak_events(const std::vector<SoakReading>& readings,
+                                        const std::vector<SoakChange>& changes, const SoakLevels& levels,
+                                        const SoakRule& rule);
+
+}  // namespace commbench

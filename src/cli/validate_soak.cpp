@@ -1,0 +1,115 @@
+#include "commbench/cli/validate_soak.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commbench/core/number_text.hpp"
+#include "commbench/report/json_reporter.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/validate/soak_report.hpp"
+
+namespace commbench {
+namespace {
+
+constexpr double kProgressSeconds = 60;
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// A line a minute, so a user tailing a long soak's log sees it alive and what it reads.
+class SoakProgress {
+ public:
+  explicit SoakProgress(const std::vector<std::string>& names) : names_(names) {}
+  void add(const SoakInterval& interval) {
+    for (const SoakReading& reading : interval.readings)
+      if (!lowest_ || reading.gbps < lowest_->gbps) lowest_ = reading;
+    intervals_ += 1;
+    if (interval.end_s < next_print_) return;
+    next_print_ = interval.end_s + kProgressSeconds;
+    if (!lowest_) return;
+    fmt::print("# soak {} s: {} intervals; lowest so far {} GB/s ({} - {}, at {} s)\n", fixed_text(interval.end_s, 0),
+               intervals_, significant_text(lowest_->gbps, 3), names_[static_cast<std::size_t>(lowest_->first)],
+               names_[static_cast<std::size_t>(lowest_->second)], fixed_text(lowest_->start_s, 1));
+    std::fflush(stdout);
+  }
+
+ private:
+  const std::vector<std::string>& names_;
+  std::optional<SoakReading> lowest_;
+  int intervals_ = 0;
+  double next_print_ = kProgressSeconds;
+};
+
+std::vector<std::string> names_of(ClusterProbe& probe) {
+  std::vector<std::string> names;
+  for (int node = 0; node < probe.nodes(); ++node) names.push_back(probe.node_name(node));
+  return names;
+}
+
+}  // namespace
+
+int run_soak_in_job(JobSession& session, ClusterProbe& probe, RunContext context, const SoakSettings& settings) {
+  const std::vector<std::string> names = names_of(probe);
+  context.record_kind = "interval";
+  context.mixed_record_kinds = {"interval", "event"};
+  session.begin_results(context);
+  if (session.reporting()) {
+    fmt::print("# soak: {} s, one pair round at least every {} s\n", significant_text(settings.duration_s, 6),
+               significant_text(settings.interval_s, 3));
+    std::fflush(stdout);
+  }
+  const double started_unix = unix_now() - probe.elapsed_seconds();
+  SoakProgress progress(names);
+  const SoakOutcome outcome = run_soak(probe, settings, [&](const SoakInterval& interval) {
+    for (const Record& record : soak_interval_records(interval, names)) session.add_record(record);
+    if (session.reporting()) progress.add(interval);
+  });
+  for (const Record& record : soak_event_records(outcome, started_unix)) session.add_record(record);
+  if (session.reporting()) {
+    fmt::print("{}", soak_summary(outcome, settings, started_unix));
+    std::fflush(stdout);
+  }
+  RunSummary summary;
+  summary.complete = outcome.complete;
+  summary.exit_code = soak_exit_code(outcome);
+  const nlohmann::ordered_json sections = soak_json(outcome, settings, started_unix);
+  for (const auto& [key, value] : sections.items())
+    summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  session.finish_results(summary);
+  return summary.exit_code;
+}
+
+int run_simulated_soak(ClusterProbe& cluster, const SoakSettings& settings, const std::string& header,
+                       const std::string& csv_path, const std::string& json_path) {
+  const std::vector<std::string> names = names_of(cluster);
+  const double started_unix = unix_now();
+  std::vector<Record> records;
+  const SoakOutcome outcome = run_soak(cluster, settings, [&](const SoakInterval& interval) {
+    for (Record& record : soak_interval_records(interval, names)) records.push_back(std::move(record));
+  });
+  for (Record& record : soak_event_records(outcome, started_unix)) records.push_back(std::move(record));
+  fmt::print("{}{}", header, soak_summary(outcome, settings, started_unix));
+  std::fflush(stdout);
+  const std::vector<const RecordKind*> kinds{&record_kind("interval"), &record_kind("event")};
+  if (!csv_path.empty()) {
+    std::string text = mixed_csv_header(kinds, {}) + "\n";
+    for (const Record& record : records) text += mixed_csv_record_line(record, kinds, {}) + "\n";
+    write_file_atomically(csv_path, text, "--csv");
+  }
+  if (!json_path.empty()) {
+    nlohmann::ordered_json doc;
+    doc["schema"] = "commbench.validate/1";
+    for (const RecordKind* kind : kinds) doc[std::string(kind->plural)] = nlohmann::ordered_json::array();
+    for (const Record& record : records) doc[std::string(record.kind->plural)].push_back(record_json(record));
+    const nlohmann::ordered_json sections = soak_json(outcome, settings, started_unix);
+    for (const auto& [key, value] : sections.items()) doc[key] = value;
+    write_file_atomically(json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
+                          "--json");
+  }
+  return soak_exit_code(outcome);
+}
+
+}  // namespace commbench
