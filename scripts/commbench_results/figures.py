@@ -5,6 +5,7 @@ import os
 from .collectives_figure import build_collectives_figure
 from .errors import InputError
 from .patterns_figure import build_patterns_figure
+from .soak_figure import build_soak_figure
 from .topology_figure import build_links_figure, build_topology_figure
 
 BUILDERS = {
@@ -12,6 +13,7 @@ BUILDERS = {
     "topology": build_topology_figure,
     "topology-links": build_links_figure,
     "patterns": build_patterns_figure,
+    "soak": build_soak_figure,
 }
 FORMATS = (".png", ".svg")
 

@@ -44,11 +44,12 @@ PROVENANCE_KEYS = ("program", "version", "commit", "command_line", "started_at",
 @dataclass
 class ResultFile:
     path: str
-    kind: str                # "collectives", "topology", "topology-links" or "patterns"
+    kind: str                # "collectives", "topology", "topology-links", "patterns" or "soak"
     schema: str              # the JSON's schema string, or "csv:<kind>" for a CSV
     provenance: dict = field(default_factory=dict)
     table: pandas.DataFrame = None  # one row per result row, plus `line`: where it is in the file
     complete: bool = True
+    extra: dict = field(default_factory=dict)  # a kind's own sections (a soak's events and settings)
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,12 +151,37 @@ def _read_patterns_document(path, text, doc):
     return ResultFile(path, "patterns", doc["schema"], _provenance_of(doc), pandas.DataFrame.from_records([record]))
 
 
+def _read_validate_document(path, text, doc):
+    """A soak (bench-validate --soak): its pair readings, with the events and the soak's
+    settings beside them. The plan's document has no timeline to draw."""
+    if not isinstance(doc.get("soak"), dict):
+        raise InputError(path, 1, "a bench-validate plan has nothing to plot over time; "
+                         "plot the JSON of a soak (bench-validate --soak)")
+    records = []
+    for line, record in _objects_with_lines(path, text, doc, "intervals"):
+        if record.get("what") != "pair":
+            continue
+        gbps, start = record.get("gbps"), record.get("start_s")
+        if isinstance(gbps, bool) or not isinstance(gbps, (int, float)) or not isinstance(start, (int, float)):
+            raise InputError(path, line, "a pair interval needs numbers 'start_s' and 'gbps'")
+        records.append({"line": line, "start_s": float(start), "gbps": float(gbps),
+                        "node_a": str(record.get("node_a", "")), "node_b": str(record.get("node_b", ""))})
+    events = [event for _, event in _objects_with_lines(path, text, doc, "events")]
+    for event in events:
+        if not all(isinstance(event.get(key), (int, float)) for key in ("start_s", "end_s", "depth")):
+            raise InputError(path, _key_line(text, "events"), "an event needs numbers 'start_s', 'end_s' and 'depth'")
+    table = pandas.DataFrame.from_records(records, columns=["line", "start_s", "gbps", "node_a", "node_b"])
+    return ResultFile(path, "soak", doc["schema"], _provenance_of(doc), table, bool(doc.get("complete", True)),
+                      {"soak": doc["soak"], "events": events})
+
+
 # schema family -> (versions this script reads, reader). Add a command's kind here.
 KINDS = {
     "commbench.collectives": ((1, 2), _read_collectives_document),
     "commbench.groups": ((1,), _read_collectives_document),  # bench-groups: the same rows plus its own columns
     "commbench.topology": ((1, 2, 3), _read_topology_document),
     "commbench.patterns": ((1, 2), _read_patterns_document),
+    "commbench.validate": ((1,), _read_validate_document),
 }
 
 

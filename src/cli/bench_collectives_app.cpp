@@ -1,8 +1,11 @@
 #include "commbench/cli/bench_collectives_app.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,6 +15,7 @@
 #include "commbench/backend/job_runtime.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/collectives_options.hpp"
+#include "commbench/cli/collectives_soak.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
@@ -199,6 +203,61 @@ std::vector<NodeNic> finish_nic_case(NicWatch& nic_watch, Watchdog& watchdog, co
   return nic_watch.finish_case(c);
 }
 
+// Every case once: the sweep, or one interval of a soak.
+struct SweepPass {
+  JobSession& session;
+  Runner& runner;
+  NicWatch& nic_watch;
+  const CollectiveBandwidths& bandwidths;
+  ThresholdCheck& thresholds;
+  CollectivesSoak& soak;
+  RunSummary& summary;
+  double busbw_sum = 0;
+
+  void run(const std::vector<OpCase>& plan, int interval, double start_s, const std::function<double()>& clock) {
+    for (const OpCase& c : plan) {
+      nic_watch.start_case();
+      ResultRow row = runner.run(c);
+      const std::vector<NodeNic> nics = finish_nic_case(nic_watch, session.watchdog(), c);
+      apply_bandwidth_model(bandwidths, row);
+      if (soak.enabled()) soak.add(c, interval, start_s, clock(), row, nics);
+      for (std::string& failure : thresholds.evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
+      summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;
+      summary.rows += 1;
+      summary.wrong_elements += row.wrong.value_or(0);
+      busbw_sum += row.busbw_gbps;
+      session.add_row(row);
+      for (const NodeNic& nic : nics) session.add_record(nic_record(c, nic));
+    }
+  }
+};
+
+// The sweep once, or for a soak pass after pass until its duration, at most one pass an
+// interval. The soak's clock is agreed over the ranks, so all of them stop together.
+void run_passes(SweepPass& pass, const std::vector<OpCase>& plan, CollectivesSoak& soak, JobSession& session) {
+  if (!soak.enabled()) return pass.run(plan, 0, 0, {});
+  const auto started = std::chrono::steady_clock::now();
+  soak.begin(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const auto clock = [&] {
+    const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    auto guard = session.watchdog().guard("agreeing on the soak's clock");
+    return session.world().max(own);
+  };
+  for (int interval = 0;; ++interval) {
+    const double start = clock();
+    pass.run(plan, interval, start, clock);
+    const double next = start + soak.interval_s();
+    const double now = clock();
+    if (std::max(now, next) >= soak.duration_s()) return;
+    if (next > now) std::this_thread::sleep_for(std::chrono::duration<double>(next - now));
+  }
+}
+
+SoakRule soak_rule() { return SoakRule{}; }
+
+int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, CollectivesSoak& soak, SweepPass& pass,
+                 const std::optional<Interrupted>& interruption);
+
 int run_sweep(const CollectivesOptions& given, JobSession& session) {
   CollectivesOptions options = given;  // the backend may narrow "-d all" and "-o all"
   Bootstrap& world = session.world();
@@ -234,36 +293,35 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   session.open_outputs(options.outputs());
   RunContext context = session.run_context(options.describe());
   for (std::string& note : notes) context.notes.push_back(std::move(note));
+  CollectivesSoak soak(options.soak_seconds, options.soak_interval_seconds, soak_rule());
+  if (soak.enabled()) context.extra_columns = CollectivesSoak::extra_columns();
   session.begin_results(context);
 
   NicWatch nic_watch(backend.group(), counts_nics(options, backend), options.nic_fraction);
   RunSummary summary;
-  double busbw_sum = 0;
+  SweepPass pass{session, runner, nic_watch, bandwidths, *thresholds, soak, summary};
   std::optional<Interrupted> interruption;
   try {
-    for (const OpCase& c : plan) {
-      nic_watch.start_case();
-      ResultRow row = runner.run(c);
-      const std::vector<NodeNic> nics = finish_nic_case(nic_watch, watchdog, c);
-      apply_bandwidth_model(bandwidths, row);
-      for (std::string& failure : thresholds->evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
-      summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;
-      summary.rows += 1;
-      summary.wrong_elements += row.wrong.value_or(0);
-      busbw_sum += row.busbw_gbps;
-      session.add_row(row);
-      for (const NodeNic& nic : nics) session.add_record(nic_record(c, nic));
-    }
+    run_passes(pass, plan, soak, session);
   } catch (const Interrupted& e) {
     // Every rank agreed on it inside the measurement loop, so all of them finish here together.
     interruption = e;
     summary.complete = false;
   }
-  summary.average_busbw_gbps = summary.rows ? busbw_sum / static_cast<double>(summary.rows) : 0;
+  return finish_sweep(session, runner, nic_watch, soak, pass, interruption);
+}
+
+int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, CollectivesSoak& soak, SweepPass& pass,
+                 const std::optional<Interrupted>& interruption) {
+  RunSummary& summary = pass.summary;
+  summary.average_busbw_gbps = summary.rows ? pass.busbw_sum / static_cast<double>(summary.rows) : 0;
   summary.check_failures = runner.check_failures();
   for (std::string& note : nic_watch.flag_notes()) summary.notes.push_back(std::move(note));
-  summary.console_text = nic_watch.rails_table();
-  const bool failed = !summary.check_failures.empty() || !summary.threshold_failures.empty();
+  const std::vector<CaseDip> dips = soak.dips();
+  const bool dipped = std::any_of(dips.begin(), dips.end(), [](const CaseDip& dip) { return dip.fails; });
+  summary.console_text = nic_watch.rails_table() + soak.console_text(dips);
+  if (soak.enabled()) summary.sections.emplace_back("soak", soak.json_section(dips));
+  const bool failed = !summary.check_failures.empty() || !summary.threshold_failures.empty() || dipped;
   summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())
                       : failed     ? static_cast<int>(ExitCode::check_failed)
                                    : 0;
@@ -271,6 +329,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   if (session.reporting()) {
     for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
     print_threshold_failures(summary.threshold_failures);
+    if (dipped) print_error("soak: a case's busbw dipped below --fraction of its steady level (the lines above)");
     if (interruption) print_error(interruption->what());
   }
   return summary.exit_code;

@@ -259,6 +259,20 @@ void add_nic_options(CLI::App& app, CollectivesOptions& options) {
       ->default_str(significant_text(options.nic_fraction));
 }
 
+void add_soak_options(CLI::App& app, CollectivesOptions& options) {
+  add_parsed_option(
+      app, "--soak", options.soak_seconds,
+      [](const std::string& text) { return parse_duration_seconds(text, "--soak"); },
+      "Run the cases again and again for this long (90s, 20m, 2h), one pass per interval, and report every dip "
+      "of a case's busbw with when it began and ended (docs/collectives.md, \"Soak\")",
+      "DURATION");
+  add_parsed_option(
+      app, "--soak-interval", options.soak_interval_seconds,
+      [](const std::string& text) { return parse_duration_seconds(text, "--soak-interval"); },
+      "With --soak: seconds from one pass's start to the next, at least", "SECONDS")
+      ->default_str("1");
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() const {
@@ -296,6 +310,10 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
   if (!baseline_path.empty()) settings.emplace_back("baseline", baseline_path);
   if (nic_counters != NicCounting::automatic)
     settings.emplace_back("nic_counters", nic_counters == NicCounting::on ? "on" : "off");
+  if (soak_seconds > 0) {
+    settings.emplace_back("soak_s", significant_text(soak_seconds));
+    settings.emplace_back("soak_interval_s", significant_text(soak_interval_seconds));
+  }
   return settings;
 }
 
@@ -308,6 +326,7 @@ void add_collectives_options(CLI::App& app, CollectivesOptions& options) {
   add_output_options(app, options);
   add_adaptive_options(app, options);
   add_nic_options(app, options);
+  add_soak_options(app, options);
 }
 
 void validate_collectives_options(const CLI::App& app, CollectivesOptions& options) {
@@ -316,6 +335,8 @@ void validate_collectives_options(const CLI::App& app, CollectivesOptions& optio
   validate(options.sweep);
   if (options.blocking && options.cuda_graph_iterations > 0)
     throw UsageError("-z/--blocking: cannot be combined with -G/--cuda-graph (a graph replays without host syncs)");
+  if (app.count("--soak-interval") > 0 && options.soak_seconds == 0)
+    throw UsageError("--soak-interval: applies to --soak only");
 }
 
 ParsedCommandLine parse_collectives_command_line(int argc, const char* const* argv) {

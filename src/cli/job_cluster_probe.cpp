@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,29 @@ void JobClusterProbe::wait_until(double seconds) {
   // From the agreed clock, so every rank sleeps as long and meets the next round together.
   const double left = seconds - elapsed_seconds();
   if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+}
+
+std::vector<std::vector<std::string>> JobClusterProbe::node_changes() {
+  Bootstrap& group = backend_.group();
+  std::string mine;
+  if (group.local_rank() == 0) {
+    NicHealthSnapshot now = read_nic_health();
+    if (health_)
+      for (const std::string& change : nic_health_changes(*health_, now)) mine += change + "\n";
+    health_ = std::move(now);
+  }
+  std::vector<std::string> all;
+  {
+    auto guard = session_.watchdog().guard("gathering the NICs' error counters");
+    all = group.all_gather(mine);
+  }
+  std::vector<std::vector<std::string>> changes(node_names_.size());
+  for (std::size_t node = 0; node < node_ranks_.size(); ++node)
+    for (int rank : node_ranks_[node]) {
+      std::istringstream lines(all[static_cast<std::size_t>(rank)]);
+      for (std::string line; std::getline(lines, line);) changes[node].push_back(line);
+    }
+  return changes;
 }
 
 std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<int>& owners, const std::string& what,
@@ -176,6 +200,18 @@ std::vector<std::optional<double>> JobClusterProbe::intra_node_busbw() {
   return figures;
 }
 
+void JobClusterProbe::keep_rails(const std::vector<NodeNic>& nics) {
+  last_nics_.clear();
+  for (const NodeNic& nic : nics) {
+    const auto node = std::find(node_names_.begin(), node_names_.end(), nic.node);
+    if (!nic.rail || node == node_names_.end()) continue;
+    last_nics_.push_back(
+        {static_cast<int>(node - node_names_.begin()), nic_label(nic.traffic.device, nic.traffic.port, nic.traffic.rdma),
+         nic.traffic.known() ? std::optional<std::uint64_t>(nic.traffic.bytes()) : std::nullopt, nic.seconds,
+         nic.peak_bytes_per_second / 1e9});
+  }
+}
+
 std::vector<double> JobClusterProbe::measure_pairs(const PairRound& round) {
   // Rail by rail: local rank i of one node with local rank i of the other.
   std::vector<std::pair<int, int>> rank_pairs;
@@ -207,7 +243,7 @@ std::vector<double> JobClusterProbe::measure_pairs(const PairRound& round) {
       taking_part.insert(node_names_[static_cast<std::size_t>(pair.first)]);
       taking_part.insert(node_names_[static_cast<std::size_t>(pair.second)]);
     }
-    nic_watch_->finish(fmt::format("pair round {}", ++pair_rounds_), taking_part);
+    keep_rails(nic_watch_->finish(fmt::format("pair round {}", ++pair_rounds_), taking_part));
   }
   wrong_ += measured.wrong.value_or(0);
   std::vector<double> gbps;

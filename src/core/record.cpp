@@ -188,10 +188,17 @@ constexpr std::array kNicColumns{
 
 // bench-validate --soak's intervals: a pair's reading, or what changed on a node.
 constexpr std::array kIntervalColumns{
-    Column{"what", text, "", false},         Column{"interval", integer, "", false},
-    Column{"start_s", number, "s", false},   Column{"end_s", number, "s", false},
-    Column{"node_a", text, "", false},       Column{"node_b", text, "", false},
-    Column{"gbps", number, "GB/s", true, 6}, Column{"detail", text, "", false},
+    Column{"what", text, "", false},
+    Column{"interval", integer, "", false},
+    Column{"start_s", number, "s", false},
+    Column{"end_s", number, "s", false},
+    Column{"node_a", text, "", false},
+    Column{"node_b", text, "", false},
+    Column{"nic", text, "", false},
+    Column{"gbps", number, "GB/s", true, 6},
+    Column{"bytes", integer, "bytes", true},
+    Column{"peak_gbps", number, "GB/s", true, 6},
+    Column{"detail", text, "", false},
 };
 
 // bench-validate --soak's events: a node's or a link's dip, when it began and ended.

@@ -85,21 +85,9 @@ std::vector<NicCounterReading> read_rdma_ports(const fs::path& root) {
   return readings;
 }
 
-// /proc/net/dev: two header lines, then "  eth0: rx_bytes rx_packets ... (8 receive
-// fields) tx_bytes ...".
 std::vector<NicCounterReading> read_interfaces(const std::string& proc_net_dev) {
   std::vector<NicCounterReading> readings;
-  std::ifstream in(proc_net_dev);
-  if (!in) return readings;
-  std::string line;
-  while (std::getline(in, line)) {
-    const std::size_t colon = line.find(':');
-    if (colon == std::string::npos || line.find('|') != std::string::npos) continue;
-    const std::string name = trimmed(std::string_view(line).substr(0, colon));
-    if (name.empty() || name == "lo") continue;
-    std::istringstream fields(line.substr(colon + 1));
-    std::vector<std::string> values;
-    for (std::string field; fields >> field;) values.push_back(field);
+  for (const auto& [name, values] : proc_net_dev_lines(proc_net_dev)) {
     NicCounterReading reading;
     reading.device = name;
     if (values.size() >= 9) {
@@ -132,6 +120,23 @@ std::optional<std::uint64_t> change_of(const std::optional<std::uint64_t>& befor
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::vector<std::string>>> proc_net_dev_lines(const std::string& proc_net_dev) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> lines;
+  std::ifstream in(proc_net_dev);
+  std::string line;
+  while (in && std::getline(in, line)) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos || line.find('|') != std::string::npos) continue;
+    const std::string name = trimmed(std::string_view(line).substr(0, colon));
+    if (name.empty() || name == "lo") continue;
+    std::istringstream fields(line.substr(colon + 1));
+    std::vector<std::string> values;
+    for (std::string field; fields >> field;) values.push_back(field);
+    lines.emplace_back(name, std::move(values));
+  }
+  return lines;
+}
 
 std::string nic_label(const std::string& device, int port, bool rdma) {
   return rdma ? fmt::format("{}:{}", device, port) : device;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "commbench/core/statistics.hpp"
@@ -12,6 +13,8 @@ namespace {
 
 // A normal distribution's standard deviation over its median absolute deviation.
 constexpr double kMadToSigma = 1.4826;
+// A reading of nothing, as a logarithm can take it.
+constexpr double kLeastGbps = 1e-9;
 
 bool is_low(const SoakReading& reading, const SoakLevels& levels) { return reading.gbps < levels.low_below_gbps; }
 
@@ -62,33 +65,54 @@ SoakEvent event_of(FaultKind kind, std::vector<int> nodes, const std::vector<Soa
   return event;
 }
 
-// Node events: a node low with at least two different partners in a row of its series.
-std::vector<SoakEvent> node_events(const std::vector<SoakReading>& readings, int nodes, const SoakLevels& levels,
-                                   const SoakRule& rule) {
-  std::vector<SoakEvent> events;
-  for (int node = 0; node < nodes; ++node) {
-    std::vector<std::size_t> series;
-    for (std::size_t i = 0; i < readings.size(); ++i)
-      if (involves(readings[i], node)) series.push_back(i);
-    for (const std::vector<std::size_t>& run :
-         low_runs(readings, series, levels, [](const SoakReading&) { return true; })) {
-      std::set<int> partners;
-      for (std::size_t index : run) partners.insert(partner_of(readings[index], node));
-      if (partners.size() < 2) continue;
-      SoakEvent event = event_of(FaultKind::node, {node}, readings, run, levels, rule);
-      event.partners.assign(partners.begin(), partners.end());
-      events.push_back(std::move(event));
-    }
-  }
-  return events;
-}
-
 bool explained_by(const SoakReading& reading, const std::vector<SoakEvent>& node_events) {
   for (const SoakEvent& event : node_events)
     if (involves(reading, event.nodes.front()) && reading.interval >= event.first_interval &&
         reading.interval <= event.last_interval)
       return true;
   return false;
+}
+
+// A node's runs of low readings that the events found so far do not explain, with at
+// least two partners and the rule's least number of readings.
+std::vector<SoakEvent> node_candidates(const std::vector<SoakReading>& readings, int node,
+                                       const std::vector<SoakEvent>& found, const SoakLevels& levels,
+                                       const SoakRule& rule) {
+  std::vector<std::size_t> series;
+  for (std::size_t i = 0; i < readings.size(); ++i)
+    if (involves(readings[i], node)) series.push_back(i);
+  const auto unexplained = [&](const SoakReading& reading) { return !explained_by(reading, found); };
+  std::vector<SoakEvent> candidates;
+  for (const std::vector<std::size_t>& run : low_runs(readings, series, levels, unexplained)) {
+    std::map<int, int> by_partner;
+    for (std::size_t index : run) ++by_partner[partner_of(readings[index], node)];
+    int most = 0;
+    for (const auto& [partner, count] : by_partner) most = std::max(most, count);
+    // Low with others than the one partner it was low with most, at least twice: a slow
+    // link drags the pair beside it down now and then, but not every time.
+    const int with_others = static_cast<int>(run.size()) - most;
+    if (with_others < 2 || static_cast<int>(run.size()) < rule.least_node_readings) continue;
+    SoakEvent event = event_of(FaultKind::node, {node}, readings, run, levels, rule);
+    for (const auto& [partner, count] : by_partner) event.partners.push_back(partner);
+    candidates.push_back(std::move(event));
+  }
+  return candidates;
+}
+
+// Node events, the strongest first: a slow node drags each partner's reading down too, so
+// once the node with the most low readings is named, its partners' readings with it are
+// explained and no longer count towards a node event of their own.
+std::vector<SoakEvent> node_events(const std::vector<SoakReading>& readings, int nodes, const SoakLevels& levels,
+                                   const SoakRule& rule) {
+  std::vector<SoakEvent> found;
+  for (;;) {
+    std::optional<SoakEvent> strongest;
+    for (int node = 0; node < nodes; ++node)
+      for (SoakEvent& candidate : node_candidates(readings, node, found, levels, rule))
+        if (!strongest || candidate.low_readings > strongest->low_readings) strongest = std::move(candidate);
+    if (!strongest) return found;
+    found.push_back(std::move(*strongest));
+  }
 }
 
 // Link events: low readings of one pair in its own series that no node event of either
@@ -101,7 +125,8 @@ std::vector<SoakEvent> link_events(const std::vector<SoakReading>& readings, con
   std::vector<SoakEvent> events;
   for (const auto& [pair, indices] : series)
     for (const std::vector<std::size_t>& run : low_runs(readings, indices, levels, unexplained))
-      events.push_back(event_of(FaultKind::link, {pair.first, pair.second}, readings, run, levels, rule));
+      if (static_cast<int>(run.size()) >= rule.least_link_readings)
+        events.push_back(event_of(FaultKind::link, {pair.first, pair.second}, readings, run, levels, rule));
   return events;
 }
 
@@ -115,20 +140,47 @@ void attach_changes(SoakEvent& event, const std::vector<SoakChange>& changes) {
 }  // namespace
 
 SoakLevels soak_levels(const std::vector<SoakReading>& readings, const SoakRule& rule) {
-  SoakLevels levels;
   std::vector<double> values;
   values.reserve(readings.size());
   for (const SoakReading& reading : readings) values.push_back(reading.gbps);
+  return soak_levels(values, rule);
+}
+
+std::vector<Dip> dips_in(const std::vector<double>& series, double low_below) {
+  std::vector<SoakReading> readings;
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    readings.push_back({static_cast<int>(i), 0, 0, 0, 1, series[i]});
+    order.push_back(i);
+  }
+  SoakLevels levels;
+  levels.low_below_gbps = low_below;
+  std::vector<Dip> dips;
+  for (const std::vector<std::size_t>& run :
+       low_runs(readings, order, levels, [](const SoakReading&) { return true; })) {
+    Dip dip{run.front(), run.back(), static_cast<int>(run.size()), series[run.front()]};
+    for (std::size_t index : run) dip.lowest = std::min(dip.lowest, series[index]);
+    dips.push_back(dip);
+  }
+  return dips;
+}
+
+SoakLevels soak_levels(const std::vector<double>& values, const SoakRule& rule) {
+  SoakLevels levels;
   if (values.empty()) return levels;
-  const double median = median_of(values);
+  // In logarithms: a fabric's scatter and a throttled link's loss are both ratios.
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double value : values) logs.push_back(std::log(std::max(value, kLeastGbps)));
+  const double median = median_of(logs);
   levels.given = rule.steady_gbps.has_value();
-  levels.steady_gbps = rule.steady_gbps.value_or(median);
+  levels.steady_gbps = rule.steady_gbps.value_or(std::exp(median));
   std::vector<double> deviations;
-  deviations.reserve(values.size());
-  for (double value : values) deviations.push_back(std::abs(value - median));
-  levels.spread_gbps = kMadToSigma * median_of(deviations);
-  const double margin = std::max(rule.spread_limit * levels.spread_gbps, rule.least_depth * levels.steady_gbps);
-  levels.low_below_gbps = levels.steady_gbps - margin;
+  deviations.reserve(logs.size());
+  for (double value : logs) deviations.push_back(std::abs(value - median));
+  levels.spread = kMadToSigma * median_of(deviations);
+  const double margin = std::max(rule.spread_limit * levels.spread, -std::log(1 - rule.least_depth));
+  levels.low_below_gbps = levels.steady_gbps * std::exp(-margin);
   return levels;
 }
 

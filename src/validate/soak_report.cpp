@@ -106,10 +106,10 @@ std::string soak_summary(const SoakOutcome& outcome, const SoakSettings& setting
       significant_text(settings.interval_s, 3), outcome.schedule_rounds, outcome.readings.size());
   const SoakLevels& levels = outcome.levels;
   text += fmt::format(
-      "steady level {} GB/s ({}), spread {} GB/s: a reading below {} GB/s is low; an event fails below {} GB/s "
+      "steady level {} GB/s ({}), spread {} %: a reading below {} GB/s is low; an event fails below {} GB/s "
       "({} of the level)\n",
       significant_text(levels.steady_gbps, 3), levels.given ? "from --expect" : "the median of the run",
-      significant_text(levels.spread_gbps, 3), significant_text(levels.low_below_gbps, 3),
+      fixed_text(100 * levels.spread, 1), significant_text(levels.low_below_gbps, 3),
       significant_text(settings.rule.fraction * levels.steady_gbps, 3), significant_text(settings.rule.fraction, 3));
   int failing = 0;
   for (const SoakEvent& event : outcome.events) failing += event.fails ? 1 : 0;
@@ -133,16 +133,23 @@ std::vector<Record> soak_interval_records(const SoakInterval& interval, const st
   const RecordKind& kind = record_kind("interval");
   const auto name = [&](int node) { return node_names[static_cast<std::size_t>(node)]; };
   std::vector<Record> records;
+  const auto add = [&](const char* what, const std::string& node_a, const std::string& node_b, const std::string& nic,
+                       FieldValue gbps, FieldValue bytes, FieldValue peak, const std::string& detail) {
+    records.push_back(Record{&kind,
+                             {std::string(what), std::int64_t{interval.index}, interval.start_s, interval.end_s, node_a,
+                              node_b, nic, std::move(gbps), std::move(bytes), std::move(peak), detail},
+                             {}});
+  };
   for (const SoakReading& reading : interval.readings)
-    records.push_back(Record{&kind,
-                             {std::string("pair"), std::int64_t{interval.index}, interval.start_s, interval.end_s,
-                              name(reading.first), name(reading.second), reading.gbps, std::string()},
-                             {}});
-  for (const SoakChange& change : interval.changes)
-    records.push_back(Record{&kind,
-                             {std::string("change"), std::int64_t{interval.index}, interval.start_s, interval.end_s,
-                              name(change.node), std::string(), std::monostate{}, change.what},
-                             {}});
+    add("pair", name(reading.first), name(reading.second), "", reading.gbps, {}, {}, "");
+  for (const NicReading& nic : interval.nics) {
+    const bool rated = nic.bytes && nic.seconds > 0;
+    add("nic", name(nic.node), "", nic.nic,
+        rated ? FieldValue{static_cast<double>(*nic.bytes) / nic.seconds / 1e9} : FieldValue{},
+        nic.bytes ? whole_value(*nic.bytes) : FieldValue{}, nic.peak_gbps > 0 ? FieldValue{nic.peak_gbps} : FieldValue{},
+        "");
+  }
+  for (const SoakChange& change : interval.changes) add("change", name(change.node), "", "", {}, {}, {}, change.what);
   return records;
 }
 
@@ -168,7 +175,7 @@ nlohmann::ordered_json soak_json(const SoakOutcome& outcome, const SoakSettings&
                  {"interval_s", settings.interval_s},          {"intervals", outcome.intervals},
                  {"schedule_rounds", outcome.schedule_rounds}, {"elapsed_s", outcome.elapsed_seconds},
                  {"steady_gbps", outcome.levels.steady_gbps},  {"steady_given", outcome.levels.given},
-                 {"spread_gbps", outcome.levels.spread_gbps},  {"low_below_gbps", outcome.levels.low_below_gbps},
+                 {"spread", outcome.levels.spread},  {"low_below_gbps", outcome.levels.low_below_gbps},
                  {"fraction", settings.rule.fraction},         {"least_depth", settings.rule.least_depth},
                  {"spread_limit", settings.rule.spread_limit}, {"seed", settings.seed}};
   const std::vector<std::string> verdicts = soak_node_verdicts(outcome);

@@ -22,6 +22,7 @@ SoakInterval measure_interval(ClusterProbe& probe, const PairRound& round, int i
   interval.index = index;
   interval.start_s = start_s;
   const std::vector<double> gbps = probe.measure_pairs(round);
+  interval.nics = probe.last_round_nics();
   const std::vector<std::vector<std::string>> changes = probe.node_changes();
   interval.end_s = probe.elapsed_seconds();
   for (std::size_t k = 0; k < round.size() && k < gbps.size(); ++k)

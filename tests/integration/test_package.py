@@ -106,8 +106,8 @@ class Package(unittest.TestCase):
 
     def test_the_job_files_and_the_manual_are_installed(self):
         slurm = os.path.join(self.root, "usr", "share", "commbench", "slurm")
-        for job in ("validate.sbatch", "bench-collectives.sbatch", "bench-topology.sbatch", "profile.sbatch",
-                    "healthcheck.sh"):
+        for job in ("validate.sbatch", "soak.sbatch", "bench-collectives.sbatch", "bench-topology.sbatch",
+                    "profile.sbatch", "healthcheck.sh"):
             with self.subTest(job=job):
                 path = os.path.join(slurm, job)
                 self.assertTrue(os.access(path, os.X_OK), path)

@@ -9,8 +9,17 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+try:
+    import matplotlib  # noqa: F401
+    import pandas  # noqa: F401
+    LIBRARIES = ""
+except ImportError as e:
+    LIBRARIES = f"{e.name} is not installed for {sys.executable} (scripts/test.sh installs it)"
 
 BIN = os.environ.get("COMMBENCH_BENCH_VALIDATE", "build/bench/bench-validate")
 SCHEMA = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "schema", "records.schema.json")
@@ -119,6 +128,51 @@ class SoakBadInput(TempDirTest):
         err = self.one_line_exit_2("--soak", "10", "--csv", csv_path)
         self.assertIn("--soak: needs a job over at least 2 nodes", err)
         self.assertFalse(os.path.exists(csv_path))
+
+
+@unittest.skipIf(LIBRARIES, LIBRARIES)
+class SoakPlot(TempDirTest):
+    """scripts/plot on a soak's JSON: one line per node over time, the levels, and each
+    event shaded and named; a plan's JSON is refused with a line saying why."""
+
+    def test_the_timeline_marks_each_event(self):
+        from commbench_results.figures import build_figure
+        from commbench_results.reader import read_result
+
+        json_path = self.path("soak.json")
+        rc, out, err = run("--simulate", 8, "--soak", "120", "--degrade", "node:3@0.3/40-60,link:1-5@0.5/80-95",
+                           "--json", json_path)
+        self.assertEqual(rc, 1, out + err)
+        result = read_result(json_path)
+        self.assertEqual(result.kind, "soak")
+        self.assertEqual(len(result.table), 480)
+        figure = build_figure([result])
+        axes = figure.axes[0]
+        labels = [line.get_label() for line in axes.get_lines()]
+        self.assertEqual(labels[:8], [f"node{n:02d}" for n in range(8)])
+        self.assertIn("steady level", labels)
+        spans = [patch for patch in axes.patches]
+        self.assertEqual(len(spans), 2)
+        self.assertAlmostEqual(min(x for x, _ in spans[0].get_xy()), result.extra["events"][0]["start_s"])
+        texts = [text.get_text() for text in axes.texts]
+        self.assertTrue(texts[0].startswith("node node03\nFAIL"), texts)
+        self.assertTrue(texts[1].startswith("link node01 - node05\nFAIL"), texts)
+        png = self.path("soak.png")
+        p = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                         "scripts", "plot"), json_path, "-o", png],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreater(os.path.getsize(png), 10000)
+
+    def test_a_plan_has_no_timeline(self):
+        json_path = self.path("plan.json")
+        rc, out, err = run("--simulate", 8, "--json", json_path)
+        self.assertEqual(rc, 0, out + err)
+        p = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                         "scripts", "plot"), json_path, "-o", self.path("x.png")],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("a bench-validate plan has nothing to plot over time", p.stderr)
 
 
 if __name__ == "__main__":

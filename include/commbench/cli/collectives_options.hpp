@@ -57,6 +57,8 @@ struct CollectivesOptions {
   std::optional<std::string> profile_range;
   NicCounting nic_counters = NicCounting::automatic;  // --nic-counters
   double nic_fraction = 0.7;                          // --nic-fraction
+  double soak_seconds = 0;                            // --soak (0: one pass over the cases)
+  double soak_interval_seconds = 1;                   // --soak-interval
 
   // The result outputs this run asks for (--csv, --json, --format, --force).
   OutputRequest outputs() const { return file_outputs(job.files, stdout_format); }

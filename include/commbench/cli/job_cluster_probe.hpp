@@ -9,12 +9,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commbench/backend/backend.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/cli/nic_watch.hpp"
+#include "commbench/topology/nic_health.hpp"
 #include "commbench/validate/site_expectations.hpp"
 #include "commbench/validate/validation_plan.hpp"
 
@@ -42,6 +44,9 @@ class JobClusterProbe final : public ClusterProbe {
   std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
   double elapsed_seconds() override;
   void wait_until(double seconds) override;
+  // Each node's first rank reads its NICs' error counters, state and rate (soak intervals).
+  std::vector<std::vector<std::string>> node_changes() override;
+  std::vector<NicReading> last_round_nics() const override { return last_nics_; }
   std::string nics_of(int node) const override;
   // Wrong bytes or elements any check found (0 without --check).
   std::uint64_t wrong() const { return wrong_; }
@@ -57,9 +62,14 @@ class JobClusterProbe final : public ClusterProbe {
   // any rank brings a `signal`, every rank throws Interrupted here, together.
   std::vector<double> gather_from(double own, const std::vector<int>& owners, const std::string& what, int signal = 0);
 
+  // The rails of a pair round's NIC readings, as last_round_nics() gives them.
+  void keep_rails(const std::vector<NodeNic>& nics);
+
   JobSession& session_;
   Backend& backend_;
-  std::unique_ptr<NicWatch> nic_watch_;  // each node's counters around the pair rounds
+  std::unique_ptr<NicWatch> nic_watch_;      // each node's counters around the pair rounds
+  std::optional<NicHealthSnapshot> health_;
+  std::vector<NicReading> last_nics_;  // the rails of the last pair round  // the last reading of node_changes, on a node's first rank
   int pair_rounds_ = 0;
   ProbeMeasurement measurement_;
   std::vector<std::string> node_names_;

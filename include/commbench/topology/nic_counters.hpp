@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace commbench {
@@ -49,6 +50,11 @@ struct NicTraffic {
   std::uint64_t bytes() const { return tx_bytes.value_or(0) + rx_bytes.value_or(0); }
   bool known() const { return tx_bytes.has_value() && rx_bytes.has_value(); }
 };
+
+// /proc/net/dev's interfaces but loopback, each with its fields after the name (8 receive
+// counters, then 8 transmit: bytes, packets, errs, drop, fifo, frame or colls, compressed
+// or carrier, multicast or compressed); empty when the file cannot be read.
+std::vector<std::pair<std::string, std::vector<std::string>>> proc_net_dev_lines(const std::string& proc_net_dev);
 
 // "mlx5_0:1" for an RDMA port, "eth0" for an interface.
 std::string nic_label(const std::string& device, int port, bool rdma);

@@ -4,16 +4,24 @@
 // The rule (docs/validate.md, "Soak runs"), chosen to be robust, not tuned:
 //   - steady level: the median of every pair reading of the run (or the site file's pair
 //     figure), since most readings of a soak are healthy;
-//   - spread: 1.4826 x the median absolute deviation (a normal distribution's standard
-//     deviation, read without the dips themselves);
+//   - spread: 1.4826 x the median absolute deviation of the readings' logarithms (a
+//     normal distribution's standard deviation, read without the dips themselves; in
+//     logarithms because both a fabric's scatter and a throttled link's loss are ratios);
 //   - a reading is low when it is below the steady level by more than `spread_limit`
-//     spreads and by more than `least_depth` of the level: the first keeps a noisy
-//     fabric's ordinary scatter out, the second a very quiet fabric's harmless wobble;
-//   - an event is a run of low readings in a row of one node's series (the readings of the
-//     pairs it was in, interval by interval) with at least two different partners: a node
-//     event; low readings of one pair, in a row of that pair's series, that no node event
-//     explains: a link event. One reading that is not low between two low ones does not
-//     end a run (a dip's readings scatter around the line too); two do;
+//     spreads (as a ratio: level x e^-(limit x spread)) and by more than `least_depth` of
+//     the level: the first keeps a noisy fabric's ordinary scatter out, the second a very
+//     quiet fabric's harmless wobble;
+//   - a node event is a run of low readings in a row of one node's series (the readings of
+//     the pairs it was in, interval by interval) with at least `least_node_readings`
+//     readings, at least two of them with partners other than the one it was low with
+//     most (a slow link drags the pair beside it down now and then, not every time). The node with the most is named first; its
+//     readings then explain its partners' low readings with it, which no longer count for
+//     a node event of their own (a slow node drags each partner's reading down);
+//   - a link event is a run of at least `least_link_readings` low readings of one pair, in
+//     a row of that pair's series, that no node event explains;
+//   - one reading that is not low between two low ones does not end a run (a dip's readings
+//     scatter around the line too); two do. A shorter run is no event: on a shared or busy
+//     host one process stalled for a second reads as deep as a throttled link;
 //   - an event fails (exit 1) when its lowest reading is below `fraction` of the steady
 //     level; a shallower one is reported and passes.
 #pragma once
@@ -47,12 +55,14 @@ struct SoakRule {
   double fraction = 0.75;             // an event below this fraction of the steady level fails
   double least_depth = 0.1;           // a reading is never low when less than this far below
   double spread_limit = 4;            // ...nor when within this many spreads of the level
+  int least_node_readings = 3;        // a node event's low readings, at least
+  int least_link_readings = 2;        // a link event's low readings (meetings of its two ends), at least
   std::optional<double> steady_gbps;  // given (--expect); else the median of the run
 };
 
 struct SoakLevels {
   double steady_gbps = 0;
-  double spread_gbps = 0;
+  double spread = 0;          // of the readings' natural logarithms (0.1: about 10 % scatter)
   double low_below_gbps = 0;  // a reading below this is low
   bool given = false;         // the steady level came from the site file
 };
@@ -71,6 +81,16 @@ struct SoakEvent {
 };
 
 SoakLevels soak_levels(const std::vector<SoakReading>& readings, const SoakRule& rule);
+SoakLevels soak_levels(const std::vector<double>& values, const SoakRule& rule);
+
+// The rule's runs of low values in one series (a collective case's busbw, interval by
+// interval): indices of the first and last low value, how many were low, the lowest.
+struct Dip {
+  std::size_t first = 0, last = 0;
+  int low = 0;
+  double lowest = 0;
+};
+std::vector<Dip> dips_in(const std::vector<double>& series, double low_below);
 
 // The events in order of their start. `readings` in the order measured.
 std::vector<SoakEvent> find_soak_events(const std::vector<SoakReading>& readings,

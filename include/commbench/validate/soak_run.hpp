@@ -30,6 +30,7 @@ struct SoakInterval {
   double start_s = 0, end_s = 0;
   std::vector<SoakReading> readings;  // one per pair of its round
   std::vector<SoakChange> changes;
+  std::vector<NicReading> nics;  // what each node's rails carried in its round
 };
 
 struct SoakOutcome {

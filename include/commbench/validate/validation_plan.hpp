@@ -27,6 +27,15 @@
 
 namespace commbench {
 
+// What one node's port carried during the last pair round (a soak's interval record).
+struct NicReading {
+  int node = 0;
+  std::string nic;                     // "mlx5_0:1", "eth0"
+  std::optional<std::uint64_t> bytes;  // sent and received; absent when its counters could not tell
+  double seconds = 0;                  // how long the counters were watched
+  double peak_gbps = 0;                // its busiest sampling interval
+};
+
 // What the plan asks of a cluster. Every call is made on every rank of a real job in the
 // same order with the same arguments, and returns the same figures on every rank.
 class ClusterProbe {
@@ -55,6 +64,9 @@ class ClusterProbe {
   virtual std::vector<std::vector<std::string>> node_changes() { return {}; }
   // Returns once elapsed_seconds() has reached `seconds` (a soak's next interval).
   virtual void wait_until(double /*seconds*/) {}
+  // The rails (the ports that carry the job between nodes) of the nodes in the last pair
+  // round, with what each carried; empty when the NICs were not read.
+  virtual std::vector<NicReading> last_round_nics() const { return {}; }
 };
 
 // What a measurement is held against: `fraction` of an expected figure, which is given
