@@ -68,6 +68,11 @@ std::vector<std::vector<std::string>> JobClusterProbe::node_changes() {
     if (health_)
       for (const std::string& change : nic_health_changes(*health_, now)) mine += change + "\n";
     health_ = std::move(now);
+    if (!gpu_monitor_) gpu_monitor_ = std::make_unique<GpuHealthMonitor>();
+    GpuHealthSnapshot gpus = gpu_monitor_->read();
+    if (gpu_health_)
+      for (const std::string& change : gpu_health_changes(*gpu_health_, gpus)) mine += change + "\n";
+    gpu_health_ = std::move(gpus);
   }
   std::vector<std::string> all;
   {

@@ -171,12 +171,6 @@ struct Probed {
   std::string bus_id;
 };
 
-std::string library_name(const std::string& library) {
-  if (!library.empty()) return library;
-  const char* env = std::getenv("COMMBENCH_NVML_LIBRARY");
-  return env != nullptr && *env != '\0' ? env : "libnvidia-ml.so.1";
-}
-
 Gpu& gpu_for(NodeTopology& node, const std::string& bus_id) {
   for (Gpu& gpu : node.gpus)
     if (gpu.bus_id == bus_id) return gpu;
@@ -420,8 +414,14 @@ std::vector<Probed> probe_gpus(const Api& api, unsigned count, NodeTopology& nod
 
 }  // namespace
 
+std::string nvml_library_name(const std::string& library) {
+  if (!library.empty()) return library;
+  const char* env = std::getenv("COMMBENCH_NVML_LIBRARY");
+  return env != nullptr && *env != '\0' ? env : "libnvidia-ml.so.1";
+}
+
 void probe_nvml(NodeTopology& node, const std::string& library) {
-  const std::string name = library_name(library);
+  const std::string name = nvml_library_name(library);
   dlerror();
   void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

@@ -14,9 +14,11 @@ import unittest
 
 from test_slurm import BIN, CLUSTER, NODES, ClusterTest, cluster, environment
 
-# Small pair rounds: a throttled pair (200 Mbit/s) still finishes one in about 2 s, so the
-# dip is read several times while it lasts.
-SOAK = ["--backend", "mpi", "--soak", "60", "-b", "4M", "-n", "5", "-w", "1"]
+# Pair rounds of 20 x 4 MiB: long enough (about 0.2 s) that a process of the 2-core host
+# stalled for a moment does not halve a reading, short enough that a throttled pair
+# (200 Mbit/s) still finishes one in about 3.5 s, so the dip is read several times while it
+# lasts (results/slurm-cluster/soak/README.md).
+SOAK = ["--backend", "mpi", "--soak", "60", "-b", "4M", "-n", "20", "-w", "1"]
 INJECT_AT, INJECT_FOR = 20, 15
 
 
@@ -109,7 +111,7 @@ class Soak(ClusterTest):
         self.assertIn("FAIL link cb-node1 - cb-node2 from ", out)
 
     def test_a_collective_soak_names_the_dip_and_the_throttled_nodes_rail(self):
-        program = ("bench-collectives", "--backend", "mpi", "--op", "allreduce", "-b", "4M", "-e", "4M", "-n", "5",
+        program = ("bench-collectives", "--backend", "mpi", "--op", "allreduce", "-b", "4M", "-e", "4M", "-n", "20",
                    "-w", "1", "--soak", "50")
         rc, out, doc, window = self.soak("collectives", inject=("degrade", "cb-node3", "200mbit"),
                                          restore=("degrade", "cb-node3", "off"), program=program)

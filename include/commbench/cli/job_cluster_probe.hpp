@@ -16,6 +16,7 @@
 #include "commbench/backend/backend.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/cli/nic_watch.hpp"
+#include "commbench/topology/gpu_health.hpp"
 #include "commbench/topology/nic_health.hpp"
 #include "commbench/validate/site_expectations.hpp"
 #include "commbench/validate/validation_plan.hpp"
@@ -44,7 +45,8 @@ class JobClusterProbe final : public ClusterProbe {
   std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
   double elapsed_seconds() override;
   void wait_until(double seconds) override;
-  // Each node's first rank reads its NICs' error counters, state and rate (soak intervals).
+  // Each node's first rank reads its NICs' error counters, state and rate, and its GPUs'
+  // XIDs and throttling through NVML where it loads (soak intervals).
   std::vector<std::vector<std::string>> node_changes() override;
   std::vector<NicReading> last_round_nics() const override { return last_nics_; }
   std::string nics_of(int node) const override;
@@ -69,6 +71,8 @@ class JobClusterProbe final : public ClusterProbe {
   Backend& backend_;
   std::unique_ptr<NicWatch> nic_watch_;      // each node's counters around the pair rounds
   std::optional<NicHealthSnapshot> health_;
+  std::unique_ptr<GpuHealthMonitor> gpu_monitor_;  // NVML, loaded at a node's first reading
+  std::optional<GpuHealthSnapshot> gpu_health_;
   std::vector<NicReading> last_nics_;  // the rails of the last pair round  // the last reading of node_changes, on a node's first rank
   int pair_rounds_ = 0;
   ProbeMeasurement measurement_;

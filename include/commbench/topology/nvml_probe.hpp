@@ -30,6 +30,10 @@ namespace commbench {
 // when set and not empty, else "libnvidia-ml.so.1".
 void probe_nvml(NodeTopology& node, const std::string& library = "");
 
+// The NVML library to load: `library`, else COMMBENCH_NVML_LIBRARY when set and not empty,
+// else "libnvidia-ml.so.1" (every user of NVML here loads it this way).
+std::string nvml_library_name(const std::string& library = "");
+
 // nvmlDeviceGetNvLinkVersion answers an nvmlNvlinkVersion_t, not the generation:
 // 1 -> 1, 2 and 3 -> 2, 4 and 5 -> 3, 6 -> 4 (H100), 7 -> 5 (B200); 0 for anything else.
 int nvlink_generation_from_nvml_version(unsigned version);

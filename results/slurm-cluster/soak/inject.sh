@@ -19,7 +19,7 @@ esac
 mkdir -p "$here/injected"
 cd "$here/injected"
 rm -f "$kind.json"
-"$cluster" run srun --mpi=pmix -N 4 "$root/build/bench/bench-validate" --backend mpi --soak 60 -b 4M -n 5 -w 1 \
+"$cluster" run srun --mpi=pmix -N 4 "$root/build/bench/bench-validate" --backend mpi --soak 60 -b 4M -n 20 -w 1 \
   --json "$kind.json" > "$kind.txt" 2>&1 &
 soak=$!
 until grep -q '^# soak:' "$kind.txt" 2>/dev/null; do sleep 0.2; done
