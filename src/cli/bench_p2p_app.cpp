@@ -12,20 +12,20 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
-#include "p2p_local_run.hpp"
-#include "commbench/cli/pair_cell_model.hpp"
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
-#include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/command_shell.hpp"
+#include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
+#include "commbench/cli/nic_watch.hpp"
+#include "commbench/cli/pair_cell_model.hpp"
 #include "commbench/config.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
-#include "commbench/core/size.hpp"
 #include "commbench/core/profile_range.hpp"
+#include "commbench/core/size.hpp"
 #include "commbench/p2p/pair_matrix.hpp"
 #include "commbench/p2p/pair_matrix_run.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
@@ -33,6 +33,7 @@
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
+#include "p2p_local_run.hpp"
 
 namespace commbench {
 namespace {
@@ -95,8 +96,7 @@ std::vector<GpuCopyMethod> parse_copy_methods(const std::string& text) {
         if (std::find(methods.begin(), methods.end(), method) == methods.end()) methods.push_back(method);
         known = true;
       }
-    if (!known)
-      throw UsageError(fmt::format("--methods: '{}' is not one of copy-engine, sm-copy, nccl", name));
+    if (!known) throw UsageError(fmt::format("--methods: '{}' is not one of copy-engine, sm-copy, nccl", name));
     start = end + 1;
   }
   return methods;
@@ -171,8 +171,7 @@ void add_p2p_options(CLI::App& app, P2pOptions& options) {
       app, "--outlier-fraction", options.outlier_fraction,
       [](const std::string& text) {
         const double fraction = parse_number(text, "--outlier-fraction", false);
-        if (!(fraction > 0 && fraction <= 1))
-          throw UsageError("--outlier-fraction: '" + text + "' is not in (0, 1]");
+        if (!(fraction > 0 && fraction <= 1)) throw UsageError("--outlier-fraction: '" + text + "' is not in (0, 1]");
         return fraction;
       },
       "A cell below this fraction of the matrix's median or of its link's spec is an outlier", "F")
@@ -187,8 +186,10 @@ void validate_p2p_options(const CLI::App& app, P2pOptions& options) {
     throw UsageError("--schedule random: give --rounds K");
   if (options.schedule != PairSchedule::random && app.count("--rounds") > 0)
     throw UsageError("--rounds: applies to --schedule random only");
-  if (options.local) check_local_flags(app, options);
-  else if (app.count("--methods") > 0) throw UsageError("--methods: applies to --local only");
+  if (options.local)
+    check_local_flags(app, options);
+  else if (app.count("--methods") > 0)
+    throw UsageError("--methods: applies to --local only");
 }
 
 // A matrix row is 10 characters a rank: 64 ranks is already 650 columns, and 8192 would be
@@ -258,9 +259,10 @@ constexpr std::uint64_t kMostCells = std::uint64_t{1} << 24;
 void require_cells_fit(const P2pOptions& options, std::uint64_t pairs, int ranks) {
   const std::uint64_t cells = pairs * (options.both_ways ? 1 : 2);
   if (cells > kMostCells)
-    throw UsageError(fmt::format("--schedule {}: {} cells on {} ranks is more than the {} one report holds; use "
-                                 "--per-rail, --schedule random --rounds K, or fewer ranks per node",
-                                 name_of(options.schedule), cells, ranks, kMostCells));
+    throw UsageError(
+        fmt::format("--schedule {}: {} cells on {} ranks is more than the {} one report holds; use "
+                    "--per-rail, --schedule random --rounds K, or fewer ranks per node",
+                    name_of(options.schedule), cells, ranks, kMostCells));
 }
 
 // The schedule over ranks, or with --per-rail over nodes, each node pair's rails at once.
@@ -351,6 +353,42 @@ int run_local(const P2pOptions& options, JobSession& session) {
   return exit_code;
 }
 
+// bench-collectives' --nic-fraction default: a rail below 0.7 of the median rail falls short.
+constexpr double kNicFraction = 0.7;
+
+// Each host's rails in one direction of a round: "eth0 0.61 GB/s (busiest 1.2 GB/s)", with
+// ", short" for one that fell short of the others.
+std::map<std::string, std::string> nics_by_host(const std::vector<NodeNic>& nics) {
+  std::map<std::string, std::string> by_host;
+  for (const NodeNic& nic : nics) {
+    if (!nic.rail) continue;
+    std::string& text = by_host[nic.node];
+    text += fmt::format("{}{} {} GB/s (busiest {} GB/s){}", text.empty() ? "" : ", ",
+                        nic_label(nic.traffic.device, nic.traffic.port, nic.traffic.rdma),
+                        significant_text(nic.bytes_per_second() / 1e9, 3),
+                        significant_text(nic.peak_bytes_per_second / 1e9, 3), nic.flag.empty() ? "" : ", short");
+  }
+  return by_host;
+}
+
+// A flagged cell across nodes names the port that fell short while it ran, as
+// bench-validate's FAIL lines do.
+void name_short_nics(std::vector<PairCell>& cells) {
+  for (PairCell& cell : cells) {
+    if (!cell.flagged || cell.nics.find(", short") == std::string::npos) continue;
+    std::string short_ports;
+    std::size_t start = 0;
+    while (start <= cell.nics.size()) {
+      const std::size_t end = std::min(cell.nics.find("; ", start), cell.nics.size());
+      const std::string part = cell.nics.substr(start, end - start);
+      if (part.find(", short") != std::string::npos)
+        short_ports += (short_ports.empty() ? "" : "; ") + part.substr(0, part.find(", short"));
+      start = end + 2;
+    }
+    cell.flag_reason += "; NIC fell short: " + short_ports;
+  }
+}
+
 int run_p2p(const P2pOptions& options, JobSession& session) {
   if (options.local) return run_local(options, session);
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
@@ -380,10 +418,19 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
     auto guard = session.watchdog().guard("probing the reporting node for the link model");
     node = probe_reporting_node(backend.group(), probe_failure);
   }
-  PairMatrixRun run(backend, session.watchdog(), settings,
-                    [&](PairCell& cell, const std::vector<std::string>& bus_ids) {
-                      apply_link_model(node, probe_failure, bus_ids, backend.group().hostnames(), cell);
-                    });
+  // Across nodes each cell says what its ends' NICs carried: which port of a slow pair is
+  // the slow one.
+  NicWatch nic_watch(backend.group(), nodes.hosts.size() > 1, kNicFraction);
+  PairMatrixRun run(
+      backend, session.watchdog(), settings,
+      [&](PairCell& cell, const std::vector<std::string>& bus_ids) {
+        apply_link_model(node, probe_failure, bus_ids, backend.group().hostnames(), cell);
+      },
+      nic_watch.enabled() ? RoundNicWatch{[&] { nic_watch.start_case(); },
+                                          [&](const std::string& what, const std::set<std::string>& hosts) {
+                                            return nics_by_host(nic_watch.finish(what, hosts));
+                                          }}
+                          : RoundNicWatch{});
   std::vector<PairCell> cells;
   std::uint64_t wrong_bytes = 0;
   int exit_code = 0;
@@ -396,6 +443,7 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
     exit_code = static_cast<int>(e.exit_code());
   }
   flag_outliers(cells, options.outlier_fraction);
+  name_short_nics(cells);
   const std::vector<int> slow = slow_ranks(cells);
   bool any_flagged = false;
   for (const PairCell& cell : cells) any_flagged = any_flagged || cell.flagged;
@@ -404,6 +452,7 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
   session.step("writing the report", [&] {
     if (!session.reporting()) return;
     print_report(context, cells, backend.ranks(), slow, static_cast<int>(rounds.size()));
+    fmt::print("{}", nic_watch.rails_table());
     if (wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", wrong_bytes);
   });
   write_cells(session, cells, {{"rounds", rounds_json(rounds)}, {"slow_ranks", nlohmann::json(slow).dump()}},
@@ -420,11 +469,7 @@ int run_bench_p2p(int argc, char** argv) {
       "bench-p2p: point-to-point bandwidth and latency between every pair of ranks, in rounds of disjoint pairs, "
       "or with --local inside each node (GPU to GPU, host to GPU), each cell read against its link's spec; names "
       "the slow links, ranks and GPUs.",
-      kSchema,
-      ProfileCategory::p2p,
-      add_p2p_options,
-      validate_p2p_options,
-      run_p2p,
+      kSchema, ProfileCategory::p2p, add_p2p_options, validate_p2p_options, run_p2p,
       // --version also says which backends (and so whether --local's CUDA) this binary has.
       true};
   return run_command(command, argc, argv);

@@ -71,6 +71,7 @@ constexpr std::array kCellColumns{
     Column{"link", text, "", false},
     Column{"rail", integer, "", true},
     Column{"method", text, "", false},
+    Column{"nics", text, "", false},
 };
 
 // bench-validate's checks: a node's verdict, a node's own collective, a node pair, a group.
@@ -188,16 +189,11 @@ constexpr std::array kNicColumns{
 
 // bench-validate --soak's intervals: a pair's reading, or what changed on a node.
 constexpr std::array kIntervalColumns{
-    Column{"what", text, "", false},
-    Column{"interval", integer, "", false},
-    Column{"start_s", number, "s", false},
-    Column{"end_s", number, "s", false},
-    Column{"node_a", text, "", false},
-    Column{"node_b", text, "", false},
-    Column{"nic", text, "", false},
-    Column{"gbps", number, "GB/s", true, 6},
-    Column{"bytes", integer, "bytes", true},
-    Column{"peak_gbps", number, "GB/s", true, 6},
+    Column{"what", text, "", false},         Column{"interval", integer, "", false},
+    Column{"start_s", number, "s", false},   Column{"end_s", number, "s", false},
+    Column{"node_a", text, "", false},       Column{"node_b", text, "", false},
+    Column{"nic", text, "", false},          Column{"gbps", number, "GB/s", true, 6},
+    Column{"bytes", integer, "bytes", true}, Column{"peak_gbps", number, "GB/s", true, 6},
     Column{"detail", text, "", false},
 };
 

@@ -28,7 +28,9 @@ namespace {
 // both at once, and which end is host memory (host to GPU and back may differ).
 std::string kind_of(const PairCell& cell) {
   return fmt::format("{}|{}|{}", cell.method, direction_text(cell),
-                     between_peers(cell) ? "peers" : cell.src_device.rfind("host", 0) == 0 ? "to-gpu" : "to-host");
+                     between_peers(cell)                     ? "peers"
+                     : cell.src_device.rfind("host", 0) == 0 ? "to-gpu"
+                                                             : "to-host");
 }
 
 // An end of a cell: a rank, or one device of a rank (inside a node one rank drives them all).
@@ -71,7 +73,8 @@ void flag_outliers(std::vector<PairCell>& cells, double fraction) {
       if (median > 0 && cell.gbps < fraction * median)
         reasons.push_back(fmt::format("{} GB/s is {}% of the {} median {} GB/s", significant_text(cell.gbps, 4),
                                       fixed_text(100 * cell.gbps / median, 0),
-                                      cell.src_rank == cell.dst_rank ? "GPUs'" : "ranks'", significant_text(median, 4)));
+                                      cell.src_rank == cell.dst_rank ? "GPUs'" : "ranks'",
+                                      significant_text(median, 4)));
       if (read_against_spec(cell) && cell.theoretical_gbps && cell.gbps < fraction * *cell.theoretical_gbps)
         reasons.push_back(fmt::format("{} GB/s is {}% of the link's {} GB/s", significant_text(cell.gbps, 4),
                                       fixed_text(100 * cell.gbps / *cell.theoretical_gbps, 0),
@@ -88,7 +91,8 @@ std::vector<int> slow_ranks(const std::vector<PairCell>& cells) {
   std::map<int, bool> all_flagged;
   for (const PairCell& cell : cells) {
     if (cell.src_rank == cell.dst_rank) continue;
-    for (const auto& [rank, partner] : {std::pair{cell.src_rank, cell.dst_rank}, std::pair{cell.dst_rank, cell.src_rank}}) {
+    for (const auto& [rank, partner] :
+         {std::pair{cell.src_rank, cell.dst_rank}, std::pair{cell.dst_rank, cell.src_rank}}) {
       partners[rank].insert(partner);
       const auto [entry, inserted] = all_flagged.emplace(rank, cell.flagged);
       if (!inserted) entry->second = entry->second && cell.flagged;
@@ -141,7 +145,8 @@ std::string device_matrix_text(const std::vector<PairCell>& cells, const std::ve
   };
   std::map<std::pair<int, int>, std::string> text;
   for (const PairCell& cell : cells)
-    if (const auto shown = cell_text(cell, latency)) text[{index_of(cell.src_device), index_of(cell.dst_device)}] = *shown;
+    if (const auto shown = cell_text(cell, latency))
+      text[{index_of(cell.src_device), index_of(cell.dst_device)}] = *shown;
   return square_table(text, static_cast<int>(devices.size()), latency);
 }
 
@@ -150,8 +155,8 @@ std::vector<std::pair<std::string, std::string>> slow_devices(const std::vector<
   std::map<std::pair<std::string, std::string>, bool> all_flagged;
   for (const PairCell& cell : cells) {
     if (cell.src_rank != cell.dst_rank || !between_peers(cell) || cell.src_device == cell.dst_device) continue;
-    for (const auto& [device, partner] : {std::pair{cell.src_device, cell.dst_device},
-                                          std::pair{cell.dst_device, cell.src_device}}) {
+    for (const auto& [device, partner] :
+         {std::pair{cell.src_device, cell.dst_device}, std::pair{cell.dst_device, cell.src_device}}) {
       const std::pair key{cell.src_host, device};
       partners[key].insert(partner);
       const auto [entry, inserted] = all_flagged.emplace(key, cell.flagged);
@@ -169,9 +174,8 @@ std::string findings_text(const std::vector<PairCell>& cells, const std::vector<
   if (std::none_of(cells.begin(), cells.end(), [](const PairCell& cell) { return cell.flagged; }))
     text += fmt::format("no outlier among {} cells\n", cells.size());
   for (const int rank : slow) {
-    const auto own = std::find_if(cells.begin(), cells.end(), [&](const PairCell& cell) {
-      return cell.src_rank == rank || cell.dst_rank == rank;
-    });
+    const auto own = std::find_if(cells.begin(), cells.end(),
+                                  [&](const PairCell& cell) { return cell.src_rank == rank || cell.dst_rank == rank; });
     if (own == cells.end()) continue;
     const std::string& host = own->src_rank == rank ? own->src_host : own->dst_host;
     const std::string rail = own->rail ? fmt::format(", rail {}", *own->rail) : "";
@@ -195,13 +199,13 @@ Record cell_record(const PairCell& cell) {
   const auto optional = [](const std::optional<double>& value) {
     return value ? FieldValue{*value} : FieldValue{std::monostate{}};
   };
-  return Record{&record_kind("cell"),
-                {cell.src_host, whole(cell.src_rank), cell.src_device, cell.dst_host, whole(cell.dst_rank),
-                 cell.dst_device, whole(cell.bytes), std::string(direction_text(cell)), whole(cell.round), cell.gbps,
-                 optional(cell.latency_us), optional(cell.theoretical_gbps), optional(cell.efficiency),
-                 whole(cell.flagged), cell.flag_reason, cell.link,
-                 cell.rail ? whole(*cell.rail) : FieldValue{std::monostate{}}, cell.method},
-                {}};
+  return Record{
+      &record_kind("cell"),
+      {cell.src_host, whole(cell.src_rank), cell.src_device, cell.dst_host, whole(cell.dst_rank), cell.dst_device,
+       whole(cell.bytes), std::string(direction_text(cell)), whole(cell.round), cell.gbps, optional(cell.latency_us),
+       optional(cell.theoretical_gbps), optional(cell.efficiency), whole(cell.flagged), cell.flag_reason, cell.link,
+       cell.rail ? whole(*cell.rail) : FieldValue{std::monostate{}}, cell.method, cell.nics},
+      {}};
 }
 
 std::string cells_csv(const std::vector<PairCell>& cells) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,10 +22,20 @@ double pair_seconds(const Measurement& measured, int first, int second) {
                   measured.rank_mean_seconds[static_cast<std::size_t>(second)]);
 }
 
+std::string text_of(const std::map<std::string, std::string>& nics, const std::string& host) {
+  const auto found = nics.find(host);
+  return found != nics.end() ? found->second : "not read";
+}
+
 }  // namespace
 
-PairMatrixRun::PairMatrixRun(Backend& backend, Watchdog& watchdog, PairMatrixSettings settings, CellModel model_cell)
-    : backend_(backend), watchdog_(watchdog), settings_(std::move(settings)), model_cell_(std::move(model_cell)) {}
+PairMatrixRun::PairMatrixRun(Backend& backend, Watchdog& watchdog, PairMatrixSettings settings, CellModel model_cell,
+                             RoundNicWatch nic_watch)
+    : backend_(backend),
+      watchdog_(watchdog),
+      settings_(std::move(settings)),
+      model_cell_(std::move(model_cell)),
+      nic_watch_(std::move(nic_watch)) {}
 
 void PairMatrixRun::measure(const std::vector<PairRound>& rounds, std::vector<PairCell>& cells,
                             std::uint64_t& wrong_bytes) {
@@ -49,10 +60,15 @@ void PairMatrixRun::measure(const std::vector<PairRound>& rounds, std::vector<Pa
       wrong_bytes += exchange.wrong.value_or(0);
     }
     for (const DirectedRound& directed : directed_rounds(rounds[r], settings_.both_ways, backend_.ranks())) {
+      if (nic_watch_.start) nic_watch_.start();
       const Measurement measured =
           time_round(directed.transfers, settings_.bytes, settings_.iterations, name_of(directed.direction), round);
       wrong_bytes += measured.wrong.value_or(0);
+      const std::map<std::string, std::string> nics = round_nics(directed, round);
       for (PairCell& cell : cells_of(directed, measured, round, devices)) {
+        if (cell.src_host != cell.dst_host && !nics.empty())
+          cell.nics = cell.src_host + " " + text_of(nics, cell.src_host) + "; " + cell.dst_host + " " +
+                      text_of(nics, cell.dst_host);
         const auto pair = std::minmax(cell.src_rank, cell.dst_rank);
         if (const auto found = latency_us.find({pair.first, pair.second}); found != latency_us.end())
           cell.latency_us = found->second;
@@ -61,6 +77,18 @@ void PairMatrixRun::measure(const std::vector<PairRound>& rounds, std::vector<Pa
       }
     }
   }
+}
+
+std::map<std::string, std::string> PairMatrixRun::round_nics(const DirectedRound& directed, int round) {
+  if (!nic_watch_.finish) return {};
+  const std::vector<std::string>& hosts = backend_.group().hostnames();
+  std::set<std::string> taking_part;
+  for (const Transfer& transfer : directed.transfers.transfers()) {
+    taking_part.insert(hosts[static_cast<std::size_t>(transfer.source)]);
+    taking_part.insert(hosts[static_cast<std::size_t>(transfer.destination)]);
+  }
+  auto guard = watchdog_.guard("gathering the NIC counters of a round");
+  return nic_watch_.finish(fmt::format("round {} {}", round, name_of(directed.direction)), taking_part);
 }
 
 std::vector<PairCell> PairMatrixRun::cells_of(const DirectedRound& directed, const Measurement& measured, int round,
@@ -90,7 +118,8 @@ std::vector<PairCell> PairMatrixRun::cells_of(const DirectedRound& directed, con
 
 Measurement PairMatrixRun::time_round(const PeerRound& transfers, std::uint64_t bytes, std::uint64_t iterations,
                                       std::string_view what, int round) {
-  PeerRoundWorkload workload(backend_, transfers, bytes, fmt::format("round {} {} {}", round, what, format_size(bytes)));
+  PeerRoundWorkload workload(backend_, transfers, bytes,
+                             fmt::format("round {} {} {}", round, what, format_size(bytes)));
   const FixedCountCriterion criterion(iterations);
   MeasurementSettings settings;
   settings.warmup_iterations = settings_.warmup;

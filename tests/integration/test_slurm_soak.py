@@ -1,9 +1,10 @@
-"""bench-validate --soak on the real Slurm test cluster: a 60 s healthy soak reports no
-event; a node whose link is throttled for 15 s in the middle (slurm-cluster.sh degrade,
-then off) is one node event on that node, its start and end within 5 s of the injection,
-exit 1 and its --exclude; a link between two nodes throttled the same way
-(slurm-cluster.sh degrade-link) is one event on that link. Skips where the machine cannot
-host the cluster."""
+"""Soak runs on the real Slurm test cluster: a 60 s healthy bench-validate soak reports no
+event; a node whose link is throttled for 15 s (slurm-cluster.sh degrade, then off) is one
+node event on that node, its start and end within 5 s of the injection, exit 1 and its
+--exclude, and a link between two nodes throttled the same way later in the same soak
+(slurm-cluster.sh degrade-link) is one event on that link; bench-collectives --soak names
+its case's dip and the throttled node's rail. Skips where the machine cannot host the
+cluster."""
 import datetime
 import json
 import os
@@ -15,10 +16,10 @@ import unittest
 from test_slurm import BIN, CLUSTER, NODES, ClusterTest, cluster, environment
 
 # Pair rounds of 20 x 4 MiB: long enough (about 0.2 s) that a process of the 2-core host
-# stalled for a moment does not halve a reading, short enough that a throttled pair
-# (200 Mbit/s) still finishes one in about 3.5 s, so the dip is read several times while it
-# lasts (results/slurm-cluster/soak/README.md).
-SOAK = ["--backend", "mpi", "--soak", "60", "-b", "4M", "-n", "20", "-w", "1"]
+# stalled for a moment does not halve a reading (results/slurm-cluster/soak/README.md).
+# A link shaped to 500 Mbit/s carries an eighth of the healthy 0.45 GB/s and finishes a
+# round in about 1.4 s, so a 15 s dip is read about ten times.
+SOAK = ["--backend", "mpi", "-b", "4M", "-n", "20", "-w", "1"]
 INJECT_AT, INJECT_FOR = 20, 15
 
 
@@ -28,10 +29,10 @@ def unix_time(utc):
 
 
 class Soak(ClusterTest):
-    def soak(self, name, inject=None, restore=None, program=("bench-validate", *SOAK)):
-        """Runs the soak; with `inject`, runs it INJECT_AT s after the soak began and
-        `restore` INJECT_FOR s later. Returns (exit code, stdout, document, injected
-        window in seconds since the soak began)."""
+    def soak(self, name, program, injections=()):
+        """Runs the soak; each injection (AT, ON, OFF) runs the cluster command ON at AT s
+        after the soak began and OFF INJECT_FOR s later. Returns (exit code, stdout,
+        document, each injected window in seconds since the soak began)."""
         json_path = self.path(name + ".json")
         command = [CLUSTER, "run", "srun", "--mpi=pmix", "-N", "4", os.path.join(BIN, program[0]), *program[1:],
                    "--json", json_path, "--csv", self.path(name + ".csv")]
@@ -42,44 +43,44 @@ class Soak(ClusterTest):
         def read():
             for line in process.stdout:
                 lines.append(line)
-                if line.startswith(("# soak:", "# rows")) or line.lstrip().startswith("allreduce"):
+                if line.startswith("# soak:") or line.lstrip().startswith("allreduce"):
                     began.set()
             began.set()
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        window = None
+        windows, restore = [], None
         try:
-            if inject:
+            if injections:
                 self.assertTrue(began.wait(120), "".join(lines))
-                time.sleep(INJECT_AT)
-                on = time.time()
-                self.assertEqual(cluster(*inject).returncode, 0)
+            start = time.time()
+            for at, on, off in injections:
+                time.sleep(max(0.0, start + at - time.time()))
+                begun = time.time()
+                restore = off
+                self.assertEqual(cluster(*on).returncode, 0)
                 time.sleep(INJECT_FOR)
-                off = time.time()
-                window = (on, off)
+                self.assertEqual(cluster(*off).returncode, 0)
+                restore = None
+                windows.append((begun, time.time()))
         finally:
             if restore:
-                self.assertEqual(cluster(*restore).returncode, 0)
+                cluster(*restore)
             rc = process.wait(timeout=300)
             reader.join(30)
+            process.stdout.close()
         out = "".join(lines)
         with open(json_path) as f:
             doc = json.load(f)
-        if window:
-            started = unix_time(doc["soak"]["started_utc"])
-            window = (window[0] - started, window[1] - started)
-        return rc, out, doc, window
+        started = unix_time(doc["soak"]["started_utc"])
+        return rc, out, doc, [(on - started, off - started) for on, off in windows]
 
-    def assert_one_event(self, doc, window, kind, node_a, node_b):
-        events = doc["events"]
-        self.assertEqual([(e["kind"], e["node_a"], e["node_b"], e["result"]) for e in events],
-                         [(kind, node_a, node_b, "fail")], (events, window))
-        self.assertAlmostEqual(events[0]["start_s"], window[0], delta=5, msg=(events, window))
-        self.assertAlmostEqual(events[0]["end_s"], window[1], delta=5, msg=(events, window))
+    def assert_window(self, event, window):
+        self.assertAlmostEqual(event["start_s"], window[0], delta=5, msg=(event, window))
+        self.assertAlmostEqual(event["end_s"], window[1], delta=5, msg=(event, window))
 
     def test_a_healthy_soak_reports_no_event(self):
-        rc, out, doc, _ = self.soak("healthy")
+        rc, out, doc, _ = self.soak("healthy", ("bench-validate", *SOAK, "--soak", "60"))
         self.assertEqual(rc, 0, out)
         self.assertIn("events: 0 (0 failing)", out)
         self.assertEqual(doc["events"], [])
@@ -95,33 +96,40 @@ class Soak(ClusterTest):
             self.assertGreater(r["bytes"], 2 * 4 << 20)  # at least one 4 MiB message each way
             self.assertGreater(r["peak_gbps"], 0)
 
-    def test_a_node_throttled_in_the_middle_is_one_event_on_that_node(self):
-        rc, out, doc, window = self.soak("node", inject=("degrade", "cb-node3", "200mbit"),
-                                         restore=("degrade", "cb-node3", "off"))
+    def test_a_throttled_node_and_later_a_throttled_link_are_one_event_each(self):
+        # One soak for both (CI's time): cb-node3's link from 20 s, the link cb-node1 -
+        # cb-node2 from 55 s, each for 15 s, with 20 s of healthy readings between them.
+        rc, out, doc, windows = self.soak(
+            "node-then-link", ("bench-validate", *SOAK, "--soak", "90"),
+            [(INJECT_AT, ("degrade", "cb-node3", "500mbit"), ("degrade", "cb-node3", "off")),
+             (INJECT_AT + INJECT_FOR + 20, ("degrade-link", "cb-node1", "cb-node2", "500mbit"),
+              ("degrade-link", "cb-node1", "cb-node2", "off"))])
         self.assertEqual(rc, 1, out)
-        self.assert_one_event(doc, window, "node", "cb-node3", "")
-        self.assertEqual(doc["exclude_option"], "--exclude=cb-node3")
-        self.assertIn("\n--exclude=cb-node3\n", out)  # srun adds its own lines after it
-
-    def test_a_throttled_link_is_reported_as_that_link(self):
-        rc, out, doc, window = self.soak("link", inject=("degrade-link", "cb-node1", "cb-node2", "200mbit"),
-                                         restore=("degrade-link", "cb-node1", "cb-node2", "off"))
-        self.assertEqual(rc, 1, out)
-        self.assert_one_event(doc, window, "link", "cb-node1", "cb-node2")
+        events = doc["events"]
+        self.assertEqual([(e["kind"], e["node_a"], e["node_b"], e["result"]) for e in events],
+                         [("node", "cb-node3", "", "fail"), ("link", "cb-node1", "cb-node2", "fail")],
+                         (events, windows))
+        self.assert_window(events[0], windows[0])
+        self.assert_window(events[1], windows[1])
+        self.assertIn("FAIL node cb-node3 from ", out)
         self.assertIn("FAIL link cb-node1 - cb-node2 from ", out)
+        # cb-node3, and one end of the link (srun adds its own lines after the exclude line).
+        self.assertIn(doc["exclude_option"], ("--exclude=cb-node[1,3]", "--exclude=cb-node[2-3]"))
+        self.assertIn("\n" + doc["exclude_option"] + "\n", out)
 
     def test_a_collective_soak_names_the_dip_and_the_throttled_nodes_rail(self):
-        program = ("bench-collectives", "--backend", "mpi", "--op", "allreduce", "-b", "4M", "-e", "4M", "-n", "20",
-                   "-w", "1", "--soak", "50")
-        rc, out, doc, window = self.soak("collectives", inject=("degrade", "cb-node3", "200mbit"),
-                                         restore=("degrade", "cb-node3", "off"), program=program)
+        # 5 iterations a case: a throttled case then takes about 1.5 s, several intervals of
+        # the 15 s, each judging the rails anew.
+        program = ("bench-collectives", "--backend", "mpi", "--op", "allreduce", "-b", "4M", "-e", "4M", "-n", "5",
+                   "-w", "1", "--soak", "45")
+        rc, out, doc, windows = self.soak(
+            "collectives", program, [(15, ("degrade", "cb-node3", "500mbit"), ("degrade", "cb-node3", "off"))])
         self.assertEqual(rc, 1, out)
         events = doc["soak"]["events"]
         self.assertEqual([(e["case"].split()[0], e["result"], e["nodes"]) for e in events],
-                         [("allreduce", "fail", ["cb-node3"])], (events, window))
+                         [("allreduce", "fail", ["cb-node3"])], (events, windows))
         self.assertTrue(events[0]["short_rails"][0].startswith("cb-node3 eth0 (short in "), events)
-        self.assertAlmostEqual(events[0]["start_s"], window[0], delta=5, msg=(events, window))
-        self.assertAlmostEqual(events[0]["end_s"], window[1], delta=5, msg=(events, window))
+        self.assert_window(events[0], windows[0])
         self.assertIn("\n--exclude=cb-node3\n", out)
         self.assertEqual({row["interval"] for row in doc["rows"]}, set(range(doc["soak"]["intervals"])))
 

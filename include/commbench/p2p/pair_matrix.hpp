@@ -22,27 +22,30 @@ struct PairCell {
   std::uint64_t bytes = 0;
   PairDirection direction = PairDirection::forward;
   int round = 0;
-  std::optional<int> rail;                // --per-rail: both ranks' place on their node
+  std::optional<int> rail;  // --per-rail: both ranks' place on their node
   // How it moved: "send/recv" between ranks; inside a node (--local) "copy-engine", "sm-copy"
   // or "nccl" between GPUs, "pinned-near", "pinned-far" or "pageable" between host and GPU.
   std::string method = "send/recv";
-  double gbps = 0;                        // bytes per second of this direction, in GB/s
-  std::optional<double> latency_us;       // the pair's small-message exchange time
-  std::optional<double> theoretical_gbps; // spec of the link between them (bandwidth model)
-  std::optional<double> efficiency;       // gbps / theoretical_gbps
-  std::string link;                       // the model's description of that link, or why unknown
+  double gbps = 0;                         // bytes per second of this direction, in GB/s
+  std::optional<double> latency_us;        // the pair's small-message exchange time
+  std::optional<double> theoretical_gbps;  // spec of the link between them (bandwidth model)
+  std::optional<double> efficiency;        // gbps / theoretical_gbps
+  std::string link;                        // the model's description of that link, or why unknown
   bool flagged = false;
   std::string flag_reason;
+  // Across nodes: what each end's NICs carried while the cell's direction ran ("cb-node1
+  // eth0 0.61 GB/s (busiest 1.2 GB/s); cb-node3 eth0 0.02 GB/s (busiest 0.03 GB/s), short");
+  // empty inside a node or where the NICs were not read.
+  std::string nics;
 };
 
 // A cell is an outlier when its bandwidth is below `fraction` of the ranks' median (over
 // ranks, of each rank's median cell, among cells measured the same way: the same method,
 // one direction at a time or both at once, host or GPU at each end), or below `fraction`
 // of its link's spec where the model knows it. Inside a node an endpoint is a device,
-// not a rank: the median is over GPUs. The ranks' median stays with the healthy majority while fewer than half the ranks
-// are slow. 0.7: a healthy link of a matrix of equal
-// links reads within a few percent of its peers, and a link that lost a lane, runs at a
-// lower PCIe generation or shares a NIC reads at 50 % or less.
+// not a rank: the median is over GPUs. The ranks' median stays with the healthy majority while fewer than half the
+// ranks are slow. 0.7: a healthy link of a matrix of equal links reads within a few percent of its peers, and a link
+// that lost a lane, runs at a lower PCIe generation or shares a NIC reads at 50 % or less.
 constexpr double kDefaultOutlierFraction = 0.7;
 void flag_outliers(std::vector<PairCell>& cells, double fraction);
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,9 +35,18 @@ struct PairMatrixSettings {
 // ("" for host memory).
 using CellModel = std::function<void(PairCell& cell, const std::vector<std::string>& bus_ids)>;
 
+// Around each timed direction of a round, when set (collective, like the measurement):
+// `start` before it, `finish` after it, which returns what each taking-part host's NICs
+// carried in it, by host (the app reads them with its NicWatch).
+struct RoundNicWatch {
+  std::function<void()> start;
+  std::function<std::map<std::string, std::string>(const std::string& what, const std::set<std::string>& hosts)> finish;
+};
+
 class PairMatrixRun {
  public:
-  PairMatrixRun(Backend& backend, Watchdog& watchdog, PairMatrixSettings settings, CellModel model_cell);
+  PairMatrixRun(Backend& backend, Watchdog& watchdog, PairMatrixSettings settings, CellModel model_cell,
+                RoundNicWatch nic_watch = {});
 
   // Collective. Each direction's cells are appended to `cells` as it ends; Interrupted
   // (every rank agreed) leaves the cells measured before it there.
@@ -44,6 +55,8 @@ class PairMatrixRun {
  private:
   Measurement time_round(const PeerRound& transfers, std::uint64_t bytes, std::uint64_t iterations,
                          std::string_view what, int round);
+  // What each host's NICs carried in a direction of a round; empty without a NIC watch.
+  std::map<std::string, std::string> round_nics(const DirectedRound& directed, int round);
   std::vector<PairCell> cells_of(const DirectedRound& directed, const Measurement& measured, int round,
                                  const std::vector<std::string>& devices) const;
 
@@ -51,6 +64,7 @@ class PairMatrixRun {
   Watchdog& watchdog_;
   PairMatrixSettings settings_;
   CellModel model_cell_;
+  RoundNicWatch nic_watch_;
 };
 
 }  // namespace commbench

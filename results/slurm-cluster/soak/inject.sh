@@ -1,7 +1,7 @@
 #!/bin/bash
 # Soaks on the project's Slurm test cluster with a fault injected in the middle: 60 s, and
 # 20 s after the soak began cb-node3's link (node) or the link between cb-node1 and
-# cb-node2 (link) is shaped to 200 Mbit/s for 15 s. Keeps each run's console output, JSON
+# cb-node2 (link) is shaped to 500 Mbit/s for 15 s. Keeps each run's console output, JSON
 # and timeline plot, and the injection's wall-clock times, under injected/.
 #
 #   results/slurm-cluster/soak/inject.sh node|link     # as root, from anywhere
@@ -11,8 +11,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cluster="$root/scripts/slurm-cluster.sh"
 case "$kind" in
-  node) on=(degrade cb-node3 200mbit); off=(degrade cb-node3 off) ;;
-  link) on=(degrade-link cb-node1 cb-node2 200mbit); off=(degrade-link cb-node1 cb-node2 off) ;;
+  node) on=(degrade cb-node3 500mbit); off=(degrade cb-node3 off) ;;
+  link) on=(degrade-link cb-node1 cb-node2 500mbit); off=(degrade-link cb-node1 cb-node2 off) ;;
   *) echo "inject.sh: node or link, not '$kind'" >&2; exit 2 ;;
 esac
 "$cluster" up

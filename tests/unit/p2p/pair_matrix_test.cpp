@@ -140,13 +140,16 @@ TEST(PairMatrix, TheMatrixAndTheCsv) {
   std::getline(csv, first);
   EXPECT_EQ(header,
             "src_host,src_rank,src_device,dst_host,dst_rank,dst_device,bytes,direction,round,gbps,latency_us,"
-            "theoretical_gbps,efficiency,flagged,reason,link,rail,method");
-  EXPECT_EQ(first, "n0,0,,n1,1,,1048576,one-way,0,10.01,2.5,,,false,,,,send/recv");  // no rail without --per-rail
+            "theoretical_gbps,efficiency,flagged,reason,link,rail,method,nics");
+  EXPECT_EQ(first, "n0,0,,n1,1,,1048576,one-way,0,10.01,2.5,,,false,,,,send/recv,");  // no rail without --per-rail
   cells.front().rail = 1;
+  cells.front().nics = "n0 eth0 1 GB/s (busiest 2 GB/s); n1 eth0 0.1 GB/s (busiest 0.2 GB/s), short";
   std::istringstream per_rail(cells_csv(cells));
   std::getline(per_rail, header);
   std::getline(per_rail, first);
-  EXPECT_EQ(first, "n0,0,,n1,1,,1048576,one-way,0,10.01,2.5,,,false,,,1,send/recv");
+  EXPECT_EQ(first,
+            "n0,0,,n1,1,,1048576,one-way,0,10.01,2.5,,,false,,,1,send/recv,"
+            "\"n0 eth0 1 GB/s (busiest 2 GB/s); n1 eth0 0.1 GB/s (busiest 0.2 GB/s), short\"");
 }
 
 TEST(PairMatrix, FindingsNameTheSlowRankWithItsRailAndEachOutlier) {
