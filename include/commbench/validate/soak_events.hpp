@@ -18,7 +18,8 @@
 //     readings then explain its partners' low readings with it, which no longer count for
 //     a node event of their own (a slow node drags each partner's reading down);
 //   - a link event is a run of at least `least_link_readings` low readings of one pair, in
-//     a row of that pair's series, that no node event explains;
+//     a row of that pair's series, that no node event explains, taken while no node event
+//     lasts (a slow node slows the pairs beside it now and then);
 //   - one reading that is not low between two low ones does not end a run (a dip's readings
 //     scatter around the line too); two do. A shorter run is no event: on a shared or busy
 //     host one process stalled for a second reads as deep as a throttled link;

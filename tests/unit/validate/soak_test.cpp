@@ -103,6 +103,32 @@ TEST(SoakEvents, ASlowNodesPartnersAreNotNamedForTheReadingsItDraggedDown) {
   EXPECT_EQ(events[0].nodes, std::vector<int>{2});
 }
 
+TEST(SoakEvents, APairBesideASlowNodeIsNoLinkWhileTheNodeEventLasts) {
+  // Node 2 slow from 20 to 34; the pair beside its pair reads low on two meetings of its own
+  // meanwhile (0-3 meets in 23 and 26, beside 1-2), and again later, alone (50, 53).
+  const auto readings = cycled_readings(60, [](int i, int a, int b) {
+    const bool slow_node = i >= 20 && i < 35 && (a == 2 || b == 2);
+    const bool beside = (i == 23 || i == 26 || i == 50 || i == 53) && a == 0 && b == 3;
+    return wobble(i, a, b) * (slow_node ? 0.1 : beside ? 0.4 : 1);
+  });
+  const std::vector<SoakEvent> events = events_of(readings);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].nodes, std::vector<int>{2});
+  EXPECT_EQ(events[1].kind, FaultKind::link);
+  EXPECT_EQ(events[1].first_interval, 50);
+}
+
+TEST(SoakEvents, TwoNodesSlowAtOnceAreBothNamed) {
+  const auto readings = cycled_readings(60, [](int i, int a, int b) {
+    const bool slow = i >= 20 && i < 35 && (a == 1 || b == 1 || a == 3 || b == 3);
+    return wobble(i, a, b) * (slow ? 0.2 : 1);
+  });
+  const std::vector<SoakEvent> events = events_of(readings);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].nodes, std::vector<int>{1});
+  EXPECT_EQ(events[1].nodes, std::vector<int>{3});
+}
+
 TEST(SoakEvents, TooFewLowReadingsAreNoEvent) {
   // Two intervals of one node (a process stalled for two seconds), one meeting of a pair.
   const auto readings = cycled_readings(60, [](int i, int a, int b) {
