@@ -249,7 +249,7 @@ void run_passes(SweepPass& pass, const std::vector<OpCase>& plan, CollectivesSoa
     const double next = start + soak.interval_s();
     const double now = clock();
     if (std::max(now, next) >= soak.duration_s()) return;
-    if (next > now) std::this_thread::sleep_for(std::chrono::duration<double>(next - now));
+    if (next > now) sleep_unless_interrupted(next - now);
   }
 }
 

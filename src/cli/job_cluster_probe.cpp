@@ -13,6 +13,7 @@
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/interrupted.hpp"
+#include "commbench/runner/interruption.hpp"
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/stopping_rule.hpp"
@@ -57,7 +58,7 @@ double JobClusterProbe::elapsed_seconds() {
 void JobClusterProbe::wait_until(double seconds) {
   // From the agreed clock, so every rank sleeps as long and meets the next round together.
   const double left = seconds - elapsed_seconds();
-  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
+  if (left > 0) sleep_unless_interrupted(left);
 }
 
 std::vector<std::vector<std::string>> JobClusterProbe::node_changes() {

@@ -1,5 +1,9 @@
 #include "commbench/runner/interruption.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 #include <csignal>
 
 namespace commbench {
@@ -24,5 +28,12 @@ bool install_interruption_handlers() {
 int pending_interruption() { return g_signal; }
 
 void clear_interruption() { g_signal = 0; }
+
+void sleep_unless_interrupted(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (pending_interruption() == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::min(std::chrono::duration<double>(0.1),
+                                         std::chrono::duration<double>(until - std::chrono::steady_clock::now())));
+}
 
 }  // namespace commbench

@@ -14,6 +14,10 @@ int pending_interruption();
 // For tests: forget a recorded signal.
 void clear_interruption();
 
+// Sleeps `seconds`, in short slices, returning early once SIGINT/SIGTERM is pending (a
+// soak's wait between intervals must not hold a signal for a whole interval).
+void sleep_unless_interrupted(double seconds);
+
 // The runner throws Interrupted (core/interrupted.hpp) once every rank knows of one.
 
 }  // namespace commbench
