@@ -12,24 +12,24 @@
 
 #include <fmt/format.h>
 
+#include "command_line_parser.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/sweep_cost_model.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/pattern/schedule_json.hpp"
 #include "commbench/replay/deepspeed_comms_log.hpp"
 #include "commbench/replay/pytorch_trace_reader.hpp"
-#include "replay_schedule.hpp"
-#include "commbench/pattern/schedule_json.hpp"
-#include "commbench/report/output_file.hpp"
 #include "commbench/replay/trace_summary.hpp"
+#include "commbench/report/output_file.hpp"
 #include "commbench/report/reporter_set.hpp"
-#include "command_line_parser.hpp"
 #include "pattern_flags.hpp"
 #include "replay_fabric.hpp"
 #include "replay_model_comparison.hpp"
 #include "replay_records.hpp"
+#include "replay_schedule.hpp"
 
 namespace commbench {
 
@@ -40,7 +40,7 @@ constexpr const char* kReplaySchema = "commbench.replay/1";
 
 struct ReplayOptions {
   std::vector<std::string> traces;  // files or folders
-  std::string fabric_path;          // --fabric: a bench-collectives CSV
+  std::string fabric_path;          // --fabric: a bench-collectives CSV or JSON file
   int ranks = 0;                    // --ranks: a DeepSpeed comms log's world size; 0 not given
   std::string dump_path;            // --dump-schedule: the traced step in bench-patterns' format
   PatternFlags pattern;             // bench-patterns' model flags: the step to compare the job's with
@@ -70,8 +70,8 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
   add_parsed_option(
       app, "--fabric", options.fabric_path,
       [](const std::string& text) { return non_empty_file_name(text, "--fabric"); },
-      "A bench-collectives CSV from the same cluster: each class of calls against the busbw it measured at that "
-      "operation, size and group",
+      "A bench-collectives CSV or JSON file from the same cluster: each class of calls against the busbw it measured "
+      "at that operation, size and group",
       "FILE");
   add_parsed_option(
       app, "--dump-schedule", options.dump_path,
@@ -177,9 +177,10 @@ struct ReadInput {
 
 ReadInput read_deepspeed_log(const ReplayOptions& options, const std::string& path) {
   if (!options.dump_path.empty())
-    throw UsageError(fmt::format("--dump-schedule: needs the job's traces; {} is a comms log, which does not say "
-                                 "what ran between the calls",
-                                 path));
+    throw UsageError(
+        fmt::format("--dump-schedule: needs the job's traces; {} is a comms log, which does not say "
+                    "what ran between the calls",
+                    path));
   const DeepSpeedCommsLog log = read_deepspeed_comms_log(path);
   if (options.ranks == 0)
     throw UsageError(fmt::format("{}: a DeepSpeed comms log does not say the world size: give --ranks N", path));
@@ -192,8 +193,7 @@ ReadInput read_deepspeed_log(const ReplayOptions& options, const std::string& pa
 }
 
 ReadInput read_traces(const ReplayOptions& options, const std::vector<TraceFile>& found) {
-  if (options.ranks != 0)
-    throw UsageError("--ranks: only for a DeepSpeed comms log (a trace says its world size)");
+  if (options.ranks != 0) throw UsageError("--ranks: only for a DeepSpeed comms log (a trace says its world size)");
   ReadInput input;
   std::vector<RankTrace> traces;
   for (const TraceFile& file : found) {
@@ -221,9 +221,10 @@ ReadInput read_input(const ReplayOptions& options) {
     if (!is_trace_name(file.path)) logs.push_back(file.path);
   if (logs.empty()) return read_traces(options, found);
   if (found.size() > 1)
-    throw UsageError(fmt::format("{}: a DeepSpeed comms log is read on its own, not with other files (a .json trace "
-                                 "ends in .json or .json.gz)",
-                                 logs.front()));
+    throw UsageError(
+        fmt::format("{}: a DeepSpeed comms log is read on its own, not with other files (a .json trace "
+                    "ends in .json or .json.gz)",
+                    logs.front()));
   return read_deepspeed_log(options, logs.front());
 }
 
@@ -231,8 +232,7 @@ ReadInput read_input(const ReplayOptions& options) {
 ModelComparison compare_model(const ReplayOptions& options, const ReadInput& input, const RankSchedule& job,
                               std::vector<std::string>& notes) {
   const int world = input.summary.world_size;
-  const PatternConfig config =
-      resolve_pattern_config(options.pattern, world, std::max(1, world / input.nodes), notes);
+  const PatternConfig config = resolve_pattern_config(options.pattern, world, std::max(1, world / input.nodes), notes);
   return compare_with_model(job, build_schedule(config, 0), fmt::format("{}, {} ranks", pattern_name(config), world));
 }
 
@@ -246,13 +246,15 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   std::optional<FabricComparison> fabric;
   if (!options.fabric_path.empty())
     fabric = compare_with_fabric(
-        summary, SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)), nodes);
+        summary, SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)),
+        nodes);
   const bool compare = describes_a_model(options.pattern);
   std::vector<RankSchedule> schedules;
   if (compare || !options.dump_path.empty()) {
     if (input.traces.empty())
-      throw UsageError("--pattern, --preset: a modelled step is compared with the job's traces; a comms log does not "
-                       "say the calls' order");
+      throw UsageError(
+          "--pattern, --preset: a modelled step is compared with the job's traces; a comms log does not "
+          "say the calls' order");
     std::vector<std::string> extraction_notes;
     schedules = extract_schedules(input.traces, extraction_notes);
     if (!options.dump_path.empty()) notes.insert(notes.end(), extraction_notes.begin(), extraction_notes.end());
@@ -269,7 +271,7 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   if (model) print_model_comparison(*model);
   for (const std::string& note : notes) fmt::print("# note: {}\n", note);
   RunContext context = context_without_job(kReplaySchema, kProgram, command_line,
-                                            {{"traces", std::to_string(files.size())}, {"format", input.format}});
+                                           {{"traces", std::to_string(files.size())}, {"format", input.format}});
   context.ranks = summary.world_size;
   context.notes = notes;
   if (fabric) context.notes.insert(context.notes.end(), fabric->notes.begin(), fabric->notes.end());
@@ -286,9 +288,7 @@ int run_bench_replay(int argc, char** argv) {
       kProgram,
       "bench-replay: a training job's own traces (torch.profiler, one file per rank) or DeepSpeed comms log read as "
       "the collectives it ran: sizes, times, bandwidth, and which rank the others waited for.",
-      kReplaySchema,
-      ProfileCategory::patterns,
-      add_replay_options,
+      kReplaySchema, ProfileCategory::patterns, add_replay_options,
       [](const CLI::App&, ReplayOptions& options) {
         if (options.traces.empty()) throw UsageError("TRACE: name at least one trace file or folder (see --help)");
       },

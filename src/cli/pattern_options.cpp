@@ -34,8 +34,8 @@ void add_prediction_options(CLI::App& app, PatternRunOptions& options) {
                "predicts any node count: --nodes x --gpus-per-node ranks)");
   add_parsed_option(
       app, "--from", options.from_path, [](const std::string& text) { return non_empty_file_name(text, "--from"); },
-      "With --predict: cost each collective from this bench-collectives --csv file (default: the bandwidth model of "
-      "this node)",
+      "With --predict: cost each collective from this bench-collectives --csv or --json file (default: the bandwidth "
+      "model of this node)",
       "FILE");
   add_parsed_option(
       app, "--nodes", options.nodes,

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "commbench/core/error.hpp"
 #include "commbench/validate/csv_table.hpp"
 
@@ -53,38 +55,106 @@ double interpolate(const std::vector<SweepPoint>& points, std::uint64_t bytes, P
 
 std::string size_text(std::uint64_t bytes) { return fmt::format("{} B", bytes); }
 
-}  // namespace
+// One measurement of the sweep, whichever file it came from.
+struct SweepRow {
+  Collective op{};
+  std::uint64_t bytes = 0;
+  int ranks = 0, nodes = 1;
+  double time_us = 0, busbw_gbps = 0;
+};
 
-SweepCostModel::SweepCostModel(std::string_view csv_text, std::string origin) : origin_(std::move(origin)) {
-  const CsvTable table = parse_csv(csv_text, origin_);
-  const char* names[] = {"op", "bytes", "ranks", "nodes", "time_us", "busbw_gbps"};
+constexpr const char* kColumns[] = {"op", "bytes", "ranks", "nodes", "time_us", "busbw_gbps"};
+
+bool looks_like_json(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '{';
+}
+
+std::vector<SweepRow> csv_rows(std::string_view text, const std::string& origin) {
+  const CsvTable table = parse_csv(text, origin);
   std::size_t columns[6] = {};
   for (std::size_t index = 0; index < 6; ++index) {
-    const auto column = table.column(names[index]);
+    const auto column = table.column(kColumns[index]);
     if (!column)
       throw UsageError(
           fmt::format("{}: no '{}' column (a bench-collectives --csv file has op, bytes, ranks, nodes, "
                       "time_us, busbw_gbps)",
-                      origin_, names[index]));
+                      origin, kColumns[index]));
     columns[index] = *column;
   }
+  std::vector<SweepRow> rows;
+  for (const CsvRecord& record : table.records) {
+    SweepRow row;
+    row.op = parse_collective(record.fields[columns[0]], fmt::format("{} line {}: op", origin, record.line));
+    row.bytes = static_cast<std::uint64_t>(number_in(table, record, columns[1], origin));
+    row.ranks = static_cast<int>(number_in(table, record, columns[2], origin));
+    row.nodes = std::max(1, static_cast<int>(number_in(table, record, columns[3], origin)));
+    row.time_us = number_in(table, record, columns[4], origin);
+    row.busbw_gbps = number_in(table, record, columns[5], origin);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// A bench-collectives --json file: its `rows`, each with the CSV's fields by name.
+std::vector<SweepRow> json_rows(std::string_view text, const std::string& origin) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded()) throw UsageError(fmt::format("{}: not valid JSON", origin));
+  const auto rows_field = doc.find("rows");
+  if (!doc.is_object() || rows_field == doc.end() || !rows_field->is_array())
+    throw UsageError(fmt::format("{}: no 'rows' array (a bench-collectives --json file has one)", origin));
+  std::vector<SweepRow> rows;
+  for (std::size_t index = 0; index < rows_field->size(); ++index) {
+    const nlohmann::json& entry = (*rows_field)[index];
+    const auto field = [&](const char* name) -> const nlohmann::json& {
+      const auto value = entry.is_object() ? entry.find(name) : entry.end();
+      if (!entry.is_object() || value == entry.end())
+        throw UsageError(
+            fmt::format("{}: rows[{}] has no '{}' (a bench-collectives row has op, bytes, ranks, "
+                        "nodes, time_us, busbw_gbps)",
+                        origin, index, name));
+      return *value;
+    };
+    const auto number = [&](const char* name) {
+      const nlohmann::json& value = field(name);
+      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
+        throw UsageError(
+            fmt::format("{}: rows[{}] {} {} is not a non-negative number", origin, index, name, value.dump()));
+      return value.get<double>();
+    };
+    const nlohmann::json& op = field("op");
+    if (!op.is_string()) throw UsageError(fmt::format("{}: rows[{}] op {} is not a name", origin, index, op.dump()));
+    SweepRow row;
+    row.op = parse_collective(op.get<std::string>(), fmt::format("{}: rows[{}] op", origin, index));
+    row.bytes = static_cast<std::uint64_t>(number("bytes"));
+    row.ranks = static_cast<int>(number("ranks"));
+    row.nodes = std::max(1, static_cast<int>(number("nodes")));
+    row.time_us = number("time_us");
+    row.busbw_gbps = number("busbw_gbps");
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+SweepCostModel::SweepCostModel(std::string_view text, std::string origin) : origin_(std::move(origin)) {
+  const bool json = looks_like_json(text);
+  const std::vector<SweepRow> rows = json ? json_rows(text, origin_) : csv_rows(text, origin_);
   struct Sum {
     double seconds = 0, busbw = 0;
     int count = 0;
   };
   std::map<SeriesKey, std::map<std::uint64_t, Sum>> sums;
-  for (const CsvRecord& record : table.records) {
-    const std::string& op_text = record.fields[columns[0]];
-    const Collective op = parse_collective(op_text, fmt::format("{} line {}: op", origin_, record.line));
-    const auto bytes = static_cast<std::uint64_t>(number_in(table, record, columns[1], origin_));
-    const int ranks = static_cast<int>(number_in(table, record, columns[2], origin_));
-    const int nodes = std::max(1, static_cast<int>(number_in(table, record, columns[3], origin_)));
-    Sum& sum = sums[SeriesKey{op, ranks, nodes}][bytes];
-    sum.seconds += number_in(table, record, columns[4], origin_) * 1e-6;
-    sum.busbw += number_in(table, record, columns[5], origin_);
+  for (const SweepRow& row : rows) {
+    Sum& sum = sums[SeriesKey{row.op, row.ranks, row.nodes}][row.bytes];
+    sum.seconds += row.time_us * 1e-6;
+    sum.busbw += row.busbw_gbps;
     ++sum.count;
   }
-  if (sums.empty()) throw UsageError(origin_ + ": no measurements (the file has a header only)");
+  if (sums.empty())
+    throw UsageError(
+        origin_ + (json ? ": no measurements (its rows are empty)" : ": no measurements (the file has a header only)"));
   for (const auto& [key, sizes] : sums) {
     std::vector<SweepPoint>& points = series_[key];
     for (const auto& [bytes, sum] : sizes) points.push_back({bytes, sum.seconds / sum.count, sum.busbw / sum.count});

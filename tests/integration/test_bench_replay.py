@@ -218,7 +218,8 @@ class Fabric(unittest.TestCase):
                    OMPI_MCA_mpi_yield_when_idle="1")
         p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", COLLECTIVES, "--backend", "mpi",
                             "--op", "allgather,reducescatter", "-b", "1M", "-e", "8M", "-f", "2", "-n", "3",
-                            "-w", "1", "--csv", cls.sweep], capture_output=True, text=True, timeout=300, env=env)
+                            "-w", "1", "--csv", cls.sweep, "--json", cls.sweep[:-3] + "json"],
+                           capture_output=True, text=True, timeout=300, env=env)
         if p.returncode != 0:
             raise AssertionError("bench-collectives failed: " + p.stderr)
 
@@ -252,6 +253,22 @@ class Fabric(unittest.TestCase):
         self.assertAlmostEqual(doc["fabric"]["job_seconds"], job, places=9)
         self.assertAlmostEqual(doc["fabric"]["fabric_seconds"], fabric, places=9)
         self.assertIn(f"{100 * fabric / job:.3g}% of the fabric's busbw", out)
+
+    def test_the_sweeps_json_file_gives_what_its_csv_gives(self):
+        docs = []
+        for sweep in (self.sweep, self.sweep[:-3] + "json"):
+            path = os.path.join(self.dir, "fsdp2-" + sweep[-4:] + ".json")
+            code, out, err = run(os.path.join(TRACES, "fsdp2"), "--fabric", sweep, "--json", path)
+            self.assertEqual(code, 0, err)
+            with open(path) as f:
+                docs.append(json.load(f))
+        csv_doc, json_doc = docs
+        # The same figures, but for the CSV's rounding of time_us and busbw_gbps.
+        pairs = list(zip(json_doc["collectives"], csv_doc["collectives"])) + [(json_doc["fabric"], csv_doc["fabric"])]
+        self.assertEqual(len(pairs), 3)
+        for from_json, from_csv in pairs:
+            self.assertGreater(from_json["fabric_seconds"], 0)
+            self.assertAlmostEqual(from_json["fabric_seconds"] / from_csv["fabric_seconds"], 1, places=6)
 
     def test_an_operation_the_sweep_lacks_is_a_note_not_a_guess(self):
         path = os.path.join(self.dir, "ddp.json")

@@ -1,5 +1,5 @@
-// A cost model from a bench-collectives CSV (--predict --from FILE): what each collective
-// took on this machine, by op, size and group. Sizes between measured ones are
+// A cost model from a bench-collectives CSV or JSON file (--predict --from FILE,
+// bench-replay --fabric): what each collective took on this machine, by op, size and group. Sizes between measured ones are
 // interpolated in log-log (time against bytes); below the smallest size the smallest's
 // time stands (the latency floor); above the largest the largest's bus bandwidth holds.
 // A group of a rank or node count the sweep did not measure is converted through bus
@@ -28,10 +28,11 @@ struct SweepPoint {
 
 class SweepCostModel : public CommunicationCostModel {
  public:
-  // `csv_text` has at least the columns op, bytes, ranks, nodes, time_us, busbw_gbps (by
-  // name; others are ignored); repeated (op, ranks, nodes, bytes) rows are averaged.
+  // `text` is a bench-collectives --csv file (at least the columns op, bytes, ranks, nodes,
+  // time_us, busbw_gbps, by name; others are ignored) or its --json file (the same fields
+  // in each of `rows`); repeated (op, ranks, nodes, bytes) rows are averaged.
   // `origin` names the file in errors: "--from runs/a.csv".
-  SweepCostModel(std::string_view csv_text, std::string origin);
+  SweepCostModel(std::string_view text, std::string origin);
 
   double seconds(const CommunicationCostQuery& query) const override;
   std::string basis() const override;

@@ -66,5 +66,37 @@ TEST(SweepCostModel, AFileWithoutTheColumnsIsAUsageErrorNamingTheColumn) {
             "--from a.csv line 2: time_us 'fast' is not a non-negative number");
 }
 
+// The same sweep as bench-collectives --json writes it: `rows` with the CSV's fields.
+constexpr const char* kSweepJson = R"({"schema": "commbench.collectives/1", "rows": [
+    {"op": "allreduce", "bytes": 1024, "ranks": 4, "nodes": 1, "time_us": 10, "busbw_gbps": 0.1536},
+    {"op": "allreduce", "bytes": 4096, "ranks": 4, "nodes": 1, "time_us": 80, "busbw_gbps": 0.0768}]})";
+
+TEST(SweepCostModel, AJsonResultGivesTheSameModelAsItsCsv) {
+  const SweepCostModel csv(kSweep, "--fabric sweep.csv");
+  const SweepCostModel json(kSweepJson, "--fabric sweep.json");
+  for (const std::uint64_t bytes : {256ull, 1024ull, 2048ull, 8192ull})
+    EXPECT_DOUBLE_EQ(json.seconds(allreduce(bytes)), csv.seconds(allreduce(bytes))) << bytes;
+  EXPECT_DOUBLE_EQ(json.seconds(allreduce(2048, 8)), csv.seconds(allreduce(2048, 8)));
+}
+
+TEST(SweepCostModel, AJsonFileWithoutRowsOrFieldsIsAUsageErrorNamingWhat) {
+  const auto error = [](const char* text) {
+    return testing::usage_error_of([&] { SweepCostModel(text, "--fabric s.json"); });
+  };
+  EXPECT_EQ(error("{\"rows\": [1"), "--fabric s.json: not valid JSON");
+  EXPECT_EQ(error("{\"nodes\": []}"), "--fabric s.json: no 'rows' array (a bench-collectives --json file has one)");
+  EXPECT_EQ(error("{\"rows\": [{\"op\": \"allreduce\", \"bytes\": 8}]}"),
+            "--fabric s.json: rows[0] has no 'ranks' (a bench-collectives row has op, bytes, ranks, nodes, time_us, "
+            "busbw_gbps)");
+  EXPECT_EQ(error(R"({"rows": [{"op": "allreduce", "bytes": 8, "ranks": 2, "nodes": 1, "time_us": 3,
+                               "busbw_gbps": null}]})"),
+            "--fabric s.json: rows[0] busbw_gbps null is not a non-negative number");
+  EXPECT_EQ(error(R"({"rows": [{"op": "gather", "bytes": 8, "ranks": 2, "nodes": 1, "time_us": 3,
+                               "busbw_gbps": 1}]})")
+                .rfind("--fabric s.json: rows[0] op", 0),
+            0u);
+  EXPECT_EQ(error("{\"rows\": []}"), "--fabric s.json: no measurements (its rows are empty)");
+}
+
 }  // namespace
 }  // namespace commbench
