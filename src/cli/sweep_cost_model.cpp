@@ -65,6 +65,25 @@ struct SweepRow {
 
 constexpr const char* kColumns[] = {"op", "bytes", "ranks", "nodes", "time_us", "busbw_gbps"};
 
+// A whole count from a number read as non-negative: `where` names the row in errors. The
+// limits are far past any real sweep and keep the conversions defined.
+template <typename Count>
+Count count_in(double value, double limit, const std::string& where, const char* name) {
+  if (value > limit) throw UsageError(fmt::format("{} {} {} is more than {:.0f}", where, name, value, limit));
+  return static_cast<Count>(value);
+}
+
+SweepRow make_row(Collective op, const double (&numbers)[5], const std::string& where) {
+  SweepRow row;
+  row.op = op;
+  row.bytes = count_in<std::uint64_t>(numbers[0], 0x1p60, where, "bytes");
+  row.ranks = count_in<int>(numbers[1], 1 << 24, where, "ranks");
+  row.nodes = std::max(1, count_in<int>(numbers[2], 1 << 24, where, "nodes"));
+  row.time_us = numbers[3];
+  row.busbw_gbps = numbers[4];
+  return row;
+}
+
 bool looks_like_json(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   return first != std::string_view::npos && text[first] == '{';
@@ -84,14 +103,12 @@ std::vector<SweepRow> csv_rows(std::string_view text, const std::string& origin)
   }
   std::vector<SweepRow> rows;
   for (const CsvRecord& record : table.records) {
-    SweepRow row;
-    row.op = parse_collective(record.fields[columns[0]], fmt::format("{} line {}: op", origin, record.line));
-    row.bytes = static_cast<std::uint64_t>(number_in(table, record, columns[1], origin));
-    row.ranks = static_cast<int>(number_in(table, record, columns[2], origin));
-    row.nodes = std::max(1, static_cast<int>(number_in(table, record, columns[3], origin)));
-    row.time_us = number_in(table, record, columns[4], origin);
-    row.busbw_gbps = number_in(table, record, columns[5], origin);
-    rows.push_back(row);
+    const Collective op =
+        parse_collective(record.fields[columns[0]], fmt::format("{} line {}: op", origin, record.line));
+    double numbers[5];
+    for (std::size_t index = 0; index < 5; ++index)
+      numbers[index] = number_in(table, record, columns[index + 1], origin);
+    rows.push_back(make_row(op, numbers, fmt::format("{} line {}:", origin, record.line)));
   }
   return rows;
 }
@@ -122,16 +139,13 @@ std::vector<SweepRow> json_rows(std::string_view text, const std::string& origin
             fmt::format("{}: rows[{}] {} {} is not a non-negative number", origin, index, name, value.dump()));
       return value.get<double>();
     };
-    const nlohmann::json& op = field("op");
-    if (!op.is_string()) throw UsageError(fmt::format("{}: rows[{}] op {} is not a name", origin, index, op.dump()));
-    SweepRow row;
-    row.op = parse_collective(op.get<std::string>(), fmt::format("{}: rows[{}] op", origin, index));
-    row.bytes = static_cast<std::uint64_t>(number("bytes"));
-    row.ranks = static_cast<int>(number("ranks"));
-    row.nodes = std::max(1, static_cast<int>(number("nodes")));
-    row.time_us = number("time_us");
-    row.busbw_gbps = number("busbw_gbps");
-    rows.push_back(row);
+    const nlohmann::json& op_name = field("op");
+    if (!op_name.is_string())
+      throw UsageError(fmt::format("{}: rows[{}] op {} is not a name", origin, index, op_name.dump()));
+    const Collective op = parse_collective(op_name.get<std::string>(), fmt::format("{}: rows[{}] op", origin, index));
+    double numbers[5];
+    for (std::size_t column = 1; column < 6; ++column) numbers[column - 1] = number(kColumns[column]);
+    rows.push_back(make_row(op, numbers, fmt::format("{}: rows[{}]", origin, index)));
   }
   return rows;
 }

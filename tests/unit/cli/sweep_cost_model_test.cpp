@@ -95,6 +95,13 @@ TEST(SweepCostModel, AJsonFileWithoutRowsOrFieldsIsAUsageErrorNamingWhat) {
                                "busbw_gbps": 1}]})")
                 .rfind("--fabric s.json: rows[0] op", 0),
             0u);
+  EXPECT_EQ(error(R"({"rows": [{"op": "allreduce", "bytes": 1e300, "ranks": 2, "nodes": 1, "time_us": 3,
+                               "busbw_gbps": 1}]})"),
+            "--fabric s.json: rows[0] bytes 1e+300 is more than 1152921504606846976");
+  EXPECT_EQ(testing::usage_error_of([] {
+              SweepCostModel("op,bytes,ranks,nodes,time_us,busbw_gbps\nallreduce,8,3e9,1,3,1\n", "--from a.csv");
+            }),
+            "--from a.csv line 2: ranks 3000000000 is more than 16777216");
   EXPECT_EQ(error("{\"rows\": []}"), "--fabric s.json: no measurements (its rows are empty)");
 }
 
