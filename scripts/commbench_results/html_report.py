@@ -40,7 +40,7 @@ PATTERN_COLUMNS = (
     ("nothing running (ms)", "unattributed_exposed_seconds", _ms),
 )
 TEXT_CELLS = {"pattern", "op", "dtype", "placement", "redop", "stop_reason", "threshold", "collective", "basis", "host", "from",
-              "to", "type", "state", "nccl_algo", "nccl_proto", "nccl_channels", "nccl_split"}
+              "to", "type", "state", "nccl_algo", "nccl_proto", "nccl_channels", "nccl_split", "model_algo"}
 
 
 def write_html_report(results, figure, path):

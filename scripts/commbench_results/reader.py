@@ -25,7 +25,7 @@ from .errors import InputError
 # column name, so older files (commbench.collectives/1 lacks achievable_busbw_gbps and the
 # later appended columns) read the same way: a missing optional column is empty.
 TEXT_COLUMNS = ("backend", "op", "placement", "dtype", "redop", "slowest_host", "threshold", "stop_reason",
-                "nccl_algo", "nccl_proto", "nccl_channels", "nccl_split")
+                "nccl_algo", "nccl_proto", "nccl_channels", "nccl_split", "model_algo")
 INTEGER_COLUMNS = ("root", "bytes", "count", "ranks", "nodes", "iterations", "samples", "slowest_rank", "wrong")
 NUMBER_COLUMNS = ("time_us", "time_min_us", "time_mean_us", "p50_us", "p99_us", "noise", "algbw_gbps",
                   "busbw_gbps", "theoretical_busbw_gbps", "achievable_busbw_gbps", "efficiency")

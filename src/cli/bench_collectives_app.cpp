@@ -13,6 +13,7 @@
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/backend/job_runtime.hpp"
+#include "commbench/cli/algorithm_comparison.hpp"
 #include "commbench/cli/collectives_bandwidth.hpp"
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/cli/collectives_soak.hpp"
@@ -213,6 +214,7 @@ struct SweepPass {
   CollectivesSoak& soak;
   RunSummary& summary;
   double busbw_sum = 0;
+  AlgorithmComparison algorithms{};
 
   void run(const std::vector<OpCase>& plan, int interval, double start_s, const std::function<double()>& clock) {
     for (const OpCase& c : plan) {
@@ -220,6 +222,7 @@ struct SweepPass {
       ResultRow row = runner.run(c);
       const std::vector<NodeNic> nics = finish_nic_case(nic_watch, session.watchdog(), c);
       apply_bandwidth_model(bandwidths, row);
+      algorithms.add(row);
       if (soak.enabled()) soak.add(c, interval, start_s, clock(), row, nics);
       for (std::string& failure : thresholds.evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
       summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;
@@ -316,6 +319,7 @@ int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, Colle
   RunSummary& summary = pass.summary;
   summary.average_busbw_gbps = summary.rows ? pass.busbw_sum / static_cast<double>(summary.rows) : 0;
   summary.check_failures = runner.check_failures();
+  for (std::string& note : pass.algorithms.notes()) summary.notes.push_back(std::move(note));
   for (std::string& note : nic_watch.flag_notes()) summary.notes.push_back(std::move(note));
   const std::vector<CaseDip> dips = soak.dips();
   const bool dipped = std::any_of(dips.begin(), dips.end(), [](const CaseDip& dip) { return dip.fails; });

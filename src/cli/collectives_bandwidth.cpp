@@ -75,6 +75,7 @@ void apply_bandwidth_model(const CollectiveBandwidths& model, ResultRow& row) {
   if (found == model.end()) return;
   row.theoretical_busbw_gbps = found->second.spec_gbps;
   row.achievable_busbw_gbps = found->second.achievable_gbps;
+  if (found->second.spec_gbps) row.model_algo = found->second.algorithm;
   if (found->second.spec_gbps && *found->second.spec_gbps > 0)
     row.efficiency = row.busbw_gbps / *found->second.spec_gbps;
 }

@@ -49,6 +49,7 @@ constexpr std::array kRowColumns{
     Column{"nccl_proto", text, "", true},
     Column{"nccl_channels", text, "", true},
     Column{"nccl_split", text, "", true},
+    Column{"model_algo", text, "", true},
 };
 
 // bench-p2p's cells: one pair of ranks (or devices, --local) in one direction.

@@ -60,6 +60,7 @@ std::vector<Field> row_fields(const ResultRow& r) {
       text_or_empty(r.nccl_proto),
       text_or_empty(r.nccl_channels),
       text_or_empty(r.nccl_split),
+      text_or_empty(r.model_algo),
   };
   std::vector<Field> fields;
   const std::span<const std::string_view> columns = row_columns();

@@ -16,28 +16,45 @@ namespace {
 
 // nccl-tests' layout: right-aligned columns under a two-line heading of names and units,
 // the heading commented out with '#' so tools reading the rows skip it.
-const TextTable& result_table() {
-  static const TextTable table(
-      {
-          {{"op"}, Align::right, 14},
-          {{"place"}, Align::right, 5},
-          {{"dtype"}, Align::right, 8},
-          {{"redop"}, Align::right, 5},
-          {{"root"}, Align::right, 4},
-          {{"size", "(B)"}, Align::right, 12},
-          {{"count", "(elements)"}, Align::right, 12},
-          {{"time", "(us)"}, Align::right, 10},
-          {{"p99", "(us)"}, Align::right, 10},
-          {{"noise", "(%)"}, Align::right, 6},
-          {{"algbw", "(GB/s)"}, Align::right, 9},
-          {{"busbw", "(GB/s)"}, Align::right, 9},
-          {{"theo_bus", "(GB/s)"}, Align::right, 9},
-          {{"eff", "(%)"}, Align::right, 6},
-          {{"#wrong"}, Align::right, 7},
-          {{"thr"}, Align::right, 5},
-      },
-      "#", " ");
-  return table;
+std::vector<TextColumn> result_columns() {
+  return {
+      {{"op"}, Align::right, 14},
+      {{"place"}, Align::right, 5},
+      {{"dtype"}, Align::right, 8},
+      {{"redop"}, Align::right, 5},
+      {{"root"}, Align::right, 4},
+      {{"size", "(B)"}, Align::right, 12},
+      {{"count", "(elements)"}, Align::right, 12},
+      {{"time", "(us)"}, Align::right, 10},
+      {{"p99", "(us)"}, Align::right, 10},
+      {{"noise", "(%)"}, Align::right, 6},
+      {{"algbw", "(GB/s)"}, Align::right, 9},
+      {{"busbw", "(GB/s)"}, Align::right, 9},
+      {{"theo_bus", "(GB/s)"}, Align::right, 9},
+      {{"eff", "(%)"}, Align::right, 6},
+      {{"#wrong"}, Align::right, 7},
+      {{"thr"}, Align::right, 5},
+  };
+}
+
+// With the NCCL backend, what NCCL chose (algorithm/protocol/channels) and the algorithm
+// the theoretical busbw is for, at the end where nccl-tests' readers do not look for
+// their columns.
+const TextTable& result_table(bool with_nccl) {
+  static const TextTable plain(result_columns(), "#", " ");
+  static const TextTable nccl = [] {
+    std::vector<TextColumn> columns = result_columns();
+    columns.push_back({{"nccl", "(algo/proto/ch)"}, Align::right, 18});
+    columns.push_back({{"model", "(algo)"}, Align::right, 9});
+    return TextTable(std::move(columns), "#", " ");
+  }();
+  return with_nccl ? nccl : plain;
+}
+
+std::string nccl_choice(const ResultRow& r) {
+  if (r.nccl_algo.empty()) return "-";
+  return fmt::format("{}/{}/{}", r.nccl_algo, r.nccl_proto.empty() ? "-" : r.nccl_proto,
+                     r.nccl_channels.empty() ? "-" : r.nccl_channels);
 }
 
 // Any other kind: one column per field, headed by its name and unit as the CSV names them;
@@ -93,7 +110,8 @@ void ConsoleReporter::begin(const RunContext& ctx) {
   write(fmt::format("# settings:{}\n", settings));
   for (const std::string& note : ctx.notes) write(fmt::format("# note: {}\n", note));
   if (ctx.record_kind != "row") kind_table_.emplace(kind_table(record_kind(ctx.record_kind)));
-  write(fmt::format("#\n{}", kind_table_ ? kind_table_->heading() : result_table().heading()));
+  nccl_columns_ = ctx.backend == "nccl";
+  write(fmt::format("#\n{}", kind_table_ ? kind_table_->heading() : result_table(nccl_columns_).heading()));
   std::fflush(out_);
 }
 
@@ -118,10 +136,27 @@ void ConsoleReporter::add_row(const ResultRow& r) {
   const std::string noise = r.noise ? fixed_text(*r.noise * 100.0, 2) : "-";
   const std::string theoretical = r.theoretical_busbw_gbps ? fixed_text(*r.theoretical_busbw_gbps, 3) : "-";
   const std::string efficiency = r.efficiency ? fixed_text(*r.efficiency * 100.0, 1) : "-";
-  write(result_table().line(
-      {std::string(name_of(c.op)), std::string(name_of(c.placement)), std::string(name_of(c.dtype)), redop, root,
-       std::to_string(c.shape.bytes), std::to_string(c.shape.count), fixed_text(r.time_us, 2), fixed_text(r.p99_us, 2),
-       noise, fixed_text(r.algbw_gbps, 3), fixed_text(r.busbw_gbps, 3), theoretical, efficiency, wrong, verdict}));
+  std::vector<std::string> cells{std::string(name_of(c.op)),
+                                 std::string(name_of(c.placement)),
+                                 std::string(name_of(c.dtype)),
+                                 redop,
+                                 root,
+                                 std::to_string(c.shape.bytes),
+                                 std::to_string(c.shape.count),
+                                 fixed_text(r.time_us, 2),
+                                 fixed_text(r.p99_us, 2),
+                                 noise,
+                                 fixed_text(r.algbw_gbps, 3),
+                                 fixed_text(r.busbw_gbps, 3),
+                                 theoretical,
+                                 efficiency,
+                                 wrong,
+                                 verdict};
+  if (nccl_columns_) {
+    cells.push_back(nccl_choice(r));
+    cells.push_back(r.model_algo.empty() ? "-" : r.model_algo);
+  }
+  write(result_table(nccl_columns_).line(cells));
   std::fflush(out_);
 }
 

@@ -27,7 +27,7 @@ TIMEOUT_S = 240
 COLUMNS = ("backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,"
            "time_min_us,time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
            "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason,nccl_algo,nccl_proto,"
-           "nccl_channels,nccl_split").split(",")
+           "nccl_channels,nccl_split,model_algo").split(",")
 ELEMENT_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4, "double": 8}
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 CHUNKED = {"allgather", "reducescatter", "alltoall"}
@@ -122,6 +122,7 @@ class CorrectnessSweep(TempDirTest):
             self.assertEqual(r["theoretical_busbw_gbps"], "")
             self.assertEqual(r["achievable_busbw_gbps"], "")
             self.assertEqual(r["efficiency"], "")
+            self.assertEqual(r["model_algo"], "")  # no bound, no algorithm it is for
             self.assertEqual(r["root"], str(np - 1) if r["op"] in ("broadcast", "reduce") else "")
             self.assertEqual(r["redop"] != "", r["op"] in REDUCING, where)
             time_us, algbw, busbw = float(r["time_us"]), float(r["algbw_gbps"]), float(r["busbw_gbps"])
@@ -978,7 +979,7 @@ class Thresholds(TempDirTest):
             (["--baseline", header_only, "--threshold", "busbw>=baseline"],
              f"--baseline {header_only}: no measurements (only a header)"),
             (["--baseline", broken, "--threshold", "busbw>=baseline"],
-             f"--baseline {broken} line 2: has 2 fields, the header has 32"),
+             f"--baseline {broken} line 2: has 2 fields, the header has 33"),
             (["--baseline", wrong_ranks, "--threshold", "busbw>=baseline"],
              f"--baseline {wrong_ranks} has none of the measurements it selects, e.g. allreduce 1KiB float sum "
              "out-of-place on 2 ranks (the baseline has rows for 4 ranks)"),

@@ -99,7 +99,7 @@ class ExampleCommand(TempDirTest):
         self.assertEqual(err.strip(), "")
         with open(csv_path, newline="") as f:
             reader = csv.DictReader(f)
-            self.assertEqual(reader.fieldnames[-3:], ["nccl_split", "group_size", "groups"])
+            self.assertEqual(reader.fieldnames[-3:], ["model_algo", "group_size", "groups"])
             rows = list(reader)
         self.assertEqual([(r["group_size"], r["groups"], r["ranks"]) for r in rows], [("2", "2", "2"), ("4", "1", "4")])
         for r in rows:

@@ -35,7 +35,7 @@ JobLayout layout_of_group(Backend& backend);
 JobLayout layout_on_host(const std::vector<std::string>& hostnames, const std::vector<std::string>& bus_ids_of_process,
                          const std::string& host, int nodes, int ranks_per_process);
 
-// Fills theoretical_busbw_gbps, achievable_busbw_gbps and efficiency of a row.
+// Fills theoretical_busbw_gbps, achievable_busbw_gbps, efficiency and model_algo of a row.
 void apply_bandwidth_model(const CollectiveBandwidths& model, ResultRow& row);
 
 // Lines for the run's notes: the basis of each collective's figure.

@@ -57,6 +57,9 @@ struct ResultRow {
   // most frequent algorithm, protocol and channel count, "mixed" when one varied, and
   // then nccl_split says how ("algo RING 12, TREE 4"); empty where nothing was reported.
   std::string nccl_algo, nccl_proto, nccl_channels, nccl_split;
+  // The algorithm the bandwidth model's theoretical bound is for ("ring", "NVLS", "tree",
+  // "NVLS-tree", "CollNet"), beside NCCL's choice; empty where the model has no bound.
+  std::string model_algo;
   std::vector<ExtraField> extra;  // the command's own fields, after the fixed columns
 };
 

@@ -29,6 +29,7 @@ class ConsoleReporter final : public Reporter {
 
   std::FILE* out_;
   std::optional<TextTable> kind_table_;  // for a kind other than "row"
+  bool nccl_columns_ = false;            // the NCCL backend: what NCCL chose, beside the model's algorithm
   std::size_t records_ = 0;
 };
 

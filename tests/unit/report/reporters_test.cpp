@@ -87,26 +87,27 @@ TEST(Csv, HeaderIsTheDocumentedColumnList) {
             "backend,op,placement,dtype,redop,root,bytes,count,ranks,nodes,iterations,samples,time_us,time_min_us,"
             "time_mean_us,p50_us,p99_us,noise,slowest_rank,slowest_host,algbw_gbps,busbw_gbps,"
             "theoretical_busbw_gbps,achievable_busbw_gbps,efficiency,wrong,threshold,stop_reason,nccl_algo,nccl_proto,"
-            "nccl_channels,nccl_split");
+            "nccl_channels,nccl_split,model_algo");
 }
 
 TEST(Csv, RowValuesEmptiesAndQuoting) {
   EXPECT_EQ(csv_line(row_fields(sample_row())),
             "mpi,allreduce,out,float,sum,,1048576,262144,4,1,100,10,500,450,475,490,700,0.01,2,\"node,07\","
-            "2.097152,3.145728,,,,0,,noise_target,,,,");
+            "2.097152,3.145728,,,,0,,noise_target,,,,,");
   ResultRow failed = sample_row();
   failed.threshold_passed = false;
-  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",fail")), ",fail,noise_target,,,,");
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",fail")), ",fail,noise_target,,,,,");
   failed.threshold_passed = true;
   failed.stop_reason = StopReason::time_limit;
-  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",pass")), ",pass,time_limit,,,,");
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",pass")), ",pass,time_limit,,,,,");
   ResultRow nccl = sample_row();
   nccl.nccl_algo = "RING";
   nccl.nccl_proto = "SIMPLE";
   nccl.nccl_channels = "mixed";
   nccl.nccl_split = "channels 16 3, 24 1";
+  nccl.model_algo = "NVLS";
   EXPECT_EQ(csv_line(row_fields(nccl)).substr(csv_line(row_fields(nccl)).rfind(",noise_target")),
-            ",noise_target,RING,SIMPLE,mixed,\"channels 16 3, 24 1\"");
+            ",noise_target,RING,SIMPLE,mixed,\"channels 16 3, 24 1\",NVLS");
 }
 
 TEST(Csv, ExtraFieldsFollowTheDeclaredColumnsInTheirOrder) {
@@ -116,12 +117,12 @@ TEST(Csv, ExtraFieldsFollowTheDeclaredColumnsInTheirOrder) {
   row.extra = {ExtraField{"step", std::string("backward")}, ExtraField{"group", std::int64_t{3}}};
   const RecordKind& rows = record_kind("row");
   const std::string line = csv_record_line(row_record(row), rows, extra);
-  EXPECT_EQ(line.substr(line.rfind(",noise_target")), ",noise_target,,,,,3,backward");  // nccl_* empty
+  EXPECT_EQ(line.substr(line.rfind(",noise_target")), ",noise_target,,,,,,3,backward");  // nccl_*, model_algo empty
   // A declared column the row lacks stays empty; an undeclared field is refused, since it
   // would shift every later column.
   row.extra = {ExtraField{"step", std::string("forward")}};
   const std::string partial = csv_record_line(row_record(row), rows, extra);
-  EXPECT_EQ(partial.substr(partial.rfind(",noise_target")), ",noise_target,,,,,,forward");
+  EXPECT_EQ(partial.substr(partial.rfind(",noise_target")), ",noise_target,,,,,,,forward");
   row.extra.push_back(ExtraField{"peer", std::int64_t{1}});
   EXPECT_THROW(csv_record_line(row_record(row), rows, extra), BackendError);
 }
@@ -253,6 +254,33 @@ TEST(Console, TableHeaderRowAndSummary) {
             std::string::npos)
       << printed;
   EXPECT_NE(printed.find("# Avg bus bandwidth    : 3.14573 GB/s"), std::string::npos) << printed;
+}
+
+TEST(Console, WithNcclWhatItChoseAndTheModelsAlgorithmEndEachRow) {
+  char* text = nullptr;
+  std::size_t length = 0;
+  std::FILE* out = open_memstream(&text, &length);
+  {
+    ConsoleReporter console(out);
+    RunContext context = sample_context();
+    context.backend = "nccl";
+    console.begin(context);
+    ResultRow chosen = sample_row();
+    chosen.nccl_algo = "RING";
+    chosen.nccl_proto = "LL128";
+    chosen.nccl_channels = "16";
+    chosen.model_algo = "NVLS";
+    console.add_row(chosen);
+    console.add_row(sample_row());  // nothing reported, no model bound
+    console.finish(RunSummary{});
+  }
+  std::fclose(out);
+  const std::string printed(text, length);
+  std::free(text);
+  EXPECT_NE(printed.find("   thr               nccl     model\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("(algo/proto/ch)    (algo)\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("       0     -      RING/LL128/16      NVLS\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("       0     -                  -         -\n"), std::string::npos) << printed;
 }
 
 TEST(Console, ThresholdVerdictsAndFailures) {
