@@ -20,54 +20,129 @@ COMMBENCH_PACKAGES+=(slurm-wlm munge iproute2)
 # CPack's .deb (tests/integration/test_package.py): dpkg-shlibdeps finds its dependencies.
 COMMBENCH_PACKAGES+=(dpkg-dev file)
 
-commbench_install_packages
-commbench_build
-commbench_mpi_environment
+JOBS="$(nproc 2>/dev/null || echo 2)"
 
-(cd "$COMMBENCH_BUILD" && ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 "$@")
+# Each stage's wall time, said at the end: what to cut when CI grows.
+stage_times=()
+stage_began=$SECONDS
+stage_done() {
+  stage_times+=("$1 $((SECONDS - stage_began)) s")
+  stage_began=$SECONDS
+}
+trap 'commbench_log "stage times: ${stage_times[*]/%/,} total ${SECONDS} s"' EXIT
 
 # The build without MPI is what runs on a GPU node that has no MPI (one process, -g N
 # GPUs): keep it building and passing its tests too. It also leaves out hwloc and
 # libibverbs, so the paths that say "built without ..." are exercised.
-commbench_log "configuration without MPI, hwloc and libibverbs"
-COMMBENCH_BUILD="$COMMBENCH_ROOT/build-nompi"
-COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_HWLOC=OFF
-                      -DCOMMBENCH_WITH_IBVERBS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF)
-commbench_build
-(cd "$COMMBENCH_BUILD" && ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 "$@")
+nompi_configuration() {
+  COMMBENCH_BUILD="$COMMBENCH_ROOT/build-nompi"
+  COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_HWLOC=OFF
+                        -DCOMMBENCH_WITH_IBVERBS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF)
+}
 
-# AddressSanitizer + UndefinedBehaviorSanitizer over the same tests but those labelled speed
-# or slurm (below), the MPI integration runs included (the instrumented binary is what
-# they launch). Leak checking is off:
-# Open MPI keeps allocations until exit by design. COMMBENCH_SANITIZE=0 skips this stage.
-if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
-  commbench_log "configuration with ASan and UBSan"
+# AddressSanitizer + UndefinedBehaviorSanitizer over the same tests but those labelled speed,
+# slurm or package (below), the MPI integration runs included (the instrumented binary is
+# what they launch). Leak checking is off: Open MPI keeps allocations until exit by design.
+# COMMBENCH_SANITIZE=0 skips this stage.
+sanitize_configuration() {
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-sanitize"
-  # Not here: tests that judge speed (label speed), meaningless under ASan's slowdown, and
-  # the Slurm clusters (label slurm), whose programs the other integration tests run under
-  # ASan already. They ran one after another at the end of the stage.
-  sanitize_skips="slurm|speed"
   COMMBENCH_BUILD_TYPE=RelWithDebInfo
-  sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+  local sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
   COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_CUDA=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF
                         "-DCMAKE_CXX_FLAGS=$sanitize" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
-  commbench_build
-  (cd "$COMMBENCH_BUILD" &&
-   ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 -LE "$sanitize_skips" "$@")
-fi
+}
 
 # libFuzzer over every parser of user input, each for COMMBENCH_FUZZ_SECONDS (20) from its
 # seed corpus in fuzz/corpus/ (crashes found earlier stay there as regression inputs).
 # COMMBENCH_FUZZ=0 skips this stage.
-if [ "${COMMBENCH_FUZZ:-1}" != 0 ]; then
-  commbench_log "fuzz targets (clang, libFuzzer)"
+fuzz_configuration() {
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-fuzz"
   COMMBENCH_BUILD_TYPE=RelWithDebInfo
   COMMBENCH_CMAKE_ARGS=(-DCMAKE_CXX_COMPILER=clang++ -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_CUDA=OFF
                         -DCOMMBENCH_BUILD_TESTS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF -DCOMMBENCH_BUILD_FUZZERS=ON
                         "-DCOMMBENCH_FUZZ_SECONDS=${COMMBENCH_FUZZ_SECONDS:-20}"
                         "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined")
-  commbench_build
-  (cd "$COMMBENCH_BUILD" && ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 900 -L fuzz)
+}
+
+later_configurations=(nompi)
+[ "${COMMBENCH_SANITIZE:-1}" != 0 ] && later_configurations+=(sanitize)
+[ "${COMMBENCH_FUZZ:-1}" != 0 ] && later_configurations+=(fuzz)
+
+# The later configurations build one after another, each in a subshell (their settings
+# stay there), output in build-logs/<name>.log; the first that fails is named in
+# build-logs/failed.
+build_later_configurations() {
+  local name
+  mkdir -p "$COMMBENCH_ROOT/build-logs"
+  : > "$COMMBENCH_ROOT/build-logs/failed"
+  for name in "${later_configurations[@]}"; do
+    ( "${name}_configuration"; commbench_build ) > "$COMMBENCH_ROOT/build-logs/$name.log" 2>&1 || {
+      echo "$name" > "$COMMBENCH_ROOT/build-logs/failed"; return 1; }
+  done
+}
+
+later_builds_failed() {
+  local failed
+  failed="$(cat "$COMMBENCH_ROOT/build-logs/failed")"
+  tail -n 60 "$COMMBENCH_ROOT/build-logs/$failed.log" >&2
+  commbench_log "the $failed configuration did not build (build-logs/$failed.log)"
+  exit 1
+}
+
+ctest_here() {
+  (cd "$COMMBENCH_BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900 "$@")
+}
+
+commbench_install_packages
+stage_done "packages"
+commbench_build
+stage_done "default build"
+commbench_mpi_environment
+
+if [ $# -eq 0 ]; then
+  # The later builds keep compilers busy for minutes; the default tests are mostly
+  # processes waiting (launches, timeouts, heartbeats). So the builds run meanwhile at the
+  # lowest priority, beside the tests that do not judge speed. Those that do (label speed)
+  # run after the builds, on a quiet machine.
+  commbench_log "building ${later_configurations[*]} at nice 19 (build-logs/) beside the default tests"
+  ( renice -n 19 -p "$BASHPID" > /dev/null; build_later_configurations ) &
+  builds=$!
+  # A failure waits for the builds, so that none is left running after this script.
+  tests_failed=0
+  ctest_here -LE speed || tests_failed=1
+  stage_done "default tests but speed"
+  wait "$builds" || later_builds_failed
+  stage_done "later builds (what was left)"
+  [ "$tests_failed" = 0 ] || exit 1
+  ctest_here -L speed
+  stage_done "default tests of speed"
+else
+  ctest_here "$@"
+  stage_done "default tests"
+  build_later_configurations || later_builds_failed
+  stage_done "later builds"
+fi
+
+commbench_log "configuration without MPI, hwloc and libibverbs"
+nompi_configuration
+ctest_here "$@"
+stage_done "no-MPI tests"
+
+if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
+  commbench_log "configuration with ASan and UBSan"
+  sanitize_configuration
+  # Not here: tests that judge speed (label speed), meaningless under ASan's slowdown; the
+  # Slurm clusters (label slurm), whose programs the other integration tests run under ASan
+  # already; and the package (label package): packing the instrumented programs with their
+  # debug information takes minutes, and what it installs is the code the other tests run.
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest_here -LE "slurm|speed|package" "$@"
+  stage_done "ASan tests"
+fi
+
+if [ "${COMMBENCH_FUZZ:-1}" != 0 ]; then
+  commbench_log "fuzz targets (clang, libFuzzer)"
+  fuzz_configuration
+  ctest_here -L fuzz
+  stage_done "fuzz runs"
 fi
