@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
+#include <functional>
 
 #include <cstdio>
 #include <filesystem>
@@ -96,7 +98,8 @@ TEST(Csv, RowValuesEmptiesAndQuoting) {
             "2.097152,3.145728,,,,0,,noise_target,,,,,");
   ResultRow failed = sample_row();
   failed.threshold_passed = false;
-  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",fail")), ",fail,noise_target,,,,,");
+  EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",fail")),
+            ",fail,noise_target,,,,,");
   failed.threshold_passed = true;
   failed.stop_reason = StopReason::time_limit;
   EXPECT_EQ(csv_line(row_fields(failed)).substr(csv_line(row_fields(failed)).rfind(",pass")), ",pass,time_limit,,,,,");
@@ -231,22 +234,30 @@ TEST(OutputFile, RefusesToOverwriteWithoutForce) {
   fs::remove_all(dir);
 }
 
-TEST(Console, TableHeaderRowAndSummary) {
+// What a console reporter prints while `steps` drive it.
+std::string printed_by(const std::function<void(ConsoleReporter&)>& steps) {
   char* text = nullptr;
   std::size_t length = 0;
   std::FILE* out = open_memstream(&text, &length);
   {
     ConsoleReporter console(out);
+    steps(console);
+  }
+  std::fclose(out);
+  const std::string printed(text, length);
+  std::free(text);
+  return printed;
+}
+
+TEST(Console, TableHeaderRowAndSummary) {
+  const std::string printed = printed_by([&](ConsoleReporter& console) {
     console.begin(sample_context());
     console.add_row(sample_row());
     RunSummary s;
     s.rows = 1;
     s.average_busbw_gbps = 3.145728;
     console.finish(s);
-  }
-  std::fclose(out);
-  const std::string printed(text, length);
-  std::free(text);
+  });
   EXPECT_NE(printed.find("# backend: mpi (Open MPI v4.1.4)"), std::string::npos) << printed;
   EXPECT_NE(printed.find("#   rank 0-1 a\n#   rank 2-3 b\n"), std::string::npos) << printed;
   EXPECT_NE(printed.find("      allreduce   out    float   sum    -      1048576       262144     500.00     700.00   "
@@ -257,11 +268,7 @@ TEST(Console, TableHeaderRowAndSummary) {
 }
 
 TEST(Console, WithNcclWhatItChoseAndTheModelsAlgorithmEndEachRow) {
-  char* text = nullptr;
-  std::size_t length = 0;
-  std::FILE* out = open_memstream(&text, &length);
-  {
-    ConsoleReporter console(out);
+  const std::string printed = printed_by([&](ConsoleReporter& console) {
     RunContext context = sample_context();
     context.backend = "nccl";
     console.begin(context);
@@ -273,10 +280,7 @@ TEST(Console, WithNcclWhatItChoseAndTheModelsAlgorithmEndEachRow) {
     console.add_row(chosen);
     console.add_row(sample_row());  // nothing reported, no model bound
     console.finish(RunSummary{});
-  }
-  std::fclose(out);
-  const std::string printed(text, length);
-  std::free(text);
+  });
   EXPECT_NE(printed.find("   thr               nccl     model\n"), std::string::npos) << printed;
   EXPECT_NE(printed.find("(algo/proto/ch)    (algo)\n"), std::string::npos) << printed;
   EXPECT_NE(printed.find("       0     -      RING/LL128/16      NVLS\n"), std::string::npos) << printed;
@@ -284,11 +288,7 @@ TEST(Console, WithNcclWhatItChoseAndTheModelsAlgorithmEndEachRow) {
 }
 
 TEST(Console, ThresholdVerdictsAndFailures) {
-  char* text = nullptr;
-  std::size_t length = 0;
-  std::FILE* out = open_memstream(&text, &length);
-  {
-    ConsoleReporter console(out);
+  const std::string printed = printed_by([&](ConsoleReporter& console) {
     console.begin(sample_context());
     ResultRow row = sample_row();
     row.threshold_passed = false;
@@ -298,10 +298,7 @@ TEST(Console, ThresholdVerdictsAndFailures) {
     s.threshold_rows = 1;
     s.threshold_failures = {"allreduce 1MiB ...: busbw 3.1 GB/s, needs >= 5 GB/s; rule 'busbw>=5' (--threshold)"};
     console.finish(s);
-  }
-  std::fclose(out);
-  const std::string printed(text, length);
-  std::free(text);
+  });
   EXPECT_NE(printed.find("-      -       0  FAIL\n"), std::string::npos) << printed;
   EXPECT_NE(printed.find("# thresholds: 1 row checked, 1 rule failure\n# threshold failed: allreduce 1MiB ...: busbw "
                          "3.1 GB/s, needs >= 5 GB/s; rule 'busbw>=5' (--threshold)\n"),
@@ -311,11 +308,7 @@ TEST(Console, ThresholdVerdictsAndFailures) {
 
 // Any kind renders without code of its own: here bench-topology's links.
 TEST(Console, RecordsOfAnyKindUnderTheirColumnsAndUnits) {
-  char* text = nullptr;
-  std::size_t length = 0;
-  std::FILE* out = open_memstream(&text, &length);
-  {
-    ConsoleReporter console(out);
+  const std::string printed = printed_by([&](ConsoleReporter& console) {
     RunContext context = sample_context();
     context.record_kind = "link";
     console.begin(context);
@@ -330,10 +323,7 @@ TEST(Console, RecordsOfAnyKindUnderTheirColumnsAndUnits) {
     RunSummary s;
     s.complete = false;
     console.finish(s);
-  }
-  std::fclose(out);
-  const std::string printed(text, length);
-  std::free(text);
+  });
   EXPECT_NE(printed.find("#host            from            to              type                       count   spec_gbps"
                          "  state         \n#                                                                (lanes or "
                          "links)      (GB/s)                \n"),
