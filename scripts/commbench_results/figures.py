@@ -5,6 +5,7 @@ import os
 from .collectives_figure import build_collectives_figure
 from .errors import InputError
 from .patterns_figure import build_patterns_figure
+from .replay_figure import build_replay_figure
 from .soak_figure import build_soak_figure
 from .topology_figure import build_links_figure, build_topology_figure
 
@@ -14,12 +15,14 @@ BUILDERS = {
     "topology-links": build_links_figure,
     "patterns": build_patterns_figure,
     "soak": build_soak_figure,
+    "replay": build_replay_figure,
 }
 FORMATS = (".png", ".svg")
 
 
-def build_figure(results, **options):
-    """One figure of files of one kind; files of different kinds do not share axes."""
+def build_figure(results, fabric=None, **options):
+    """One figure of files of one kind; files of different kinds do not share axes. `fabric`
+    (a collectives result) is the curve a replay's calls are drawn over."""
     kinds = list(dict.fromkeys(r.kind for r in results))
     if len(kinds) > 1:
         other = next(r for r in results if r.kind != kinds[0])
@@ -28,8 +31,14 @@ def build_figure(results, **options):
     for result in results:
         if result.table.empty:
             raise InputError(result.path, 1, "no rows to plot (an interrupted run before its first row?)")
+    if fabric is not None and kinds[0] != "replay":
+        raise InputError(fabric.path, 1, f"--fabric draws a bench-replay file's calls over it, not {kinds[0]} files")
+    if fabric is not None and fabric.kind != "collectives":
+        raise InputError(fabric.path, 1, f"--fabric needs a bench-collectives result, not a {fabric.kind} file")
     builder = BUILDERS[kinds[0]]
-    return builder(results, **options) if kinds[0] == "collectives" else builder(results)
+    if kinds[0] == "collectives":
+        return builder(results, **options)
+    return builder(results, fabric) if kinds[0] == "replay" else builder(results)
 
 
 def save_figure(figure, path):

@@ -39,6 +39,13 @@ PATTERN_COLUMNS = (
     ("communication busy (ms)", "communication_busy_seconds", _ms), ("exposed (ms)", "exposed_seconds", _ms),
     ("nothing running (ms)", "unattributed_exposed_seconds", _ms),
 )
+# bench-replay: each class of the job's calls, and the fabric's busbw at its size.
+REPLAY_COLUMNS = (
+    ("op", "op", str), ("dtype", "dtype", str), ("size", "bytes", size_label),
+    ("group", "group_ranks", lambda v: f"{v:.0f}"), ("calls", "calls", lambda v: f"{v:.0f}"),
+    ("time per call (ms)", "seconds", _ms), ("busbw (GB/s)", "busbw_gbps", lambda v: f"{v:.4g}"),
+    ("fabric busbw (GB/s)", "fabric_busbw_gbps", lambda v: f"{v:.4g}"),
+)
 TEXT_CELLS = {"pattern", "op", "dtype", "placement", "redop", "stop_reason", "threshold", "collective", "basis", "host", "from",
               "to", "type", "state", "nccl_algo", "nccl_proto", "nccl_channels", "nccl_split", "model_algo"}
 
@@ -98,6 +105,8 @@ def _rows_table(result):
     table = result.table
     if result.kind == "collectives":
         columns = [c for c in COLLECTIVE_COLUMNS if c[1] in table.columns]
+    elif result.kind == "replay":
+        columns = [c for c in REPLAY_COLUMNS if c[1] in table.columns]
     elif result.kind == "patterns":
         columns = [c for c in PATTERN_COLUMNS if c[1] in table.columns]
         columns += [(f"exposed {c[len('exposed:'):]} (ms)", c, _ms) for c in table.columns if c.startswith("exposed:")]

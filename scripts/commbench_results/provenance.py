@@ -37,7 +37,7 @@ def ranks_text(provenance):
     if ranks is None:
         return ""
     text = f"{ranks} rank{'s' if ranks != 1 else ''}"
-    if nodes is not None:
+    if nodes:  # 0: the program does not know (bench-replay reads files)
         text += f" on {nodes} node{'s' if nodes != 1 else ''}"
     return text
 

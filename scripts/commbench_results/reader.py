@@ -44,7 +44,7 @@ PROVENANCE_KEYS = ("program", "version", "commit", "command_line", "started_at",
 @dataclass
 class ResultFile:
     path: str
-    kind: str                # "collectives", "topology", "topology-links", "patterns" or "soak"
+    kind: str                # "collectives", "topology", "topology-links", "patterns", "soak" or "replay"
     schema: str              # the JSON's schema string, or "csv:<kind>" for a CSV
     provenance: dict = field(default_factory=dict)
     table: pandas.DataFrame = None  # one row per result row, plus `line`: where it is in the file
@@ -175,6 +175,31 @@ def _read_validate_document(path, text, doc):
                       {"soak": doc["soak"], "events": events})
 
 
+REPLAY_NUMBERS = ("bytes", "group_ranks", "calls", "seconds", "busbw_gbps", "fabric_busbw_gbps")
+
+
+def _read_replay_document(path, text, doc):
+    """bench-replay: one row per class of the job's calls (op, dtype, size, group) with its
+    busbw and, where the run had --fabric, the fabric's busbw at the same size."""
+    records = []
+    for line, entry in _objects_with_lines(path, text, doc, "collectives"):
+        if not isinstance(entry.get("op"), str):
+            raise InputError(path, line, "a collectives entry needs an 'op' name")
+        record = {"line": line, "op": entry["op"], "dtype": str(entry.get("dtype", ""))}
+        for key in REPLAY_NUMBERS:
+            value = entry.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise InputError(path, line, f"'{key}' must be a number or null")
+            record[key] = float(value) if value is not None else float("nan")
+        if not record["bytes"] > 0:
+            raise InputError(path, line, "'bytes' must be a positive number")
+        records.append(record)
+    table = pandas.DataFrame.from_records(records, columns=["line", "op", "dtype", *REPLAY_NUMBERS])
+    fabric = doc.get("fabric") if isinstance(doc.get("fabric"), dict) else {}
+    return ResultFile(path, "replay", doc["schema"], _provenance_of(doc), table, bool(doc.get("complete", True)),
+                      {"fabric": fabric, "verdict": str(doc.get("verdict", ""))})
+
+
 # schema family -> (versions this script reads, reader). Add a command's kind here.
 KINDS = {
     "commbench.collectives": ((1, 2), _read_collectives_document),
@@ -182,6 +207,7 @@ KINDS = {
     "commbench.topology": ((1, 2, 3), _read_topology_document),
     "commbench.patterns": ((1, 2), _read_patterns_document),
     "commbench.validate": ((1,), _read_validate_document),
+    "commbench.replay": ((1,), _read_replay_document),
 }
 
 
