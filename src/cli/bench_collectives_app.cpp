@@ -27,6 +27,7 @@
 #include "commbench/report/json_reporter.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
+#include "commbench/topology/gpu_nics.hpp"
 #include "commbench/validate/threshold_check.hpp"
 
 namespace commbench {
@@ -284,9 +285,10 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   runner.prepare(plan);
 
   CollectiveBandwidths bandwidths;
+  std::optional<NodeTopology> node;
   {
     auto guard = watchdog.guard("probing the topology for the bandwidth model");
-    bandwidths = model_collective_bandwidths(backend, options.ops);
+    bandwidths = model_collective_bandwidths(backend, options.ops, &node);
   }
   for (std::string& note : bandwidth_notes(bandwidths)) notes.push_back(std::move(note));
   // A rule the model cannot evaluate is refused now, before any result file exists.
@@ -301,6 +303,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   session.begin_results(context);
 
   NicWatch nic_watch(backend.group(), counts_nics(options, backend), options.nic_fraction);
+  if (node) nic_watch.name_nearest_gpus(gpus_nearest_each_nic(*node));
   RunSummary summary;
   SweepPass pass{session, runner, nic_watch, bandwidths, *thresholds, soak, summary};
   std::optional<Interrupted> interruption;

@@ -33,6 +33,7 @@
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
+#include "commbench/topology/gpu_nics.hpp"
 #include "p2p_local_run.hpp"
 
 namespace commbench {
@@ -421,6 +422,7 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
   // Across nodes each cell says what its ends' NICs carried: which port of a slow pair is
   // the slow one.
   NicWatch nic_watch(backend.group(), nodes.hosts.size() > 1, kNicFraction);
+  if (node) nic_watch.name_nearest_gpus(gpus_nearest_each_nic(*node));
   PairMatrixRun run(
       backend, session.watchdog(), settings,
       [&](PairCell& cell, const std::vector<std::string>& bus_ids) {

@@ -59,9 +59,11 @@ JobLayout layout_of_group(Backend& backend) {
   return layout_on_host(group.hostnames(), all_ids, group.hostnames().front(), group.node_count(), ranks_per_process);
 }
 
-CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops) {
+CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops,
+                                                 std::optional<NodeTopology>* probed) {
   std::string probe_failure;
   const std::optional<NodeTopology> node = probe_reporting_node(backend.group(), probe_failure);
+  if (probed != nullptr) *probed = node;
   const JobLayout layout = layout_of_group(backend);
   CollectiveBandwidths model;
   for (const Collective op : ops)

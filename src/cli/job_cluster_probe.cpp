@@ -13,15 +13,16 @@
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/interrupted.hpp"
-#include "commbench/runner/interruption.hpp"
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/stopping_rule.hpp"
 #include "commbench/p2p/rail_schedule.hpp"
 #include "commbench/runner/collective_buffers.hpp"
 #include "commbench/runner/collective_workload.hpp"
+#include "commbench/runner/interruption.hpp"
 #include "commbench/runner/measurement.hpp"
 #include "commbench/runner/peer_round_workload.hpp"
+#include "commbench/topology/gpu_nics.hpp"
 #include "commbench/topology/node_comparison.hpp"
 #include "commbench/topology/node_probe.hpp"
 #include "commbench/topology/topology_json.hpp"
@@ -146,6 +147,7 @@ std::vector<std::vector<std::string>> JobClusterProbe::local_findings() {
     }
     probed.push_back(topology_from_json_text(models[leader], "the topology of " + node_names_[node]));
     probed_node.push_back(static_cast<int>(node));
+    nic_watch_->name_nearest_gpus(gpus_nearest_each_nic(probed.back()), node_names_[node]);
     for (const std::string& found : node_findings(probed.back())) findings[node].push_back(found);
     std::vector<NamedValue> facts;
     for (const NodeFact& fact : node_facts(probed.back())) facts.push_back({fact.key, fact.value});
@@ -211,10 +213,10 @@ void JobClusterProbe::keep_rails(const std::vector<NodeNic>& nics) {
   for (const NodeNic& nic : nics) {
     const auto node = std::find(node_names_.begin(), node_names_.end(), nic.node);
     if (!nic.rail || node == node_names_.end()) continue;
-    last_nics_.push_back(
-        {static_cast<int>(node - node_names_.begin()), nic_label(nic.traffic.device, nic.traffic.port, nic.traffic.rdma),
-         nic.traffic.known() ? std::optional<std::uint64_t>(nic.traffic.bytes()) : std::nullopt, nic.seconds,
-         nic.peak_bytes_per_second / 1e9});
+    last_nics_.push_back({static_cast<int>(node - node_names_.begin()),
+                          nic_label(nic.traffic.device, nic.traffic.port, nic.traffic.rdma),
+                          nic.traffic.known() ? std::optional<std::uint64_t>(nic.traffic.bytes()) : std::nullopt,
+                          nic.seconds, nic.peak_bytes_per_second / 1e9});
   }
 }
 

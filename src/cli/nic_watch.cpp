@@ -104,6 +104,7 @@ std::vector<NodeNic> NicWatch::finish(const std::string& what, const std::set<st
     RailTotals& totals = rails_[describe_nic(nic)];
     totals.node = nic.node;
     totals.nic = nic_label(nic.traffic.device, nic.traffic.port, nic.traffic.rdma);
+    totals.device = nic.traffic.device;
     totals.cases += 1;
     totals.compared += judgement.compared ? 1 : 0;
     totals.bytes += static_cast<double>(nic.traffic.bytes());
@@ -143,8 +144,8 @@ std::vector<std::string> NicWatch::flag_notes() const {
   std::vector<std::string> notes;
   for (const auto& [label, r] : rails_)
     if (falls_short(r))
-      notes.push_back(fmt::format("rail {} fell short in {} of {} compared cases; first at {}", label, r.flagged,
-                                  r.compared, r.first_flag));
+      notes.push_back(fmt::format("rail {} fell short in {} of {} compared cases; first at {}{}", label, r.flagged,
+                                  r.compared, r.first_flag, nearest_gpus_text(r)));
   if (unjudged_ > 0)
     notes.push_back(
         fmt::format("rails not compared in {} of {} cases; the first, {}", unjudged_, cases_, first_unjudged_));
@@ -157,8 +158,8 @@ std::string NicWatch::rails_of_node(const std::string& node) const {
   for (const auto& [label, r] : rails_) {
     if (r.node != node) continue;
     if (falls_short(r))
-      short_ones.push_back(fmt::format("{} fell short in {} of {} compared rounds (busiest {} GB/s)", r.nic, r.flagged,
-                                       r.compared, gb(r.peak)));
+      short_ones.push_back(fmt::format("{} fell short in {} of {} compared rounds (busiest {} GB/s{})", r.nic,
+                                       r.flagged, r.compared, gb(r.peak), nearest_gpus_text(r)));
     if (busiest == nullptr || r.bytes > busiest->bytes) busiest = &r;
   }
   if (!short_ones.empty()) {
@@ -167,6 +168,17 @@ std::string NicWatch::rails_of_node(const std::string& node) const {
     return text;
   }
   return busiest != nullptr ? fmt::format("{} (busiest {} GB/s)", busiest->nic, gb(busiest->peak)) : std::string();
+}
+
+std::string NicWatch::nearest_gpus_text(const RailTotals& totals) const {
+  auto node = gpus_by_nic_.find(totals.node);
+  if (node == gpus_by_nic_.end()) node = gpus_by_nic_.find("");
+  if (node == gpus_by_nic_.end()) return "";
+  const auto found = node->second.find(totals.device);
+  if (found == node->second.end() || found->second.empty()) return "";
+  std::string gpus;
+  for (const int gpu : found->second) gpus += (gpus.empty() ? "" : ", ") + std::to_string(gpu);
+  return fmt::format("; nearest GPU{} {}", found->second.size() == 1 ? "" : "s", gpus);
 }
 
 bool NicWatch::falls_short(const RailTotals& totals) {

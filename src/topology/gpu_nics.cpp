@@ -97,4 +97,17 @@ GpuNics nccl_nics_of_gpu(const NodeTopology& node, const NicRoles& roles, const 
   return result;
 }
 
+std::map<std::string, std::vector<int>> gpus_nearest_each_nic(const NodeTopology& node) {
+  const NicRoles roles = nic_roles(node);
+  std::map<std::string, std::vector<int>> gpus;
+  for (std::size_t g = 0; g < node.gpus.size(); ++g)
+    for (const int n : nearest_compute_nics(node, roles, static_cast<int>(g))) {
+      const Nic& nic = node.nics[static_cast<std::size_t>(n)];
+      gpus[nic.name].push_back(node.gpus[g].index);
+      for (const std::string& netdev : nic.netdevs) gpus[netdev].push_back(node.gpus[g].index);
+    }
+  for (auto& [name, indexes] : gpus) std::sort(indexes.begin(), indexes.end());
+  return gpus;
+}
+
 }  // namespace commbench

@@ -20,7 +20,9 @@ using CollectiveBandwidths = std::map<Collective, TheoreticalBusbw>;
 // models the layout of `backend`'s group: nodes, ranks per node and the GPUs they drive.
 // Every rank returns the same answer. A probe failure only makes the model unknown (with
 // the reason in the basis); it never fails the benchmark.
-CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops);
+// `probed`, when given, receives the node rank 0 probed (nullopt when the probe failed).
+CollectiveBandwidths model_collective_bandwidths(Backend& backend, const std::vector<Collective>& ops,
+                                                 std::optional<NodeTopology>* probed = nullptr);
 
 // Rank 0 of `group` probes its node; every rank gets it, or nullopt and the same
 // `failure` on every rank. Collective.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commbench/backend/bootstrap.hpp"
@@ -25,6 +26,12 @@ class NicWatch {
   NicWatch(Bootstrap& group, bool enabled, double fraction, NicCounterSources sources = {});
 
   bool enabled() const { return enabled_; }
+  // The GPUs each NIC (by device or interface name) is nearest to, from `node`'s topology
+  // (gpus_nearest_each_nic), or with `node` empty from one node's, the others taken to be
+  // alike: a rail that falls short is then named with them. Every rank gives the same.
+  void name_nearest_gpus(std::map<std::string, std::vector<int>> gpus_by_nic, const std::string& node = "") {
+    gpus_by_nic_[node] = std::move(gpus_by_nic);
+  }
   void start_case();
   // Collective: every rank's node ports, judged; the same on every rank. `what` names the
   // measurement in notes ("pair round 2"); finish_case names the case. Where only some
@@ -44,13 +51,15 @@ class NicWatch {
 
  private:
   struct RailTotals {
-    std::string node, nic;
+    std::string node, nic, device;  // device: the NIC's or interface's name, as topologies name it
     int cases = 0, compared = 0, flagged = 0;
     double bytes = 0, seconds = 0, peak = 0;
     std::string first_flag;
   };
 
   static bool falls_short(const RailTotals& totals);
+  // "; nearest GPUs 0, 1" for the NIC of `totals`, or nothing when none is known.
+  std::string nearest_gpus_text(const RailTotals& totals) const;
 
   Bootstrap& group_;
   bool enabled_;
@@ -59,6 +68,7 @@ class NicWatch {
   std::map<std::string, RailTotals> rails_;  // by describe_nic
   int cases_ = 0, unjudged_ = 0;             // finished cases, and those whose rails were not compared
   std::string first_unjudged_;               // the first of those, and why
+  std::map<std::string, std::map<std::string, std::vector<int>>> gpus_by_nic_;  // by node ("": any), then NIC
 };
 
 Record nic_record(const OpCase& c, const NodeNic& nic);

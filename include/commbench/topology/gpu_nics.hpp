@@ -5,6 +5,7 @@
 // PCIe switch) a GPU of an 8-GPU job sends through one NIC, 25 GB/s, not both.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,10 @@ std::vector<int> nearest_compute_nics(const NodeTopology& node, const NicRoles& 
 // takes ceil(local / sharing), starting at its device number modulo `sharing` (bit-mirrored
 // when `local` is a power of two), as NCCL spreads GPUs over NICs.
 GpuNics nccl_nics_of_gpu(const NodeTopology& node, const NicRoles& roles, const std::vector<int>& job_gpus, int gpu);
+
+// For a NIC that falls short, the GPUs whose traffic it carries: each compute NIC, by its
+// name and by each of its network interfaces, to the device numbers (Gpu::index, in order)
+// of the GPUs it is nearest to (nearest_compute_nics). NICs near no GPU are left out.
+std::map<std::string, std::vector<int>> gpus_nearest_each_nic(const NodeTopology& node);
 
 }  // namespace commbench

@@ -4,6 +4,8 @@
 // two A100s and two HDR NICs per switch, so a GPU of an 8-GPU job sends through one NIC.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "commbench/topology/gpu_nics.hpp"
@@ -216,6 +218,31 @@ TEST(GpuNics, TheNodesPortsAreCountedAsPortsNotAsAGpusShare) {
   const NodeNetworkPorts none = inter_node_ports(node, gpu_layout(node, 2, {gpu0}));
   EXPECT_EQ(none.ports, 0);
   EXPECT_FALSE(none.port_gbps);
+}
+
+TEST(GpuNics, AShortNicIsNamedWithTheGpusNearIt) {
+  // NDv4: each switch holds two GPUs and two NICs, and both NICs are nearest both GPUs.
+  const NodeTopology node = model_fixture("ndv4-a100-nvswitch.xml");
+  const std::map<std::string, std::vector<int>> gpus = gpus_nearest_each_nic(node);
+  const NicRoles roles = nic_roles(node);
+  std::size_t compute = 0;
+  for (std::size_t n = 0; n < node.nics.size(); ++n) {
+    if (roles.role[n] != NicRole::compute) continue;
+    ++compute;
+    const auto found = gpus.find(node.nics[n].name);
+    ASSERT_NE(found, gpus.end()) << node.nics[n].name;
+    ASSERT_EQ(found->second.size(), 2u) << node.nics[n].name;
+    // The two are the GPUs whose nearest NICs include this one, and no others.
+    for (std::size_t g = 0; g < node.gpus.size(); ++g) {
+      const std::vector<int> nearest = nearest_compute_nics(node, roles, static_cast<int>(g));
+      const bool near = std::find(nearest.begin(), nearest.end(), static_cast<int>(n)) != nearest.end();
+      const bool named =
+          std::find(found->second.begin(), found->second.end(), node.gpus[g].index) != found->second.end();
+      EXPECT_EQ(near, named) << node.nics[n].name << " GPU " << node.gpus[g].index;
+    }
+  }
+  EXPECT_EQ(compute, 8u);
+  EXPECT_EQ(gpus.at("mlx5_0"), (std::vector<int>{0, 1}));
 }
 
 }  // namespace

@@ -112,5 +112,44 @@ TEST(NicWatch, WhatTheRanksPoolReadsBack) {
   EXPECT_THROW(nics_from_text("{\"nics\": 3}", "node9"), BackendError);
 }
 
+// Two RDMA ports on one node are compared with each other: the one that carried a
+// twentieth of the other's bytes is named, with the GPUs nearest it.
+TEST(NicWatch, AShortRailIsNamedWithTheGpusNearestIt) {
+  TempDir dir;
+  const auto port = [&](const std::string& device, unsigned long long words) {
+    const std::string counters = "sys/class/infiniband/" + device + "/ports/1/counters/";
+    std::filesystem::create_directories(dir.path(counters));
+    dir.write(counters + "port_xmit_data", std::to_string(words) + "\n");
+    dir.write(counters + "port_rcv_data", std::to_string(words) + "\n");
+  };
+  port("mlx5_0", 0);
+  port("mlx5_1", 0);
+  dir.write("net_dev", net_dev(0, 0));
+  LocalBootstrap group;
+  NicWatch watch(group, true, 0.7, {dir.path("sys"), dir.path("net_dev")});
+  watch.name_nearest_gpus({{"mlx5_0", {0, 1}}, {"mlx5_1", {6, 7}}});  // any node
+  watch.name_nearest_gpus({{"mlx5_1", {2, 3}}}, group.hostname());    // this node's own
+  watch.start_case();
+  port("mlx5_0", (100ull << 20) / 4);
+  port("mlx5_1", (5ull << 20) / 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));  // rails are compared over 50 ms or more
+  const std::vector<NodeNic> nics = watch.finish_case(allreduce_case());
+  ASSERT_EQ(nics.size(), 3u);  // the two ports and eth0, which is no rail beside them
+  EXPECT_EQ(nics[0].flag, "");
+  EXPECT_NE(nics[1].flag, "");
+  const std::vector<std::string> notes = watch.flag_notes();
+  ASSERT_EQ(notes.size(), 1u);
+  const std::string start = "rail " + group.hostname() +
+                            " mlx5_1:1 fell short in 1 of 1 compared cases; first at "
+                            "allreduce 1048576 bytes: ";
+  EXPECT_EQ(notes[0].rfind(start, 0), 0u) << notes[0];
+  const std::string end = "; nearest GPUs 2, 3";
+  EXPECT_EQ(notes[0].substr(notes[0].size() - end.size()), end) << notes[0];
+  const std::string node = watch.rails_of_node(group.hostname());
+  EXPECT_EQ(node.rfind("mlx5_1:1 fell short in 1 of 1 compared rounds (busiest ", 0), 0u) << node;
+  const std::string tail = " GB/s; nearest GPUs 2, 3)";
+  EXPECT_EQ(node.substr(node.size() - tail.size()), tail) << node;
+}
+
 }  // namespace
 }  // namespace commbench
