@@ -57,6 +57,7 @@ sanitize_configuration() {
 # COMMBENCH_FUZZ=0 skips this stage.
 fuzz_configuration() {
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-fuzz"
+  COMMBENCH_BUILD_TARGETS=(--target fuzzers)  # not the commands: only the parsers are fuzzed
   COMMBENCH_BUILD_TYPE=RelWithDebInfo
   COMMBENCH_CMAKE_ARGS=(-DCMAKE_CXX_COMPILER=clang++ -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_CUDA=OFF
                         -DCOMMBENCH_BUILD_TESTS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF -DCOMMBENCH_BUILD_FUZZERS=ON
@@ -76,7 +77,8 @@ build_later_configurations() {
   mkdir -p "$COMMBENCH_ROOT/build-logs"
   : > "$COMMBENCH_ROOT/build-logs/failed"
   for name in "${later_configurations[@]}"; do
-    ( "${name}_configuration"; commbench_build ) > "$COMMBENCH_ROOT/build-logs/$name.log" 2>&1 || {
+    ( COMMBENCH_BUILD_TARGETS=(); "${name}_configuration"; commbench_build "${COMMBENCH_BUILD_TARGETS[@]}" ) \
+      > "$COMMBENCH_ROOT/build-logs/$name.log" 2>&1 || {
       echo "$name" > "$COMMBENCH_ROOT/build-logs/failed"; return 1; }
   done
 }
