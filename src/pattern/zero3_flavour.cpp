@@ -18,12 +18,18 @@
 //   overlap_comm (on by default for stage 3) on its own stream, else the compute waits;
 // - with zero_hpz_partition_size > 1 (ZeRO++ hpZ) the backward fetches gather from the
 //   secondary partition within the node.
-// Modules are the leaf modules (one per weight; a MoE layer's experts are one module);
-// a layer's compute waits for all of its modules' parameters. The trace is one
-// micro-batch's forward and backward: the coordinator starts over each micro-batch.
+// Modules are the leaf modules (one per weight; a MoE layer's experts are one module) and
+// the containers above them (a layer, its attention, its MLP; named by the weights'
+// prefixes, as Hugging Face nests them), which own no parameter but are trace steps all the
+// same: their fetches run the prefetch loop, so the prefetcher reaches backward's uses
+// while forward runs. A Llama-shaped model also calls its rotary embedding (no parameter)
+// after the token embedding. A layer's compute waits for all of its modules' parameters.
+// The trace is one micro-batch's forward and backward: the coordinator starts over each
+// micro-batch.
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -56,6 +62,28 @@ std::string module_name(const ParameterTensor& tensor) {
   return tensor.name;
 }
 
+// The containers above a module, outermost first: "layers.3.mlp.up_proj" -> "layers.3",
+// "layers.3.mlp". A name followed by an index ("layers") is a list, which never runs.
+std::vector<std::string> containers_of(const std::string& module) {
+  std::vector<std::string> parts;
+  for (std::size_t begin = 0;;) {
+    const std::size_t dot = module.find('.', begin);
+    parts.push_back(module.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin));
+    if (dot == std::string::npos) break;
+    begin = dot + 1;
+  }
+  const auto index = [](const std::string& part) {
+    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  std::vector<std::string> containers;
+  std::string prefix;
+  for (std::size_t k = 0; k + 1 < parts.size(); ++k) {
+    prefix += (k ? "." : "") + parts[k];
+    if (!index(parts[k + 1])) containers.push_back(prefix);
+  }
+  return containers;
+}
+
 class Zero3Flavour : public DataParallelFlavour {
  public:
   Zero3Flavour(const PatternConfig& config, const StageModel& stage, int world_rank)
@@ -81,34 +109,41 @@ class Zero3Flavour : public DataParallelFlavour {
         if (found == by_name.end()) {
           found = by_name.emplace(name, modules_.size()).first;
           modules_.emplace_back();
+          module_names_.push_back(name);
           layer_modules_[layer].push_back(found->second);
         }
         modules_[found->second].tensors.push_back(tensor);
         modules_[found->second].elements += stage.tensors[tensor].elements;
       }
     }
-    // The trace: forward through the modules, backward through them in reverse. Both
+    // The trace: forward through the modules, backward through them in reverse, each
+    // container just before the first of its modules (forward hooks run outside in, and
+    // backward's run as the gradient reaches a container's output first). Both passes
     // start with the whole model's own hook, a module of no parameters of its own: the
     // first fetch of a step is the root's, so what it prefetches (the embedding first)
     // is gathered in one call, and the last forward module is not backward's first step.
     const std::size_t model_module = modules_.size();
     modules_.emplace_back();
+    module_names_.emplace_back();
     model_forward_position_ = trace_.size();
     trace_.push_back({model_module, false});
     forward_positions_.resize(stage.layers.size());
     backward_positions_.resize(stage.layers.size());
+    std::set<std::string> entered;
     for (std::size_t layer = 0; layer < stage.layers.size(); ++layer)
       for (const std::size_t module : layer_modules_[layer]) {
-        forward_positions_[layer].push_back(trace_.size());
-        trace_.push_back({module, false});
+        enter(module, false, forward_positions_[layer], entered);
+        if (module_names_[module] == "embed_tokens") {  // the rotary embedding runs next
+          forward_positions_[layer].push_back(trace_.size());
+          trace_.push_back({container_module("rotary_emb"), false});
+        }
       }
     model_backward_position_ = trace_.size();
     trace_.push_back({model_module, true});
+    entered.clear();
     for (std::size_t layer = stage.layers.size(); layer-- > 0;)
-      for (auto module = layer_modules_[layer].rbegin(); module != layer_modules_[layer].rend(); ++module) {
-        backward_positions_[layer].push_back(trace_.size());
-        trace_.push_back({*module, true});
-      }
+      for (auto module = layer_modules_[layer].rbegin(); module != layer_modules_[layer].rend(); ++module)
+        enter(*module, true, backward_positions_[layer], entered);
     // The parameter queue: every use of every parameter, in trace order.
     for (std::size_t position = 0; position < trace_.size(); ++position)
       for (const std::size_t tensor : modules_[trace_[position].module].tensors)
@@ -131,8 +166,14 @@ class Zero3Flavour : public DataParallelFlavour {
   }
 
   std::vector<std::size_t> before_layer(ScheduleWriter& writer, const LayerPass& pass) override {
+    // Module by module as the hooks run: a module's parameters are released when it is
+    // done, before the next module's fetch runs the prefetch loop (which then sees them
+    // gone). The layer's compute is one step, waiting for all of them.
     const auto& positions = pass.backward ? backward_positions_[pass.layer] : forward_positions_[pass.layer];
-    for (const std::size_t position : positions) fetch(writer, position, pass);
+    for (const std::size_t position : positions) {
+      fetch(writer, position, pass);
+      release(position);
+    }
     std::vector<std::size_t> waits;
     for (const std::size_t tensor : stage_.layers[pass.layer].tensors)
       if (!persistent_[tensor]) waits.push_back(gathered_by_[tensor]);
@@ -140,8 +181,6 @@ class Zero3Flavour : public DataParallelFlavour {
   }
 
   void after_layer(ScheduleWriter& writer, const LayerPass& pass, std::size_t compute_step) override {
-    const auto& positions = pass.backward ? backward_positions_[pass.layer] : forward_positions_[pass.layer];
-    for (const std::size_t position : positions) release(position);
     if (!pass.backward) return;
     const auto& tensors = stage_.layers[pass.layer].tensors;
     for (auto tensor = tensors.rbegin(); tensor != tensors.rend(); ++tensor) {
@@ -188,6 +227,26 @@ class Zero3Flavour : public DataParallelFlavour {
   }
 
  private:
+  // The module's containers not yet entered in this pass, then the module, as trace steps.
+  void enter(std::size_t module, bool backward, std::vector<std::size_t>& positions, std::set<std::string>& entered) {
+    for (const std::string& container : containers_of(module_names_[module]))
+      if (entered.insert(container).second) {
+        positions.push_back(trace_.size());
+        trace_.push_back({container_module(container), backward});
+      }
+    positions.push_back(trace_.size());
+    trace_.push_back({module, backward});
+  }
+
+  // A module of no parameters of its own, the same one in forward and backward.
+  std::size_t container_module(const std::string& name) {
+    const auto found = containers_.find(name);
+    if (found != containers_.end()) return found->second;
+    modules_.emplace_back();
+    module_names_.push_back(name);
+    return containers_.emplace(name, modules_.size() - 1).first->second;
+  }
+
   GroupRole gather_group(bool backward) const {
     return backward && config_.zero.zero_hpz_partition_size > 1 ? GroupRole::intra_node : GroupRole::data;
   }
@@ -288,6 +347,8 @@ class Zero3Flavour : public DataParallelFlavour {
   int data_ranks_ = 1;
   std::vector<bool> persistent_;
   std::vector<LeafModule> modules_;
+  std::vector<std::string> module_names_;  // of each of modules_ (the model's root: unnamed)
+  std::map<std::string, std::size_t> containers_;
   std::vector<std::vector<std::size_t>> layer_modules_;
   std::vector<TracePosition> trace_;
   std::vector<std::vector<std::size_t>> forward_positions_;

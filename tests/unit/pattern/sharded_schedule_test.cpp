@@ -104,8 +104,45 @@ TEST(PatternZero3, TheStepsFirstGatherIsTheRootsPrefetchWithTheEmbedding) {
   const auto first = std::find_if(schedule.steps.begin(), schedule.steps.end(), is_fetch);
   ASSERT_NE(first, schedule.steps.end());
   EXPECT_EQ(first->label, "prefetch embed_tokens");
-  EXPECT_GT(first->bytes, 2u * 1'024'000u);  // the embedding and what follows it
+  EXPECT_GT(first->bytes, 2u * 1'024'000u);                          // the embedding and what follows it
   EXPECT_LE(first->bytes, 2u * (50'000'000u + 4u * 1024u * 4096u));  // up to the bucket, a tensor past it
+}
+
+TEST(PatternZero3, ContainersPrefetchTooAndModulesAreReleasedBeforeTheNextFetch) {
+  // The tests/fixtures/traces/llama-zero3-small case by hand (fp32 on 4 ranks, prefetch
+  // bucket 1e5, persistence 1000, reuse distance 0). A layer: q 65,536, k and v 32,768
+  // each, o 65,536, gate, up and down 131,072 each, norms 256 (resident). The trace:
+  // root, embed, rotary, then per layer the layer, input norm, attention, q, k, v, o, post
+  // norm, mlp, gate, up, down, then norm and lm_head; every hook prefetches a bucket.
+  //   root: embed (256,000); embed: q k v (131,072); rotary: o gate (196,608); layer 0:
+  //   up; input norm: down; attention: layer 1's q k v; q: layer 1's o gate; k: up; v:
+  //   down; o: lm_head (256,000). Then the queue is in backward's part: lm_head and both
+  //   layers' MLPs are gathered (taken for their backward use, so kept), but layer 0's
+  //   attention and the embedding were released when their modules were done. Post norm:
+  //   layer 0's o v k (131,072); mlp: its q and the embedding (321,536). Backward gathers
+  //   nothing more.
+  ModelShape model;
+  model.layers = 2;
+  model.hidden = 256;
+  model.ffn = 512;
+  model.attention_heads = 4;
+  model.kv_heads = 2;
+  model.vocabulary = 1000;
+  model.sequence = 32;
+  model.micro_batch = 4;
+  model.dtype = DataType::float32;
+  PatternConfig config = config_of(PatternKind::zero3, model, 4);
+  config.zero.stage3_prefetch_bucket_size = 100'000;
+  config.zero.stage3_param_persistence_threshold = 1000;
+  config.zero.stage3_max_reuse_distance = 0;
+  config.zero.reduce_bucket_size = 200'000;
+  const RankSchedule schedule = build_schedule(config, 0);
+  std::vector<std::uint64_t> forward, backward;
+  for (const ScheduleStep& step : schedule.steps)
+    if (is_fetch(step)) (step.phase == StepPhase::forward ? forward : backward).push_back(step.bytes / 4);
+  EXPECT_EQ(forward, (std::vector<std::uint64_t>{256'000, 131'072, 196'608, 131'072, 131'072, 131'072, 196'608, 131'072,
+                                                 131'072, 256'000, 131'072, 321'536}));
+  EXPECT_EQ(backward, std::vector<std::uint64_t>{});
 }
 
 TEST(PatternZero3, LayerComputeWaitsForItsParameters) {
