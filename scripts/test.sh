@@ -84,9 +84,24 @@ build_later_configurations() {
   mkdir -p "$COMMBENCH_ROOT/build-logs"
   : > "$COMMBENCH_ROOT/build-logs/failed"
   for name in "${later_configurations[@]}"; do
+    rm -f "$COMMBENCH_ROOT/build-logs/$name.done"
     ( COMMBENCH_BUILD_TARGETS=(); "${name}_configuration"; commbench_build "${COMMBENCH_BUILD_TARGETS[@]}" ) \
       > "$COMMBENCH_ROOT/build-logs/$name.log" 2>&1 || {
       echo "$name" > "$COMMBENCH_ROOT/build-logs/failed"; return 1; }
+    : > "$COMMBENCH_ROOT/build-logs/$name.done"
+  done
+}
+
+# Waits until the background builds (process $builds) have built configuration $1.
+wait_for_configuration() {
+  until [ -e "$COMMBENCH_ROOT/build-logs/$1.done" ]; do
+    if ! kill -0 "$builds" 2>/dev/null; then
+      wait "$builds" || later_builds_failed
+      [ -e "$COMMBENCH_ROOT/build-logs/$1.done" ] && return 0
+      commbench_log "the builds ended without the $1 configuration"
+      exit 1
+    fi
+    sleep 2
   done
 }
 
@@ -107,22 +122,54 @@ stage_done "packages"
 commbench_build
 stage_done "default build"
 commbench_mpi_environment
+default_build="$COMMBENCH_BUILD"
+
+nompi_tests() {
+  commbench_log "configuration without MPI, hwloc and libibverbs"
+  nompi_configuration
+  ctest_here "$@"
+  stage_done "no-MPI tests"
+}
+
+# Not here: tests that judge speed (label speed), meaningless under ASan's slowdown; the
+# Slurm clusters (label slurm), whose programs the other integration tests run under ASan
+# already; and the package (label package): packing the instrumented programs with their
+# debug information takes minutes, and what it installs is the code the other tests run.
+sanitize_tests() {
+  [ "${COMMBENCH_SANITIZE:-1}" != 0 ] || return 0
+  commbench_log "configuration with ASan and UBSan"
+  sanitize_configuration
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest_here -LE "slurm|speed|package" "$@"
+  stage_done "ASan tests"
+}
 
 if [ $# -eq 0 ]; then
-  # The later builds keep compilers busy for minutes; the default tests are mostly
-  # processes waiting (launches, timeouts, heartbeats). So the builds run meanwhile at the
-  # lowest priority, beside the tests that do not judge speed. Those that do (label speed)
-  # run after the builds, on a quiet machine.
-  commbench_log "building ${later_configurations[*]} at nice 19 (build-logs/) beside the default tests"
+  # The later builds keep compilers busy for minutes; the tests are mostly processes
+  # waiting (launches, timeouts, heartbeats). So the builds run meanwhile at the lowest
+  # priority: beside the default tests that do not judge speed, then each configuration's
+  # tests as soon as it is built, beside the builds after it. The tests that judge speed
+  # (label speed) run once every build is done, on a quiet machine.
+  commbench_log "building ${later_configurations[*]} at nice 19 (build-logs/) beside the tests"
   ( renice -n 19 -p "$BASHPID" > /dev/null; build_later_configurations ) &
   builds=$!
-  # A failure waits for the builds, so that none is left running after this script.
-  tests_failed=0
-  ctest_here -LE speed || tests_failed=1
+  if ! ctest_here -LE speed; then
+    # The failed tests are the verdict; waiting leaves no build running after this script.
+    wait "$builds" || exit 1
+    exit 1
+  fi
   stage_done "default tests but speed"
+  wait_for_configuration nompi
+  stage_done "no-MPI build (what was left)"
+  nompi_tests
+  if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
+    wait_for_configuration sanitize
+    stage_done "ASan build (what was left)"
+    sanitize_tests
+  fi
   wait "$builds" || later_builds_failed
-  stage_done "later builds (what was left)"
-  [ "$tests_failed" = 0 ] || exit 1
+  stage_done "remaining builds"
+  COMMBENCH_BUILD="$default_build"
   ctest_here -L speed
   stage_done "default tests of speed"
 else
@@ -130,23 +177,8 @@ else
   stage_done "default tests"
   build_later_configurations || later_builds_failed
   stage_done "later builds"
-fi
-
-commbench_log "configuration without MPI, hwloc and libibverbs"
-nompi_configuration
-ctest_here "$@"
-stage_done "no-MPI tests"
-
-if [ "${COMMBENCH_SANITIZE:-1}" != 0 ]; then
-  commbench_log "configuration with ASan and UBSan"
-  sanitize_configuration
-  # Not here: tests that judge speed (label speed), meaningless under ASan's slowdown; the
-  # Slurm clusters (label slurm), whose programs the other integration tests run under ASan
-  # already; and the package (label package): packing the instrumented programs with their
-  # debug information takes minutes, and what it installs is the code the other tests run.
-  ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest_here -LE "slurm|speed|package" "$@"
-  stage_done "ASan tests"
+  nompi_tests "$@"
+  sanitize_tests "$@"
 fi
 
 if [ "${COMMBENCH_FUZZ:-1}" != 0 ]; then
