@@ -63,4 +63,10 @@ std::vector<std::string> AlgorithmComparison::notes() const {
   return notes;
 }
 
+std::string AlgorithmComparison::console_text() const {
+  std::string text;
+  for (const std::string& note : notes()) text += fmt::format("# note: {}\n", note);
+  return text;
+}
+
 }  // namespace commbench

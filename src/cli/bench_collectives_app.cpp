@@ -326,7 +326,7 @@ int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, Colle
   for (std::string& note : nic_watch.flag_notes()) summary.notes.push_back(std::move(note));
   const std::vector<CaseDip> dips = soak.dips();
   const bool dipped = std::any_of(dips.begin(), dips.end(), [](const CaseDip& dip) { return dip.fails; });
-  summary.console_text = nic_watch.rails_table() + soak.console_text(dips);
+  summary.console_text = pass.algorithms.console_text() + nic_watch.rails_table() + soak.console_text(dips);
   if (soak.enabled()) summary.sections.emplace_back("soak", soak.json_section(dips));
   const bool failed = !summary.check_failures.empty() || !summary.threshold_failures.empty() || dipped;
   summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())

@@ -28,6 +28,8 @@ class AlgorithmComparison {
   // "allreduce: NCCL ran TREE from 8B to 64KiB, RING from 128KiB to 1GiB; the model's
   // bound (theoretical busbw) is for NVLS", one per collective with a difference.
   std::vector<std::string> notes() const;
+  // The same as "# note: ..." lines for the console, after the table.
+  std::string console_text() const;
 
  private:
   struct Differing {

@@ -42,6 +42,9 @@ TEST(AlgorithmComparison, OneNotePerCollectiveWithItsSizesInRuns) {
                 "is for NVLS (nccl_algo and model_algo in each row)",
                 "allgather: NCCL ran PAT at 1MiB; the model's bound (theoretical busbw) is for ring (nccl_algo and "
                 "model_algo in each row)"}));
+  // The console prints them after the table, a note line each.
+  EXPECT_EQ(comparison.console_text(),
+            "# note: " + comparison.notes()[0] + "\n# note: " + comparison.notes()[1] + "\n");
 }
 
 TEST(AlgorithmComparison, NothingToSayWithoutNcclsChoices) {
