@@ -247,7 +247,7 @@ TEST(BandwidthModel, MissingGpuIsNamed) {
 
 TEST(CollectivesBandwidth, RowsGetSpecAchievableAndEfficiency) {
   CollectiveBandwidths model;
-  model[Collective::allreduce] = {400.0, 370.8, "intra-node: NVLink"};
+  model[Collective::allreduce] = {400.0, 370.8, "intra-node: NVLink", "NVLS"};
   model[Collective::broadcast] = {std::nullopt, std::nullopt, "one rank: nothing crosses a link"};
   ResultRow row;
   row.op_case.op = Collective::allreduce;
@@ -256,11 +256,13 @@ TEST(CollectivesBandwidth, RowsGetSpecAchievableAndEfficiency) {
   EXPECT_DOUBLE_EQ(*row.theoretical_busbw_gbps, 400.0);
   EXPECT_DOUBLE_EQ(*row.achievable_busbw_gbps, 370.8);
   EXPECT_DOUBLE_EQ(*row.efficiency, 0.75);  // against spec, not achievable
+  EXPECT_EQ(row.model_algo, "NVLS");        // the algorithm that bound is for
   ResultRow unknown;
   unknown.op_case.op = Collective::broadcast;
   apply_bandwidth_model(model, unknown);
   EXPECT_FALSE(unknown.theoretical_busbw_gbps);
   EXPECT_FALSE(unknown.efficiency);
+  EXPECT_EQ(unknown.model_algo, "");  // no bound, no algorithm
   EXPECT_EQ(bandwidth_notes(model),
             (std::vector<std::string>{
                 "theoretical busbw of allreduce: spec 400 GB/s, achievable 370.8 GB/s; intra-node: NVLink",
