@@ -41,8 +41,7 @@ nompi_configuration() {
 }
 
 # The sanitizer and fuzz builds: -O1 and line tables only (what their reports need) compile
-# in about half the time of -O2 -g (53 s against 29 s for bench_collectives_app.cpp with
-# ASan on the 2-core VM), and run their checks as well.
+# in about half the time of -O2 -g with ASan, and check the same.
 checking_optimization="-O1 -g1 -DNDEBUG"
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over the same tests but those labelled speed,

@@ -387,8 +387,8 @@ class Validation(ClusterTest):
         fails = [line for line in log.splitlines() if line.startswith("FAIL ")]
         self.assertEqual(len(fails), 1, log)
         self.assertTrue(fails[0].startswith("FAIL node cb-node3: slow with 3 of 3 partners"), fails[0])
-        # Its port fell short in most compared rounds, not always in all: at 40 Mbit/s one run
-        # read it short in 4 of 6, the next in 6 of 6.
+        # Most compared rounds, not all: at 40 Mbit/s some rounds read the slow port within
+        # the fraction, and the node verdict above does not depend on them.
         short = re.search(r"; NIC: cb-node3 eth0 fell short in (\d+) of (\d+) compared rounds \(busiest ", fails[0])
         self.assertTrue(short, fails[0])
         self.assertGreater(2 * int(short.group(1)), int(short.group(2)), fails[0])
