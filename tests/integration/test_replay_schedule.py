@@ -3,7 +3,9 @@ of tests/fixtures/traces: --dump-schedule read back by bench-patterns --schedule
 and run on 4 MPI ranks), and the llama-* fixtures held call for call against the step
 bench-patterns models for the same model and framework.
 """
+import gzip
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -231,6 +233,31 @@ class AgainstTheModel(FolderCase):
         gathered = 4 * 4 * first["args"]["Input Dims"][0][0]  # float32, 4 ranks' shares
         self.assertEqual(modelled[0]["bytes"], gathered)
         self.assertGreater(gathered, 1000 * 256 * 4)  # more than the embedding alone
+
+    def test_zero3s_gathers_are_those_deepspeeds_coordinator_logged(self):
+        """llama-zero3-small/coordinator-debug.log.gz is DeepSpeed's own debug log of that
+        case (coordinator_log.py): every module's fetch with its trace step, every parameter
+        gathered. Its steady step (the second, once the trace is complete) gathers, module by
+        module, what bench-patterns' model gathers, in the same order."""
+        with gzip.open(os.path.join(TRACES, "llama-zero3-small", "coordinator-debug.log.gz"), "rt") as f:
+            lines = f.read().splitlines()
+        steps = [i for i, line in enumerate(lines) if line.startswith("0: M")]
+        self.assertGreaterEqual(len(steps), 2, "no steady step in the log")
+        logged, group = [], 0
+        for line in lines[steps[1]:steps[2] if len(steps) > 2 else len(lines)]:
+            if re.match(r"\d+: M\d+\(", line) and group:
+                logged.append(group)
+                group = 0
+            gathered = re.match(r"-(pre)?fetch: \{'id': \d+, 'status': 'NOT_AVAILABLE', .*'ds_numel': (\d+)", line)
+            if gathered:
+                group += int(gathered.group(2))
+        if group:
+            logged.append(group)
+        config = os.path.join(TRACES, "llama-zero3-small", "ds_config.json")
+        modelled = [c["bytes"] // 4 for c in self.modelled("llama-zero3-small", "--deepspeed-config", config)
+                    if c["op"] == "allgather" and c["phase"] != "optimizer"]
+        self.assertEqual(modelled, logged)
+        self.assertEqual(len(logged), 12)  # ten for forward, two re-gathers for backward
 
     def test_a_model_of_other_settings_is_told_apart_at_the_first_call_that_differs(self):
         # 1 MiB buckets: the first bucket is alike (DDP caps it at 1 MiB either way), the
