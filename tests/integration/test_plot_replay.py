@@ -119,6 +119,27 @@ class Replay(unittest.TestCase):
                 self.assertTrue(err.startswith("plot: error: " + message), err)
                 self.assertFalse(os.path.exists(png))
 
+    def test_a_broken_replay_file_names_its_line(self):
+        png = os.path.join(self.dir, "never.png")
+        for index, (change, message) in enumerate([
+                (lambda c: c.pop("op"), "a collectives entry needs an 'op' name"),
+                (lambda c: c.update(bytes=0), "'bytes' must be a positive number"),
+                (lambda c: c.update(busbw_gbps="fast"), "'busbw_gbps' must be a number or null")]):
+            with self.subTest(message=message):
+                doc = json.loads(json.dumps(self.doc))
+                change(doc["collectives"][1])
+                path = os.path.join(self.dir, f"broken{index}.json")
+                with open(path, "w") as f:
+                    json.dump(doc, f, indent=1)
+                with open(path) as f:
+                    lines = f.read().splitlines()
+                array = lines.index(' "collectives": [')
+                second = [n for n in range(array + 1, len(lines)) if lines[n] == "  {"][1] + 1  # 1-based
+                code, out, err = plot(path, "-o", png)
+                self.assertEqual(code, 2, err)
+                self.assertEqual(err.strip(), f"plot: error: {path}:{second}: {message}")
+                self.assertFalse(os.path.exists(png))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
