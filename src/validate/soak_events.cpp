@@ -15,6 +15,9 @@ namespace {
 constexpr double kMadToSigma = 1.4826;
 // A reading of nothing, as a logarithm can take it.
 constexpr double kLeastGbps = 1e-9;
+// A partner's low readings are as deep as another's when their medians are within this
+// ratio: one throttled NIC's partners read within some tens of percent of each other.
+constexpr double kAlikeDepth = 2;
 
 bool is_low(const SoakReading& reading, const SoakLevels& levels) { return reading.gbps < levels.low_below_gbps; }
 
@@ -73,8 +76,32 @@ bool explained_by(const SoakReading& reading, const std::vector<SoakEvent>& node
   return false;
 }
 
-// A node's runs of low readings that the events found so far do not explain, with at
-// least two partners and the rule's least number of readings.
+// A node's low readings with partners other than the one it was low with most, counting
+// only partners about as low as the deepest one. A slow node holds every partner to its
+// own rate; a slow link drags the pairs beside it down now and then, and less deep (a
+// stalled process, a retransmission when its shaping changes), so those readings do not
+// make its end a slow node.
+int readings_alike_with_others(const std::map<int, std::vector<double>>& by_partner) {
+  double deepest = 0;
+  bool first = true;
+  for (const auto& [partner, figures] : by_partner) {
+    const double typical = median_of(figures);
+    deepest = first ? typical : std::min(deepest, typical);
+    first = false;
+  }
+  int alike = 0, most = 0;
+  for (const auto& [partner, figures] : by_partner) {
+    if (median_of(figures) > kAlikeDepth * std::max(deepest, kLeastGbps)) continue;
+    const int count = static_cast<int>(figures.size());
+    alike += count;
+    most = std::max(most, count);
+  }
+  return alike - most;
+}
+
+// A node's runs of low readings that the events found so far do not explain, with the
+// rule's least number of readings and at least two of them alike in depth with others
+// than the partner it was low with most.
 std::vector<SoakEvent> node_candidates(const std::vector<SoakReading>& readings, int node,
                                        const std::vector<SoakEvent>& found, const SoakLevels& levels,
                                        const SoakRule& rule) {
@@ -84,16 +111,11 @@ std::vector<SoakEvent> node_candidates(const std::vector<SoakReading>& readings,
   const auto unexplained = [&](const SoakReading& reading) { return !explained_by(reading, found); };
   std::vector<SoakEvent> candidates;
   for (const std::vector<std::size_t>& run : low_runs(readings, series, levels, unexplained)) {
-    std::map<int, int> by_partner;
-    for (std::size_t index : run) ++by_partner[partner_of(readings[index], node)];
-    int most = 0;
-    for (const auto& [partner, count] : by_partner) most = std::max(most, count);
-    // Low with others than the one partner it was low with most, at least twice: a slow
-    // link drags the pair beside it down now and then, but not every time.
-    const int with_others = static_cast<int>(run.size()) - most;
-    if (with_others < 2 || static_cast<int>(run.size()) < rule.least_node_readings) continue;
+    std::map<int, std::vector<double>> by_partner;
+    for (std::size_t index : run) by_partner[partner_of(readings[index], node)].push_back(readings[index].gbps);
+    if (static_cast<int>(run.size()) < rule.least_node_readings || readings_alike_with_others(by_partner) < 2) continue;
     SoakEvent event = event_of(FaultKind::node, {node}, readings, run, levels, rule);
-    for (const auto& [partner, count] : by_partner) event.partners.push_back(partner);
+    for (const auto& [partner, figures] : by_partner) event.partners.push_back(partner);
     candidates.push_back(std::move(event));
   }
   return candidates;

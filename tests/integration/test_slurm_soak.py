@@ -17,8 +17,9 @@ from test_slurm import BIN, CLUSTER, NODES, ClusterTest, cluster, environment
 
 # Pair rounds of 20 x 4 MiB: long enough (about 0.2 s) that a process of the 2-core host
 # stalled for a moment does not halve a reading (results/slurm-cluster/soak/README.md).
-# A link shaped to 500 Mbit/s carries an eighth of the healthy 0.45 GB/s and finishes a
-# round in about 1.4 s, so a 15 s dip is read about ten times.
+# A pair across a link shaped to 500 Mbit/s reads about 0.03 GB/s against a healthy 0.45
+# and its round takes about 3 s: a throttled node's 15 s dip is read about six times, a
+# throttled link's about three (each meeting of its two ends).
 SOAK = ["--backend", "mpi", "-b", "4M", "-n", "20", "-w", "1"]
 INJECT_AT, INJECT_FOR = 20, 15
 
@@ -26,6 +27,14 @@ INJECT_AT, INJECT_FOR = 20, 15
 def unix_time(utc):
     return datetime.datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=datetime.timezone.utc).timestamp()
+
+
+def readings_around(doc, windows, margin=3):
+    """The pair readings from `margin` s before each window to as long after it, one short
+    line each: what a failed assertion needs to tell a slow node from a slow link."""
+    return ["{:.1f}-{:.1f} {}-{} {:.3g}".format(r["start_s"], r["end_s"], r["node_a"][-1], r["node_b"][-1], r["gbps"])
+            for r in doc["intervals"] if r["what"] == "pair"
+            and any(on - margin <= r["start_s"] <= off + margin for on, off in windows)]
 
 
 class Soak(ClusterTest):
@@ -108,7 +117,7 @@ class Soak(ClusterTest):
         events = doc["events"]
         self.assertEqual([(e["kind"], e["node_a"], e["node_b"], e["result"]) for e in events],
                          [("node", "cb-node3", "", "fail"), ("link", "cb-node1", "cb-node2", "fail")],
-                         (events, windows))
+                         (events, windows, readings_around(doc, windows)))
         self.assert_window(events[0], windows[0])
         self.assert_window(events[1], windows[1])
         self.assertIn("FAIL node cb-node3 from ", out)

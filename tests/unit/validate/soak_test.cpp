@@ -162,6 +162,33 @@ TEST(SoakEvents, ASlowLinkThatDragsThePairBesideItOnceIsStillALink) {
   EXPECT_EQ(events[0].nodes, (std::vector<int>{0, 3}));
 }
 
+TEST(SoakEvents, ASlowLinkWhoseEndReadsLessLowWithOthersIsALinkNotANode) {
+  // Pair 1-2 slow from 20 to 34 (it meets in 20, 23, ..., 32); node 2 also reads low with
+  // 3 and 0 in 21 and 22, less deep: with its low readings with 1 a run of four with
+  // three partners, which only the depth tells from a slow node.
+  const auto readings = cycled_readings(60, [](int i, int a, int b) {
+    const bool link = i >= 20 && i < 35 && a == 1 && b == 2;
+    const bool beside = (i == 21 && a == 2 && b == 3) || (i == 22 && a == 0 && b == 2);
+    return wobble(i, a, b) * (link ? 0.1 : beside ? 0.35 : 1);
+  });
+  const std::vector<SoakEvent> events = events_of(readings);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, FaultKind::link);
+  EXPECT_EQ(events[0].nodes, (std::vector<int>{1, 2}));
+  EXPECT_EQ(events[0].first_interval, 20);
+  EXPECT_EQ(events[0].last_interval, 32);
+  // As deep as the link, the same readings are a slow node 2.
+  const auto as_deep = cycled_readings(60, [](int i, int a, int b) {
+    const bool link = i >= 20 && i < 35 && a == 1 && b == 2;
+    const bool beside = (i == 21 && a == 2 && b == 3) || (i == 22 && a == 0 && b == 2);
+    return wobble(i, a, b) * (link || beside ? 0.1 : 1);
+  });
+  const std::vector<SoakEvent> node = events_of(as_deep);
+  ASSERT_FALSE(node.empty());
+  EXPECT_EQ(node[0].kind, FaultKind::node);
+  EXPECT_EQ(node[0].nodes, std::vector<int>{2});
+}
+
 TEST(SoakEvents, APairSlowOnlyWhenItsEndsMeetIsALinkEvent) {
   const auto readings = cycled_readings(60, [](int i, int a, int b) {
     const bool slow = i >= 20 && i < 35 && a == 0 && b == 3;
