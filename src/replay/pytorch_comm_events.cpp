@@ -115,7 +115,13 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
     call.elements_known = true;
     return call;
   }
-  if (dims != nullptr && dims->is_array() && argument < dims->size()) {
+  // No shape and no type is an argument the profiler did not record (the list of output
+  // lists of c10d::allgather_, which FSDP1 calls on gloo), not a scalar: its size is then
+  // the backend's range's.
+  const bool unrecorded = types != nullptr && types->is_array() && argument < types->size() &&
+                          (*types)[argument] == "" && dims != nullptr && dims->is_array() && argument < dims->size() &&
+                          (*dims)[argument].empty();
+  if (dims != nullptr && dims->is_array() && argument < dims->size() && !unrecorded) {
     call.elements = elements_of((*dims)[argument]);
     call.elements_known = call.elements > 0 || op == "barrier";
   }

@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = os.path.join(HERE, "..", "fixtures", "traces")
 CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler", "llama-ddp", "llama-fsdp2", "llama-zero3",
          "llama-fsdp2-3ranks", "llama-zero3-3ranks", "llama-ddp-bucket1mb", "llama-ddp-accum2", "llama-fsdp2-keep",
-         "llama-zero1", "llama-zero2", "llama-zero3-small", "llama-zero3-nooverlap", "llama-zero3-2ranks")
+         "llama-zero1", "llama-zero2", "llama-zero3-small", "llama-zero3-nooverlap", "llama-zero3-2ranks",
+         "llama-fsdp1", "llama-fsdp1-3ranks", "llama-tied-ddp", "llama-tied-fsdp2", "llama-tied-zero3")
 
 
 def ranks_of(case):
@@ -25,7 +26,7 @@ def ranks_of(case):
     return 3 if case.endswith("-3ranks") else 2 if case.endswith("-2ranks") else 4
 
 # The c10d operators' names as this test reads them (not bench-replay's table).
-C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather",
+C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather", "c10d::allgather_": "allgather",
             "c10d::_reduce_scatter_base_": "reducescatter", "c10d::broadcast_": "broadcast",
             "c10d::barrier": "barrier"}
 ELEMENT_BYTES = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8}

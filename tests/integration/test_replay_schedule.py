@@ -141,9 +141,16 @@ class ReplayOnRanks(unittest.TestCase):
         self.assertEqual(doc["provenance"]["ranks"], 4)
 
 
-# bench-patterns' flags for the llama-* fixtures' model (tiny_llama.py).
+# bench-patterns' flags for the llama-* fixtures' model (tiny_llama.py), and for its
+# "tied" shape (the llama-tied-* fixtures).
 LLAMA_MODEL = ["--layers", "2", "--hidden", "256", "--ffn", "512", "--heads", "4", "--kv-heads", "2", "--vocab", "1000",
                "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
+TIED_MODEL = ["--layers", "3", "--hidden", "192", "--ffn", "448", "--heads", "6", "--kv-heads", "6", "--vocab", "1001",
+              "--tie-embeddings", "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
+
+
+def model_of(case):
+    return TIED_MODEL if case.startswith("llama-tied-") else LLAMA_MODEL
 
 
 @unittest.skipUnless(PATTERNS and MPIEXEC, "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC not set")
@@ -155,7 +162,7 @@ class AgainstTheModel(FolderCase):
 
     def compare(self, case, *pattern):
         json_path = os.path.join(self.dir, case + ".json")
-        code, out, err = run(os.path.join(TRACES, case), *pattern, *LLAMA_MODEL, "--json", json_path, "--force")
+        code, out, err = run(os.path.join(TRACES, case), *pattern, *model_of(case), "--json", json_path, "--force")
         self.assertEqual(code, 0, err)
         with open(json_path) as f:
             return out, json.load(f)["model"]
@@ -164,7 +171,7 @@ class AgainstTheModel(FolderCase):
         """The model's calls on rank 0, from bench-patterns --dry-run --dump-schedule."""
         dump = os.path.join(self.dir, case + "-model.jsonl")
         p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", str(ranks_of(case)), PATTERNS, *pattern,
-                            *LLAMA_MODEL, "--dry-run", "--dump-schedule", dump, "--force"],
+                            *model_of(case), "--dry-run", "--dump-schedule", dump, "--force"],
                            capture_output=True, text=True, timeout=120, env=MPI_ENV)
         self.assertEqual(p.returncode, 0, p.stderr)
         return [l for l in read_jsonl(dump) if l["rank"] == 0 and l["kind"] != "compute"]
@@ -183,7 +190,12 @@ class AgainstTheModel(FolderCase):
                  "llama-zero2": zero("llama-zero2"),
                  "llama-zero3-nooverlap": zero("llama-zero3-nooverlap"),
                  "llama-zero3-2ranks": zero("llama-zero3-2ranks"),
-                 "llama-zero3-small": zero("llama-zero3-small")}
+                 "llama-zero3-small": zero("llama-zero3-small"),
+                 "llama-fsdp1": ["--pattern", "fsdp", "--fsdp-version", "1"],
+                 "llama-fsdp1-3ranks": ["--pattern", "fsdp", "--fsdp-version", "1"],
+                 "llama-tied-ddp": ["--pattern", "ddp"],
+                 "llama-tied-fsdp2": ["--pattern", "fsdp"],
+                 "llama-tied-zero3": zero("llama-tied-zero3")}
         for case, flags in cases.items():
             with self.subTest(case=case):
                 _, model = self.compare(case, *flags)

@@ -108,6 +108,23 @@ TEST(PytorchTrace, CallsArePairedWithTheBackendsRangesAndSizedAsNcclTestsDoes) {
   EXPECT_EQ(trace.collectives[2].bytes, 0u);
 }
 
+TEST(PytorchTrace, AListAllGathersSizeIsItsInputTimesTheGroupNotAScalar) {
+  // c10d::allgather_ (FSDP1 on gloo): the output, a list of lists, has no recorded shape.
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", R"({
+ "distributedInfo": {"backend": "gloo", "rank": 0, "world_size": 4, "pg_count": 1,
+                     "pg_config": [{"pg_name": "0", "pg_size": 4, "ranks": [0, 1, 2, 3]}]},
+ "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allgather_", "ts": 200.0, "dur": 5.0,
+   "args": {"Input type": ["", "TensorList", "", "Scalar", "Scalar"], "Input Dims": [[], [[1000]], [], [], []]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:all_gather", "ts": 210.0, "dur": 50.0,
+   "args": {"Input type": ["float"], "Input Dims": [[1000]]}}]})"));
+  ASSERT_EQ(trace.collectives.size(), 1u);
+  EXPECT_EQ(trace.collectives[0].op, "allgather");
+  EXPECT_EQ(trace.collectives[0].dtype, "float32");
+  EXPECT_EQ(trace.collectives[0].bytes, 16000u);  // 4 ranks x 1000 floats
+}
+
 TEST(PytorchTrace, ATraceWithoutTheJobOrItsCommunicationIsRefused) {
   TempDir dir;
   const std::string plain = dir.write("plain.json", R"({"traceEvents": []})");
