@@ -193,6 +193,7 @@ class AgainstTheModel(FolderCase):
                  "llama-zero3-small": zero("llama-zero3-small"),
                  "llama-fsdp1": ["--pattern", "fsdp", "--fsdp-version", "1"],
                  "llama-fsdp1-3ranks": ["--pattern", "fsdp", "--fsdp-version", "1"],
+                 "llama-fsdp1-keep": ["--pattern", "fsdp", "--fsdp-version", "1", "--fsdp-sharding", "shard_grad_op"],
                  "llama-tied-ddp": ["--pattern", "ddp"],
                  "llama-tied-fsdp2": ["--pattern", "fsdp"],
                  "llama-tied-zero3": zero("llama-tied-zero3")}
