@@ -8,15 +8,20 @@ namespace commbench {
 NicSampler::NicSampler(NicCounterSources sources, std::chrono::milliseconds interval)
     : sources_(std::move(sources)), interval_(interval) {}
 
-NicSampler::~NicSampler() {
-  stopping_ = true;
+NicSampler::~NicSampler() { stop_thread(); }
+
+void NicSampler::stop_thread() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
 void NicSampler::start() {
   // A case that ended in an exception never called stop(): its thread ends here.
-  stopping_ = true;
-  if (thread_.joinable()) thread_.join();
+  stop_thread();
   peaks_.clear();
   stopping_ = false;
   first_ = read_nic_counters(sources_);
@@ -27,16 +32,13 @@ void NicSampler::start() {
 }
 
 void NicSampler::sample_until_stopped() {
-  // Sleeping in short slices lets stop() return within a slice even at long intervals.
+  // One wake-up per reading, and stop() wakes it at once, however long the interval.
+  std::unique_lock<std::mutex> lock(mutex_);
   auto next = last_at_ + interval_;
-  while (!stopping_) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now < next) {
-      std::this_thread::sleep_for(
-          std::min<std::chrono::steady_clock::duration>(next - now, std::chrono::milliseconds(5)));
-      continue;
-    }
+  while (!wake_.wait_until(lock, next, [this] { return stopping_; })) {
+    lock.unlock();
     take_reading();
+    lock.lock();
     next = last_at_ + interval_;
   }
 }
@@ -59,8 +61,7 @@ void NicSampler::take_reading() {
 }
 
 NicCaseTraffic NicSampler::stop() {
-  stopping_ = true;
-  if (thread_.joinable()) thread_.join();
+  stop_thread();
   take_reading();  // the case's tail, shorter than an interval
   NicCaseTraffic result;
   result.seconds = std::chrono::duration<double>(last_at_ - first_at_).count();

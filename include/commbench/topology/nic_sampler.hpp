@@ -7,10 +7,11 @@
 // Slurm test cluster, results/slurm-cluster/nic-rates/).
 #pragma once
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,11 +38,14 @@ class NicSampler {
 
  private:
   void sample_until_stopped();
+  void stop_thread();
   void take_reading();
 
   NicCounterSources sources_;
   std::chrono::milliseconds interval_;
-  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;  // guards stopping_, which wake_ waits on
+  std::condition_variable wake_;
+  bool stopping_ = false;
   std::thread thread_;
   std::chrono::steady_clock::time_point first_at_, last_at_;
   NicCounterSnapshot first_, last_;
