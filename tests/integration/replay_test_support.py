@@ -21,6 +21,41 @@ CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler", "llama-d
          "llama-fsdp1", "llama-fsdp1-3ranks", "llama-fsdp1-keep", "llama-tied-ddp", "llama-tied-fsdp2", "llama-tied-zero3")
 
 
+# bench-patterns' flags for the llama-* fixtures' model (tiny_llama.py), and for its
+# "tied" shape (the llama-tied-* fixtures).
+LLAMA_MODEL = ["--layers", "2", "--hidden", "256", "--ffn", "512", "--heads", "4", "--kv-heads", "2", "--vocab", "1000",
+               "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
+TIED_MODEL = ["--layers", "3", "--hidden", "192", "--ffn", "448", "--heads", "6", "--kv-heads", "6", "--vocab", "1001",
+              "--tie-embeddings", "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
+
+# bench-patterns' flags for each llama case's framework settings (record_step.py's
+# LLAMA_SETTINGS); the DeepSpeed cases take the ds_config.json recorded beside the trace.
+FRAMEWORK_FLAGS = {
+    "llama-ddp": ["--pattern", "ddp"],
+    "llama-ddp-bucket1mb": ["--pattern", "ddp", "--bucket-cap-mb", "1"],
+    "llama-ddp-accum2": ["--pattern", "ddp", "--grad-accum", "2"],
+    "llama-fsdp2": ["--pattern", "fsdp"],
+    "llama-fsdp2-3ranks": ["--pattern", "fsdp"],
+    "llama-fsdp2-keep": ["--pattern", "fsdp", "--fsdp-sharding", "shard_grad_op"],
+    "llama-fsdp1": ["--pattern", "fsdp", "--fsdp-version", "1"],
+    "llama-fsdp1-3ranks": ["--pattern", "fsdp", "--fsdp-version", "1"],
+    "llama-fsdp1-keep": ["--pattern", "fsdp", "--fsdp-version", "1", "--fsdp-sharding", "shard_grad_op"],
+    "llama-tied-ddp": ["--pattern", "ddp"],
+    "llama-tied-fsdp2": ["--pattern", "fsdp"],
+}
+
+
+def model_of(case):
+    return TIED_MODEL if case.startswith("llama-tied-") else LLAMA_MODEL
+
+
+def pattern_flags(case, folder=None):
+    """bench-patterns' flags for a llama case's framework and settings (not its model)."""
+    if case in FRAMEWORK_FLAGS:
+        return FRAMEWORK_FLAGS[case]
+    return ["--deepspeed-config", os.path.join(folder or os.path.join(TRACES, case), "ds_config.json")]
+
+
 def ranks_of(case):
     """The ranks a case was recorded on: 3 or 2 for a *-3ranks or *-2ranks case, else 4."""
     return 3 if case.endswith("-3ranks") else 2 if case.endswith("-2ranks") else 4

@@ -12,8 +12,8 @@ import subprocess
 import tempfile
 import unittest
 
-from replay_test_support import (HERE, MPI_ENV, MPIEXEC, PATTERNS, TRACES, CASES, C10D_OPS, FolderCase, load,
-                                  ranks_of, rank_files, raw_counts, read_jsonl, run)
+from replay_test_support import (HERE, LLAMA_MODEL, MPI_ENV, MPIEXEC, PATTERNS, TRACES, CASES, C10D_OPS, FolderCase,
+                                  load, model_of, pattern_flags, ranks_of, rank_files, raw_counts, read_jsonl, run)
 
 
 def traced_calls(case, rank):
@@ -141,18 +141,6 @@ class ReplayOnRanks(unittest.TestCase):
         self.assertEqual(doc["provenance"]["ranks"], 4)
 
 
-# bench-patterns' flags for the llama-* fixtures' model (tiny_llama.py), and for its
-# "tied" shape (the llama-tied-* fixtures).
-LLAMA_MODEL = ["--layers", "2", "--hidden", "256", "--ffn", "512", "--heads", "4", "--kv-heads", "2", "--vocab", "1000",
-               "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
-TIED_MODEL = ["--layers", "3", "--hidden", "192", "--ffn", "448", "--heads", "6", "--kv-heads", "6", "--vocab", "1001",
-              "--tie-embeddings", "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
-
-
-def model_of(case):
-    return TIED_MODEL if case.startswith("llama-tied-") else LLAMA_MODEL
-
-
 @unittest.skipUnless(PATTERNS and MPIEXEC, "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC not set")
 class AgainstTheModel(FolderCase):
     """The llama-* fixtures (a Llama-shaped model that bench-patterns can describe exactly)
@@ -181,22 +169,10 @@ class AgainstTheModel(FolderCase):
         the same settings: alike call for call. llama-zero3-small (prefetch and reduce
         buckets near the layers' sizes, reuse distance 0) re-gathers the first layer's
         attention and the embedding while forward still runs (docs/patterns.md)."""
-        def zero(case):
-            return ["--deepspeed-config", os.path.join(TRACES, case, "ds_config.json")]
-        cases = {"llama-ddp-bucket1mb": ["--pattern", "ddp", "--bucket-cap-mb", "1"],
-                 "llama-ddp-accum2": ["--pattern", "ddp", "--grad-accum", "2"],
-                 "llama-fsdp2-keep": ["--pattern", "fsdp", "--fsdp-sharding", "shard_grad_op"],
-                 "llama-zero1": zero("llama-zero1"),
-                 "llama-zero2": zero("llama-zero2"),
-                 "llama-zero3-nooverlap": zero("llama-zero3-nooverlap"),
-                 "llama-zero3-2ranks": zero("llama-zero3-2ranks"),
-                 "llama-zero3-small": zero("llama-zero3-small"),
-                 "llama-fsdp1": ["--pattern", "fsdp", "--fsdp-version", "1"],
-                 "llama-fsdp1-3ranks": ["--pattern", "fsdp", "--fsdp-version", "1"],
-                 "llama-fsdp1-keep": ["--pattern", "fsdp", "--fsdp-version", "1", "--fsdp-sharding", "shard_grad_op"],
-                 "llama-tied-ddp": ["--pattern", "ddp"],
-                 "llama-tied-fsdp2": ["--pattern", "fsdp"],
-                 "llama-tied-zero3": zero("llama-tied-zero3")}
+        cases = ("llama-ddp-bucket1mb", "llama-ddp-accum2", "llama-fsdp2-keep", "llama-zero1", "llama-zero2",
+                 "llama-zero3-nooverlap", "llama-zero3-2ranks", "llama-zero3-small", "llama-fsdp1",
+                 "llama-fsdp1-3ranks", "llama-fsdp1-keep", "llama-tied-ddp", "llama-tied-fsdp2", "llama-tied-zero3")
+        cases = {case: pattern_flags(case) for case in cases}
         for case, flags in cases.items():
             with self.subTest(case=case):
                 _, model = self.compare(case, *flags)
@@ -209,12 +185,8 @@ class AgainstTheModel(FolderCase):
     def test_ddp_fsdp2_and_zero3_match_the_model_call_for_call(self):
         """On 3 ranks no tensor divides evenly: FSDP2 pads each parameter's rows and
         DeepSpeed each partition, and the model must pad as they do."""
-        def zero3(case):
-            return ["--deepspeed-config", os.path.join(TRACES, case, "ds_config.json")]
-        for case, pattern in (("llama-ddp", ["--pattern", "ddp"]), ("llama-fsdp2", ["--pattern", "fsdp"]),
-                              ("llama-zero3", zero3("llama-zero3")),
-                              ("llama-fsdp2-3ranks", ["--pattern", "fsdp"]),
-                              ("llama-zero3-3ranks", zero3("llama-zero3-3ranks"))):
+        for case in ("llama-ddp", "llama-fsdp2", "llama-zero3", "llama-fsdp2-3ranks", "llama-zero3-3ranks"):
+            pattern = pattern_flags(case)
             with self.subTest(case=case):
                 out, model = self.compare(case, *pattern)
                 self.assertIsNone(model["first_difference"])
