@@ -16,11 +16,9 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
-#include "optional_json.hpp"
-#include "pattern_results.hpp"
 #include "commbench/cli/bandwidth_cost_model.hpp"
-#include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/command_shell.hpp"
+#include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/cli/live_probe.hpp"
@@ -30,8 +28,8 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
-#include "commbench/core/size.hpp"
 #include "commbench/core/profile_range.hpp"
+#include "commbench/core/size.hpp"
 #include "commbench/pattern/pattern_executor.hpp"
 #include "commbench/pattern/pattern_measurement.hpp"
 #include "commbench/pattern/pattern_report.hpp"
@@ -44,8 +42,11 @@
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
+#include "optional_json.hpp"
 #include "pattern_flags.hpp"
 #include "pattern_options.hpp"
+#include "pattern_results.hpp"
+#include "pattern_run.hpp"
 #include "pattern_tuning.hpp"
 
 namespace commbench {
@@ -53,101 +54,6 @@ namespace {
 
 constexpr const char* kProgram = "bench-patterns";
 constexpr const char* kPatternsSchema = "commbench.patterns/2";
-
-std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
-                                                          const PatternConfig& config) {
-  return {{"pattern", pattern_name(config)},
-          {"model", config.model.name},
-          {"parameters", significant_text(config.model.parameters)},
-          {"layers", std::to_string(config.model.layers)},
-          {"tp", std::to_string(config.layout.tensor)},
-          {"pp", std::to_string(config.layout.pipeline)},
-          {"dp", std::to_string(config.layout.data)},
-          {"ep", std::to_string(config.layout.expert)},
-          {"steps", std::to_string(options.measurement.iterations)},
-          {"warmup", std::to_string(options.measurement.warmup)},
-          {"backend", options.job.backend}};
-}
-
-// --trace: every rank's last measured step, gathered on the reporting rank.
-void write_measured_trace(const std::string& path, const PatternConfig& config, const RankSchedule& schedule,
-                          const std::vector<ItemTiming>& last_timings, JobSession& session) {
-  Bootstrap& world = session.world();
-  session.step("writing the trace", [&] {
-    const std::string own = rank_trace_events(schedule, last_timings, world.rank(),
-                                              fmt::format("rank {} (host {})", world.rank(), world.hostname()));
-    const std::vector<std::string> fragments = world.all_gather(own);
-    if (session.reporting())
-      write_file_atomically(path, chrome_trace(fragments, pattern_name(config) + " step, last measured"),
-                            "--trace");
-  });
-}
-
-// The timed steps and their report: the files open before the first step, so a signal
-// or a stall in them still leaves files that say how far the run got.
-int run_measured_steps(const PatternRunOptions& options, JobSession& session, const PatternConfig& config,
-                       const RankSchedule& schedule, std::unique_ptr<PatternGroups> groups,
-                       const PatternBandwidthModel& model, const std::vector<std::string>& notes) {
-  Bootstrap& world = session.world();
-  RunContext context = session.run_context(describe(options, config));
-  context.notes.insert(context.notes.end(), notes.begin(), notes.end());
-  prepare_pattern_context(context);
-  session.open_outputs(file_outputs(options.job.files));
-  session.begin_results(context);
-  const std::size_t notes_in_files = context.notes.size();
-
-  PatternMeasurement measured;
-  ComputeCalibration calibration;
-  std::vector<ItemTiming> last_timings;
-  int exit_code = 0;
-  try {
-    PatternStepWorkload workload(*groups, schedule, pattern_name(config) + " step");
-    // A signal during the timed steps keeps those measured (interrupted_by); one before
-    // the first is Interrupted, with nothing to report.
-    measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
-                               &session.watchdog());
-    if (measured.interrupted_by != 0) {
-      exit_code = 128 + measured.interrupted_by;
-      context.notes.push_back(fmt::format("interrupted by {} after {} of {} timed steps",
-                                          interruption_signal_name(measured.interrupted_by), measured.steps.size(),
-                                          options.measurement.iterations));
-    }
-    calibration = workload.calibration();
-    last_timings = workload.last_timings();
-    context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
-    if (!workload.compute_occupies().empty())
-      context.notes.push_back("compute stand-in: " + workload.compute_occupies());
-  } catch (const Interrupted& e) {
-    exit_code = static_cast<int>(e.exit_code());
-  }
-  {
-    auto guard = session.watchdog().guard("releasing the pattern's groups");
-    groups.reset();
-  }
-  if (exit_code != 0 && measured.interrupted_by == 0) {
-    // Stopped before the first timed step: the files say so, with no records.
-    RunSummary summary;
-    summary.complete = false;
-    summary.exit_code = exit_code;
-    add_section(summary, "exit_code", exit_code);
-    session.finish_results(summary);
-    return exit_code;
-  }
-  if (!options.trace_path.empty()) write_measured_trace(options.trace_path, config, schedule, last_timings, session);
-  const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
-  if (session.reporting()) {
-    fmt::print("{}", slurm_comment_line(context));
-    print_report(config, measured, report, context.notes);
-  }
-  add_pattern_records([&](const Record& record) { session.add_record(record); }, measured, report);
-  RunSummary summary =
-      measured_pattern_summary(context, measured, report, bubble_of(config, report.step), calibration, exit_code);
-  summary.notes.assign(context.notes.begin() + static_cast<std::ptrdiff_t>(notes_in_files), context.notes.end());
-  session.finish_results(summary);
-  if (session.reporting() && measured.interrupted_by != 0)
-    print_command_error(kProgram, Interrupted(measured.interrupted_by).what());
-  return exit_code;
-}
 
 int run_pattern(const PatternRunOptions& options, JobSession& session) {
   Bootstrap& world = session.world();
@@ -157,32 +63,7 @@ int run_pattern(const PatternRunOptions& options, JobSession& session) {
     config = resolve_pattern_config(options.pattern, world.size(), world.local_size(), notes);
     config.layout.validate(world.size());
   });
-  RankSchedule schedule;
-  session.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
-  if (!options.dump_path.empty()) {
-    session.step("writing the schedule", [&] {
-      if (!session.reporting()) return;
-      std::string lines;
-      for (int rank = 0; rank < world.size(); ++rank) lines += schedule_json_lines(build_schedule(config, rank), true);
-      write_file_atomically(options.dump_path, lines, "--dump-schedule");
-    });
-  }
-  if (options.dry_run) return 0;
-
-  // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
-  Backend& backend = session.create_backend(BackendRequest{options.job.backend});
-  if (options.tune) {
-    session.step("listing the knobs to tune", [&] { tuning_space(config); });
-    RunContext context = session.run_context(describe(options, config));
-    context.notes.insert(context.notes.end(), notes.begin(), notes.end());
-    return run_pattern_tuning(session, backend, config, context, options.tune_request);
-  }
-  std::unique_ptr<PatternGroups> groups;
-  session.step("splitting the pattern's groups",
-               [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
-  PatternBandwidthModel model;
-  session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
-  return run_measured_steps(options, session, config, schedule, std::move(groups), model, notes);
+  return run_resolved_pattern(kProgram, options, session, config, notes);
 }
 
 // The cost model --predict asks: the sweep given with --from, or the bandwidth model of
@@ -252,9 +133,8 @@ struct PredictionFacts {
 
 // The prediction's files, through the reporters a measured run uses: its one step and
 // types as records, and what the prediction says beside them as the document's own keys.
-void write_prediction_files(const PatternRunOptions& options, const PatternConfig& config,
-                            const PredictionFacts& facts, RunContext context, const PatternMeasurement& predicted,
-                            const PatternReport& report) {
+void write_prediction_files(const PatternRunOptions& options, const PatternConfig& config, const PredictionFacts& facts,
+                            RunContext context, const PatternMeasurement& predicted, const PatternReport& report) {
   if (options.job.files.csv_path.empty() && options.job.files.json_path.empty()) return;
   prepare_pattern_context(context);
   ReporterSet files = ReporterSet::open(file_outputs(options.job.files));
@@ -263,8 +143,8 @@ void write_prediction_files(const PatternRunOptions& options, const PatternConfi
   RunSummary summary;
   summary.rows = report.types.size() + predicted.steps.size();
   add_section(summary, "predicted", true);
-  add_section(summary, "cost_model", {{"basis", facts.costs.basis()},
-                                      {"from", options.from_path.empty() ? "bandwidth model" : "sweep"}});
+  add_section(summary, "cost_model",
+              {{"basis", facts.costs.basis()}, {"from", options.from_path.empty() ? "bandwidth model" : "sweep"}});
   add_section(summary, "pattern", settings_json(context.settings));
   add_section(summary, "ranks", facts.ranks);
   add_section(summary, "simulated_ranks", facts.prediction.ranks.size());
@@ -344,8 +224,7 @@ std::string predict_and_report(const PatternRunOptions& options, const std::stri
   context.ranks = static_cast<int>(ranks);
   context.nodes = options.nodes;
   context.notes = notes;
-  write_prediction_files(options, config, {*costs, ranks, prediction, elapsed}, std::move(context), predicted,
-                         report);
+  write_prediction_files(options, config, {*costs, ranks, prediction, elapsed}, std::move(context), predicted, report);
   if (!options.trace_path.empty()) write_prediction_trace(options.trace_path, config, prediction);
   return fmt::format("# predicted in {} s, {} schedules simulated", significant_text(elapsed, 3),
                      prediction.ranks.size());
@@ -358,13 +237,8 @@ int run_bench_patterns(int argc, char** argv) {
       kProgram,
       "bench-patterns: the collectives of one training step (DDP, FSDP, ZeRO, pipeline, tensor and expert parallel), "
       "run with compute standing in for the model; reports what communication is exposed and why.",
-      kPatternsSchema,
-      ProfileCategory::patterns,
-      add_pattern_run_options,
-      validate_pattern_run_options,
-      run_pattern,
-      false,
-      pattern_replaced_files,
+      kPatternsSchema, ProfileCategory::patterns, add_pattern_run_options, validate_pattern_run_options, run_pattern,
+      false, pattern_replaced_files,
       // --predict runs nothing: one process computes the step; the other processes of an
       // mpirun have nothing to do.
       [](const PatternRunOptions& options, bool reporting,

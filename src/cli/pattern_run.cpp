@@ -1,0 +1,157 @@
+#include "pattern_run.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commbench/cli/command_shell.hpp"
+#include "commbench/cli/job_command.hpp"
+#include "commbench/cli/pattern_bandwidth.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/pattern/pattern_executor.hpp"
+#include "commbench/pattern/pattern_measurement.hpp"
+#include "commbench/pattern/pattern_report.hpp"
+#include "commbench/pattern/schedule_json.hpp"
+#include "commbench/pattern/step_trace.hpp"
+#include "commbench/pattern/tuning_space.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/report/scheduler_job.hpp"
+#include "commbench/runner/interruption.hpp"
+#include "pattern_results.hpp"
+#include "pattern_tuning.hpp"
+
+namespace commbench {
+
+std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
+                                                          const PatternConfig& config) {
+  return {{"pattern", pattern_name(config)},
+          {"model", config.model.name},
+          {"parameters", significant_text(config.model.parameters)},
+          {"layers", std::to_string(config.model.layers)},
+          {"tp", std::to_string(config.layout.tensor)},
+          {"pp", std::to_string(config.layout.pipeline)},
+          {"dp", std::to_string(config.layout.data)},
+          {"ep", std::to_string(config.layout.expert)},
+          {"steps", std::to_string(options.measurement.iterations)},
+          {"warmup", std::to_string(options.measurement.warmup)},
+          {"backend", options.job.backend}};
+}
+
+namespace {
+
+// --trace: every rank's last measured step, gathered on the reporting rank.
+void write_measured_trace(const std::string& path, const PatternConfig& config, const RankSchedule& schedule,
+                          const std::vector<ItemTiming>& last_timings, JobSession& session) {
+  Bootstrap& world = session.world();
+  session.step("writing the trace", [&] {
+    const std::string own = rank_trace_events(schedule, last_timings, world.rank(),
+                                              fmt::format("rank {} (host {})", world.rank(), world.hostname()));
+    const std::vector<std::string> fragments = world.all_gather(own);
+    if (session.reporting())
+      write_file_atomically(path, chrome_trace(fragments, pattern_name(config) + " step, last measured"), "--trace");
+  });
+}
+
+// The timed steps and their report: the files open before the first step, so a signal
+// or a stall in them still leaves files that say how far the run got.
+int run_measured_steps(const char* program, const PatternRunOptions& options, JobSession& session,
+                       const PatternConfig& config, const RankSchedule& schedule, std::unique_ptr<PatternGroups> groups,
+                       const PatternBandwidthModel& model, const std::vector<std::string>& notes) {
+  Bootstrap& world = session.world();
+  RunContext context = session.run_context(describe(options, config));
+  context.notes.insert(context.notes.end(), notes.begin(), notes.end());
+  prepare_pattern_context(context);
+  session.open_outputs(file_outputs(options.job.files));
+  session.begin_results(context);
+  const std::size_t notes_in_files = context.notes.size();
+
+  PatternMeasurement measured;
+  ComputeCalibration calibration;
+  std::vector<ItemTiming> last_timings;
+  int exit_code = 0;
+  try {
+    PatternStepWorkload workload(*groups, schedule, pattern_name(config) + " step");
+    // A signal during the timed steps keeps those measured (interrupted_by); one before
+    // the first is Interrupted, with nothing to report.
+    measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
+                               &session.watchdog());
+    if (measured.interrupted_by != 0) {
+      exit_code = 128 + measured.interrupted_by;
+      context.notes.push_back(fmt::format("interrupted by {} after {} of {} timed steps",
+                                          interruption_signal_name(measured.interrupted_by), measured.steps.size(),
+                                          options.measurement.iterations));
+    }
+    calibration = workload.calibration();
+    last_timings = workload.last_timings();
+    context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
+    if (!workload.compute_occupies().empty())
+      context.notes.push_back("compute stand-in: " + workload.compute_occupies());
+  } catch (const Interrupted& e) {
+    exit_code = static_cast<int>(e.exit_code());
+  }
+  {
+    auto guard = session.watchdog().guard("releasing the pattern's groups");
+    groups.reset();
+  }
+  if (exit_code != 0 && measured.interrupted_by == 0) {
+    // Stopped before the first timed step: the files say so, with no records.
+    RunSummary summary;
+    summary.complete = false;
+    summary.exit_code = exit_code;
+    add_section(summary, "exit_code", exit_code);
+    session.finish_results(summary);
+    return exit_code;
+  }
+  if (!options.trace_path.empty()) write_measured_trace(options.trace_path, config, schedule, last_timings, session);
+  const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
+  if (session.reporting()) {
+    fmt::print("{}", slurm_comment_line(context));
+    print_report(config, measured, report, context.notes);
+  }
+  add_pattern_records([&](const Record& record) { session.add_record(record); }, measured, report);
+  RunSummary summary =
+      measured_pattern_summary(context, measured, report, bubble_of(config, report.step), calibration, exit_code);
+  summary.notes.assign(context.notes.begin() + static_cast<std::ptrdiff_t>(notes_in_files), context.notes.end());
+  session.finish_results(summary);
+  if (session.reporting() && measured.interrupted_by != 0)
+    print_command_error(program, Interrupted(measured.interrupted_by).what());
+  return exit_code;
+}
+
+}  // namespace
+
+int run_resolved_pattern(const char* program, const PatternRunOptions& options, JobSession& session,
+                         const PatternConfig& config, const std::vector<std::string>& notes) {
+  Bootstrap& world = session.world();
+  RankSchedule schedule;
+  session.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
+  if (!options.dump_path.empty()) {
+    session.step("writing the schedule", [&] {
+      if (!session.reporting()) return;
+      std::string lines;
+      for (int rank = 0; rank < world.size(); ++rank) lines += schedule_json_lines(build_schedule(config, rank), true);
+      write_file_atomically(options.dump_path, lines, "--dump-schedule");
+    });
+  }
+  if (options.dry_run) return 0;
+
+  // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
+  Backend& backend = session.create_backend(BackendRequest{options.job.backend});
+  if (options.tune) {
+    session.step("listing the knobs to tune", [&] { tuning_space(config); });
+    RunContext context = session.run_context(describe(options, config));
+    context.notes.insert(context.notes.end(), notes.begin(), notes.end());
+    return run_pattern_tuning(session, backend, config, context, options.tune_request);
+  }
+  std::unique_ptr<PatternGroups> groups;
+  session.step("splitting the pattern's groups",
+               [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
+  PatternBandwidthModel model;
+  session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
+  return run_measured_steps(program, options, session, config, schedule, std::move(groups), model, notes);
+}
+
+}  // namespace commbench

@@ -1,0 +1,26 @@
+// A pattern's step run on the job's ranks once its configuration is known: the step
+// built for each rank, --dump-schedule, --tune, the groups split, the timed steps and
+// their report and files. bench-patterns resolves the configuration from its model
+// flags; bench-replay --replay from the job's own traced step.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commbench/cli/job_session.hpp"
+#include "commbench/pattern/pattern_config.hpp"
+#include "pattern_options.hpp"
+
+namespace commbench {
+
+// The run's settings as the result files state them.
+std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
+                                                          const PatternConfig& config);
+
+// Runs `config`'s step under `session` as bench-patterns does; `notes` join the report's,
+// `program` prefixes a late error line.
+int run_resolved_pattern(const char* program, const PatternRunOptions& options, JobSession& session,
+                         const PatternConfig& config, const std::vector<std::string>& notes);
+
+}  // namespace commbench
