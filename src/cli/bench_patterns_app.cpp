@@ -53,7 +53,6 @@ namespace commbench {
 namespace {
 
 constexpr const char* kProgram = "bench-patterns";
-constexpr const char* kPatternsSchema = "commbench.patterns/2";
 
 int run_pattern(const PatternRunOptions& options, JobSession& session) {
   Bootstrap& world = session.world();

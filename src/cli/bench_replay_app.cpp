@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,9 +27,11 @@
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "pattern_flags.hpp"
+#include "pattern_run.hpp"
 #include "replay_fabric.hpp"
 #include "replay_model_comparison.hpp"
 #include "replay_records.hpp"
+#include "replay_run.hpp"
 #include "replay_schedule.hpp"
 
 namespace commbench {
@@ -44,7 +47,11 @@ struct ReplayOptions {
   int ranks = 0;                    // --ranks: a DeepSpeed comms log's world size; 0 not given
   std::string dump_path;            // --dump-schedule: the traced step in bench-patterns' format
   PatternFlags pattern;             // bench-patterns' model flags: the step to compare the job's with
-  JobOptions job;                   // --csv, --json, --force
+  JobOptions job;                   // --csv, --json, --force; with --replay also --backend and -T
+  // --replay: the traced step run on this job's ranks; -n/-w its steps, --trace its timeline
+  bool replay = false;
+  MeasurementOptions measurement{10, 2};
+  std::string trace_path;
 };
 
 // Whether the model flags describe a step to compare the job's with.
@@ -83,8 +90,36 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
   // --schedule the job's step is compared with the one they describe.
   add_pattern_flags(app, options.pattern);
   add_result_file_options(app, options.job.files,
-                          "CSV: a 'collective' line per class of calls and a 'rank' line per trace",
-                          "JSON (commbench.replay/1): the same records, the files read and the verdict");
+                          "CSV: a 'collective' line per class of calls and a 'rank' line per trace (with --replay: "
+                          "the replayed step's lines, as bench-patterns writes them)",
+                          "JSON (commbench.replay/1): the same records, the files read and the verdict (with "
+                          "--replay: the replayed step's document, commbench.patterns/2)");
+  app.add_flag("--replay", options.replay,
+               "Run the traced step on this job's ranks (under mpirun or srun, as many ranks as the trace's job): "
+               "every rank's calls in order, sizes and the recorded gaps as stand-in compute, reported as "
+               "bench-patterns reports a step");
+  add_backend_option(app, options.job.backend);
+  add_timeout_option(app, options.job.timeout_seconds, "one replayed step");
+  add_measurement_options(app, options.measurement, "Replayed steps measured (with --replay)",
+                          "Replayed steps run before the measured ones (with --replay)");
+  add_parsed_option(
+      app, "--trace", options.trace_path, [](const std::string& text) { return non_empty_file_name(text, "--trace"); },
+      "With --replay: every rank's last replayed step as a Chrome/Perfetto trace", "FILE");
+}
+
+// What only a run of the traced step takes, and what it does not: one UsageError naming
+// the flag.
+void validate_replay_options(const CLI::App& app, const ReplayOptions& options) {
+  if (options.traces.empty()) throw UsageError("TRACE: name at least one trace file or folder (see --help)");
+  if (!options.replay) {
+    for (const char* flag : {"--backend", "--timeout", "--iters", "--warmup", "--trace"})
+      if (app.count(flag) > 0) throw UsageError(fmt::format("{}: only with --replay (a run of the traced step)", flag));
+    return;
+  }
+  if (!options.fabric_path.empty() || !options.dump_path.empty() || describes_a_model(options.pattern))
+    throw UsageError(
+        "--replay: runs the traced step; --fabric, --dump-schedule and the model flags read it without a job (run "
+        "bench-replay again without --replay)");
 }
 
 bool is_trace_name(const std::string& name) {
@@ -281,6 +316,33 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
                      files.size() == 1 ? "" : "s", significant_text(seconds, 3));
 }
 
+// --replay: every rank reads the traces (they decide alike), the reporting rank prints the
+// job's own table, and the traced step runs on this job's ranks.
+int replay_traced_step(const ReplayOptions& options, JobSession& session) {
+  ReadInput input;
+  std::vector<RankSchedule> schedules;
+  std::vector<std::string> notes;
+  session.step("reading the traces", [&] {
+    input = read_input(options);
+    if (input.traces.empty())
+      throw UsageError("--replay: needs the job's traces; a DeepSpeed comms log does not say the calls' order");
+    schedules = extract_schedules(input.traces, notes);
+  });
+  notes.insert(notes.begin(), input.notes.begin(), input.notes.end());
+  const PatternConfig config = lay_out_traced_step(schedules, session);
+  if (session.reporting()) {
+    print_replay_report(input.summary, nullptr);
+    fmt::print("# replaying the traced step ({} files) on this job's {} ranks\n", input.files.size(),
+               session.world().size());
+    std::fflush(stdout);
+  }
+  PatternRunOptions run;
+  run.job = options.job;
+  run.measurement = options.measurement;
+  run.trace_path = options.trace_path;
+  return run_resolved_pattern(kProgram, run, session, config, notes);
+}
+
 }  // namespace
 
 int run_bench_replay(int argc, char** argv) {
@@ -289,18 +351,15 @@ int run_bench_replay(int argc, char** argv) {
       "bench-replay: a training job's own traces (torch.profiler, one file per rank) or DeepSpeed comms log read as "
       "the collectives it ran: sizes, times, bandwidth, and which rank the others waited for.",
       kReplaySchema, ProfileCategory::patterns, add_replay_options,
-      [](const CLI::App&, ReplayOptions& options) {
-        if (options.traces.empty()) throw UsageError("TRACE: name at least one trace file or folder (see --help)");
-      },
-      // Reading traces needs no job: without_job does all of it.
-      [](const ReplayOptions&, JobSession&) -> int {
-        throw BackendError("internal error: bench-replay started a job it does not use");
-      },
-      false,
+      [](const CLI::App& app, ReplayOptions& options) { validate_replay_options(app, options); },
+      // Reading traces needs no job (without_job does all of it); --replay runs one.
+      replay_traced_step, false,
       [](const ReplayOptions& options) {
-        return std::vector<std::pair<std::string, const char*>>{{options.dump_path, "--dump-schedule"}};
+        return std::vector<std::pair<std::string, const char*>>{{options.dump_path, "--dump-schedule"},
+                                                                {options.trace_path, "--trace"}};
       },
       [](const ReplayOptions& options, bool reporting, const std::string& command_line) -> std::optional<std::string> {
+        if (options.replay) return std::nullopt;
         return reporting ? read_and_report(options, command_line) : std::string();
       }};
   return run_command(command, argc, argv);

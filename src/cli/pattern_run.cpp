@@ -62,6 +62,7 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
                        const PatternBandwidthModel& model, const std::vector<std::string>& notes) {
   Bootstrap& world = session.world();
   RunContext context = session.run_context(describe(options, config));
+  context.schema = kPatternsSchema;
   context.notes.insert(context.notes.end(), notes.begin(), notes.end());
   prepare_pattern_context(context);
   session.open_outputs(file_outputs(options.job.files));

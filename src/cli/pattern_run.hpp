@@ -14,6 +14,9 @@
 
 namespace commbench {
 
+// The layout of a pattern step's JSON, whichever command ran the step.
+inline constexpr const char* kPatternsSchema = "commbench.patterns/2";
+
 // The run's settings as the result files state them.
 std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
                                                           const PatternConfig& config);

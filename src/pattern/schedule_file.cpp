@@ -216,7 +216,10 @@ void check_groups_line_up(const ScheduleFile& file, const ParallelLayout& layout
 }
 
 std::shared_ptr<const ScheduleFile> read_schedule_file(const std::string& path) {
-  const std::string text = read_input_file(path, "--schedule " + path);
+  return parse_schedule_lines(read_input_file(path, "--schedule " + path), path);
+}
+
+std::shared_ptr<const ScheduleFile> parse_schedule_lines(const std::string& text, const std::string& path) {
   std::map<int, RankBeingRead> ranks;
   auto file = std::make_shared<ScheduleFile>();
   file->path = path;

@@ -301,6 +301,20 @@ class BadInput(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.dir, name)
 
+    def test_the_flags_of_a_replayed_run_are_refused_without_it_and_a_reading_s_with_it(self):
+        traces = os.path.join(TRACES, "zero3")
+        self.assertEqual(self.refused(traces, "--backend", "mpi"),
+                         "bench-replay: error: --backend: only with --replay (a run of the traced step)")
+        self.assertEqual(self.refused(traces, "-n", "3"),
+                         "bench-replay: error: --iters: only with --replay (a run of the traced step)")
+        self.assertEqual(self.refused(traces, "--trace", self.path("t.json")),
+                         "bench-replay: error: --trace: only with --replay (a run of the traced step)")
+        self.assertIn("--replay: runs the traced step; --fabric, --dump-schedule and the model flags",
+                      self.refused(traces, "--replay", "--dump-schedule", self.path("s.jsonl")))
+        self.assertIn("--replay: runs the traced step",
+                      self.refused(traces, "--replay", "--pattern", "zero3", "--layers", "2"))
+        self.assertFalse(os.path.exists(self.path("t.json")))
+
     def test_a_gzip_cut_short_names_the_file_and_offset(self):
         with open(rank_files("fsdp2")[0], "rb") as f:
             data = f.read()

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import unittest
 
-from replay_test_support import (HERE, LLAMA_MODEL, MPI_ENV, MPIEXEC, PATTERNS, TRACES, CASES, C10D_OPS, FolderCase,
+from replay_test_support import (BIN, HERE, LLAMA_MODEL, MPI_ENV, MPIEXEC, PATTERNS, TRACES, CASES, C10D_OPS, FolderCase,
                                   load, model_of, pattern_flags, ranks_of, rank_files, raw_counts, read_jsonl, run)
 
 
@@ -139,6 +139,42 @@ class ReplayOnRanks(unittest.TestCase):
                 expected[key] = (count + 1, size + line["bytes"])
         self.assertEqual({t["type"]: (t["count"], t["bytes"]) for t in doc["types"]}, expected)
         self.assertEqual(doc["provenance"]["ranks"], 4)
+
+    def test_bench_replay_runs_the_traced_step_itself(self):
+        """--replay: the step --dump-schedule writes, run by bench-replay on 4 ranks, the
+        job's own table before it; its files are the replayed step's, its trace every rank's."""
+        folder = tempfile.mkdtemp(prefix="commbench-replay-ranks-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        schedule, json_path, trace = (os.path.join(folder, name) for name in ("s.jsonl", "r.json", "t.json"))
+        code, _, err = run(os.path.join(TRACES, "zero3"), "--dump-schedule", schedule)
+        self.assertEqual(code, 0, err)
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", BIN, os.path.join(TRACES, "zero3"),
+                            "--replay", "--backend", "mpi", "-n", "1", "-w", "0", "--json", json_path, "--trace", trace],
+                           capture_output=True, text=True, timeout=300, env=MPI_ENV)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertLess(p.stdout.index("verdict: no straggler"), p.stdout.index("# replaying the traced step"))
+        self.assertIn("# bench-patterns: schedule, tp 1 x pp 1 x dp 4", p.stdout)
+        with open(json_path) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["schema"], "commbench.patterns/2")
+        expected = {}
+        for line in read_jsonl(schedule):
+            if line["rank"] == 0 and line["kind"] == "collective":
+                count, size = expected.get(line["op"] + "/data", (0, 0))
+                expected[line["op"] + "/data"] = (count + 1, size + line["bytes"])
+        self.assertEqual({t["type"]: (t["count"], t["bytes"]) for t in doc["types"]}, expected)
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+        self.assertEqual({e["pid"] for e in events if e.get("ph") == "X"}, {0, 1, 2, 3})
+
+    def test_bench_replay_refuses_a_job_of_another_size(self):
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "2", BIN, os.path.join(TRACES, "zero3"),
+                            "--replay", "--backend", "mpi", "-n", "1"],
+                           capture_output=True, text=True, timeout=300, env=MPI_ENV)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(p.stderr.strip(), "bench-replay: error: --replay: the traces are of a job of 4 ranks and "
+                                           "this job has 2; run it on 4 ranks")
 
 
 @unittest.skipUnless(PATTERNS and MPIEXEC, "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC not set")

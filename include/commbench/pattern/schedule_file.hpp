@@ -34,5 +34,7 @@ void check_groups_line_up(const ScheduleFile& file, const ParallelLayout& layout
 // format, an unknown kind, operation, type, group or phase, a step listed twice or out
 // of order, a wait on a later step, ranks that are not 0..N-1, or a file without a step.
 std::shared_ptr<const ScheduleFile> read_schedule_file(const std::string& path);
+// The same for lines already in memory; `path` names them in the errors.
+std::shared_ptr<const ScheduleFile> parse_schedule_lines(const std::string& text, const std::string& path);
 
 }  // namespace commbench
