@@ -340,7 +340,9 @@ int replay_traced_step(const ReplayOptions& options, JobSession& session) {
   run.job = options.job;
   run.measurement = options.measurement;
   run.trace_path = options.trace_path;
-  return run_resolved_pattern(kProgram, run, session, config, notes);
+  return run_resolved_pattern(kProgram, run, session, config, notes, [&](const PatternReport& report) {
+    fmt::print("{}", replayed_beside_job(input.summary, report));
+  });
 }
 
 }  // namespace

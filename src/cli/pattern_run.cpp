@@ -59,7 +59,8 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
 // or a stall in them still leaves files that say how far the run got.
 int run_measured_steps(const char* program, const PatternRunOptions& options, JobSession& session,
                        const PatternConfig& config, const RankSchedule& schedule, std::unique_ptr<PatternGroups> groups,
-                       const PatternBandwidthModel& model, const std::vector<std::string>& notes) {
+                       const PatternBandwidthModel& model, const std::vector<std::string>& notes,
+                       const std::function<void(const PatternReport&)>& after_report) {
   Bootstrap& world = session.world();
   RunContext context = session.run_context(describe(options, config));
   context.schema = kPatternsSchema;
@@ -111,6 +112,7 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   if (session.reporting()) {
     fmt::print("{}", slurm_comment_line(context));
     print_report(config, measured, report, context.notes);
+    if (after_report) after_report(report);
   }
   add_pattern_records([&](const Record& record) { session.add_record(record); }, measured, report);
   RunSummary summary =
@@ -125,7 +127,8 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
 }  // namespace
 
 int run_resolved_pattern(const char* program, const PatternRunOptions& options, JobSession& session,
-                         const PatternConfig& config, const std::vector<std::string>& notes) {
+                         const PatternConfig& config, const std::vector<std::string>& notes,
+                         const std::function<void(const PatternReport&)>& after_report) {
   Bootstrap& world = session.world();
   RankSchedule schedule;
   session.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
@@ -152,7 +155,7 @@ int run_resolved_pattern(const char* program, const PatternRunOptions& options, 
                [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
   PatternBandwidthModel model;
   session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
-  return run_measured_steps(program, options, session, config, schedule, std::move(groups), model, notes);
+  return run_measured_steps(program, options, session, config, schedule, std::move(groups), model, notes, after_report);
 }
 
 }  // namespace commbench

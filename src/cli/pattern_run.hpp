@@ -4,12 +4,14 @@
 // flags; bench-replay --replay from the job's own traced step.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "commbench/cli/job_session.hpp"
 #include "commbench/pattern/pattern_config.hpp"
+#include "commbench/pattern/pattern_report.hpp"
 #include "pattern_options.hpp"
 
 namespace commbench {
@@ -22,8 +24,10 @@ std::vector<std::pair<std::string, std::string>> describe(const PatternRunOption
                                                           const PatternConfig& config);
 
 // Runs `config`'s step under `session` as bench-patterns does; `notes` join the report's,
-// `program` prefixes a late error line.
+// `program` prefixes a late error line, and `after_report` (the reporting process only)
+// may print more once the step's report is printed.
 int run_resolved_pattern(const char* program, const PatternRunOptions& options, JobSession& session,
-                         const PatternConfig& config, const std::vector<std::string>& notes);
+                         const PatternConfig& config, const std::vector<std::string>& notes,
+                         const std::function<void(const PatternReport&)>& after_report = {});
 
 }  // namespace commbench

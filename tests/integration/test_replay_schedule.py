@@ -154,6 +154,10 @@ class ReplayOnRanks(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertLess(p.stdout.index("verdict: no straggler"), p.stdout.index("# replaying the traced step"))
         self.assertIn("# bench-patterns: schedule, tp 1 x pp 1 x dp 4", p.stdout)
+        # Last, each operation's calls in the job beside the replay's: the same calls.
+        table = p.stdout[p.stdout.index("# each operation in the job and replayed here"):].splitlines()[2:]
+        calls = {row.split()[0]: (int(row.split()[1]), int(row.split()[3])) for row in table if row.strip()}
+        self.assertEqual(calls, {"allgather": (9, 9), "allreduce": (1, 1), "reducescatter": (1, 1)})
         with open(json_path) as f:
             doc = json.load(f)
         self.assertEqual(doc["schema"], "commbench.patterns/2")
