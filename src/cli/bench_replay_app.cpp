@@ -29,6 +29,7 @@
 #include "pattern_flags.hpp"
 #include "pattern_run.hpp"
 #include "replay_fabric.hpp"
+#include "replay_measured_fabric.hpp"
 #include "replay_model_comparison.hpp"
 #include "replay_records.hpp"
 #include "replay_run.hpp"
@@ -52,6 +53,10 @@ struct ReplayOptions {
   bool replay = false;
   MeasurementOptions measurement{10, 2};
   std::string trace_path;
+  // --measure-fabric: each of the job's collectives measured on this job's ranks; -n fixes
+  // the iterations (else bench-collectives' adaptive rule), -w the warm-up
+  bool measure_fabric = false;
+  bool iterations_given = false;
 };
 
 // Whether the model flags describe a step to compare the job's with.
@@ -102,6 +107,9 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
   add_timeout_option(app, options.job.timeout_seconds, "one replayed step");
   add_measurement_options(app, options.measurement, "Replayed steps measured (with --replay)",
                           "Replayed steps run before the measured ones (with --replay)");
+  app.add_flag("--measure-fabric", options.measure_fabric,
+               "Measure each of the job's collectives (operation, type, size) on this job's ranks, under mpirun or "
+               "srun, and hold the job's calls against those figures, as --fabric does against a sweep");
   add_parsed_option(
       app, "--trace", options.trace_path, [](const std::string& text) { return non_empty_file_name(text, "--trace"); },
       "With --replay: every rank's last replayed step as a Chrome/Perfetto trace", "FILE");
@@ -109,11 +117,20 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
 
 // What only a run of the traced step takes, and what it does not: one UsageError naming
 // the flag.
-void validate_replay_options(const CLI::App& app, const ReplayOptions& options) {
+void validate_replay_options(const CLI::App& app, ReplayOptions& options) {
   if (options.traces.empty()) throw UsageError("TRACE: name at least one trace file or folder (see --help)");
+  options.iterations_given = app.count("--iters") > 0;
+  if (options.measure_fabric) {
+    if (options.replay) throw UsageError("--measure-fabric: not with --replay (run them one after the other)");
+    if (!options.fabric_path.empty())
+      throw UsageError("--measure-fabric: measures the fabric here; --fabric reads it from a file (give one)");
+    if (!options.trace_path.empty()) throw UsageError("--trace: only with --replay (a run of the traced step)");
+    return;
+  }
   if (!options.replay) {
     for (const char* flag : {"--backend", "--timeout", "--iters", "--warmup", "--trace"})
-      if (app.count(flag) > 0) throw UsageError(fmt::format("{}: only with --replay (a run of the traced step)", flag));
+      if (app.count(flag) > 0)
+        throw UsageError(fmt::format("{}: only with --replay or --measure-fabric (they run a job)", flag));
     return;
   }
   if (!options.fabric_path.empty() || !options.dump_path.empty() || describes_a_model(options.pattern))
@@ -162,10 +179,10 @@ std::vector<TraceFile> trace_files(const std::vector<std::string>& arguments) {
 
 std::string fabric_basis(const ReplayOptions& options) { return "--fabric " + options.fabric_path; }
 
-std::string fabric_json(const ReplayOptions& options, const FabricComparison* fabric) {
+std::string fabric_json(const FabricComparison* fabric) {
   if (fabric == nullptr) return "null";
   nlohmann::json figures;
-  figures["basis"] = fabric_basis(options);
+  figures["basis"] = fabric->basis;
   figures["job_seconds"] = fabric->job_seconds;
   figures["fabric_seconds"] = fabric->fabric_seconds;
   figures["verdict"] = fabric->verdict;
@@ -188,7 +205,7 @@ void write_replay_files(const ReplayOptions& options, const TraceSummary& summar
                   {"calls_per_rank", std::to_string(summary.calls)},
                   {"straggler", summary.straggler ? std::to_string(*summary.straggler) : "null"},
                   {"verdict", nlohmann::json(summary.verdict).dump()},
-                  {"fabric", fabric_json(options, fabric)},
+                  {"fabric", fabric_json(fabric)},
                   {"model", model ? model_comparison_json(*model) : "null"},
                   {"exit_code", "0"}};
   reporters.finish(end);
@@ -271,18 +288,14 @@ ModelComparison compare_model(const ReplayOptions& options, const ReadInput& inp
   return compare_with_model(job, build_schedule(config, 0), fmt::format("{}, {} ranks", pattern_name(config), world));
 }
 
-std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
-  const auto started = std::chrono::steady_clock::now();
-  ReadInput input = read_input(options);
+// The report of what was read, against the fabric when `fabric` holds a comparison:
+// printed, and written to the result files; the last line is returned.
+std::string report_reading(const ReplayOptions& options, const std::string& command_line, ReadInput input,
+                           const std::optional<FabricComparison>& fabric,
+                           std::chrono::steady_clock::time_point started) {
   const TraceSummary& summary = input.summary;
   const std::vector<std::string>& files = input.files;
   std::vector<std::string>& notes = input.notes;
-  const int nodes = input.nodes;
-  std::optional<FabricComparison> fabric;
-  if (!options.fabric_path.empty())
-    fabric = compare_with_fabric(
-        summary, SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)),
-        nodes);
   const bool compare = describes_a_model(options.pattern);
   std::vector<RankSchedule> schedules;
   if (compare || !options.dump_path.empty()) {
@@ -314,6 +327,45 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
                      files);
   return fmt::format("# {} {}{} read in {} s", files.size(), input.format == "torch.profiler" ? "trace" : "log",
                      files.size() == 1 ? "" : "s", significant_text(seconds, 3));
+}
+
+std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
+  const auto started = std::chrono::steady_clock::now();
+  ReadInput input = read_input(options);
+  std::optional<FabricComparison> fabric;
+  if (!options.fabric_path.empty())
+    fabric = compare_with_fabric(
+        input.summary,
+        SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)),
+        input.nodes);
+  if (fabric) fabric->basis = fabric_basis(options);
+  return report_reading(options, command_line, std::move(input), fabric, started);
+}
+
+// --measure-fabric: every rank reads the job (they decide alike), the job's collectives
+// are measured on this job's ranks, and the reporting rank reports the reading against them.
+int measure_fabric_and_report(const ReplayOptions& options, JobSession& session) {
+  const auto started = std::chrono::steady_clock::now();
+  ReadInput input;
+  session.step("reading the traces", [&] { input = read_input(options); });
+  Backend& backend = session.create_backend(BackendRequest{options.job.backend});
+  const RunContext context = session.run_context({});
+  StoppingCriteria stopping;
+  if (options.iterations_given) stopping.fixed_iterations = options.measurement.iterations;
+  std::optional<MeasuredFabric> measured;
+  session.step("measuring the job's collectives on this fabric", [&] {
+    measured.emplace(input.summary, backend, session.watchdog(), stopping, options.measurement.warmup);
+  });
+  FabricComparison fabric = compare_with_fabric(input.summary, *measured, input.nodes);
+  for (const std::string& note : measured->notes()) fabric.notes.push_back(note);
+  fabric.basis = measured->basis();
+  if (!session.reporting()) return 0;
+  const std::size_t files = input.files.size();
+  report_reading(options, context.command_line, std::move(input), fabric, started);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  fmt::print("# {} file{} read and {} case{} measured here in {} s\n", files, files == 1 ? "" : "s", measured->cases(),
+             measured->cases() == 1 ? "" : "s", significant_text(seconds, 3));
+  return 0;
 }
 
 // --replay: every rank reads the traces (they decide alike), the reporting rank prints the
@@ -355,13 +407,16 @@ int run_bench_replay(int argc, char** argv) {
       kReplaySchema, ProfileCategory::patterns, add_replay_options,
       [](const CLI::App& app, ReplayOptions& options) { validate_replay_options(app, options); },
       // Reading traces needs no job (without_job does all of it); --replay runs one.
-      replay_traced_step, false,
+      [](const ReplayOptions& options, JobSession& session) {
+        return options.replay ? replay_traced_step(options, session) : measure_fabric_and_report(options, session);
+      },
+      false,
       [](const ReplayOptions& options) {
         return std::vector<std::pair<std::string, const char*>>{{options.dump_path, "--dump-schedule"},
                                                                 {options.trace_path, "--trace"}};
       },
       [](const ReplayOptions& options, bool reporting, const std::string& command_line) -> std::optional<std::string> {
-        if (options.replay) return std::nullopt;
+        if (options.replay || options.measure_fabric) return std::nullopt;
         return reporting ? read_and_report(options, command_line) : std::string();
       }};
   return run_command(command, argc, argv);

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import unittest
 
-from replay_test_support import (COLLECTIVES, HERE, MPIEXEC, TRACES, CASES, FolderCase, load, rank_files, ranks_of,
+from replay_test_support import (BIN, COLLECTIVES, HERE, MPIEXEC, TRACES, CASES, FolderCase, load, rank_files, ranks_of,
                                   raw_counts, raw_gloo_bytes, run)
 
 SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "records.schema.json")
@@ -281,6 +281,44 @@ class Fabric(unittest.TestCase):
         self.assertEqual(doc["fabric"]["verdict"], "no call of the job could be held against the fabric")
 
 
+class MeasuredFabric(unittest.TestCase):
+    """--measure-fabric: the job's own collectives measured on this job's MPI ranks."""
+
+    def measure(self, ranks, *args):
+        folder = tempfile.mkdtemp(prefix="commbench-replay-measured-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "r.json")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_mpi_yield_when_idle="1")
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", str(ranks), BIN, *args, "--measure-fabric",
+                            "--backend", "mpi", "-n", "3", "-w", "1", "--json", path],
+                           capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(path) as f:
+            return p.stdout, json.load(f)
+
+    def test_every_class_gets_a_figure_measured_at_its_size_on_the_jobs_ranks(self):
+        out, doc = self.measure(4, os.path.join(TRACES, "zero3"))
+        self.assertEqual(doc["fabric"]["basis"], "--measure-fabric: measured here on 4 ranks, 1 node")
+        self.assertEqual(len(doc["collectives"]), 4)
+        for c in doc["collectives"]:
+            with self.subTest(op=c["op"], bytes=c["bytes"]):
+                self.assertGreater(c["fabric_busbw_gbps"], 0)
+                self.assertAlmostEqual(c["fabric_ratio"], c["busbw_gbps"] / c["fabric_busbw_gbps"], places=6)
+                # The fabric's time for one call is its size over the measured algbw.
+                self.assertAlmostEqual(c["fabric_busbw_gbps"] * c["fabric_seconds"] * 1e9,
+                                       c["bytes"] * (2 * 3 / 4 if c["op"] == "allreduce" else 3 / 4), delta=1)
+        self.assertIn("(--measure-fabric: measured here on 4 ranks, 1 node)", out)
+        self.assertRegex(out, r"# 4 files read and 4 cases measured here in [0-9.]+ s\n")
+
+    def test_a_job_of_other_groups_is_held_against_this_jobs_through_busbw(self):
+        out, doc = self.measure(2, os.path.join(TRACES, "zero3"))
+        self.assertEqual(doc["fabric"]["basis"], "--measure-fabric: measured here on 2 ranks, 1 node")
+        note = "allgather: the job's groups of 4 ranks held against allgather measured on this job's 2 ranks, through busbw"
+        self.assertIn(note, doc["provenance"]["notes"])
+        self.assertIn("# note: " + note + "\n", out)
+
+
 class BadInput(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="commbench-replay-bad-")
@@ -304,11 +342,18 @@ class BadInput(unittest.TestCase):
     def test_the_flags_of_a_replayed_run_are_refused_without_it_and_a_reading_s_with_it(self):
         traces = os.path.join(TRACES, "zero3")
         self.assertEqual(self.refused(traces, "--backend", "mpi"),
-                         "bench-replay: error: --backend: only with --replay (a run of the traced step)")
+                         "bench-replay: error: --backend: only with --replay or --measure-fabric (they run a job)")
         self.assertEqual(self.refused(traces, "-n", "3"),
-                         "bench-replay: error: --iters: only with --replay (a run of the traced step)")
+                         "bench-replay: error: --iters: only with --replay or --measure-fabric (they run a job)")
         self.assertEqual(self.refused(traces, "--trace", self.path("t.json")),
+                         "bench-replay: error: --trace: only with --replay or --measure-fabric (they run a job)")
+        self.assertEqual(self.refused(traces, "--measure-fabric", "--trace", self.path("t.json")),
                          "bench-replay: error: --trace: only with --replay (a run of the traced step)")
+        self.assertEqual(self.refused(traces, "--measure-fabric", "--fabric", self.path("s.csv")),
+                         "bench-replay: error: --measure-fabric: measures the fabric here; --fabric reads it from "
+                         "a file (give one)")
+        self.assertEqual(self.refused(traces, "--measure-fabric", "--replay"),
+                         "bench-replay: error: --measure-fabric: not with --replay (run them one after the other)")
         self.assertIn("--replay: runs the traced step; --fabric, --dump-schedule and the model flags",
                       self.refused(traces, "--replay", "--dump-schedule", self.path("s.jsonl")))
         self.assertIn("--replay: runs the traced step",
