@@ -8,16 +8,12 @@
 
 namespace commbench {
 
-namespace {
-
 std::optional<Collective> collective_named(const std::string& op) {
   for (const Collective collective : {Collective::allreduce, Collective::allgather, Collective::reducescatter,
                                       Collective::broadcast, Collective::reduce, Collective::alltoall})
     if (name_of(collective) == op) return collective;
   return std::nullopt;
 }
-
-}  // namespace
 
 FabricComparison compare_with_fabric(const TraceSummary& summary, const CommunicationCostModel& fabric, int nodes) {
   FabricComparison comparison;

@@ -27,6 +27,10 @@ struct FabricComparison {
   std::string basis;  // where the figures came from: "--fabric FILE", "--measure-fabric: ..."
 };
 
+// The collective a traced class's operation names, when a fabric has a figure for it (not
+// a barrier, a point-to-point call or alltoallv).
+std::optional<Collective> collective_named(const std::string& op);
+
 // `nodes`: the nodes the job's ranks were on (its traces' hosts).
 FabricComparison compare_with_fabric(const TraceSummary& summary, const CommunicationCostModel& fabric, int nodes);
 

@@ -11,16 +11,10 @@
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/runner/runner.hpp"
+#include "replay_fabric.hpp"
 
 namespace commbench {
 namespace {
-
-std::optional<Collective> measurable(const std::string& op) {
-  for (const Collective collective : {Collective::allreduce, Collective::allgather, Collective::reducescatter,
-                                      Collective::broadcast, Collective::reduce, Collective::alltoall})
-    if (name_of(collective) == op) return collective;
-  return std::nullopt;
-}
 
 // The job's classes as bench-collectives cases on `ranks` ranks, one per operation, type
 // and size, in the job's order.
@@ -28,7 +22,7 @@ std::vector<OpCase> plan_of(const TraceSummary& job, int ranks) {
   std::vector<OpCase> plan;
   std::set<std::tuple<Collective, std::string, std::uint64_t>> seen;
   for (const TracedClass& traced : job.classes) {
-    const std::optional<Collective> op = measurable(traced.op);
+    const std::optional<Collective> op = collective_named(traced.op);
     if (!op || traced.bytes == 0 || !seen.insert({*op, traced.dtype, traced.bytes}).second) continue;
     PlanRequest request;
     request.ops = {*op};
