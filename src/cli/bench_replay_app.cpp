@@ -189,6 +189,18 @@ std::string fabric_json(const FabricComparison* fabric) {
   return figures.dump();
 }
 
+std::string steps_json(const std::vector<StepSummary>& steps) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const StepSummary& step : steps)
+    list.push_back({{"step", step.number},
+                    {"calls", step.calls},
+                    {"bytes", step.bytes},
+                    {"step_seconds", step.step_seconds},
+                    {"communication_seconds", step.communication_seconds},
+                    {"wait_seconds", step.wait_seconds}});
+  return list.dump();
+}
+
 void write_replay_files(const ReplayOptions& options, const TraceSummary& summary, const FabricComparison* fabric,
                         const ModelComparison* model, RunContext context, const std::vector<std::string>& files) {
   if (options.job.files.csv_path.empty() && options.job.files.json_path.empty()) return;
@@ -203,6 +215,7 @@ void write_replay_files(const ReplayOptions& options, const TraceSummary& summar
                   {"world_size", std::to_string(summary.world_size)},
                   {"backend", nlohmann::json(summary.backend).dump()},
                   {"calls_per_rank", std::to_string(summary.calls)},
+                  {"steps", steps_json(summary.steps)},
                   {"straggler", summary.straggler ? std::to_string(*summary.straggler) : "null"},
                   {"verdict", nlohmann::json(summary.verdict).dump()},
                   {"fabric", fabric_json(fabric)},

@@ -21,9 +21,8 @@ Record traced_class_record(const TracedClass& c, const FabricFigure& fabric) {
   return {&record_kind("collective"),
           {c.op, c.dtype, whole_value(c.bytes),
            c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{}, std::int64_t{c.ranks},
-           whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps),
-           optional_value(c.busbw_gbps), optional_value(fabric.seconds), optional_value(fabric.busbw_gbps),
-           optional_value(fabric.ratio)},
+           whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps), optional_value(c.busbw_gbps),
+           optional_value(fabric.seconds), optional_value(fabric.busbw_gbps), optional_value(fabric.ratio)},
           {}};
 }
 
@@ -45,16 +44,30 @@ void add_replay_records(const std::function<void(const Record&)>& add, const Tra
 namespace {
 
 std::vector<TextColumn> class_columns(bool with_fabric) {
-  std::vector<TextColumn> columns{{{"op"}, Align::left, 14},          {{"dtype"}, Align::left, 9},
-                                  {{"size"}, Align::right, 10},       {{"group"}, Align::right, 6},
-                                  {{"calls"}, Align::right, 6},       {{"time ms"}, Align::right, 10},
-                                  {{"wait ms"}, Align::right, 10},    {{"algbw GB/s"}, Align::right, 11},
-                                  {{"busbw GB/s"}, Align::right, 11}};
+  std::vector<TextColumn> columns{
+      {{"op"}, Align::left, 14},       {{"dtype"}, Align::left, 9},        {{"size"}, Align::right, 10},
+      {{"group"}, Align::right, 6},    {{"calls"}, Align::right, 6},       {{"time ms"}, Align::right, 10},
+      {{"wait ms"}, Align::right, 10}, {{"algbw GB/s"}, Align::right, 11}, {{"busbw GB/s"}, Align::right, 11}};
   if (with_fabric) {
     columns.push_back({{"fabric GB/s"}, Align::right, 12});
     columns.push_back({{"of fabric"}, Align::right, 10});
   }
   return columns;
+}
+
+// With more than one profiler step: each step's calls, bytes and times, per rank.
+void print_steps(const std::vector<StepSummary>& steps) {
+  TextTable table({{{"step"}, Align::right, 5},
+                   {{"step ms"}, Align::right, 10},
+                   {{"calls"}, Align::right, 6},
+                   {{"bytes"}, Align::right, 10},
+                   {{"comm ms"}, Align::right, 10},
+                   {{"wait ms"}, Align::right, 10}},
+                  "  ", "  ");
+  for (const StepSummary& step : steps)
+    table.add_row({std::to_string(step.number), ms(step.step_seconds), std::to_string(step.calls),
+                   format_size(step.bytes), ms(step.communication_seconds), ms(step.wait_seconds)});
+  fmt::print("{}", table.render());
 }
 
 }  // namespace
@@ -99,6 +112,7 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
                    optional_text(rank.step_seconds, 1e3), std::to_string(rank.last_arrivals),
                    optional_text(rank.lateness_seconds, 1e3)});
   if (!summary.ranks.empty()) fmt::print("{}", ranks.render());
+  if (summary.steps.size() > 1) print_steps(summary.steps);
   fmt::print("verdict: {}\n", summary.verdict);
   if (fabric) {
     fmt::print("fabric: {}\n", fabric->verdict);

@@ -64,6 +64,19 @@ std::string verdict_of(const TraceSummary& summary) {
                      significant_text(rank.lateness_seconds.value_or(0) * 1e3, 3));
 }
 
+// Every step of the traces with its longest window; their calls are added as they are
+// matched.
+std::map<int, StepSummary> step_windows(const std::vector<RankTrace>& traces) {
+  std::map<int, StepSummary> steps;
+  for (const RankTrace& trace : traces)
+    for (const StepWindow& window : trace.steps) {
+      StepSummary& step = steps[window.number];
+      step.number = window.number;
+      step.step_seconds = std::max(step.step_seconds, (window.end_us - window.start_us) * 1e-6);
+    }
+  return steps;
+}
+
 }  // namespace
 
 TraceSummary summarize_traces(std::vector<RankTrace> traces) {
@@ -88,6 +101,7 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     }
     summary.ranks.push_back(rank);
   }
+  std::map<int, StepSummary> steps = step_windows(traces);
   std::map<ClassKey, std::size_t> class_index;
   std::vector<std::optional<Collective>> class_collective;
   std::vector<double> lateness_sum(traces.size(), 0.0);
@@ -105,6 +119,15 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
       lateness_sum[last] += median_of(others) - *shortest;
     }
     const TracedCollective& call = traces.front().collectives[i];
+    if (const auto step = steps.find(call.step); step != steps.end()) {
+      const double ranks = static_cast<double>(durations.size());
+      step->second.calls += 1;
+      step->second.bytes += call.bytes;
+      for (const double d : durations) {
+        step->second.communication_seconds += d / ranks;
+        step->second.wait_seconds += (d - *shortest) / ranks;
+      }
+    }
     const ClassKey key{call.op, call.dtype, call.bytes, call.group_ranks};
     auto [at, added] = class_index.emplace(key, summary.classes.size());
     if (added) {
@@ -128,6 +151,7 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     c.wait_seconds /= static_cast<double>(c.calls);
     add_bandwidth(c, class_collective[k]);
   }
+  for (const auto& [number, step] : steps) summary.steps.push_back(step);
   std::uint64_t most = 0;
   for (std::size_t r = 0; r < traces.size(); ++r) {
     RankTraceSummary& rank = summary.ranks[r];

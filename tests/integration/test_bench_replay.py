@@ -16,8 +16,8 @@ import subprocess
 import tempfile
 import unittest
 
-from replay_test_support import (BIN, COLLECTIVES, HERE, MPIEXEC, TRACES, CASES, FolderCase, load, rank_files, ranks_of,
-                                  raw_counts, raw_gloo_bytes, run)
+from replay_test_support import (BIN, C10D_OPS, COLLECTIVES, HERE, MPIEXEC, TRACES, CASES, FolderCase, load, rank_files,
+                                  ranks_of, raw_counts, raw_gloo_bytes, run)
 
 SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "records.schema.json")
 
@@ -85,6 +85,31 @@ class Reading(unittest.TestCase):
                 self.assertEqual(by_op.get("allreduce", 0) + by_op.get("reducescatter", 0),
                                  moved.get("gloo:all_reduce", 0))
                 self.assertEqual(by_op.get("allgather", 0), moved.get("gloo:all_gather", 0))
+
+    def test_each_profiler_step_holds_its_own_calls(self):
+        """llama-fsdp2-3steps profiled three steps: each one's calls and bytes, counted from
+        rank 0's raw JSON by the ProfilerStep windows, are the JSON's steps and the console's."""
+        out, doc, _ = self.replay("llama-fsdp2-3steps")
+        raw = load(rank_files("llama-fsdp2-3steps")[0])["traceEvents"]
+        windows = sorted((e for e in raw if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")),
+                         key=lambda e: e["ts"])
+        expected = []
+        for window in windows:
+            inside = [e for e in raw if e.get("ph") == "X" and window["ts"] <= e["ts"] <= window["ts"] + window["dur"]]
+            calls = [e for e in inside if e.get("cat") == "cpu_op" and e.get("name") in C10D_OPS]
+            # gloo's ranges: an all-gather's holds one rank's part (times the 4 ranks); a
+            # reduce-scatter runs as an all-reduce of its whole input, nccl-tests' size.
+            moved = sum(e["args"]["Input Dims"][0][0] * 4 * (4 if e["name"] == "gloo:all_gather" else 1)
+                        for e in inside if e.get("name") in ("gloo:all_gather", "gloo:all_reduce"))
+            expected.append((int(window["name"].split("#")[1]), len(calls), moved))
+        self.assertEqual(len(expected), 3)
+        self.assertEqual([(s["step"], s["calls"]) for s in doc["steps"]], [(n, c) for n, c, _ in expected])
+        self.assertEqual(sum(s["calls"] for s in doc["steps"]), doc["calls_per_rank"])
+        for step, (_, _, moved) in zip(doc["steps"], expected):
+            self.assertEqual(step["bytes"], moved)
+            self.assertGreater(step["step_seconds"], step["communication_seconds"])
+        table = out[out.index("   step    step ms"):].splitlines()[1:4]
+        self.assertEqual([int(line.split()[0]) for line in table], [n for n, _, _ in expected])
 
     def test_the_records_fit_the_schema_and_the_csv_holds_them(self):
         import jsonschema

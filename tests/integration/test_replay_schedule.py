@@ -17,16 +17,21 @@ from replay_test_support import (BIN, HERE, LLAMA_MODEL, MPI_ENV, MPIEXEC, PATTE
 
 
 def traced_calls(case, rank):
-    """(op, bytes) of each c10d call of a rank's trace, in order, read from the raw JSON:
-    the element count of the operator's input times its type's size, in nccl-tests'
-    convention (allgather: the gathered output)."""
+    """(world size, the operation of each c10d call of a rank's trace in order), read from
+    the raw JSON; with profiler steps, the calls of the first step that holds any."""
     doc = load(rank_files(case)[rank])
     world = doc["distributedInfo"]["world_size"]
-    calls = []
-    for event in sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"
-                         and e.get("name") in C10D_OPS), key=lambda e: e["ts"]):
-        calls.append(C10D_OPS[event["name"]])
-    return world, calls
+    events = sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"
+                     and e.get("name") in C10D_OPS), key=lambda e: e["ts"])
+    # The first profiler step that holds calls (the dump's step), when the trace has steps.
+    steps = sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")),
+                   key=lambda e: e["ts"])
+    for step in steps:
+        inside = [e for e in events if step["ts"] <= e["ts"] <= step["ts"] + step["dur"]]
+        if inside:
+            events = inside
+            break
+    return world, [C10D_OPS[event["name"]] for event in events]
 
 
 @unittest.skipUnless(PATTERNS, "COMMBENCH_BENCH_PATTERNS not set")
@@ -64,6 +69,10 @@ class Schedule(FolderCase):
                 for line in lines:
                     if line["rank"] == 0 and line["kind"] == "collective":
                         bytes_by_op[line["op"]] = bytes_by_op.get(line["op"], 0) + line["bytes"]
+                if len(doc["steps"]) > 1:
+                    # The dump is the first step's: its bytes are that step's (no barriers).
+                    self.assertEqual(sum(bytes_by_op.values()), doc["steps"][0]["bytes"])
+                    continue
                 summary = {}
                 for c in doc["collectives"]:
                     op = "allreduce" if c["op"] == "barrier" else c["op"]

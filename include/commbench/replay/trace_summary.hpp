@@ -19,8 +19,8 @@ struct TracedClass {
   std::string op;
   std::string dtype;
   std::uint64_t bytes = 0;
-  int group_ranks = 0;  // 0 unknown
-  int ranks = 0;        // ranks whose traces hold them
+  int group_ranks = 0;      // 0 unknown
+  int ranks = 0;            // ranks whose traces hold them
   std::uint64_t calls = 0;  // per rank
   double seconds = 0;       // mean per call: the shortest rank's duration (from the last arrival to the end)
   double wait_seconds = 0;  // mean per call and rank: how much longer than that the rank's call took
@@ -32,11 +32,22 @@ struct RankTraceSummary {
   std::string host;
   std::string path;
   std::uint64_t collectives = 0;
-  double communication_seconds = 0;  // its calls' durations, summed
-  double wait_seconds = 0;           // of that, waiting for the last rank to arrive
-  std::optional<double> step_seconds;  // its profiler steps, summed; none without steps
-  std::uint64_t last_arrivals = 0;     // calls it was the last to arrive at
+  double communication_seconds = 0;        // its calls' durations, summed
+  double wait_seconds = 0;                 // of that, waiting for the last rank to arrive
+  std::optional<double> step_seconds;      // its profiler steps, summed; none without steps
+  std::uint64_t last_arrivals = 0;         // calls it was the last to arrive at
   std::optional<double> lateness_seconds;  // mean, over those, of how much later than the others' median
+};
+
+// One profiler step (ProfilerStep#N) across the ranks: what the job's calls in it moved
+// and took. Steps tell a steady job from one whose communication varies step to step.
+struct StepSummary {
+  int number = 0;                    // N of ProfilerStep#N
+  std::uint64_t calls = 0;           // per rank
+  std::uint64_t bytes = 0;           // per rank, nccl-tests' sizes summed
+  double step_seconds = 0;           // the longest rank's window
+  double communication_seconds = 0;  // mean over the ranks of their calls' durations
+  double wait_seconds = 0;           // of that, the mean waiting for the last rank to arrive
 };
 
 struct TraceSummary {
@@ -46,7 +57,8 @@ struct TraceSummary {
   std::uint64_t calls = 0;  // matched per rank
   std::vector<TracedClass> classes;
   std::vector<RankTraceSummary> ranks;
-  std::optional<int> straggler;  // the rank that arrived last most often, when one did more than its share
+  std::vector<StepSummary> steps;  // every step of the traces, in order; none without steps
+  std::optional<int> straggler;    // the rank that arrived last most often, when one did more than its share
   std::string verdict;
 };
 

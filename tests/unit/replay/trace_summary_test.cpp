@@ -35,7 +35,8 @@ RankTrace rank_trace(int rank, const std::vector<double>& durations_us) {
 TEST(TraceSummary, TheShortestCallIsTheLastArrivalAndSetsTheBandwidth) {
   // Rank 2 comes 4 ms late to every call: the others' calls last 5 ms, its own 1 ms.
   std::vector<RankTrace> traces;
-  for (int rank = 0; rank < 4; ++rank) traces.push_back(rank_trace(rank, std::vector<double>(5, rank == 2 ? 1000 : 5000)));
+  for (int rank = 0; rank < 4; ++rank)
+    traces.push_back(rank_trace(rank, std::vector<double>(5, rank == 2 ? 1000 : 5000)));
   const TraceSummary summary = summarize_traces(traces);
   ASSERT_EQ(summary.classes.size(), 1u);
   const TracedClass& c = summary.classes[0];
@@ -63,6 +64,31 @@ TEST(TraceSummary, ArrivalsSpreadOverTheRanksNameNoStraggler) {
   const TraceSummary summary = summarize_traces(traces);
   EXPECT_FALSE(summary.straggler.has_value());
   EXPECT_EQ(summary.ranks[1].last_arrivals, 2u);
+}
+
+TEST(TraceSummary, EachProfilerStepSaysItsCallsBytesAndTimes) {
+  // Calls 0-2 in step 7, calls 3-4 in step 8; rank 3 comes 1 ms late to every call (its
+  // calls last 1 ms, the others' 2 ms). Step 9 holds no call. Rank 1's step 8 is longest.
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 4; ++rank) {
+    RankTrace trace = rank_trace(rank, std::vector<double>(5, rank == 3 ? 1000 : 2000));
+    for (std::size_t i = 0; i < trace.collectives.size(); ++i) trace.collectives[i].step = i < 3 ? 7 : 8;
+    trace.steps = {{7, 0, 30'000}, {8, 30'000, rank == 1 ? 55'000 : 50'000}, {9, 55'000, 60'000}};
+    traces.push_back(trace);
+  }
+  const TraceSummary summary = summarize_traces(traces);
+  ASSERT_EQ(summary.steps.size(), 3u);
+  EXPECT_EQ(summary.steps[0].number, 7);
+  EXPECT_EQ(summary.steps[0].calls, 3u);
+  EXPECT_EQ(summary.steps[0].bytes, 3'000'000u);
+  EXPECT_DOUBLE_EQ(summary.steps[0].step_seconds, 0.03);
+  // Per call the ranks' mean: (3 x 2 ms + 1 ms) / 4 = 1.75 ms, of which (3 x 1 ms) / 4 waiting.
+  EXPECT_NEAR(summary.steps[0].communication_seconds, 3 * 1.75e-3, 1e-12);
+  EXPECT_NEAR(summary.steps[0].wait_seconds, 3 * 0.75e-3, 1e-12);
+  EXPECT_EQ(summary.steps[1].calls, 2u);
+  EXPECT_DOUBLE_EQ(summary.steps[1].step_seconds, 0.025);
+  EXPECT_EQ(summary.steps[2].number, 9);
+  EXPECT_EQ(summary.steps[2].calls, 0u);
 }
 
 TEST(TraceSummary, TracesOfDifferentRunsAreRefused) {
