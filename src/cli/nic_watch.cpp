@@ -118,7 +118,7 @@ std::vector<NodeNic> NicWatch::finish(const std::string& what, const std::set<st
   return nics;
 }
 
-std::string NicWatch::rails_table() const {
+std::string NicWatch::rails_table(std::string_view over) const {
   if (rails_.empty())
     return cases_ == 0 ? "" : fmt::format("# rails: none found to compare; the first case, {}\n", first_unjudged_);
   TextTable table({{{"node"}, Align::left, std::nullopt, 1},
@@ -132,7 +132,7 @@ std::string NicWatch::rails_table() const {
   for (const auto& [label, r] : rails_)
     table.add_row({r.node, r.nic, std::to_string(r.cases), gb(r.bytes), r.seconds > 0 ? gb(r.bytes / r.seconds) : "-",
                    gb(r.peak), fmt::format("{}/{}", r.flagged, r.compared)});
-  std::string text = "# rails: what each node's port carried over the cases (--nic-counters)\n" + table.render();
+  std::string text = fmt::format("# rails: what each node's port carried {}\n", over) + table.render();
   for (const std::string& note : flag_notes()) text += fmt::format("# note: {}\n", note);
   return text;
 }

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
+#include "commbench/cli/nic_watch.hpp"
 #include "commbench/cli/pattern_bandwidth.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/pattern/pattern_executor.hpp"
@@ -42,6 +44,38 @@ std::vector<std::pair<std::string, std::string>> describe(const PatternRunOption
 
 namespace {
 
+// A port below this fraction of its rails' median is flagged, as bench-collectives'
+// --nic-fraction default.
+constexpr double kNicFraction = 0.7;
+
+// Each node's rails over the measured steps, with the keys of bench-collectives' `nic`
+// records: node, nic, rdma, tx_bytes, rx_bytes, seconds, gbps, peak_gbps, flagged, note.
+nlohmann::ordered_json nics_json(const std::vector<NodeNic>& nics) {
+  const auto optional = [](const auto& value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const NodeNic& nic : nics) {
+    if (!nic.rail) continue;
+    const NicTraffic& t = nic.traffic;
+    const bool known = t.known() && nic.seconds > 0;
+    nlohmann::ordered_json entry;
+    entry["node"] = nic.node;
+    entry["nic"] = nic_label(t.device, t.port, t.rdma);
+    entry["rdma"] = t.rdma;
+    entry["tx_bytes"] = optional(t.tx_bytes);
+    entry["rx_bytes"] = optional(t.rx_bytes);
+    entry["seconds"] = nic.seconds;
+    entry["gbps"] = known ? nlohmann::ordered_json(nic.bytes_per_second() / 1e9) : nlohmann::ordered_json();
+    entry["peak_gbps"] = nic.peak_bytes_per_second > 0 ? nlohmann::ordered_json(nic.peak_bytes_per_second / 1e9)
+                                                       : nlohmann::ordered_json();
+    entry["flagged"] = !nic.flag.empty();
+    entry["note"] = nic.flag.empty() ? t.note : t.note.empty() ? nic.flag : nic.flag + "; " + t.note;
+    list.push_back(entry);
+  }
+  return list;
+}
+
 // --trace: every rank's last measured step, gathered on the reporting rank.
 void write_measured_trace(const std::string& path, const PatternConfig& config, const RankSchedule& schedule,
                           const std::vector<ItemTiming>& last_timings, JobSession& session) {
@@ -73,13 +107,22 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   PatternMeasurement measured;
   ComputeCalibration calibration;
   std::vector<ItemTiming> last_timings;
+  // Across nodes, each node's NICs are sampled over the measured steps: what the step
+  // moved through each port, and how fast at its busiest.
+  NicWatch nic_watch(world, world.node_count() > 1, kNicFraction);
+  std::vector<NodeNic> nics;
   int exit_code = 0;
   try {
     PatternStepWorkload workload(*groups, schedule, pattern_name(config) + " step");
     // A signal during the timed steps keeps those measured (interrupted_by); one before
     // the first is Interrupted, with nothing to report.
+    nic_watch.start_case();
     measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
                                &session.watchdog());
+    {
+      auto guard = session.watchdog().guard("gathering the NIC counters of the measured steps");
+      nics = nic_watch.finish("the measured steps");
+    }
     if (measured.interrupted_by != 0) {
       exit_code = 128 + measured.interrupted_by;
       context.notes.push_back(fmt::format("interrupted by {} after {} of {} timed steps",
@@ -112,11 +155,13 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   if (session.reporting()) {
     fmt::print("{}", slurm_comment_line(context));
     print_report(config, measured, report, context.notes);
+    if (nic_watch.enabled()) fmt::print("{}", nic_watch.rails_table("over the measured steps"));
     if (after_report) after_report(report);
   }
   add_pattern_records([&](const Record& record) { session.add_record(record); }, measured, report);
   RunSummary summary =
       measured_pattern_summary(context, measured, report, bubble_of(config, report.step), calibration, exit_code);
+  if (nic_watch.enabled()) add_section(summary, "nics", nics_json(nics));
   summary.notes.assign(context.notes.begin() + static_cast<std::ptrdiff_t>(notes_in_files), context.notes.end());
   session.finish_results(summary);
   if (session.reporting() && measured.interrupted_by != 0)

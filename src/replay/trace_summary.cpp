@@ -64,6 +64,22 @@ std::string verdict_of(const TraceSummary& summary) {
                      significant_text(rank.lateness_seconds.value_or(0) * 1e3, 3));
 }
 
+// A rank's own figures; its waiting and arrivals are added as the calls are matched.
+RankTraceSummary rank_summary(const RankTrace& trace) {
+  RankTraceSummary rank;
+  rank.rank = trace.rank;
+  rank.host = trace.host;
+  rank.path = trace.path;
+  rank.collectives = trace.collectives.size();
+  for (const TracedCollective& c : trace.collectives) rank.communication_seconds += duration_of(c);
+  if (!trace.steps.empty()) {
+    double steps = 0;
+    for (const StepWindow& step : trace.steps) steps += (step.end_us - step.start_us) * 1e-6;
+    rank.step_seconds = steps;
+  }
+  return rank;
+}
+
 // Every step of the traces with its longest window; their calls are added as they are
 // matched.
 std::map<int, StepSummary> step_windows(const std::vector<RankTrace>& traces) {
@@ -87,20 +103,7 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   summary.world_size = traces.front().world_size;
   summary.backend = traces.front().backend;
   summary.calls = traces.front().collectives.size();
-  for (const RankTrace& trace : traces) {
-    RankTraceSummary rank;
-    rank.rank = trace.rank;
-    rank.host = trace.host;
-    rank.path = trace.path;
-    rank.collectives = trace.collectives.size();
-    for (const TracedCollective& c : trace.collectives) rank.communication_seconds += duration_of(c);
-    if (!trace.steps.empty()) {
-      double steps = 0;
-      for (const StepWindow& step : trace.steps) steps += (step.end_us - step.start_us) * 1e-6;
-      rank.step_seconds = steps;
-    }
-    summary.ranks.push_back(rank);
-  }
+  for (const RankTrace& trace : traces) summary.ranks.push_back(rank_summary(trace));
   std::map<int, StepSummary> steps = step_windows(traces);
   std::map<ClassKey, std::size_t> class_index;
   std::vector<std::optional<Collective>> class_collective;

@@ -55,6 +55,28 @@ class Rails(ClusterTest):
         _, csv = csv_rows(csv_path)  # the CSV holds the rows only
         self.assertEqual(len(csv), 4)
 
+    def test_a_pattern_step_and_a_replayed_one_say_what_each_nodes_interface_carried(self):
+        """bench-patterns across the 4 nodes, and bench-replay --replay of a traced step
+        there: the rails table over the measured steps and the JSON's `nics`."""
+        traces = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "traces", "zero3")
+        for name, program in (("patterns", ["bench-patterns", "--pattern", "ddp", "--params", "4M", "--layers", "2"]),
+                              ("replay", ["bench-replay", traces, "--replay"])):
+            with self.subTest(name=name):
+                json_path = self.path(name + ".json")
+                p = self.run_on_cluster("srun", "--mpi=pmix", "-N", "4", os.path.join(BIN, program[0]), *program[1:],
+                                        "--backend", "mpi", "-n", "2", "-w", "1", "--json", json_path)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                with open(json_path) as f:
+                    doc = json.load(f)
+                self.assertEqual(sorted(n["node"] for n in doc["nics"]), NODES)
+                for n in doc["nics"]:
+                    self.assertEqual(n["nic"], "eth0")
+                    self.assertGreater(n["tx_bytes"], 0)
+                    self.assertGreater(n["rx_bytes"], 0)
+                    self.assertAlmostEqual(n["gbps"], (n["tx_bytes"] + n["rx_bytes"]) / n["seconds"] / 1e9, places=6)
+                    self.assertGreaterEqual(n["peak_gbps"], n["gbps"])
+                self.assertEqual(set(self.rails_table(p.stdout)), set(NODES))
+
     def test_a_throttled_node_is_named_by_its_interface_and_no_other(self):
         degrade = cluster("degrade", "cb-node3", "200mbit")
         self.assertEqual(degrade.returncode, 0, degrade.stderr)

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,8 +42,9 @@ class NicWatch {
   std::vector<NodeNic> finish_case(const OpCase& c);
 
   // The rails table over every finished case (with flag_notes()), and a note per rail
-  // that fell short in more than half of the cases it was compared in.
-  std::string rails_table() const;
+  // that fell short in more than half of the cases it was compared in. `over` ends its
+  // title: what was watched.
+  std::string rails_table(std::string_view over = "over the cases (--nic-counters)") const;
   std::vector<std::string> flag_notes() const;
   // A node's rails for a report line: those that fell short, with how often and their
   // busiest rate, else the one that carried most ("eth0 (busiest 1.3 GB/s)"); empty when
