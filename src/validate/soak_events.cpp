@@ -80,23 +80,31 @@ bool explained_by(const SoakReading& reading, const std::vector<SoakEvent>& node
 // only partners about as low as the deepest one. A slow node holds every partner to its
 // own rate; a slow link drags the pairs beside it down now and then, and less deep (a
 // stalled process, a retransmission when its shaping changes), so those readings do not
-// make its end a slow node.
+// make its end a slow node. The deepest is taken over partners read low at least twice
+// where there are any: one stalled reading of nothing must not make every other partner
+// look shallow.
 int readings_alike_with_others(const std::map<int, std::vector<double>>& by_partner) {
-  double deepest = 0;
-  bool first = true;
-  for (const auto& [partner, figures] : by_partner) {
-    const double typical = median_of(figures);
-    deepest = first ? typical : std::min(deepest, typical);
-    first = false;
+  int most_partner = -1;
+  std::size_t most = 0;
+  for (const auto& [partner, figures] : by_partner)
+    if (figures.size() > most) {
+      most = figures.size();
+      most_partner = partner;
+    }
+  std::optional<double> deepest;
+  for (const bool repeated_only : {true, false}) {
+    for (const auto& [partner, figures] : by_partner) {
+      if (repeated_only && figures.size() < 2) continue;
+      const double typical = median_of(figures);
+      deepest = deepest ? std::min(*deepest, typical) : typical;
+    }
+    if (deepest) break;
   }
-  int alike = 0, most = 0;
-  for (const auto& [partner, figures] : by_partner) {
-    if (median_of(figures) > kAlikeDepth * std::max(deepest, kLeastGbps)) continue;
-    const int count = static_cast<int>(figures.size());
-    alike += count;
-    most = std::max(most, count);
-  }
-  return alike - most;
+  int alike = 0;
+  for (const auto& [partner, figures] : by_partner)
+    if (partner != most_partner && median_of(figures) <= kAlikeDepth * std::max(deepest.value_or(0), kLeastGbps))
+      alike += static_cast<int>(figures.size());
+  return alike;
 }
 
 // A node's runs of low readings that the events found so far do not explain, with the

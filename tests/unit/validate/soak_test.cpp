@@ -189,6 +189,22 @@ TEST(SoakEvents, ASlowLinkWhoseEndReadsLessLowWithOthersIsALinkNotANode) {
   EXPECT_EQ(node[0].nodes, std::vector<int>{2});
 }
 
+TEST(SoakEvents, OneStalledReadingDoesNotHideASlowNode) {
+  // Node 2 slow in 21-24 (partner 3 in 21 and 24, 0 in 22, 1 in 23); its reading with 0
+  // read nothing (a stalled process). The depth is the repeated partner's, so 0 and 1
+  // are alike with it and the node is named.
+  const auto readings = cycled_readings(60, [](int i, int a, int b) {
+    const bool slow = i >= 21 && i <= 24 && (a == 2 || b == 2);
+    return wobble(i, a, b) * (!slow ? 1 : i == 22 ? 1e-6 : 0.2);
+  });
+  const std::vector<SoakEvent> events = events_of(readings);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, FaultKind::node);
+  EXPECT_EQ(events[0].nodes, std::vector<int>{2});
+  EXPECT_EQ(events[0].first_interval, 21);
+  EXPECT_EQ(events[0].last_interval, 24);
+}
+
 TEST(SoakEvents, APairSlowOnlyWhenItsEndsMeetIsALinkEvent) {
   const auto readings = cycled_readings(60, [](int i, int a, int b) {
     const bool slow = i >= 20 && i < 35 && a == 0 && b == 3;
