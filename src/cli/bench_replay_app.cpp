@@ -124,6 +124,10 @@ void validate_replay_options(const CLI::App& app, ReplayOptions& options) {
     if (options.replay) throw UsageError("--measure-fabric: not with --replay (run them one after the other)");
     if (!options.fabric_path.empty())
       throw UsageError("--measure-fabric: measures the fabric here; --fabric reads it from a file (give one)");
+    if (!options.dump_path.empty() || describes_a_model(options.pattern))
+      throw UsageError(
+          "--measure-fabric: measures the fabric; --dump-schedule and the model flags read the traces without a job "
+          "(run bench-replay again without --measure-fabric)");
     if (!options.trace_path.empty()) throw UsageError("--trace: only with --replay (a run of the traced step)");
     return;
   }

@@ -1,5 +1,6 @@
 #include "pattern_run.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -76,6 +77,13 @@ nlohmann::ordered_json nics_json(const std::vector<NodeNic>& nics) {
   return list;
 }
 
+// The JSON's `nics`, before exit_code, which ends every document.
+void add_nics_section(RunSummary& summary, const std::vector<NodeNic>& nics) {
+  const auto end = std::find_if(summary.sections.begin(), summary.sections.end(),
+                                [](const auto& section) { return section.first == "exit_code"; });
+  summary.sections.insert(end, {"nics", nics_json(nics).dump()});
+}
+
 // --trace: every rank's last measured step, gathered on the reporting rank.
 void write_measured_trace(const std::string& path, const PatternConfig& config, const RankSchedule& schedule,
                           const std::vector<ItemTiming>& last_timings, JobSession& session) {
@@ -107,8 +115,9 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   PatternMeasurement measured;
   ComputeCalibration calibration;
   std::vector<ItemTiming> last_timings;
-  // Across nodes, each node's NICs are sampled over the measured steps: what the step
-  // moved through each port, and how fast at its busiest.
+  // Across nodes, each node's NICs are sampled over the measured steps (their warm-up
+  // included, as bench-collectives' cases): what they moved through each port, and how
+  // fast at its busiest.
   NicWatch nic_watch(world, world.node_count() > 1, kNicFraction);
   std::vector<NodeNic> nics;
   int exit_code = 0;
@@ -155,13 +164,13 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   if (session.reporting()) {
     fmt::print("{}", slurm_comment_line(context));
     print_report(config, measured, report, context.notes);
-    if (nic_watch.enabled()) fmt::print("{}", nic_watch.rails_table("over the measured steps"));
+    if (nic_watch.enabled()) fmt::print("{}", nic_watch.rails_table("over the measured steps and their warm-up"));
     if (after_report) after_report(report);
   }
   add_pattern_records([&](const Record& record) { session.add_record(record); }, measured, report);
   RunSummary summary =
       measured_pattern_summary(context, measured, report, bubble_of(config, report.step), calibration, exit_code);
-  if (nic_watch.enabled()) add_section(summary, "nics", nics_json(nics));
+  if (nic_watch.enabled()) add_nics_section(summary, nics);
   summary.notes.assign(context.notes.begin() + static_cast<std::ptrdiff_t>(notes_in_files), context.notes.end());
   session.finish_results(summary);
   if (session.reporting() && measured.interrupted_by != 0)

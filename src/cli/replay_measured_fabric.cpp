@@ -2,7 +2,6 @@
 
 #include <optional>
 #include <set>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -16,17 +15,29 @@
 namespace commbench {
 namespace {
 
-// The job's classes as bench-collectives cases on `ranks` ranks, one per operation, type
-// and size, in the job's order.
-std::vector<OpCase> plan_of(const TraceSummary& job, int ranks) {
+// The job's classes as bench-collectives cases on `ranks` ranks, one per operation and
+// size (in the first such class's element type), in the job's order. A type this build
+// cannot run is left out with a note: its class then gets no fabric figure.
+std::vector<OpCase> plan_of(const TraceSummary& job, int ranks, std::set<std::string>& notes) {
   std::vector<OpCase> plan;
-  std::set<std::tuple<Collective, std::string, std::uint64_t>> seen;
+  std::set<std::pair<Collective, std::uint64_t>> seen;
   for (const TracedClass& traced : job.classes) {
     const std::optional<Collective> op = collective_named(traced.op);
-    if (!op || traced.bytes == 0 || !seen.insert({*op, traced.dtype, traced.bytes}).second) continue;
+    if (!op || traced.bytes == 0 || seen.contains({*op, traced.bytes})) continue;
+    DataType dtype = DataType::float32;
+    if (!traced.dtype.empty()) {
+      try {
+        dtype = parse_data_type(traced.dtype, "the job's type");
+      } catch (const UsageError&) {
+        notes.insert(fmt::format("{} of {} in {}: not measured (no such element type here)", traced.op,
+                                 format_size(traced.bytes), traced.dtype));
+        continue;
+      }
+    }
+    seen.insert({*op, traced.bytes});
     PlanRequest request;
     request.ops = {*op};
-    request.dtypes = {traced.dtype.empty() ? DataType::float32 : parse_data_type(traced.dtype, "the job's type")};
+    request.dtypes = {dtype};
     request.redops = {ReduceOp::sum};
     request.placements = {Placement::out_of_place};
     request.sizes = {traced.bytes};
@@ -41,7 +52,7 @@ std::vector<OpCase> plan_of(const TraceSummary& job, int ranks) {
 MeasuredFabric::MeasuredFabric(const TraceSummary& job, Backend& backend, Watchdog& watchdog,
                                const StoppingCriteria& stopping, std::uint64_t warmup)
     : ranks_(backend.ranks()), nodes_(backend.group().node_count()) {
-  const std::vector<OpCase> plan = plan_of(job, ranks_);
+  const std::vector<OpCase> plan = plan_of(job, ranks_, notes_);
   RunnerSettings settings;
   settings.stopping = stopping;
   settings.warmup_iterations = warmup;

@@ -21,8 +21,9 @@ namespace commbench {
 
 class MeasuredFabric : public CommunicationCostModel {
  public:
-  // Collective: every rank measures every class of `job` that is a collective with bytes
-  // (in the job's order), with `stopping` and `warmup` iterations.
+  // Collective: every rank measures each operation and size of `job`'s collective
+  // classes (in the job's order, in the first class's element type), with `stopping` and
+  // `warmup` iterations.
   MeasuredFabric(const TraceSummary& job, Backend& backend, Watchdog& watchdog, const StoppingCriteria& stopping,
                  std::uint64_t warmup);
 

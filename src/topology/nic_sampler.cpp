@@ -23,7 +23,10 @@ void NicSampler::start() {
   // A case that ended in an exception never called stop(): its thread ends here.
   stop_thread();
   peaks_.clear();
-  stopping_ = false;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = false;
+  }
   first_ = read_nic_counters(sources_);
   first_at_ = std::chrono::steady_clock::now();
   last_ = first_;

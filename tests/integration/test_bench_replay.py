@@ -377,6 +377,8 @@ class BadInput(unittest.TestCase):
         self.assertEqual(self.refused(traces, "--measure-fabric", "--fabric", self.path("s.csv")),
                          "bench-replay: error: --measure-fabric: measures the fabric here; --fabric reads it from "
                          "a file (give one)")
+        self.assertIn("--measure-fabric: measures the fabric; --dump-schedule and the model flags",
+                      self.refused(traces, "--measure-fabric", "--dump-schedule", self.path("s.jsonl")))
         self.assertEqual(self.refused(traces, "--measure-fabric", "--replay"),
                          "bench-replay: error: --measure-fabric: not with --replay (run them one after the other)")
         self.assertIn("--replay: runs the traced step; --fabric, --dump-schedule and the model flags",
