@@ -180,6 +180,16 @@ class ReplayOnRanks(unittest.TestCase):
             events = json.load(f)["traceEvents"]
         self.assertEqual({e["pid"] for e in events if e.get("ph") == "X"}, {0, 1, 2, 3})
 
+    def test_bench_replay_refuses_to_replay_a_comms_log(self):
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "2", BIN,
+                            os.path.join(TRACES, "zero3", "comms-summary.txt"), "--ranks", "2", "--replay",
+                            "--backend", "mpi", "-n", "1"],
+                           capture_output=True, text=True, timeout=300, env=MPI_ENV)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(p.stderr.strip(), "bench-replay: error: --replay: needs the job's traces; a DeepSpeed comms "
+                                           "log does not say the calls' order")
+
     def test_bench_replay_refuses_a_job_of_another_size(self):
         p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "2", BIN, os.path.join(TRACES, "zero3"),
                             "--replay", "--backend", "mpi", "-n", "1"],
