@@ -61,14 +61,11 @@ class Failures(TempDirTest):
     def test_timeout_exits_4_naming_rank_host_and_step(self):
         rc, out, err = run(2, "--op", "allreduce", "-b", "64M", "-e", "64M", "-n", "3", "-T", "0.001")
         self.assertEqual(rc, 4, err)
-        # The first guarded step that outlasts 1 ms ends the job: usually joining the ranks
-        # right after MPI_Init (StallInEveryPhase covers each phase by name).
-        self.assertRegex(err, r"bench-collectives: timeout: rank [01] \(host [^)]+\): "
-                              r"(joining the job's ranks|opening the heartbeat channel|"
-                              r"creating the auto backend|allocating the buffers|"
-                              r"probing the topology for the bandwidth model|"
-                              r"allreduce 64MiB float sum out-of-place \([a-z -]+, \d+ iterations\)) "
-                              r"did not complete within 0\.001 s")
+        # The first guarded step that outlasts 1 ms ends the job, whichever it is on a busy
+        # machine (under ASan, planning the sweep has been that step); StallInEveryPhase
+        # covers each phase by name.
+        self.assertRegex(err, r"bench-collectives: timeout: rank [01] \(host [^)]+\): [a-z][^\n]* "
+                              r"did not complete within 0\.001 s \(-T/--timeout\)")
 
 
 class Interruption(TempDirTest):
