@@ -8,10 +8,11 @@ COMMBENCH_BUILD="${COMMBENCH_BUILD:-$COMMBENCH_ROOT/build}"
 # they are optional to the build (COMMBENCH_WITH_*=AUTO) but installed so it is complete.
 COMMBENCH_PACKAGES=(build-essential cmake pkg-config python3 libopenmpi-dev openmpi-bin
                     libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-                    libpugixml-dev zlib1g-dev
+                    libpugixml-dev zlib1g-dev libsqlite3-dev
                     libhwloc-dev libibverbs-dev clang libclang-rt-14-dev
                     python3-matplotlib python3-pandas ninja-build ccache)
 # python3-matplotlib and python3-pandas: scripts/plot and scripts/compare (run.sh plots its run).
+# libsqlite3-dev: bench-replay reads Nsight Systems reports (nsys export --type sqlite).
 # ninja-build and ccache: faster builds and rebuilds (commbench_build), used where present.
 
 commbench_log() { printf '[commbench] %s\n' "$*" >&2; }

@@ -29,6 +29,7 @@
 #include "pattern_flags.hpp"
 #include "pattern_run.hpp"
 #include "replay_fabric.hpp"
+#include "replay_inputs.hpp"
 #include "replay_measured_fabric.hpp"
 #include "replay_model_comparison.hpp"
 #include "replay_records.hpp"
@@ -59,6 +60,16 @@ struct ReplayOptions {
   bool iterations_given = false;
 };
 
+ReplayInputRequest input_request(const ReplayOptions& options) {
+  ReplayInputRequest request;
+  request.paths = options.traces;
+  request.ranks = options.ranks;
+  request.schedule_wanted = !options.dump_path.empty();
+  // bench-patterns' --dtype, the job's type, also sizes the calls a report gives only counts for.
+  if (options.pattern.dtype) request.element_type = trace_type_name(*options.pattern.dtype);
+  return request;
+}
+
 // Whether the model flags describe a step to compare the job's with.
 bool describes_a_model(const PatternFlags& flags) {
   return flags.pattern || !flags.preset.empty() || flags.layers || !flags.deepspeed_config.empty() ||
@@ -68,7 +79,8 @@ bool describes_a_model(const PatternFlags& flags) {
 void add_replay_options(CLI::App& app, ReplayOptions& options) {
   // Checked in validate, not by CLI11: --version and --help need no trace.
   app.add_option("TRACE", options.traces,
-                 "A rank's torch.profiler trace (.json or .json.gz), or a folder of them, one file per rank; or "
+                 "A rank's torch.profiler trace (.json or .json.gz), or a folder of them, one file per rank; Nsight "
+                 "Systems reports (nsys export's .sqlite or .sqlite.gz; a .nsys-rep with nsys on the PATH); or "
                  "DeepSpeed's comms log (any other name: log_summary()'s table or verbose comms_logger lines, "
                  "with --ranks)");
   add_parsed_option(
@@ -143,44 +155,6 @@ void validate_replay_options(const CLI::App& app, ReplayOptions& options) {
         "bench-replay again without --replay)");
 }
 
-bool is_trace_name(const std::string& name) {
-  const auto ends = [&](std::string_view suffix) {
-    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends(".json") || ends(".json.gz");
-}
-
-struct TraceFile {
-  std::string path;
-  bool in_folder = false;  // found in a folder given, not named
-};
-
-// The files to read: each file as given, each folder's .json and .json.gz files in name
-// order.
-std::vector<TraceFile> trace_files(const std::vector<std::string>& arguments) {
-  std::vector<TraceFile> files;
-  for (const std::string& argument : arguments) {
-    std::error_code error;
-    const std::filesystem::file_status status = std::filesystem::status(argument, error);
-    if (std::filesystem::is_regular_file(status) || status.type() == std::filesystem::file_type::not_found) {
-      files.push_back({argument, false});  // a missing file is reported by its reading
-      continue;
-    }
-    // A FIFO or a device would hold the read open for a writer that may never come.
-    if (!std::filesystem::is_directory(status))
-      throw UsageError(fmt::format("{}: not a file or folder of traces (a pipe or device is not read)", argument));
-    std::vector<std::string> found;
-    for (const auto& entry : std::filesystem::directory_iterator(argument, error))
-      if (entry.is_regular_file() && is_trace_name(entry.path().filename().string()))
-        found.push_back(entry.path().string());
-    if (error) throw UsageError(fmt::format("{}: cannot list ({})", argument, error.message()));
-    if (found.empty()) throw UsageError(fmt::format("{}: no .json or .json.gz trace in this folder", argument));
-    std::sort(found.begin(), found.end());
-    for (const std::string& path : found) files.push_back({path, true});
-  }
-  return files;
-}
-
 std::string fabric_basis(const ReplayOptions& options) { return "--fabric " + options.fabric_path; }
 
 std::string fabric_json(const FabricComparison* fabric) {
@@ -228,75 +202,6 @@ void write_replay_files(const ReplayOptions& options, const TraceSummary& summar
   reporters.finish(end);
 }
 
-// The nodes the job ran on: its traces' hosts (one when they do not say).
-int node_count(const std::vector<RankTrace>& traces) {
-  std::set<std::string> hosts;
-  for (const RankTrace& trace : traces) hosts.insert(trace.host);
-  return std::max<int>(1, static_cast<int>(hosts.size()));
-}
-
-struct ReadInput {
-  TraceSummary summary;
-  std::vector<std::string> files;
-  std::vector<std::string> notes;
-  int nodes = 1;
-  std::string format;
-  std::vector<RankTrace> traces;  // empty for a DeepSpeed log
-};
-
-ReadInput read_deepspeed_log(const ReplayOptions& options, const std::string& path) {
-  if (!options.dump_path.empty())
-    throw UsageError(
-        fmt::format("--dump-schedule: needs the job's traces; {} is a comms log, which does not say "
-                    "what ran between the calls",
-                    path));
-  const DeepSpeedCommsLog log = read_deepspeed_comms_log(path);
-  if (options.ranks == 0)
-    throw UsageError(fmt::format("{}: a DeepSpeed comms log does not say the world size: give --ranks N", path));
-  ReadInput input;
-  input.summary = summarize_deepspeed_log(log, options.ranks, input.notes);
-  input.files = {path};
-  input.format = "deepspeed comms log";
-  // The log says nothing of nodes: the fabric is looked up as one node's when the ranks fit.
-  return input;
-}
-
-ReadInput read_traces(const ReplayOptions& options, const std::vector<TraceFile>& found) {
-  if (options.ranks != 0) throw UsageError("--ranks: only for a DeepSpeed comms log (a trace says its world size)");
-  ReadInput input;
-  std::vector<RankTrace> traces;
-  for (const TraceFile& file : found) {
-    try {
-      traces.push_back(read_pytorch_trace(file.path));
-      input.files.push_back(file.path);
-    } catch (const NotATrace& e) {
-      if (!file.in_folder) throw;
-      input.notes.push_back(fmt::format("{} passed over: not a Chrome trace", file.path));
-    }
-  }
-  if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
-  input.nodes = node_count(traces);
-  input.summary = summarize_traces(traces);
-  input.traces = std::move(traces);
-  input.format = "torch.profiler";
-  return input;
-}
-
-// Traces (.json, .json.gz, folders of them), or one DeepSpeed comms log (any other file).
-ReadInput read_input(const ReplayOptions& options) {
-  const std::vector<TraceFile> found = trace_files(options.traces);
-  std::vector<std::string> logs;
-  for (const TraceFile& file : found)
-    if (!is_trace_name(file.path)) logs.push_back(file.path);
-  if (logs.empty()) return read_traces(options, found);
-  if (found.size() > 1)
-    throw UsageError(
-        fmt::format("{}: a DeepSpeed comms log is read on its own, not with other files (a .json trace "
-                    "ends in .json or .json.gz)",
-                    logs.front()));
-  return read_deepspeed_log(options, logs.front());
-}
-
 // The traced step of rank 0 against the step the model flags describe for the job's ranks.
 ModelComparison compare_model(const ReplayOptions& options, const ReadInput& input, const RankSchedule& job,
                               std::vector<std::string>& notes) {
@@ -342,13 +247,14 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   if (fabric) context.notes.insert(context.notes.end(), fabric->notes.begin(), fabric->notes.end());
   write_replay_files(options, summary, fabric ? &*fabric : nullptr, model ? &*model : nullptr, std::move(context),
                      files);
-  return fmt::format("# {} {}{} read in {} s", files.size(), input.format == "torch.profiler" ? "trace" : "log",
-                     files.size() == 1 ? "" : "s", significant_text(seconds, 3));
+  const char* kind = input.format == "torch.profiler" ? "trace" : input.format == "nsys" ? "report" : "log";
+  return fmt::format("# {} {}{} read in {} s", files.size(), kind, files.size() == 1 ? "" : "s",
+                     significant_text(seconds, 3));
 }
 
 std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
   const auto started = std::chrono::steady_clock::now();
-  ReadInput input = read_input(options);
+  ReadInput input = read_replay_input(input_request(options));
   std::optional<FabricComparison> fabric;
   if (!options.fabric_path.empty())
     fabric = compare_with_fabric(
@@ -364,7 +270,7 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
 int measure_fabric_and_report(const ReplayOptions& options, JobSession& session) {
   const auto started = std::chrono::steady_clock::now();
   ReadInput input;
-  session.step("reading the traces", [&] { input = read_input(options); });
+  session.step("reading the traces", [&] { input = read_replay_input(input_request(options)); });
   Backend& backend = session.create_backend(BackendRequest{options.job.backend});
   const RunContext context = session.run_context({});
   StoppingCriteria stopping;
@@ -392,7 +298,7 @@ int replay_traced_step(const ReplayOptions& options, JobSession& session) {
   std::vector<RankSchedule> schedules;
   std::vector<std::string> notes;
   session.step("reading the traces", [&] {
-    input = read_input(options);
+    input = read_replay_input(input_request(options));
     if (input.traces.empty())
       throw UsageError("--replay: needs the job's traces; a DeepSpeed comms log does not say the calls' order");
     schedules = extract_schedules(input.traces, notes);

@@ -186,6 +186,12 @@ std::string canonical_comm_op(std::string_view name) {
   return op;
 }
 
+std::string torch_type_name(std::string_view canonical) {
+  for (const TorchType& type : kTorchTypes)
+    if (type.name == canonical) return std::string(type.trace_name);
+  return "";
+}
+
 void PytorchCommEvents::add(const json& event) {
   if (!event.is_object() || text_member(event, "ph") != "X") return;
   const std::string name = text_member(event, "name");

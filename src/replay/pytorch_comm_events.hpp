@@ -49,4 +49,8 @@ class PytorchCommEvents {
 // for a name that is no communication.
 std::string canonical_comm_op(std::string_view name);
 
+// The profiler's "Input type" name of a canonical type: "float32" → "float"; empty for a
+// name it does not know.
+std::string torch_type_name(std::string_view canonical);
+
 }  // namespace commbench

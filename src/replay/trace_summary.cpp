@@ -64,6 +64,35 @@ std::string verdict_of(const TraceSummary& summary) {
                      significant_text(rank.lateness_seconds.value_or(0) * 1e3, 3));
 }
 
+// One call matched across the ranks: how long each rank took and waited, who came last.
+struct CallTiming {
+  std::vector<double> durations;  // seconds
+  std::vector<double> waits;      // seconds each rank waited for the last one
+  std::size_t last = 0;           // the rank that arrived last
+  double lateness = 0;            // seconds it came after the others' median
+};
+
+// With the backend's own times, every rank's call ends together: the one that arrived last
+// ran shortest, and the others' extra time is waiting. With the calls' times only (an async
+// call's range is its queueing), arrival is when each rank called, on the common clock.
+CallTiming call_timing(const std::vector<RankTrace>& traces, std::size_t i, bool by_call) {
+  CallTiming timing;
+  std::vector<double> arrivals;
+  for (const RankTrace& trace : traces) {
+    const TracedCollective& call = trace.collectives[i];
+    timing.durations.push_back(duration_of(call));
+    arrivals.push_back(by_call ? call.issued_us * 1e-6 : -timing.durations.back());
+  }
+  timing.last = static_cast<std::size_t>(std::max_element(arrivals.begin(), arrivals.end()) - arrivals.begin());
+  std::vector<double> others;
+  for (std::size_t r = 0; r < arrivals.size(); ++r) {
+    timing.waits.push_back(arrivals[timing.last] - arrivals[r]);
+    if (r != timing.last) others.push_back(arrivals[r]);
+  }
+  if (!others.empty()) timing.lateness = arrivals[timing.last] - median_of(others);
+  return timing;
+}
+
 // A rank's own figures; its waiting and arrivals are added as the calls are matched.
 RankTraceSummary rank_summary(const RankTrace& trace) {
   RankTraceSummary rank;
@@ -108,27 +137,22 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   std::map<ClassKey, std::size_t> class_index;
   std::vector<std::optional<Collective>> class_collective;
   std::vector<double> lateness_sum(traces.size(), 0.0);
+  const bool by_call = std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.call_times_only; });
   for (std::size_t i = 0; i < summary.calls; ++i) {
-    std::vector<double> durations;
-    for (const RankTrace& trace : traces) durations.push_back(duration_of(trace.collectives[i]));
-    const auto shortest = std::min_element(durations.begin(), durations.end());
-    const std::size_t last = static_cast<std::size_t>(shortest - durations.begin());
-    for (std::size_t r = 0; r < traces.size(); ++r) summary.ranks[r].wait_seconds += durations[r] - *shortest;
+    const CallTiming timing = call_timing(traces, i, by_call);
+    for (std::size_t r = 0; r < traces.size(); ++r) summary.ranks[r].wait_seconds += timing.waits[r];
     if (traces.size() > 1) {
-      std::vector<double> others;
-      for (std::size_t r = 0; r < traces.size(); ++r)
-        if (r != last) others.push_back(durations[r]);
-      ++summary.ranks[last].last_arrivals;
-      lateness_sum[last] += median_of(others) - *shortest;
+      ++summary.ranks[timing.last].last_arrivals;
+      lateness_sum[timing.last] += timing.lateness;
     }
     const TracedCollective& call = traces.front().collectives[i];
     if (const auto step = steps.find(call.step); step != steps.end()) {
-      const double ranks = static_cast<double>(durations.size());
+      const double ranks = static_cast<double>(traces.size());
       step->second.calls += 1;
       step->second.bytes += call.bytes;
-      for (const double d : durations) {
-        step->second.communication_seconds += d / ranks;
-        step->second.wait_seconds += (d - *shortest) / ranks;
+      for (std::size_t r = 0; r < traces.size(); ++r) {
+        step->second.communication_seconds += timing.durations[r] / ranks;
+        step->second.wait_seconds += timing.waits[r] / ranks;
       }
     }
     const ClassKey key{call.op, call.dtype, call.bytes, call.group_ranks};
@@ -145,8 +169,8 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     }
     TracedClass& c = summary.classes[at->second];
     ++c.calls;
-    c.seconds += *shortest;
-    for (const double d : durations) c.wait_seconds += (d - *shortest) / static_cast<double>(durations.size());
+    c.seconds += timing.durations[timing.last];
+    for (const double wait : timing.waits) c.wait_seconds += wait / static_cast<double>(traces.size());
   }
   for (std::size_t k = 0; k < summary.classes.size(); ++k) {
     TracedClass& c = summary.classes[k];

@@ -474,7 +474,8 @@ class BadInput(unittest.TestCase):
     def test_a_folder_without_traces_and_no_trace_at_all(self):
         empty = self.path("empty")
         os.mkdir(empty)
-        self.assertTrue(self.refused(empty).endswith("empty: no .json or .json.gz trace in this folder"))
+        self.assertTrue(self.refused(empty).endswith(
+            "empty: no trace (.json, .json.gz) or Nsight Systems report (.sqlite, .nsys-rep) in this folder"))
         code, _, err = run()
         self.assertEqual(code, 2)
         self.assertIn("TRACE", err)

@@ -14,16 +14,16 @@
 namespace commbench {
 
 struct TracedCollective {
-  std::string op;                         // "allreduce", "allgather", ..., "barrier", "send", "recv"
-  std::optional<Collective> collective;   // the bus factor's collective; none for barrier, send, recv, ...
-  std::string dtype;                      // "float32", "bfloat16", ...; empty when the trace does not say
-  std::uint64_t bytes = 0;                // nccl-tests' size: see docs/replay.md
-  int group_ranks = 0;                    // 0 when the trace does not say
-  double issued_us = 0;                   // when the training thread called it (the trace's clock)
-  double start_us = 0;                    // when it ran: the backend's own event, else the call's
+  std::string op;                        // "allreduce", "allgather", ..., "barrier", "send", "recv"
+  std::optional<Collective> collective;  // the bus factor's collective; none for barrier, send, recv, ...
+  std::string dtype;                     // "float32", "bfloat16", ...; empty when the trace does not say
+  std::uint64_t bytes = 0;               // nccl-tests' size: see docs/replay.md
+  int group_ranks = 0;                   // 0 when the trace does not say
+  double issued_us = 0;                  // when the training thread called it (the trace's clock)
+  double start_us = 0;                   // when it ran: the backend's own event, else the call's
   double end_us = 0;
-  int step = -1;                          // the profiler step (ProfilerStep#N) it was called in; -1 none
-  std::string name;                       // the trace's event name, for messages
+  int step = -1;     // the profiler step (ProfilerStep#N) it was called in; -1 none
+  std::string name;  // the trace's event name, for messages
 };
 
 struct StepWindow {
@@ -40,6 +40,10 @@ struct RankTrace {
   std::string host;
   std::vector<TracedCollective> collectives;  // in the order the rank called them
   std::vector<StepWindow> steps;
+  // The calls' times are the calls themselves, not the backend's run (Nsight Systems' NVTX
+  // ranges on CPU): an async call's time is its queueing, and ranks are matched by when
+  // they called.
+  bool call_times_only = false;
 };
 
 }  // namespace commbench

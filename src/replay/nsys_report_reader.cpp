@@ -1,0 +1,188 @@
+#include "commbench/replay/nsys_report_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "commbench/core/error.hpp"
+#include "nsys_export.hpp"
+#include "pytorch_comm_events.hpp"
+#include "sqlite_database.hpp"
+#include "trace_input.hpp"
+
+namespace commbench {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kNvtxPushPopRange = 59;   // ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange
+constexpr int kNvtxStartEndRange = 60;  // NvtxStartEndRange
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// A serialized GlobalId holds the process id in bits 24..47.
+std::int64_t pid_of(std::int64_t global_tid) { return (global_tid >> 24) & 0xFFFFFF; }
+
+struct ReportFacts {
+  double epoch_us = 0;  // the capture's start on the UTC clock: ranks' reports line up on it
+  std::string host;
+  std::string version;
+};
+
+ReportFacts report_facts(const SqliteDatabase& db, const std::string& path) {
+  if (!db.has_table("StringIds") || !db.has_table("EXPORT_META_DATA"))
+    throw UsageError(fmt::format("{}: an SQLite database, but not one `nsys export --type sqlite` wrote", path));
+  ReportFacts facts;
+  facts.version =
+      db.first_text("SELECT value FROM EXPORT_META_DATA WHERE name = 'EXPORT_PRODUCT_VERSION'").value_or("");
+  if (db.has_table("TARGET_INFO_SESSION_START_TIME"))
+    db.each_row("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
+                [&](const SqliteDatabase::Row& row) { facts.epoch_us = static_cast<double>(row.integer(0)) * 1e-3; });
+  if (db.has_table("TARGET_INFO_SYSTEM_ENV"))
+    facts.host = db.first_text("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'").value_or("");
+  return facts;
+}
+
+// An NVTX range as a torch.profiler event, so that one set of rules sizes and pairs both.
+json chrome_event(const std::string& name, double start_us, double end_us, const std::string& sizes,
+                  const std::string& torch_type) {
+  json event{{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"ts", start_us}, {"dur", end_us - start_us}};
+  if (sizes.empty()) return event;
+  json dims = json::parse(sizes, nullptr, false);
+  if (dims.is_discarded() || !dims.is_array()) return event;
+  event["args"] = {{"Input Dims", dims}, {"Input type", json::array()}};
+  for (std::size_t i = 0; i < dims.size(); ++i) event["args"]["Input type"].push_back(torch_type);
+  return event;
+}
+
+struct ProcessEvents {
+  PytorchCommEvents events;
+  std::size_t ranges = 0;
+  bool sized = false;
+};
+
+std::map<std::int64_t, ProcessEvents> read_ranges(const SqliteDatabase& db, const ReportFacts& facts,
+                                                  const std::string& torch_type) {
+  std::map<std::int64_t, ProcessEvents> processes;
+  const std::string sql = fmt::format(
+      "SELECT e.start, e.end, COALESCE(e.text, s.value), e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s "
+      "ON e.textId = s.id WHERE e.eventType IN ({}, {}) AND e.end IS NOT NULL ORDER BY e.start",
+      kNvtxPushPopRange, kNvtxStartEndRange);
+  db.each_row(sql, [&](const SqliteDatabase::Row& row) {
+    const std::string text = row.text(2);
+    const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
+    const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
+    ProcessEvents& process = processes[pid_of(row.integer(3))];
+    ++process.ranges;
+    if (const std::optional<int> step = nvtx_step_number(text)) {
+      process.events.add(chrome_event(fmt::format("ProfilerStep#{}", *step), start_us, end_us, "", torch_type));
+      return;
+    }
+    if (text.rfind("c10d::", 0) != 0) return;
+    const PytorchNvtxRange range = parse_pytorch_nvtx_range(text);
+    if (canonical_comm_op(range.name).empty()) return;
+    process.sized = process.sized || !range.sizes.empty();
+    process.events.add(chrome_event(range.name, start_us, end_us, range.sizes, torch_type));
+  });
+  return processes;
+}
+
+NsysReport read_exported(const std::string& path, const std::string& shown_path, const std::string& element_type) {
+  const std::string torch_type = torch_type_name(element_type);
+  if (torch_type.empty()) throw UsageError(fmt::format("--dtype: '{}' is no element type PyTorch has", element_type));
+  const SqliteDatabase db(path);
+  const ReportFacts facts = report_facts(db, shown_path);
+  if (!db.has_table("NVTX_EVENTS"))
+    throw UsageError(fmt::format(
+        "{}: no NVTX ranges in this report: record with `nsys profile --trace=nvtx,...` and PyTorch's ranges on "
+        "(torch.autograd.profiler.emit_nvtx(record_shapes=True))",
+        shown_path));
+  NsysReport report;
+  bool unsized = false;
+  for (auto& [pid, process] : read_ranges(db, facts, torch_type)) {
+    std::vector<TracedCollective> collectives = process.events.collectives(0);
+    if (collectives.empty()) continue;
+    unsized = unsized || !process.sized;
+    NsysProcess rank;
+    rank.pid = pid;
+    rank.trace.path = shown_path;
+    rank.trace.host = facts.host;
+    rank.trace.steps = process.events.steps();
+    rank.trace.collectives = std::move(collectives);
+    rank.trace.call_times_only = true;
+    report.processes.push_back(std::move(rank));
+  }
+  if (report.processes.empty())
+    throw UsageError(fmt::format(
+        "{}: no communication in this report: no NVTX range of a c10d:: operator (PyTorch's ranges come with "
+        "torch.autograd.profiler.emit_nvtx())",
+        shown_path));
+  if (unsized)
+    report.notes.push_back(
+        fmt::format("{}: PyTorch's ranges carry no shapes (emit_nvtx(record_shapes=True) adds "
+                    "them): its calls are counted and timed, not sized",
+                    shown_path));
+  return report;
+}
+
+}  // namespace
+
+bool is_nsys_report_name(std::string_view name) {
+  return ends_with(name, ".sqlite") || ends_with(name, ".sqlite.gz") || ends_with(name, ".nsys-rep") ||
+         ends_with(name, ".qdrep");
+}
+
+PytorchNvtxRange parse_pytorch_nvtx_range(std::string_view text) {
+  PytorchNvtxRange range;
+  const std::size_t comma = text.find(", ");
+  range.name = std::string(text.substr(0, comma));
+  constexpr std::string_view kSizes = ", sizes = ";
+  const std::size_t sizes = text.find(kSizes);
+  if (sizes == std::string_view::npos) return range;
+  const std::size_t open = sizes + kSizes.size();
+  if (open >= text.size() || text[open] != '[') return range;
+  int depth = 0;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    if (text[i] == '[') ++depth;
+    if (text[i] == ']' && --depth == 0) {
+      range.sizes = std::string(text.substr(open, i - open + 1));
+      break;
+    }
+  }
+  return range;
+}
+
+std::optional<int> nvtx_step_number(std::string_view text) {
+  std::string lowered;
+  for (const char c : text) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const std::string_view prefix : {"profilerstep#", "step#", "step ", "iteration "}) {
+    if (lowered.rfind(prefix, 0) != 0) continue;
+    int number = -1;
+    const char* first = lowered.c_str() + prefix.size();
+    const char* last = lowered.c_str() + lowered.size();
+    const auto [end, error] = std::from_chars(first, last, number);
+    if (error == std::errc() && end == last && number >= 0) return number;
+  }
+  return std::nullopt;
+}
+
+NsysReport read_nsys_report(const std::string& path, const std::string& element_type) {
+  if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) {
+    const ExportedReport exported = export_nsys_report(path);
+    return read_exported(exported.sqlite_path(), path, element_type);
+  }
+  if (!looks_like_sqlite(path)) {
+    const TraceInput readable(path);  // UsageError for a file that cannot be read
+    throw UsageError(fmt::format("{}: not an SQLite database (`nsys export --type sqlite` writes one)", path));
+  }
+  return read_exported(path, path, element_type);
+}
+
+}  // namespace commbench

@@ -1,0 +1,213 @@
+"""bench-replay on real Nsight Systems reports (tests/fixtures/nsys: each of 4 gloo ranks on
+CPU under its own `nsys profile`, PyTorch's NVTX ranges on, exported to SQLite by nsys).
+
+What the command reports is checked against the raw reports, read here with Python's own
+sqlite3: the calls per operation and their sizes come from the `c10d::` NVTX ranges, the
+ranks from the files' names; the same job recorded by torch.profiler
+(tests/fixtures/traces/llama-ddp) gives the same calls and sizes. Bad input is exit 2 with
+one line naming the file and no result file left behind.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import sqlite3
+import unittest
+
+from replay_test_support import BIN, C10D_OPS, TRACES, FolderCase, run
+
+NSYS = os.path.join(os.path.dirname(TRACES), "nsys")
+CASES = ("nsys-llama-ddp", "nsys-straggler")
+
+
+def report_files(case):
+    folder = os.path.join(NSYS, case)
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".sqlite.gz"))
+
+
+def open_report(path, folder):
+    """The gzipped export as an SQLite file in `folder` (Python's sqlite3 reads files)."""
+    plain = os.path.join(folder, os.path.basename(path)[:-3])
+    with gzip.open(path, "rb") as src, open(plain, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return plain
+
+
+def raw_calls(sqlite_path):
+    """(op, bytes as float32) of every c10d:: range, in start order, from the raw rows."""
+    db = sqlite3.connect(sqlite_path)
+    rows = db.execute("SELECT coalesce(e.text, s.value) FROM NVTX_EVENTS e LEFT JOIN StringIds s ON e.textId = s.id "
+                      "WHERE e.eventType = 59 ORDER BY e.start").fetchall()
+    db.close()
+    calls = []
+    for (text,) in rows:
+        name = text.split(",")[0]
+        if name not in C10D_OPS:
+            continue
+        first = json.loads(re.search(r"sizes = (\[.*?\]\]|\[\])", text).group(1))[0]
+        elements = 1
+        for d in first:
+            elements *= d
+        calls.append((C10D_OPS[name], 0 if name == "c10d::barrier" else 4 * elements))
+    return calls
+
+
+def classes(doc):
+    return sorted((c["op"], c["bytes"], c["calls"]) for c in doc["collectives"])
+
+
+class NsysReports(FolderCase):
+    PREFIX = "commbench-replay-nsys-"
+
+    def replay(self, *paths, name="r"):
+        json_path = os.path.join(self.dir, name + ".json")
+        code, out, err = run(*paths, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(err, "")
+        with open(json_path) as f:
+            return out, json.load(f)
+
+    def test_calls_and_sizes_per_operation_are_the_reports(self):
+        for case in CASES:
+            with self.subTest(case=case):
+                out, doc = self.replay(os.path.join(NSYS, case), name=case)
+                raw = [raw_calls(open_report(path, self.dir)) for path in report_files(case)]
+                for other in raw[1:]:
+                    self.assertEqual(other, raw[0])
+                expected = {}
+                for call in raw[0]:
+                    expected[call] = expected.get(call, 0) + 1
+                self.assertEqual(classes(doc), sorted((op, size, n) for (op, size), n in expected.items()))
+                self.assertEqual(doc["calls_per_rank"], len(raw[0]))
+                self.assertEqual(doc["world_size"], 4)
+                self.assertEqual([r["rank"] for r in doc["ranks"]], [0, 1, 2, 3])
+                self.assertEqual(doc["provenance"]["settings"]["format"], "nsys")
+                self.assertIn("# 4 reports read in", out)
+                self.assertIn("calls are sized as float32 (--dtype)", out)
+
+    def test_the_same_job_under_torch_profiler_gives_the_same_calls(self):
+        _, from_nsys = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), name="nsys")
+        _, from_torch = self.replay(os.path.join(TRACES, "llama-ddp"), name="torch")
+        self.assertEqual(classes(from_nsys), classes(from_torch))
+
+    def test_each_rank_is_the_number_in_its_files_name(self):
+        files = report_files("nsys-straggler")
+        _, doc = self.replay(*reversed(files), name="reversed")
+        self.assertEqual({r["rank"]: os.path.basename(r["file"]) for r in doc["ranks"]},
+                         {n: f"rank{n}.sqlite.gz" for n in range(4)})
+
+    def test_who_called_last_is_read_from_the_ranks_clocks(self):
+        """The ranges are the calls (DDP's async buckets: their queueing), so the rank that
+        arrives last at a call is the one that called last. Each report's clock starts at its
+        own capture; on the UTC clock the ranks' calls line up. On this 2-core machine the
+        straggler's 50 ms sleep is lost in its neighbours' compute, so the test holds the
+        report against the raw rows, not against the sleep."""
+        out, doc = self.replay(os.path.join(NSYS, "nsys-straggler"), name="straggler")
+        issued = []
+        for path in report_files("nsys-straggler"):
+            db = sqlite3.connect(open_report(path, self.dir))
+            epoch = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+            issued.append([(epoch + start) * 1e-9 for (start,) in db.execute(
+                "SELECT start FROM NVTX_EVENTS WHERE text LIKE 'c10d::%' ORDER BY start")])
+            db.close()
+        last = [max(range(4), key=lambda r: issued[r][i]) for i in range(len(issued[0]))]
+        ranks = {r["rank"]: r for r in doc["ranks"]}
+        for rank in range(4):
+            self.assertEqual(ranks[rank]["last_arrivals"], last.count(rank))
+            waited = sum(max(issued[r][i] for r in range(4)) - issued[rank][i] for i in range(len(last)))
+            self.assertAlmostEqual(ranks[rank]["wait_seconds"], waited, places=5)
+        self.assertIn("waits and the straggler are from when each rank called", out)
+
+    def test_dtype_sizes_the_counts(self):
+        _, float32 = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), name="f32")
+        _, bf16 = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), "--dtype", "bfloat16", name="bf16")
+        self.assertEqual([(op, size // 2, n) for op, size, n in classes(float32)], classes(bf16))
+
+
+class NsysBadInput(FolderCase):
+    PREFIX = "commbench-replay-nsys-bad-"
+
+    def refused(self, *args):
+        outputs = [os.path.join(self.dir, "r.csv"), os.path.join(self.dir, "r.json")]
+        code, out, err = run(*args, "--csv", outputs[0], "--json", outputs[1])
+        self.assertEqual(code, 2, out + err)
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertTrue(err.startswith("bench-replay: error: "), err)
+        for path in outputs:
+            self.assertFalse(os.path.exists(path), f"{path} left behind")
+        return err.strip()
+
+    def edited(self, name, sql):
+        """A copy of rank 0's report with `sql` run on it."""
+        path = open_report(report_files("nsys-llama-ddp")[0], self.dir)
+        target = os.path.join(self.dir, name)
+        os.replace(path, target)
+        db = sqlite3.connect(target)
+        db.executescript(sql)
+        db.close()
+        return target
+
+    def test_a_gzip_cut_short_names_the_file_and_offset(self):
+        with open(report_files("nsys-llama-ddp")[0], "rb") as f:
+            data = f.read()
+        cut = os.path.join(self.dir, "cut.sqlite.gz")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) // 2])
+        self.assertRegex(self.refused(cut), r"cut\.sqlite\.gz: cannot read at byte [0-9]+ of its text \(.+\)$")
+
+    def test_a_file_that_is_no_database_or_not_nsys(self):
+        text = os.path.join(self.dir, "notes.sqlite")
+        with open(text, "w") as f:
+            f.write("not a database\n")
+        self.assertTrue(self.refused(text).endswith(
+            "notes.sqlite: not an SQLite database (`nsys export --type sqlite` writes one)"))
+        other = os.path.join(self.dir, "other.sqlite")
+        db = sqlite3.connect(other)
+        db.execute("create table t (x)")
+        db.close()
+        self.assertTrue(self.refused(other).endswith(
+            "other.sqlite: an SQLite database, but not one `nsys export --type sqlite` wrote"))
+
+    def test_a_report_without_ranges_or_without_communication(self):
+        no_nvtx = self.edited("no-nvtx.sqlite", "drop table NVTX_EVENTS;")
+        self.assertIn("no-nvtx.sqlite: no NVTX ranges in this report: record with `nsys profile --trace=nvtx",
+                      self.refused(no_nvtx))
+        no_comm = self.edited("no-comm.sqlite", "delete from NVTX_EVENTS where text like 'c10d::%';")
+        self.assertIn("no-comm.sqlite: no communication in this report: no NVTX range of a c10d:: operator",
+                      self.refused(no_comm))
+
+    def test_reports_of_different_runs(self):
+        mixed = [report_files("nsys-llama-ddp")[0]] + report_files("nsys-straggler")[1:]
+        self.assertIn("the traces do not line up", self.refused(*mixed))
+
+    def test_a_report_is_not_read_with_traces(self):
+        trace = os.path.join(TRACES, "llama-ddp", "rank0.json.gz")
+        self.assertIn("Nsight Systems reports are read on their own", self.refused(report_files("nsys-llama-ddp")[0],
+                                                                                   trace))
+
+    def test_a_nsys_rep_without_nsys_on_the_path(self):
+        rep = os.path.join(self.dir, "rank0.nsys-rep")
+        with open(rep, "wb") as f:
+            f.write(b"\0" * 64)
+        empty = os.path.join(self.dir, "bin")
+        os.makedirs(empty, exist_ok=True)
+        code, out, err = run_with_path(empty, rep)
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("rank0.nsys-rep: a .nsys-rep is read through `nsys export --type sqlite`, and nsys cannot be "
+                      "run here", err)
+        self.assertEqual(len(err.splitlines()), 1, err)
+
+    def test_an_unknown_dtype(self):
+        self.assertIn("--dtype", self.refused(os.path.join(NSYS, "nsys-llama-ddp"), "--dtype", "float7"))
+
+
+def run_with_path(path_value, *args):
+    import subprocess
+    p = subprocess.run([os.path.abspath(BIN), *args], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PATH=path_value))
+    return p.returncode, p.stdout, p.stderr
+
+
+if __name__ == "__main__":
+    unittest.main()
