@@ -184,11 +184,24 @@ std::vector<std::pair<std::string, std::string>> prediction_settings(const Patte
   return settings;
 }
 
+// --predict --dump-schedule: every rank's schedule of the layout predicted, as a dry run on
+// that many ranks writes it (one node's worth of ranks per node, as --gpus-per-node says).
+constexpr long long kMostDumpedRanks = 4096;
+
+void write_predicted_schedules(const std::string& path, const PatternConfig& config, int ranks) {
+  std::string lines;
+  for (int rank = 0; rank < ranks; ++rank) lines += schedule_json_lines(build_schedule(config, rank), true);
+  write_file_atomically(path, lines, "--dump-schedule");
+}
+
 std::string predict_and_report(const PatternRunOptions& options, const std::string& command_line) {
   const long long ranks = static_cast<long long>(options.nodes) * *options.gpus_per_node;
   if (ranks > (1 << 24))
     throw UsageError(fmt::format("--nodes: {} x --gpus-per-node {} ranks is more than 16777216", options.nodes,
                                  *options.gpus_per_node));
+  if (!options.dump_path.empty() && ranks > kMostDumpedRanks)
+    throw UsageError(
+        fmt::format("--dump-schedule: {} ranks' schedules is more than the {} it writes", ranks, kMostDumpedRanks));
   std::vector<std::string> notes;
   const PatternConfig config =
       resolve_pattern_config(options.pattern, static_cast<int>(ranks), *options.gpus_per_node, notes);
@@ -225,6 +238,7 @@ std::string predict_and_report(const PatternRunOptions& options, const std::stri
   context.notes = notes;
   write_prediction_files(options, config, {*costs, ranks, prediction, elapsed}, std::move(context), predicted, report);
   if (!options.trace_path.empty()) write_prediction_trace(options.trace_path, config, prediction);
+  if (!options.dump_path.empty()) write_predicted_schedules(options.dump_path, config, static_cast<int>(ranks));
   return fmt::format("# predicted in {} s, {} schedules simulated", significant_text(elapsed, 3),
                      prediction.ranks.size());
 }

@@ -43,6 +43,7 @@ FRAMEWORK_FLAGS = {
     "llama-fsdp1-keep": ["--pattern", "fsdp", "--fsdp-version", "1", "--fsdp-sharding", "shard_grad_op"],
     "llama-tied-ddp": ["--pattern", "ddp"],
     "llama-tied-fsdp2": ["--pattern", "fsdp"],
+    "llama-hsdp": ["--pattern", "fsdp", "--fsdp-sharding", "hybrid_shard"],
 }
 
 
@@ -80,7 +81,7 @@ def load(path):
 
 def rank_files(case):
     return sorted(os.path.join(TRACES, case, name) for name in os.listdir(os.path.join(TRACES, case))
-                  if name.endswith(".json.gz"))
+                  if name.startswith("rank") and name.endswith(".json.gz"))
 
 
 def raw_counts(doc):

@@ -16,6 +16,11 @@ from replay_test_support import (BIN, HERE, LLAMA_MODEL, MPI_ENV, MPIEXEC, PATTE
                                   load, model_of, pattern_flags, ranks_of, rank_files, raw_counts, read_jsonl, run)
 
 
+# A real bench-collectives sweep: --predict needs a cost for every call, the dump does not
+# depend on it.
+SWEEP = os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "default-sweep.csv")
+
+
 def traced_calls(case, rank):
     """(world size, the operation of each c10d call of a rank's trace in order), read from
     the raw JSON; with profiler steps, the calls of the first step that holds any."""
@@ -109,7 +114,10 @@ class Schedule(FolderCase):
                  f"--schedule: the step comes from {schedule}; --pattern, --preset and --deepspeed-config "
                  "describe another"),
                 (["--schedule", schedule, "--tune"],
-                 "--schedule: not with --tune (a file's step has no framework settings to tune)")]:
+                 "--schedule: not with --tune (a file's step has no framework settings to tune)"),
+                (["--pattern", "ddp", "--predict", "--nodes", "1025", "--gpus-per-node", "4", "--dump-schedule",
+                  os.path.join(self.dir, "big.jsonl")],
+                 "--dump-schedule: 4100 ranks' schedules is more than the 4096 it writes")]:
             p = subprocess.run([PATTERNS, *args], capture_output=True, text=True, timeout=60)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertEqual(p.stderr.strip(), "bench-patterns: error: " + message)
@@ -118,6 +126,7 @@ class Schedule(FolderCase):
         self.assertEqual(code, 2)
         self.assertIn("--dump-schedule: needs the job's traces", err)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "x.jsonl")))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "big.jsonl")))
 
 
 @unittest.skipUnless(PATTERNS and MPIEXEC, "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC not set")
@@ -302,6 +311,42 @@ class AgainstTheModel(FolderCase):
                     if c["op"] == "allgather" and c["phase"] != "optimizer"]
         self.assertEqual(modelled, logged)
         self.assertEqual(len(logged), 12)  # ten for forward, two re-gathers for backward
+
+    def test_hybrid_sharding_matches_in_op_bytes_group_and_order(self):
+        """llama-hsdp is FSDP2 on a 2 x 2 mesh (shard, replicate). Its trace says what each
+        call was; PyTorch's flight recorder, recorded beside it, says which group ran it.
+        Together, in order, they are bench-patterns' hybrid_shard step on 2 nodes of 2
+        ranks: reduce-scatter in the node, all-reduce of the shard across nodes."""
+        trace = load(rank_files("llama-hsdp")[0])["traceEvents"]
+        calls = [e for e in sorted(trace, key=lambda e: e.get("ts", 0))
+                 if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e.get("name") in C10D_OPS]
+        with gzip.open(os.path.join(TRACES, "llama-hsdp", "collectives-rank0.json.gz"), "rt") as f:
+            log = json.load(f)
+        entries = sorted(log["flight_recorder"]["entries"], key=lambda e: e["record_id"])
+        self.assertEqual(len(calls), len(entries))
+        job = []
+        for call, entry in zip(calls, entries):
+            op = C10D_OPS[call["name"]]
+            # gloo runs a reduce-scatter as an all-reduce of the whole input: the recorder
+            # names the backend's work, the trace the call.
+            self.assertEqual(entry["profiling_name"], {"allgather": "gloo:all_gather"}.get(op, "gloo:all_reduce"))
+            self.assertEqual(entry["input_dtypes"], ["Float"])
+            sizes = entry["output_sizes" if op == "allgather" else "input_sizes"][0]
+            elements = 1
+            for d in sizes:
+                elements *= d
+            job.append((op, 4 * elements, len(log["groups"][entry["process_group"][0]])))
+        dump = os.path.join(self.dir, "hsdp-model.jsonl")
+        p = subprocess.run([PATTERNS, "--predict", "--from", SWEEP, "--nodes", "2", "--gpus-per-node", "2",
+                            *pattern_flags("llama-hsdp"), *model_of("llama-hsdp"), "--dump-schedule", dump, "--force"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        group_size = {"intra_node": 2, "inter_node": 2, "data": 4}
+        modelled = [(l["op"], l["bytes"], group_size[l["group"]]) for l in read_jsonl(dump)
+                    if l["rank"] == 0 and l["kind"] != "compute"]
+        self.assertEqual(job, modelled)
+        self.assertEqual(sorted({g for _, _, g in job}), [2])
+        self.assertEqual(sorted(log["groups"].values()), [[0, 1], [0, 1, 2, 3], [0, 2]])
 
     def test_a_model_of_other_settings_is_told_apart_at_the_first_call_that_differs(self):
         # 1 MiB buckets: the first bucket is alike (DDP caps it at 1 MiB either way), the
