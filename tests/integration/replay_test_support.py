@@ -44,6 +44,7 @@ FRAMEWORK_FLAGS = {
     "llama-tied-ddp": ["--pattern", "ddp"],
     "llama-tied-fsdp2": ["--pattern", "fsdp"],
     "llama-hsdp": ["--pattern", "fsdp", "--fsdp-sharding", "hybrid_shard"],
+    "llama-fsdp1-hybrid": ["--pattern", "fsdp", "--fsdp-version", "1", "--fsdp-sharding", "hybrid_shard"],
 }
 
 

@@ -312,18 +312,17 @@ class AgainstTheModel(FolderCase):
         self.assertEqual(modelled, logged)
         self.assertEqual(len(logged), 12)  # ten for forward, two re-gathers for backward
 
-    def test_hybrid_sharding_matches_in_op_bytes_group_and_order(self):
-        """llama-hsdp is FSDP2 on a 2 x 2 mesh (shard, replicate). Its trace says what each
-        call was; PyTorch's flight recorder, recorded beside it, says which group ran it.
-        Together, in order, they are bench-patterns' hybrid_shard step on 2 nodes of 2
-        ranks: reduce-scatter in the node, all-reduce of the shard across nodes."""
-        trace = load(rank_files("llama-hsdp")[0])["traceEvents"]
+    def hybrid_calls(self, case):
+        """(op, bytes, group size) of rank 0's calls in order: the trace says what each call
+        was, PyTorch's flight recorder, recorded beside it, which group ran it."""
+        trace = load(rank_files(case)[0])["traceEvents"]
         calls = [e for e in sorted(trace, key=lambda e: e.get("ts", 0))
                  if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e.get("name") in C10D_OPS]
-        with gzip.open(os.path.join(TRACES, "llama-hsdp", "collectives-rank0.json.gz"), "rt") as f:
+        with gzip.open(os.path.join(TRACES, case, "collectives-rank0.json.gz"), "rt") as f:
             log = json.load(f)
         entries = sorted(log["flight_recorder"]["entries"], key=lambda e: e["record_id"])
         self.assertEqual(len(calls), len(entries))
+        self.assertEqual(sorted(log["groups"].values()), [[0, 1], [0, 1, 2, 3], [0, 2]])
         job = []
         for call, entry in zip(calls, entries):
             op = C10D_OPS[call["name"]]
@@ -336,17 +335,26 @@ class AgainstTheModel(FolderCase):
             for d in sizes:
                 elements *= d
             job.append((op, 4 * elements, len(log["groups"][entry["process_group"][0]])))
-        dump = os.path.join(self.dir, "hsdp-model.jsonl")
-        p = subprocess.run([PATTERNS, "--predict", "--from", SWEEP, "--nodes", "2", "--gpus-per-node", "2",
-                            *pattern_flags("llama-hsdp"), *model_of("llama-hsdp"), "--dump-schedule", dump, "--force"],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        return job
+
+    def test_hybrid_sharding_matches_in_op_bytes_group_and_order(self):
+        """llama-hsdp (fully_shard) and llama-fsdp1-hybrid (the wrapper's HYBRID_SHARD) on a
+        2 x 2 mesh: in order, bench-patterns' hybrid_shard step on 2 nodes of 2 ranks
+        (reduce-scatter in the node, all-reduce of the shard across nodes)."""
         group_size = {"intra_node": 2, "inter_node": 2, "data": 4}
-        modelled = [(l["op"], l["bytes"], group_size[l["group"]]) for l in read_jsonl(dump)
-                    if l["rank"] == 0 and l["kind"] != "compute"]
-        self.assertEqual(job, modelled)
-        self.assertEqual(sorted({g for _, _, g in job}), [2])
-        self.assertEqual(sorted(log["groups"].values()), [[0, 1], [0, 1, 2, 3], [0, 2]])
+        for case in ("llama-hsdp", "llama-fsdp1-hybrid"):
+            with self.subTest(case=case):
+                job = self.hybrid_calls(case)
+                dump = os.path.join(self.dir, case + "-model.jsonl")
+                p = subprocess.run([PATTERNS, "--predict", "--from", SWEEP, "--nodes", "2", "--gpus-per-node", "2",
+                                    *pattern_flags(case), *model_of(case), "--dump-schedule", dump, "--force"],
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                modelled = [(l["op"], l["bytes"], group_size[l["group"]]) for l in read_jsonl(dump)
+                            if l["rank"] == 0 and l["kind"] != "compute"]
+                self.assertEqual(job, modelled)
+                self.assertEqual({g for _, _, g in job}, {2})
+                self.assertEqual({op for op, _, _ in job}, {"allgather", "reducescatter", "allreduce"})
 
     def test_a_model_of_other_settings_is_told_apart_at_the_first_call_that_differs(self):
         # 1 MiB buckets: the first bucket is alike (DDP caps it at 1 MiB either way), the
