@@ -337,6 +337,22 @@ class AgainstTheModel(FolderCase):
             job.append((op, 4 * elements, len(log["groups"][entry["process_group"][0]])))
         return job
 
+    def test_the_other_cases_run_every_call_on_all_their_ranks_as_the_model_does(self):
+        """The group, for the cases of one process group: every group the trace lists spans
+        the job's ranks, and every call of bench-patterns' step for the same settings is on
+        the data-parallel group of all ranks (its dump's groups)."""
+        cases = [c for c in CASES if c.startswith("llama-")]
+        for case in cases:
+            with self.subTest(case=case):
+                info = load(rank_files(case)[0])["distributedInfo"]
+                self.assertEqual({g["pg_size"] for g in info["pg_config"]}, {ranks_of(case)})
+                dump = os.path.join(self.dir, case + "-groups.jsonl")
+                p = subprocess.run([PATTERNS, "--predict", "--from", SWEEP, "--nodes", "1", "--gpus-per-node",
+                                    str(ranks_of(case)), *pattern_flags(case), *model_of(case), "--dump-schedule",
+                                    dump, "--force"], capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual({l["group"] for l in read_jsonl(dump) if l["kind"] != "compute"}, {"data"})
+
     def test_hybrid_sharding_matches_in_op_bytes_group_and_order(self):
         """llama-hsdp (fully_shard) and llama-fsdp1-hybrid (the wrapper's HYBRID_SHARD) on a
         2 x 2 mesh: in order, bench-patterns' hybrid_shard step on 2 nodes of 2 ranks
