@@ -135,3 +135,44 @@ class FolderCase(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.dir, ignore_errors=True)
+
+
+# bench-patterns' group roles, as --dump-schedule names them, and their sizes on the
+# hybrid cases' layout: 2 nodes of 2 ranks.
+HYBRID_GROUP_SIZES = {"intra_node": 2, "inter_node": 2, "data": 4}
+# A real bench-collectives sweep: --predict needs a cost for every call, the dump does not
+# depend on it.
+SWEEP = os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "default-sweep.csv")
+
+
+def hybrid_job_calls(folder):
+    """(op, bytes, group size) of rank 0's calls in order, for a case recorded with PyTorch's
+    flight recorder (collectives-rank0.json.gz): the trace says what each call was, the
+    recorder which group ran it; with the recorder's entries, for the caller to check."""
+    trace = load(os.path.join(folder, "rank0.json.gz"))["traceEvents"]
+    calls = [e for e in sorted(trace, key=lambda e: e.get("ts", 0))
+             if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e.get("name") in C10D_OPS]
+    log = load(os.path.join(folder, "collectives-rank0.json.gz"))
+    entries = sorted(log["flight_recorder"]["entries"], key=lambda e: e["record_id"])
+    job = []
+    for call, entry in zip(calls, entries):
+        op = C10D_OPS[call["name"]]
+        sizes = entry["output_sizes" if op == "allgather" else "input_sizes"][0]
+        elements = 1
+        for d in sizes:
+            elements *= d
+        job.append((op, 4 * elements, len(log["groups"][entry["process_group"][0]])))
+    return job, calls, entries, log
+
+
+def hybrid_model_calls(case, folder, dump):
+    """(op, bytes, group size) of rank 0's calls in bench-patterns' step for the case's
+    settings on 2 nodes of 2 ranks; (None, stderr) when bench-patterns fails."""
+    p = subprocess.run([PATTERNS, "--predict", "--from", SWEEP, "--nodes", "2", "--gpus-per-node", "2",
+                        *pattern_flags(case, folder), *model_of(case), "--dump-schedule", dump, "--force"],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return None, p.stderr
+    return [(l["op"], l["bytes"], HYBRID_GROUP_SIZES[l["group"]]) for l in read_jsonl(dump)
+            if l["rank"] == 0 and l["kind"] != "compute"], ""
+

@@ -14,11 +14,11 @@ import subprocess
 import tempfile
 import unittest
 
-from replay_test_support import HERE, model_of, pattern_flags, run
+from replay_test_support import HERE, PATTERNS, hybrid_job_calls, hybrid_model_calls, model_of, pattern_flags, run
 
 VENV = os.environ.get("COMMBENCH_TRACE_VENV", "")
 RECORD = os.path.join(HERE, "..", "fixtures", "traces", "record-traces.sh")
-DEFAULT_CASES = "llama-ddp,llama-fsdp2,llama-fsdp1,llama-zero3,llama-zero3-3ranks,llama-tied-zero3"
+DEFAULT_CASES = "llama-ddp,llama-fsdp2,llama-fsdp1,llama-zero3,llama-zero3-3ranks,llama-tied-zero3,llama-hsdp"
 
 
 def frameworks_missing():
@@ -56,6 +56,14 @@ class Live(unittest.TestCase):
         for case in self.cases:
             with self.subTest(case=case):
                 folder = os.path.join(self.dir, case)
+                if os.path.exists(os.path.join(folder, "collectives-rank0.json.gz")):
+                    # A case of several groups: the flight recorder's groups, against the
+                    # model's on 2 nodes of 2 ranks (test_replay_schedule's hybrid test).
+                    self.assertTrue(PATTERNS, "COMMBENCH_BENCH_PATTERNS is not set")
+                    modelled, err = hybrid_model_calls(case, folder, os.path.join(self.dir, case + "-model.jsonl"))
+                    self.assertIsNotNone(modelled, err)
+                    self.assertEqual(hybrid_job_calls(folder)[0], modelled)
+                    continue
                 code, out, err = run(folder, *pattern_flags(case, folder), *model_of(case))
                 self.assertEqual(code, 0, err)
                 self.assertIn("the job's calls and the model's are alike, call for call", out)

@@ -12,13 +12,9 @@ import subprocess
 import tempfile
 import unittest
 
-from replay_test_support import (BIN, HERE, LLAMA_MODEL, MPI_ENV, MPIEXEC, PATTERNS, TRACES, CASES, C10D_OPS, FolderCase,
-                                  load, model_of, pattern_flags, ranks_of, rank_files, raw_counts, read_jsonl, run)
-
-
-# A real bench-collectives sweep: --predict needs a cost for every call, the dump does not
-# depend on it.
-SWEEP = os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "default-sweep.csv")
+from replay_test_support import (BIN, HERE, LLAMA_MODEL, MPI_ENV, MPIEXEC, PATTERNS, SWEEP, TRACES, CASES, C10D_OPS,
+                                  FolderCase, hybrid_job_calls, hybrid_model_calls, load, model_of, pattern_flags,
+                                  ranks_of, rank_files, raw_counts, read_jsonl, run)
 
 
 def traced_calls(case, rank):
@@ -312,31 +308,6 @@ class AgainstTheModel(FolderCase):
         self.assertEqual(modelled, logged)
         self.assertEqual(len(logged), 12)  # ten for forward, two re-gathers for backward
 
-    def hybrid_calls(self, case):
-        """(op, bytes, group size) of rank 0's calls in order: the trace says what each call
-        was, PyTorch's flight recorder, recorded beside it, which group ran it."""
-        trace = load(rank_files(case)[0])["traceEvents"]
-        calls = [e for e in sorted(trace, key=lambda e: e.get("ts", 0))
-                 if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e.get("name") in C10D_OPS]
-        with gzip.open(os.path.join(TRACES, case, "collectives-rank0.json.gz"), "rt") as f:
-            log = json.load(f)
-        entries = sorted(log["flight_recorder"]["entries"], key=lambda e: e["record_id"])
-        self.assertEqual(len(calls), len(entries))
-        self.assertEqual(sorted(log["groups"].values()), [[0, 1], [0, 1, 2, 3], [0, 2]])
-        job = []
-        for call, entry in zip(calls, entries):
-            op = C10D_OPS[call["name"]]
-            # gloo runs a reduce-scatter as an all-reduce of the whole input: the recorder
-            # names the backend's work, the trace the call.
-            self.assertEqual(entry["profiling_name"], {"allgather": "gloo:all_gather"}.get(op, "gloo:all_reduce"))
-            self.assertEqual(entry["input_dtypes"], ["Float"])
-            sizes = entry["output_sizes" if op == "allgather" else "input_sizes"][0]
-            elements = 1
-            for d in sizes:
-                elements *= d
-            job.append((op, 4 * elements, len(log["groups"][entry["process_group"][0]])))
-        return job
-
     def test_the_other_cases_run_every_call_on_all_their_ranks_as_the_model_does(self):
         """The group, for the cases of one process group: every group the trace lists spans
         the job's ranks, and every call of bench-patterns' step for the same settings is on
@@ -355,19 +326,22 @@ class AgainstTheModel(FolderCase):
 
     def test_hybrid_sharding_matches_in_op_bytes_group_and_order(self):
         """llama-hsdp (fully_shard) and llama-fsdp1-hybrid (the wrapper's HYBRID_SHARD) on a
-        2 x 2 mesh: in order, bench-patterns' hybrid_shard step on 2 nodes of 2 ranks
-        (reduce-scatter in the node, all-reduce of the shard across nodes)."""
-        group_size = {"intra_node": 2, "inter_node": 2, "data": 4}
+        2 x 2 mesh: the trace says what each call was; PyTorch's flight recorder, recorded
+        beside it, which group ran it. In order, they are bench-patterns' hybrid_shard step
+        on 2 nodes of 2 ranks (reduce-scatter in the node, all-reduce of the shard across)."""
         for case in ("llama-hsdp", "llama-fsdp1-hybrid"):
             with self.subTest(case=case):
-                job = self.hybrid_calls(case)
-                dump = os.path.join(self.dir, case + "-model.jsonl")
-                p = subprocess.run([PATTERNS, "--predict", "--from", SWEEP, "--nodes", "2", "--gpus-per-node", "2",
-                                    *pattern_flags(case), *model_of(case), "--dump-schedule", dump, "--force"],
-                                   capture_output=True, text=True, timeout=120)
-                self.assertEqual(p.returncode, 0, p.stderr)
-                modelled = [(l["op"], l["bytes"], group_size[l["group"]]) for l in read_jsonl(dump)
-                            if l["rank"] == 0 and l["kind"] != "compute"]
+                job, calls, entries, log = hybrid_job_calls(os.path.join(TRACES, case))
+                self.assertEqual(len(calls), len(entries))
+                self.assertEqual(sorted(log["groups"].values()), [[0, 1], [0, 1, 2, 3], [0, 2]])
+                for call, entry in zip(calls, entries):
+                    # gloo runs a reduce-scatter as an all-reduce of the whole input: the
+                    # recorder names the backend's work, the trace the call.
+                    self.assertEqual(entry["profiling_name"],
+                                     {"allgather": "gloo:all_gather"}.get(C10D_OPS[call["name"]], "gloo:all_reduce"))
+                    self.assertEqual(entry["input_dtypes"], ["Float"])
+                modelled, err = hybrid_model_calls(case, None, os.path.join(self.dir, case + "-model.jsonl"))
+                self.assertIsNotNone(modelled, err)
                 self.assertEqual(job, modelled)
                 self.assertEqual({g for _, _, g in job}, {2})
                 self.assertEqual({op for op, _, _ in job}, {"allgather", "reducescatter", "allreduce"})
