@@ -64,23 +64,27 @@ json chrome_event(const std::string& name, double start_us, double end_us, const
 
 struct ProcessEvents {
   PytorchCommEvents events;
-  std::size_t ranges = 0;
   bool sized = false;
 };
+
+// The ranges that can be a call or a step (LIKE ignores case); a report of PyTorch's
+// ranges holds one per operator, most of them the model's.
+constexpr const char* kWantedNames =
+    "name LIKE 'c10d::%' OR name LIKE 'ProfilerStep#%' OR name LIKE 'step%' OR name LIKE 'iteration %'";
 
 std::map<std::int64_t, ProcessEvents> read_ranges(const SqliteDatabase& db, const ReportFacts& facts,
                                                   const std::string& torch_type) {
   std::map<std::int64_t, ProcessEvents> processes;
   const std::string sql = fmt::format(
-      "SELECT e.start, e.end, COALESCE(e.text, s.value), e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s "
-      "ON e.textId = s.id WHERE e.eventType IN ({}, {}) AND e.end IS NOT NULL ORDER BY e.start",
-      kNvtxPushPopRange, kNvtxStartEndRange);
+      "SELECT start, end, name, globalTid FROM (SELECT e.start, e.end, COALESCE(e.text, s.value) AS name, "
+      "e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s ON e.textId = s.id WHERE e.eventType IN ({}, {}) AND "
+      "e.end IS NOT NULL) WHERE {} ORDER BY start",
+      kNvtxPushPopRange, kNvtxStartEndRange, kWantedNames);
   db.each_row(sql, [&](const SqliteDatabase::Row& row) {
     const std::string text = row.text(2);
     const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
     const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
     ProcessEvents& process = processes[pid_of(row.integer(3))];
-    ++process.ranges;
     if (const std::optional<int> step = nvtx_step_number(text)) {
       process.events.add(chrome_event(fmt::format("ProfilerStep#{}", *step), start_us, end_us, "", torch_type));
       return;

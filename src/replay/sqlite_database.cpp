@@ -4,6 +4,11 @@
 #include <sqlite3.h>
 #endif
 
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -20,29 +25,57 @@ namespace {
 
 constexpr char kSqliteMagic[] = "SQLite format 3";  // and its NUL: the header's first 16 bytes
 
-// The whole (inflated) file: sqlite3_deserialize takes ownership of sqlite3_malloc'd bytes.
-std::vector<char> inflate(const std::string& path) {
-  TraceInput input(path);
-  std::vector<char> bytes;
-  std::vector<char> chunk(1 << 20);
-  for (std::size_t got; (got = input.read(chunk.data(), chunk.size())) > 0;)
-    bytes.insert(bytes.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(got));
-  if (!input.error().empty())
-    throw UsageError(fmt::format("{}: cannot read at byte {} of its text ({})", path, input.offset(), input.error()));
-  return bytes;
+// A file: URI opened immutable: an export is finished, so SQLite takes no locks (which
+// network file systems may refuse) and writes no journal beside it.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) || std::strchr("/-._~", c) != nullptr)
+      uri += c;
+    else
+      uri += fmt::format("%{:02X}", byte);
+  }
+  return uri + "?immutable=1";
 }
 
-void open_in_memory(const std::string& path, sqlite3*& db) {
-  const std::vector<char> bytes = inflate(path);
-  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
-    throw UsageError(fmt::format("{}: cannot open an in-memory database ({})", path, sqlite3_errmsg(db)));
-  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
-  if (copy == nullptr && !bytes.empty()) throw UsageError(fmt::format("{}: too large to inflate in memory", path));
-  if (!bytes.empty()) std::memcpy(copy, bytes.data(), bytes.size());
-  const int code = sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(bytes.size()),
-                                       static_cast<sqlite3_int64>(bytes.size()),
-                                       SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
-  if (code != SQLITE_OK) throw UsageError(fmt::format("{}: not an SQLite database ({})", path, sqlite3_errstr(code)));
+void open_immutable(const std::string& path, const std::string& shown_path, sqlite3*& db) {
+  if (sqlite3_open_v2(immutable_uri(path).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) != SQLITE_OK)
+    throw UsageError(fmt::format("{}: cannot open as an SQLite database ({})", shown_path, sqlite3_errmsg(db)));
+}
+
+// A gzipped database inflated into a temporary file, so that memory stays that of SQLite's
+// page cache however large the report. The file is unlinked once open: nothing is left
+// behind, whatever happens next.
+void open_inflated(const std::string& path, sqlite3*& db) {
+  const char* base = std::getenv("TMPDIR");
+  std::string inflated = fmt::format("{}/commbench-report-XXXXXX", base != nullptr && *base != '\0' ? base : "/tmp");
+  const int fd = mkstemp(inflated.data());
+  if (fd < 0)
+    throw UsageError(fmt::format("{}: no temporary file to inflate it into ({})", path, std::strerror(errno)));
+  struct Unlink {
+    std::string path;
+    int fd;
+    ~Unlink() {
+      close(fd);
+      unlink(path.c_str());
+    }
+  } unlink_at_exit{inflated, fd};
+  TraceInput input(path);
+  std::vector<char> chunk(1 << 20);
+  for (std::size_t got; (got = input.read(chunk.data(), chunk.size())) > 0;)
+    for (std::size_t written = 0; written < got;) {
+      const ssize_t n = write(fd, chunk.data() + written, got - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        throw UsageError(fmt::format("{}: cannot inflate it into {} ({})", path, inflated, std::strerror(errno)));
+      written += static_cast<std::size_t>(n);
+    }
+  if (!input.error().empty())
+    throw UsageError(fmt::format("{}: cannot read at byte {} of its text ({})", path, input.offset(), input.error()));
+  open_immutable(inflated, path, db);
+  // SQLite opens lazily: the first read holds the file open before it is unlinked.
+  sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
 }
 
 }  // namespace
@@ -67,9 +100,9 @@ SqliteDatabase::SqliteDatabase(const std::string& path) : path_(path) {
   }
   try {
     if (compressed) {
-      open_in_memory(path, db_);
-    } else if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      throw UsageError(fmt::format("{}: cannot open as an SQLite database ({})", path, sqlite3_errmsg(db_)));
+      open_inflated(path, db_);
+    } else {
+      open_immutable(path, path, db_);
     }
     // A file that is no database fails only at its first read.
     each_row("SELECT count(*) FROM sqlite_master", [](const Row&) {});
