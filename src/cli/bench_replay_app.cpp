@@ -164,6 +164,7 @@ std::string fabric_json(const FabricComparison* fabric) {
   figures["job_seconds"] = fabric->job_seconds;
   figures["fabric_seconds"] = fabric->fabric_seconds;
   figures["verdict"] = fabric->verdict;
+  figures["cause"] = fabric->cause;
   return figures.dump();
 }
 

@@ -1,5 +1,7 @@
 #include "replay_fabric.hpp"
 
+#include "replay_cause.hpp"
+
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
@@ -52,6 +54,7 @@ FabricComparison compare_with_fabric(const TraceSummary& summary, const Communic
         fabric.basis());
   else
     comparison.verdict = "no call of the job could be held against the fabric";
+  if (comparison.job_seconds > 0) comparison.cause = top_cause(summary, comparison, fabric, nodes).text;
   return comparison;
 }
 

@@ -24,6 +24,7 @@ struct FabricComparison {
   double fabric_seconds = 0;          // the same calls at the fabric's speed
   std::vector<std::string> notes;     // classes without a figure, and why
   std::string verdict;
+  std::string cause;  // the top cause of the job's communication time (replay_cause.hpp)
   std::string basis;  // where the figures came from: "--fabric FILE", "--measure-fabric: ..."
 };
 

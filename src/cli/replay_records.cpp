@@ -116,6 +116,7 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
   fmt::print("verdict: {}\n", summary.verdict);
   if (fabric) {
     fmt::print("fabric: {}\n", fabric->verdict);
+    if (!fabric->cause.empty()) fmt::print("top cause: {}\n", fabric->cause);
     for (const std::string& note : fabric->notes) fmt::print("# note: {}\n", note);
   }
   std::fflush(stdout);

@@ -304,6 +304,28 @@ class Fabric(unittest.TestCase):
         self.assertTrue(all(c["fabric_ratio"] is None for c in doc["collectives"]))
         self.assertIn("no fabric figure", out)
         self.assertEqual(doc["fabric"]["verdict"], "no call of the job could be held against the fabric")
+        self.assertEqual(doc["fabric"]["cause"], "")
+        self.assertNotIn("top cause:", out)
+
+    def test_the_top_cause_is_the_one_that_cost_the_most(self):
+        """Against a real sweep of this machine (results/mpi-host-2core/default-sweep.csv):
+        the straggler run's top cause is the rank that slept, and the time the others waited
+        for it is its lateness times the calls it came last to; a healthy run's is not."""
+        sweep = os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "default-sweep.csv")
+        docs = {}
+        for case in ("straggler", "llama-zero3"):
+            path = os.path.join(self.dir, case + "-cause.json")
+            code, out, err = run(os.path.join(TRACES, case), "--fabric", sweep, "--json", path)
+            self.assertEqual(code, 0, err)
+            with open(path) as f:
+                docs[case] = json.load(f)
+            self.assertIn("top cause: " + docs[case]["fabric"]["cause"], out)
+        late = {r["rank"]: r for r in docs["straggler"]["ranks"]}[2]
+        waited = late["lateness_seconds"] * late["last_arrivals"]
+        self.assertTrue(docs["straggler"]["fabric"]["cause"].startswith(
+            f"one straggling rank: rank 2 (vm) arrives last at 2 of 2 calls; each of the others waits "
+            f"{waited * 1e3:.3g} ms in all for it"), docs["straggler"]["fabric"]["cause"])
+        self.assertFalse(docs["llama-zero3"]["fabric"]["cause"].startswith("one straggling rank"))
 
 
 class MeasuredFabric(unittest.TestCase):
