@@ -26,12 +26,15 @@
 #include "commbench/replay/trace_summary.hpp"
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/reporter_set.hpp"
+#include "commbench/topology/topology_json.hpp"
+#include "optional_json.hpp"
 #include "pattern_flags.hpp"
 #include "pattern_run.hpp"
 #include "replay_fabric.hpp"
 #include "replay_inputs.hpp"
 #include "replay_measured_fabric.hpp"
 #include "replay_model_comparison.hpp"
+#include "replay_nic_load.hpp"
 #include "replay_records.hpp"
 #include "replay_run.hpp"
 #include "replay_schedule.hpp"
@@ -48,6 +51,7 @@ struct ReplayOptions {
   std::string fabric_path;          // --fabric: a bench-collectives CSV or JSON file
   int ranks = 0;                    // --ranks: a DeepSpeed comms log's world size; 0 not given
   std::string dump_path;            // --dump-schedule: the traced step in bench-patterns' format
+  std::string topology_path;        // --topology: a node's bench-topology JSON, for its NICs
   PatternFlags pattern;             // bench-patterns' model flags: the step to compare the job's with
   JobOptions job;                   // --csv, --json, --force; with --replay also --backend and -T
   // --replay: the traced step run on this job's ranks; -n/-w its steps, --trace its timeline
@@ -102,6 +106,12 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
       [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
       "Write the traced step as bench-patterns' schedule (JSON lines; the time between calls as compute) for "
       "bench-patterns --schedule: run it on this cluster, --predict it, --trace it",
+      "FILE");
+  add_parsed_option(
+      app, "--topology", options.topology_path,
+      [](const std::string& text) { return non_empty_file_name(text, "--topology"); },
+      "A node of the job's cluster as bench-topology --json wrote it: its NICs between nodes and their rate, for "
+      "the job's bytes per NIC per second",
       "FILE");
   // bench-patterns' flags: with --pattern, --preset, --layers, --deepspeed-config or
   // --schedule the job's step is compared with the one they describe.
@@ -180,8 +190,30 @@ std::string steps_json(const std::vector<StepSummary>& steps) {
   return list.dump();
 }
 
-void write_replay_files(const ReplayOptions& options, const TraceSummary& summary, const FabricComparison* fabric,
-                        const ModelComparison* model, RunContext context, const std::vector<std::string>& files) {
+// What a reading is held against, each absent (null) when not asked for.
+struct ReplayComparisons {
+  const FabricComparison* fabric = nullptr;
+  const ModelComparison* model = nullptr;
+  const JobNicLoad* nics = nullptr;
+};
+
+std::string nics_json(const JobNicLoad* nics) {
+  if (nics == nullptr) return "null";
+  return nlohmann::json{{"text", nics->text},
+                        {"crosses_nodes", nics->crosses_nodes},
+                        {"bytes_per_node", nics->bytes_per_node},
+                        {"seconds", nics->seconds},
+                        {"over_steps", nics->over_steps},
+                        {"nics", nics->nics},
+                        {"nic_gbps", optional_json(nics->nic_gbps)},
+                        {"gbps_per_nic", optional_json(nics->gbps_per_nic)}}
+      .dump();
+}
+
+void write_replay_files(const ReplayOptions& options, const TraceSummary& summary, ReplayComparisons against,
+                        RunContext context, const std::vector<std::string>& files) {
+  const FabricComparison* fabric = against.fabric;
+  const ModelComparison* model = against.model;
   if (options.job.files.csv_path.empty() && options.job.files.json_path.empty()) return;
   context.record_kind = "collective";
   context.mixed_record_kinds = {"collective", "rank"};
@@ -199,6 +231,7 @@ void write_replay_files(const ReplayOptions& options, const TraceSummary& summar
                   {"verdict", nlohmann::json(summary.verdict).dump()},
                   {"fabric", fabric_json(fabric)},
                   {"model", model ? model_comparison_json(*model) : "null"},
+                  {"nics", nics_json(against.nics)},
                   {"exit_code", "0"}};
   reporters.finish(end);
 }
@@ -214,7 +247,7 @@ ModelComparison compare_model(const ReplayOptions& options, const ReadInput& inp
 // The report of what was read, against the fabric when `fabric` holds a comparison:
 // printed, and written to the result files; the last line is returned.
 std::string report_reading(const ReplayOptions& options, const std::string& command_line, ReadInput input,
-                           const std::optional<FabricComparison>& fabric,
+                           const std::optional<FabricComparison>& fabric, const std::optional<NodeTopology>& topology,
                            std::chrono::steady_clock::time_point started) {
   const TraceSummary& summary = input.summary;
   const std::vector<std::string>& files = input.files;
@@ -239,6 +272,9 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   print_replay_report(summary, fabric ? &*fabric : nullptr);
+  std::optional<JobNicLoad> nics;
+  if (fabric || topology) nics = job_nic_load(summary, input.nodes, topology);
+  if (nics) fmt::print("nics: {}\n", nics->text);
   if (model) print_model_comparison(*model);
   for (const std::string& note : notes) fmt::print("# note: {}\n", note);
   RunContext context = context_without_job(kReplaySchema, kProgram, command_line,
@@ -246,15 +282,31 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   context.ranks = summary.world_size;
   context.notes = notes;
   if (fabric) context.notes.insert(context.notes.end(), fabric->notes.begin(), fabric->notes.end());
-  write_replay_files(options, summary, fabric ? &*fabric : nullptr, model ? &*model : nullptr, std::move(context),
-                     files);
+  write_replay_files(options, summary,
+                     {fabric ? &*fabric : nullptr, model ? &*model : nullptr, nics ? &*nics : nullptr},
+                     std::move(context), files);
   const char* kind = input.format == "torch.profiler" ? "trace" : input.format == "nsys" ? "report" : "log";
   return fmt::format("# {} {}{} read in {} s", files.size(), kind, files.size() == 1 ? "" : "s",
                      significant_text(seconds, 3));
 }
 
+// --topology: read before anything is written, so that a bad file leaves no result behind.
+// bench-topology's JSON holds every node it probed; the first stands for all (a training
+// job's nodes are alike).
+std::optional<NodeTopology> topology_of(const ReplayOptions& options) {
+  if (options.topology_path.empty()) return std::nullopt;
+  const std::string where = "--topology " + options.topology_path;
+  const nlohmann::json document =
+      nlohmann::json::parse(read_input_file(options.topology_path, "--topology"), nullptr, false);
+  if (document.is_discarded() || !document.is_object() || !document.contains("nodes") ||
+      !document["nodes"].is_array() || document["nodes"].empty())
+    throw UsageError(fmt::format("{}: not a file bench-topology --json wrote (no \"nodes\")", where));
+  return topology_from_json_text(document["nodes"].front().dump(), where);
+}
+
 std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
   const auto started = std::chrono::steady_clock::now();
+  const std::optional<NodeTopology> topology = topology_of(options);
   ReadInput input = read_replay_input(input_request(options));
   std::optional<FabricComparison> fabric;
   if (!options.fabric_path.empty())
@@ -263,13 +315,14 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
         SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)),
         input.nodes);
   if (fabric) fabric->basis = fabric_basis(options);
-  return report_reading(options, command_line, std::move(input), fabric, started);
+  return report_reading(options, command_line, std::move(input), fabric, topology, started);
 }
 
 // --measure-fabric: every rank reads the job (they decide alike), the job's collectives
 // are measured on this job's ranks, and the reporting rank reports the reading against them.
 int measure_fabric_and_report(const ReplayOptions& options, JobSession& session) {
   const auto started = std::chrono::steady_clock::now();
+  const std::optional<NodeTopology> topology = topology_of(options);
   ReadInput input;
   session.step("reading the traces", [&] { input = read_replay_input(input_request(options)); });
   Backend& backend = session.create_backend(BackendRequest{options.job.backend});
@@ -285,7 +338,7 @@ int measure_fabric_and_report(const ReplayOptions& options, JobSession& session)
   fabric.basis = measured->basis();
   if (!session.reporting()) return 0;
   const std::size_t files = input.files.size();
-  report_reading(options, context.command_line, std::move(input), fabric, started);
+  report_reading(options, context.command_line, std::move(input), fabric, topology, started);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print("# {} file{} read and {} case{} measured here in {} s\n", files, files == 1 ? "" : "s", measured->cases(),
              measured->cases() == 1 ? "" : "s", significant_text(seconds, 3));

@@ -63,7 +63,8 @@ CommunicationCause straggler(const TraceSummary& summary) {
     if (rank.rank == *summary.straggler && rank.lateness_seconds) {
       cause.seconds = *rank.lateness_seconds * static_cast<double>(rank.last_arrivals);
       cause.text = fmt::format(
-          "one straggling rank: rank {}{} arrives last at {} of {} calls; each of the others waits {} in all for it (look at "
+          "one straggling rank: rank {}{} arrives last at {} of {} calls; each of the others waits {} in all for it "
+          "(look at "
           "that rank's node and its compute, not the fabric)",
           rank.rank, rank.host.empty() ? "" : " (" + rank.host + ")", rank.last_arrivals, summary.calls,
           ms(cause.seconds));

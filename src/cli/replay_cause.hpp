@@ -11,9 +11,9 @@
 namespace commbench {
 
 struct CommunicationCause {
-  std::string name;     // "fabric shortfall", "small collectives", "straggler", "" when none stands out
-  double seconds = 0;   // per rank: the time it cost
-  std::string text;     // the verdict line
+  std::string name;    // "fabric shortfall", "small collectives", "straggler", "" when none stands out
+  double seconds = 0;  // per rank: the time it cost
+  std::string text;    // the verdict line
 };
 
 // The candidates, each as time per rank:

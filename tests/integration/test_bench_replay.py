@@ -320,6 +320,10 @@ class Fabric(unittest.TestCase):
             with open(path) as f:
                 docs[case] = json.load(f)
             self.assertIn("top cause: " + docs[case]["fabric"]["cause"], out)
+            # One host: nothing crossed a NIC, and the report says so rather than a rate.
+            self.assertIn("nics: the job ran on one node (its traces name one host): nothing crossed a NIC", out)
+            self.assertFalse(docs[case]["nics"]["crosses_nodes"])
+            self.assertIsNone(docs[case]["nics"]["gbps_per_nic"])
         late = {r["rank"]: r for r in docs["straggler"]["ranks"]}[2]
         waited = late["lateness_seconds"] * late["last_arrivals"]
         self.assertTrue(docs["straggler"]["fabric"]["cause"].startswith(
@@ -408,6 +412,14 @@ class BadInput(unittest.TestCase):
         self.assertIn("--replay: runs the traced step",
                       self.refused(traces, "--replay", "--pattern", "zero3", "--layers", "2"))
         self.assertFalse(os.path.exists(self.path("t.json")))
+
+    def test_a_topology_that_is_not_bench_topologys(self):
+        sweep = os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "replay-fabric", "sweep.csv")
+        dump = self.path("s.jsonl")
+        err = self.refused(os.path.join(TRACES, "llama-ddp"), "--topology", sweep, "--dump-schedule", dump)
+        self.assertTrue(err.endswith("sweep.csv: not a file bench-topology --json wrote (no \"nodes\")"), err)
+        self.assertFalse(os.path.exists(dump))
+        self.assertIn("--topology", self.refused(os.path.join(TRACES, "llama-ddp"), "--topology", self.path("none")))
 
     def test_a_gzip_cut_short_names_the_file_and_offset(self):
         with open(rank_files("fsdp2")[0], "rb") as f:
