@@ -1,5 +1,7 @@
 #include "replay_records.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "commbench/core/number_text.hpp"
@@ -22,7 +24,8 @@ Record traced_class_record(const TracedClass& c, const FabricFigure& fabric) {
           {c.op, c.dtype, whole_value(c.bytes),
            c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{}, std::int64_t{c.ranks},
            whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps), optional_value(c.busbw_gbps),
-           optional_value(fabric.seconds), optional_value(fabric.busbw_gbps), optional_value(fabric.ratio)},
+           optional_value(fabric.seconds), optional_value(fabric.busbw_gbps), optional_value(fabric.ratio),
+           c.nccl_algo, c.nccl_proto},
           {}};
 }
 
@@ -43,7 +46,7 @@ void add_replay_records(const std::function<void(const Record&)>& add, const Tra
 
 namespace {
 
-std::vector<TextColumn> class_columns(bool with_fabric) {
+std::vector<TextColumn> class_columns(bool with_fabric, bool with_nccl) {
   std::vector<TextColumn> columns{
       {{"op"}, Align::left, 14},       {{"dtype"}, Align::left, 9},        {{"size"}, Align::right, 10},
       {{"group"}, Align::right, 6},    {{"calls"}, Align::right, 6},       {{"time ms"}, Align::right, 10},
@@ -52,6 +55,7 @@ std::vector<TextColumn> class_columns(bool with_fabric) {
     columns.push_back({{"fabric GB/s"}, Align::right, 12});
     columns.push_back({{"of fabric"}, Align::right, 10});
   }
+  if (with_nccl) columns.push_back({{"nccl"}, Align::left, 12});
   return columns;
 }
 
@@ -79,7 +83,9 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
                summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
   else
     fmt::print("# bench-replay: {}, {} ranks, {} calls\n", summary.source, summary.world_size, summary.calls);
-  TextTable classes(class_columns(fabric != nullptr), "  ", "  ");
+  const bool with_nccl = std::any_of(summary.classes.begin(), summary.classes.end(),
+                                     [](const TracedClass& c) { return !c.nccl_algo.empty() || !c.nccl_proto.empty(); });
+  TextTable classes(class_columns(fabric != nullptr, with_nccl), "  ", "  ");
   for (std::size_t i = 0; i < summary.classes.size(); ++i) {
     const TracedClass& c = summary.classes[i];
     std::vector<std::string> row{c.op,
@@ -96,6 +102,11 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
       const std::optional<double>& ratio = fabric->classes[i].ratio;
       row.push_back(ratio ? significant_text(100 * *ratio, 3) + "%" : "-");
     }
+    if (with_nccl)
+      row.push_back(c.nccl_algo.empty() && c.nccl_proto.empty()
+                        ? "-"
+                        : fmt::format("{}/{}", c.nccl_algo.empty() ? "?" : c.nccl_algo,
+                                      c.nccl_proto.empty() ? "?" : c.nccl_proto));
     classes.add_row(row);
   }
   fmt::print("{}", classes.render());

@@ -153,6 +153,8 @@ constexpr std::array kTracedColumns{
     Column{"fabric_seconds", number, "s", true},
     Column{"fabric_busbw_gbps", number, "GB/s", true},
     Column{"fabric_ratio", number, "fraction", true},
+    Column{"nccl_algo", text, "", false},
+    Column{"nccl_proto", text, "", false},
 };
 
 // bench-replay's ranks: one rank's trace, its communication and its arrivals.

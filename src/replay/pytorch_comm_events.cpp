@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "commbench/replay/nccl_kernel_name.hpp"
+
 namespace commbench {
 
 namespace {
@@ -43,6 +45,21 @@ constexpr std::array kTorchTypes{
 const TorchType* torch_type(std::string_view trace_name) {
   for (const TorchType& type : kTorchTypes)
     if (type.trace_name == trace_name) return &type;
+  return nullptr;
+}
+
+// record_param_comms and NCCL kernels name the type by c10::ScalarType ("Float", "BFloat16").
+constexpr std::array kScalarTypes{
+    TorchType{"Float", "float32", 4},  TorchType{"Double", "float64", 8}, TorchType{"Half", "float16", 2},
+    TorchType{"BFloat16", "bfloat16", 2}, TorchType{"Long", "int64", 8},  TorchType{"Int", "int32", 4},
+    TorchType{"Short", "int16", 2},    TorchType{"Char", "int8", 1},     TorchType{"Byte", "uint8", 1},
+    TorchType{"Bool", "bool", 1},      TorchType{"Float8_e4m3fn", "float8_e4m3", 1},
+    TorchType{"Float8_e5m2", "float8_e5m2", 1},
+};
+
+const TorchType* scalar_type(std::string_view name) {
+  for (const TorchType& type : kScalarTypes)
+    if (type.trace_name == name) return &type;
   return nullptr;
 }
 
@@ -128,6 +145,49 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
   return call;
 }
 
+std::uint64_t whole_member(const json& args, const char* key) {
+  const auto found = args.find(key);
+  return found != args.end() && found->is_number_unsigned() ? found->get<std::uint64_t>() : 0;
+}
+
+// What PyTorch's NCCL backend recorded of a call (record_param_comms, and the same members
+// on the NCCL kernel it launched): the operation, its type and the elements of nccl-tests'
+// buffer (an all-gather's output, else the input).
+PytorchCommEvents::Call nccl_record_of(const json& event, const std::string& op, const std::string& name) {
+  PytorchCommEvents::Call call;
+  call.op = op;
+  call.name = name;
+  call.ts = time_member(event, "ts", name);
+  call.dur = time_member(event, "dur", name);
+  const auto found_args = event.find("args");
+  if (found_args == event.end() || !found_args->is_object()) return call;
+  const json& args = *found_args;
+  if (const TorchType* type = scalar_type(text_member(args, "dtype"))) {
+    call.dtype = type->name;
+    call.dtype_bytes = type->bytes;
+  }
+  if (args.contains("In msg nelems")) {
+    call.elements = whole_member(args, op == "allgather" ? "Out msg nelems" : "In msg nelems");
+    call.elements_known = true;
+  }
+  return call;
+}
+
+// An NCCL kernel: the run of a call on the GPU, with the algorithm and protocol its name
+// holds; a generic kernel's operation is the one its arguments name, when they do.
+std::optional<PytorchCommEvents::Call> nccl_kernel_of(const json& event, const std::string& name) {
+  const std::optional<NcclKernelName> kernel = parse_nccl_kernel_name(name);
+  if (!kernel) return std::nullopt;
+  std::string op = kernel->op;
+  const auto args = event.find("args");
+  if (op.empty() && args != event.end() && args->is_object())
+    op = canonical_comm_op("c10d::" + text_member(*args, "Collective name"));
+  PytorchCommEvents::Call run = nccl_record_of(event, op, name);
+  run.algo = kernel->algo;
+  run.proto = kernel->proto;
+  return run;
+}
+
 std::optional<Collective> collective_of(const std::string& op) {
   static const std::map<std::string, Collective, std::less<>> kCollectives{{"allreduce", Collective::allreduce},
                                                                            {"allgather", Collective::allgather},
@@ -205,6 +265,18 @@ void PytorchCommEvents::add(const json& event) {
     steps_.push_back(step);
     return;
   }
+  if (text_member(event, "cat") == "kernel") {
+    if (std::optional<Call> run = nccl_kernel_of(event, name)) runs_.push_back(std::move(*run));
+    return;
+  }
+  if (name == "record_param_comms") {
+    const auto args = event.find("args");
+    const std::string op = args != event.end() && args->is_object()
+                               ? canonical_comm_op("c10d::" + text_member(*args, "Collective name"))
+                               : std::string();
+    if (!op.empty()) params_.push_back(nccl_record_of(event, op, name));
+    return;
+  }
   const std::string op = canonical_comm_op(name);
   if (op.empty()) return;
   if (name.rfind("gloo:", 0) == 0)
@@ -220,40 +292,72 @@ std::vector<StepWindow> PytorchCommEvents::steps() const {
   return steps;
 }
 
+namespace {
+
+// Pairs calls with the events that ran them, in order: each call takes the first event
+// not yet taken of its operation that started after it.
+class Pairing {
+ public:
+  explicit Pairing(std::vector<PytorchCommEvents::Call> events) : events_(std::move(events)) {
+    std::stable_sort(events_.begin(), events_.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
+    paired_.assign(events_.size(), false);
+  }
+  const PytorchCommEvents::Call* take(const PytorchCommEvents::Call& call) {
+    return backend_range_of(call, events_, paired_, first_open_);
+  }
+  const std::vector<PytorchCommEvents::Call>& events() const { return events_; }
+
+ private:
+  std::vector<PytorchCommEvents::Call> events_;
+  std::vector<bool> paired_;
+  std::size_t first_open_ = 0;
+};
+
+// The first of `sources` that knows the call's type, and the first that knows its size.
+// A gloo range holds one rank's part of an all-gather; NCCL's records hold the output.
+void size_call(TracedCollective& c, int group_ranks, std::initializer_list<const PytorchCommEvents::Call*> sources) {
+  std::size_t dtype_bytes = 0;
+  for (const PytorchCommEvents::Call* source : sources)
+    if (source != nullptr && !source->dtype.empty()) {
+      c.dtype = source->dtype;
+      dtype_bytes = source->dtype_bytes;
+      break;
+    }
+  std::uint64_t elements = 0;
+  for (const PytorchCommEvents::Call* source : sources)
+    if (source != nullptr && source->elements_known) {
+      elements = source->elements;
+      if (c.op == "allgather" && group_ranks > 0 && source->name.rfind("gloo:", 0) == 0)
+        elements *= static_cast<std::uint64_t>(group_ranks);
+      break;
+    }
+  c.bytes = elements * dtype_bytes;
+}
+
+}  // namespace
+
 std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) const {
-  const auto by_time = [](const Call& a, const Call& b) { return a.ts < b.ts; };
-  std::vector<Call> calls = calls_;
-  std::vector<Call> runs = runs_;
-  std::stable_sort(calls.begin(), calls.end(), by_time);
-  std::stable_sort(runs.begin(), runs.end(), by_time);
-  // A trace without the operators (a backend that runs on the calling thread) is read
-  // from the backend's ranges alone.
-  const bool from_runs = calls.empty();
-  const std::vector<Call>& primary = from_runs ? runs : calls;
-  std::vector<bool> paired(runs.size(), false);
-  std::size_t first_open = 0;
+  Pairing calls(calls_), runs(runs_), params(params_);
+  // Without the operators, the calls are PyTorch's NCCL records, else the backend's own
+  // events (a backend that runs on the calling thread).
+  const bool from_params = calls.events().empty() && !params.events().empty();
+  const bool from_runs = calls.events().empty() && params.events().empty();
+  const std::vector<Call>& primary = from_params ? params.events() : from_runs ? runs.events() : calls.events();
   const std::vector<StepWindow> windows = steps();
   std::vector<TracedCollective> out;
   for (const Call& call : primary) {
-    const Call* run = from_runs ? &call : backend_range_of(call, runs, paired, first_open);
+    const Call* run = from_runs ? &call : runs.take(call);
+    const Call* param = from_params ? &call : from_runs ? nullptr : params.take(call);
     TracedCollective c;
     c.op = call.op;
     c.name = call.name;
     if (const auto collective = collective_of(call.op)) c.collective = *collective;
     c.group_ranks = group_ranks;
-    std::string dtype = call.dtype;
-    std::size_t dtype_bytes = call.dtype_bytes;
-    if (dtype.empty() && run != nullptr) {
-      dtype = run->dtype;
-      dtype_bytes = run->dtype_bytes;
+    size_call(c, group_ranks, {&call, param, run});
+    if (run != nullptr) {
+      c.nccl_algo = run->algo;
+      c.nccl_proto = run->proto;
     }
-    std::uint64_t elements = call.elements;
-    if (!call.elements_known && run != nullptr && run->elements_known) {
-      elements = run->elements;
-      if (call.op == "allgather" && group_ranks > 0) elements *= static_cast<std::uint64_t>(group_ranks);
-    }
-    c.dtype = dtype;
-    c.bytes = elements * dtype_bytes;
     c.issued_us = call.ts;
     c.start_us = run != nullptr ? run->ts : call.ts;
     c.end_us = run != nullptr ? run->ts + run->dur : call.ts + call.dur;

@@ -37,11 +37,13 @@ class PytorchCommEvents {
     std::size_t dtype_bytes = 0;
     std::uint64_t elements = 0;
     bool elements_known = false;
+    std::string algo, proto;  // an NCCL kernel's, from its name
   };
 
  private:
-  std::vector<Call> calls_;  // c10d operators on the calling thread
-  std::vector<Call> runs_;   // the backend's ranges
+  std::vector<Call> calls_;   // c10d operators on the calling thread
+  std::vector<Call> runs_;    // the backend's own: gloo's ranges, NCCL's kernels on the GPU
+  std::vector<Call> params_;  // record_param_comms: what PyTorch's NCCL backend says it sent
   std::vector<StepWindow> steps_;
 };
 

@@ -44,8 +44,10 @@ RankTrace read_pytorch_trace(const std::string& path) {
   // Only the events that can be communication or a step are parsed: most of a trace is
   // the model's own operators.
   const auto wanted = [](std::string_view text) {
-    return text.find("c10d::") != std::string_view::npos || text.find("gloo:") != std::string_view::npos ||
-           text.find("ProfilerStep#") != std::string_view::npos;
+    for (const std::string_view marker :
+         {"c10d::", "gloo:", "ProfilerStep#", "record_param_comms", "ncclKernel_", "ncclDevKernel_"})
+      if (text.find(marker) != std::string_view::npos) return true;
+    return false;
   };
   StreamedTrace streamed;
   try {

@@ -64,6 +64,14 @@ std::string verdict_of(const TraceSummary& summary) {
                      significant_text(rank.lateness_seconds.value_or(0) * 1e3, 3));
 }
 
+// A class's NCCL choice over its calls: the first call's, or "mixed" once another differs.
+void merge_choice(std::string& held, const std::string& seen, bool first) {
+  if (first)
+    held = seen;
+  else if (held != seen)
+    held = "mixed";
+}
+
 // One call matched across the ranks: how long each rank took and waited, who came last.
 struct CallTiming {
   std::vector<double> durations;  // seconds
@@ -168,6 +176,10 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
       class_collective.push_back(call.collective);
     }
     TracedClass& c = summary.classes[at->second];
+    for (const RankTrace& trace : traces) {
+      merge_choice(c.nccl_algo, trace.collectives[i].nccl_algo, c.calls == 0 && &trace == &traces.front());
+      merge_choice(c.nccl_proto, trace.collectives[i].nccl_proto, c.calls == 0 && &trace == &traces.front());
+    }
     ++c.calls;
     c.seconds += timing.durations[timing.last];
     for (const double wait : timing.waits) c.wait_seconds += wait / static_cast<double>(traces.size());

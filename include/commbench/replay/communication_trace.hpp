@@ -24,6 +24,8 @@ struct TracedCollective {
   double end_us = 0;
   int step = -1;     // the profiler step (ProfilerStep#N) it was called in; -1 none
   std::string name;  // the trace's event name, for messages
+  // The NCCL kernel that ran it, as its name says ("RING", "LL"); empty without one.
+  std::string nccl_algo, nccl_proto;
 };
 
 struct StepWindow {

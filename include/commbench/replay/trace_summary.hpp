@@ -25,6 +25,8 @@ struct TracedClass {
   double seconds = 0;       // mean per call: the shortest rank's duration (from the last arrival to the end)
   double wait_seconds = 0;  // mean per call and rank: how much longer than that the rank's call took
   std::optional<double> algbw_gbps, busbw_gbps;
+  // The NCCL kernels' algorithm and protocol (TracedCollective), "mixed" when they differ.
+  std::string nccl_algo, nccl_proto;
 };
 
 struct RankTraceSummary {

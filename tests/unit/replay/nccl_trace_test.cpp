@@ -1,0 +1,119 @@
+// A GPU job's torch.profiler trace with NCCL: what the NCCL kernels' names say (algorithm
+// and protocol), and a rank's calls sized from PyTorch's record_param_comms and timed by the
+// kernels that ran them. The events below are laid out as torch.profiler writes them for
+// NCCL (the c10d operator, record_param_comms with "Collective name", "In msg nelems",
+// "Out msg nelems" and "dtype", the kernel on the GPU's stream); no GPU trace of this
+// project's own is committed yet (docs/replay.md).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "commbench/replay/nccl_kernel_name.hpp"
+#include "commbench/replay/pytorch_trace_reader.hpp"
+#include "commbench/replay/trace_summary.hpp"
+#include "temp_dir.hpp"
+
+namespace commbench {
+namespace {
+
+using testing::TempDir;
+
+TEST(NcclKernelName, BothNamingSchemesAndTheGenericKernel) {
+  const auto kernel = [](std::string_view name) { return parse_nccl_kernel_name(name).value(); };
+  // NCCL before 2.19: coll, algorithm, protocol, then the reduction and type.
+  NcclKernelName old = kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)");
+  EXPECT_EQ(old.op, "allreduce");
+  EXPECT_EQ(old.algo, "RING");
+  EXPECT_EQ(old.proto, "LL");
+  old = kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)");
+  EXPECT_EQ(old.op, "sendrecv");
+  EXPECT_EQ(old.proto, "SIMPLE");
+  // NCCL 2.19 and later: coll, the reduction and type where it has them, algorithm, protocol.
+  NcclKernelName dev = kernel("ncclDevKernel_AllReduce_Sum_bf16_NVLS_TREE_SIMPLE(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(dev.op, "allreduce");
+  EXPECT_EQ(dev.algo, "NVLS_TREE");
+  EXPECT_EQ(dev.proto, "SIMPLE");
+  dev = kernel("ncclDevKernel_AllGather_RING_LL128");
+  EXPECT_EQ(dev.op, "allgather");
+  EXPECT_EQ(dev.algo, "RING");
+  EXPECT_EQ(dev.proto, "LL128");
+  dev = kernel("ncclDevKernel_ReduceScatter_Sum_f32_COLLNET_DIRECT_SIMPLE");
+  EXPECT_EQ(dev.op, "reducescatter");
+  EXPECT_EQ(dev.algo, "COLLNET_DIRECT");
+  dev = kernel("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(dev.op, "");
+  EXPECT_EQ(dev.algo, "");
+  EXPECT_FALSE(parse_nccl_kernel_name("void at::native::vectorized_elementwise_kernel<4>(int)"));
+  EXPECT_FALSE(parse_nccl_kernel_name("ncclKernel_Unknown_RING_LL"));
+}
+
+// Rank 0 of 2: an all-reduce and an all-gather on one NCCL group, in a profiler step.
+const char* kNcclTrace = R"json({
+ "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2,
+                     "pg_config": [{"pg_name": "0", "pg_size": 2, "ranks": [0, 1]}]},
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": 100.0, "dur": 9000.0},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 200.0, "dur": 30.0, "args": {}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 205.0, "dur": 20.0,
+   "args": {"Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "dtype": "BFloat16",
+            "Group size": 2}},
+  {"ph": "X", "cat": "user_annotation", "name": "nccl:all_reduce", "ts": 210.0, "dur": 10.0},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+   "ts": 400.0, "dur": 1000.0, "args": {"stream": 20, "Collective name": "allreduce"}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::_allgather_base_", "ts": 300.0, "dur": 30.0, "args": {}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 305.0, "dur": 20.0,
+   "args": {"Collective name": "_allgather_base", "In msg nelems": 1000, "Out msg nelems": 2000, "dtype": "Float",
+            "Group size": 2}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_SIMPLE", "ts": 1500.0, "dur": 50.0,
+   "args": {"stream": 20}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 2000.0, "dur": 5.0,
+   "args": {"Collective name": "wait", "In msg nelems": 0, "Out msg nelems": 0, "dtype": "Byte"}}
+ ]})json";
+
+TEST(NcclTrace, CallsSizedByPyTorchsRecordAndTimedByTheirKernels) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", kNcclTrace));
+  EXPECT_EQ(trace.backend, "nccl");
+  ASSERT_EQ(trace.collectives.size(), 2u);  // the wait is no call
+  const TracedCollective& allreduce = trace.collectives[0];
+  EXPECT_EQ(allreduce.op, "allreduce");
+  EXPECT_EQ(allreduce.dtype, "bfloat16");
+  EXPECT_EQ(allreduce.bytes, 1048576u * 2);
+  EXPECT_EQ(allreduce.group_ranks, 2);
+  EXPECT_DOUBLE_EQ(allreduce.issued_us, 200.0);
+  EXPECT_DOUBLE_EQ(allreduce.start_us, 400.0);  // the kernel's, on the GPU
+  EXPECT_DOUBLE_EQ(allreduce.end_us, 1400.0);
+  EXPECT_EQ(allreduce.nccl_algo, "RING");
+  EXPECT_EQ(allreduce.nccl_proto, "LL");
+  EXPECT_EQ(allreduce.step, 3);
+  const TracedCollective& allgather = trace.collectives[1];
+  EXPECT_EQ(allgather.op, "allgather");
+  EXPECT_EQ(allgather.bytes, 2000u * 4);  // the gathered output, as NCCL's record says it
+  EXPECT_EQ(allgather.nccl_proto, "SIMPLE");
+  EXPECT_DOUBLE_EQ(allgather.end_us - allgather.start_us, 50.0);
+
+  const TraceSummary summary = summarize_traces({trace});
+  ASSERT_EQ(summary.classes.size(), 2u);
+  EXPECT_EQ(summary.classes[0].nccl_algo, "RING");
+  EXPECT_EQ(summary.classes[0].nccl_proto, "LL");
+}
+
+TEST(NcclTrace, AClassWhoseKernelsDifferIsMixed) {
+  TempDir dir;
+  std::string text(kNcclTrace);
+  // The same all-reduce again, run by a tree kernel.
+  const std::string again = R"json(,
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 3000.0, "dur": 30.0, "args": {}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 3005.0, "dur": 20.0,
+   "args": {"Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "dtype": "BFloat16"}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_TREE_LL", "ts": 3100.0, "dur": 900.0}
+ ]})json";
+  text.replace(text.rfind("\n ]}"), std::string::npos, again);
+  const TraceSummary summary = summarize_traces({read_pytorch_trace(dir.write("rank0.json", text))});
+  EXPECT_EQ(summary.classes[0].calls, 2u);
+  EXPECT_EQ(summary.classes[0].nccl_algo, "mixed");
+  EXPECT_EQ(summary.classes[0].nccl_proto, "LL");
+}
+
+}  // namespace
+}  // namespace commbench
