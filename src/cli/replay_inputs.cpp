@@ -178,9 +178,10 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
       fmt::format("PyTorch's NVTX ranges give element counts, not types: calls are sized as {} "
                   "(--dtype)",
                   request.element_type));
-  input.notes.push_back(
-      "a call's time is its NVTX range, the call itself: for an async call (DDP's buckets, FSDP's prefetch) that is "
-      "its queueing, not the transfer; waits and the straggler are from when each rank called");
+  if (std::any_of(processes.begin(), processes.end(), [](const auto& p) { return p.second.trace.call_times_only; }))
+    input.notes.push_back(
+        "a call's time is its NVTX range, the call itself: for an async call (DDP's buckets, FSDP's prefetch) that is "
+        "its queueing, not the transfer; waits and the straggler are from when each rank called");
   std::vector<RankTrace> traces;
   for (auto& entry : processes) traces.push_back(std::move(entry.second.trace));
   return summarized(std::move(input), std::move(traces), "nsys");

@@ -20,13 +20,13 @@ std::string optional_text(const std::optional<double>& value, double scale = 1) 
 }  // namespace
 
 Record traced_class_record(const TracedClass& c, const FabricFigure& fabric) {
-  return {&record_kind("collective"),
-          {c.op, c.dtype, whole_value(c.bytes),
-           c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{}, std::int64_t{c.ranks},
-           whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps), optional_value(c.busbw_gbps),
-           optional_value(fabric.seconds), optional_value(fabric.busbw_gbps), optional_value(fabric.ratio),
-           c.nccl_algo, c.nccl_proto},
-          {}};
+  return {
+      &record_kind("collective"),
+      {c.op, c.dtype, whole_value(c.bytes), c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{},
+       std::int64_t{c.ranks}, whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps),
+       optional_value(c.busbw_gbps), optional_value(fabric.seconds), optional_value(fabric.busbw_gbps),
+       optional_value(fabric.ratio), c.nccl_algo, c.nccl_proto},
+      {}};
 }
 
 Record rank_trace_record(const RankTraceSummary& rank) {
@@ -83,8 +83,9 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
                summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
   else
     fmt::print("# bench-replay: {}, {} ranks, {} calls\n", summary.source, summary.world_size, summary.calls);
-  const bool with_nccl = std::any_of(summary.classes.begin(), summary.classes.end(),
-                                     [](const TracedClass& c) { return !c.nccl_algo.empty() || !c.nccl_proto.empty(); });
+  const bool with_nccl = std::any_of(summary.classes.begin(), summary.classes.end(), [](const TracedClass& c) {
+    return !c.nccl_algo.empty() || !c.nccl_proto.empty();
+  });
   TextTable classes(class_columns(fabric != nullptr, with_nccl), "  ", "  ");
   for (std::size_t i = 0; i < summary.classes.size(); ++i) {
     const TracedClass& c = summary.classes[i];

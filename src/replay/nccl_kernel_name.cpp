@@ -22,7 +22,7 @@ constexpr std::array kCollectives{NamedCollective{"AllReduce", "allreduce"},
 
 // Longest first: NVLS_TREE before NVLS, COLLNET_DIRECT before its parts.
 constexpr std::array<std::string_view, 7> kAlgorithms{"COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "NVLS",
-                                                      "RING", "TREE", "PAT"};
+                                                      "RING",           "TREE",          "PAT"};
 constexpr std::array<std::string_view, 3> kProtocols{"LL128", "SIMPLE", "LL"};
 
 std::vector<std::string_view> split(std::string_view text) {

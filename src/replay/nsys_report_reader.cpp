@@ -65,6 +65,7 @@ json chrome_event(const std::string& name, double start_us, double end_us, const
 struct ProcessEvents {
   PytorchCommEvents events;
   bool sized = false;
+  bool gpu = false;  // NCCL kernels of its own on a GPU
 };
 
 // The ranges that can be a call or a step (LIKE ignores case); a report of PyTorch's
@@ -98,6 +99,25 @@ std::map<std::int64_t, ProcessEvents> read_ranges(const SqliteDatabase& db, cons
   return processes;
 }
 
+// The NCCL kernels each process ran on its GPUs (CUDA trace): they time the calls and
+// name NCCL's algorithm and protocol, as a torch.profiler trace's kernels do.
+void read_nccl_kernels(const SqliteDatabase& db, const ReportFacts& facts,
+                       std::map<std::int64_t, ProcessEvents>& processes) {
+  if (!db.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return;
+  db.each_row(
+      "SELECT k.start, k.end, s.value, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = "
+      "k.demangledName WHERE s.value LIKE 'ncclKernel%' OR s.value LIKE 'ncclDevKernel%' ORDER BY k.start",
+      [&](const SqliteDatabase::Row& row) {
+        const auto found = processes.find(pid_of(row.integer(3)));
+        if (found == processes.end()) return;  // a process that called nothing through PyTorch
+        const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
+        const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
+        found->second.events.add(
+            json{{"ph", "X"}, {"cat", "kernel"}, {"name", row.text(2)}, {"ts", start_us}, {"dur", end_us - start_us}});
+        found->second.gpu = true;
+      });
+}
+
 NsysReport read_exported(const std::string& path, const std::string& shown_path, const std::string& element_type) {
   const std::string torch_type = torch_type_name(element_type);
   if (torch_type.empty()) throw UsageError(fmt::format("--dtype: '{}' is no element type PyTorch has", element_type));
@@ -110,7 +130,9 @@ NsysReport read_exported(const std::string& path, const std::string& shown_path,
         shown_path));
   NsysReport report;
   bool unsized = false;
-  for (auto& [pid, process] : read_ranges(db, facts, torch_type)) {
+  std::map<std::int64_t, ProcessEvents> processes = read_ranges(db, facts, torch_type);
+  read_nccl_kernels(db, facts, processes);
+  for (auto& [pid, process] : processes) {
     std::vector<TracedCollective> collectives = process.events.collectives(0);
     if (collectives.empty()) continue;
     unsized = unsized || !process.sized;
@@ -120,7 +142,8 @@ NsysReport read_exported(const std::string& path, const std::string& shown_path,
     rank.trace.host = facts.host;
     rank.trace.steps = process.events.steps();
     rank.trace.collectives = std::move(collectives);
-    rank.trace.call_times_only = true;
+    // Without kernels the calls' own ranges are all the report says of their time.
+    rank.trace.call_times_only = !process.gpu;
     report.processes.push_back(std::move(rank));
   }
   if (report.processes.empty())

@@ -50,10 +50,17 @@ const TorchType* torch_type(std::string_view trace_name) {
 
 // record_param_comms and NCCL kernels name the type by c10::ScalarType ("Float", "BFloat16").
 constexpr std::array kScalarTypes{
-    TorchType{"Float", "float32", 4},  TorchType{"Double", "float64", 8}, TorchType{"Half", "float16", 2},
-    TorchType{"BFloat16", "bfloat16", 2}, TorchType{"Long", "int64", 8},  TorchType{"Int", "int32", 4},
-    TorchType{"Short", "int16", 2},    TorchType{"Char", "int8", 1},     TorchType{"Byte", "uint8", 1},
-    TorchType{"Bool", "bool", 1},      TorchType{"Float8_e4m3fn", "float8_e4m3", 1},
+    TorchType{"Float", "float32", 4},
+    TorchType{"Double", "float64", 8},
+    TorchType{"Half", "float16", 2},
+    TorchType{"BFloat16", "bfloat16", 2},
+    TorchType{"Long", "int64", 8},
+    TorchType{"Int", "int32", 4},
+    TorchType{"Short", "int16", 2},
+    TorchType{"Char", "int8", 1},
+    TorchType{"Byte", "uint8", 1},
+    TorchType{"Bool", "bool", 1},
+    TorchType{"Float8_e4m3fn", "float8_e4m3", 1},
     TorchType{"Float8_e5m2", "float8_e5m2", 1},
 };
 

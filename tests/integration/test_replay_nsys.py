@@ -125,6 +125,46 @@ class NsysReports(FolderCase):
         self.assertEqual([(op, size // 2, n) for op, size, n in classes(float32)], classes(bf16))
 
 
+    def test_nccl_kernels_time_the_calls_and_name_the_algorithm(self):
+        """A CUDA trace adds each GPU kernel to the report (CUPTI_ACTIVITY_KIND_KERNEL, its
+        name in StringIds). Here NCCL kernel rows are added to copies of the real CPU reports,
+        each 0.1 ms after its call starts and as long as 1 ms times the rank plus one, in the
+        exporter's layout: the calls take their times from the kernels, and the kernels'
+        names give NCCL's algorithm and protocol."""
+        folder = os.path.join(self.dir, "with-kernels")
+        os.makedirs(folder, exist_ok=True)
+        names = {"allreduce": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                 "broadcast": "ncclDevKernel_Broadcast_RING_SIMPLE(ncclDevKernelArgsStorage<4096ul>)"}
+        for rank, path in enumerate(report_files("nsys-llama-ddp")):
+            plain = open_report(path, folder)
+            db = sqlite3.connect(plain)
+            db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+                       "deviceId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, "
+                       "demangledName INTEGER, shortName INTEGER)")
+            first_id = db.execute("SELECT max(id) FROM StringIds").fetchone()[0] + 1
+            for i, name in enumerate(names.values()):
+                db.execute("INSERT INTO StringIds VALUES (?, ?)", (first_id + i, name))
+            calls = db.execute("SELECT start, text, globalTid FROM NVTX_EVENTS WHERE text LIKE 'c10d::%' "
+                               "ORDER BY start").fetchall()
+            for start, text, tid in calls:
+                op = C10D_OPS[text.split(",")[0]]
+                name_id = first_id + list(names).index(op)
+                db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, 0, ?, ?, ?)",
+                           (start + 100_000, start + 100_000 + 1_000_000 * (rank + 1), tid & ~0xFFFFFF, name_id,
+                            name_id))
+            db.commit()
+            db.close()
+        out, doc = self.replay(folder, name="with-kernels")
+        self.assertEqual(sorted((c["op"], c["nccl_algo"], c["nccl_proto"]) for c in doc["collectives"]),
+                         [("allreduce", "RING", "LL"), ("allreduce", "RING", "LL"), ("broadcast", "RING", "SIMPLE")])
+        for c in doc["collectives"]:
+            # With the kernels' times, a call's time is the shortest rank's (the last to arrive
+            # waits least): rank 0's 1 ms here.
+            self.assertAlmostEqual(c["seconds"], 0.001, places=9)
+        self.assertIn("RING/LL", out)
+        self.assertNotIn("a call's time is its NVTX range", out)
+
+
 class NsysBadInput(FolderCase):
     PREFIX = "commbench-replay-nsys-bad-"
 
