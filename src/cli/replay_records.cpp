@@ -33,7 +33,7 @@ Record rank_trace_record(const RankTraceSummary& rank) {
   return {&record_kind("rank"),
           {std::int64_t{rank.rank}, rank.host, rank.path, whole_value(rank.collectives), rank.communication_seconds,
            rank.wait_seconds, optional_value(rank.step_seconds), whole_value(rank.last_arrivals),
-           optional_value(rank.lateness_seconds)},
+           optional_value(rank.lateness_seconds), optional_value(rank.exposed_seconds)},
           {}};
 }
 
@@ -111,18 +111,25 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
     classes.add_row(row);
   }
   fmt::print("{}", classes.render());
-  TextTable ranks({{{"rank"}, Align::right, 5},
-                   {{"host"}, Align::left, 12},
-                   {{"comm ms"}, Align::right, 10},
-                   {{"wait ms"}, Align::right, 10},
-                   {{"step ms"}, Align::right, 10},
-                   {{"last"}, Align::right, 5},
-                   {{"late ms"}, Align::right, 9}},
-                  "  ", "  ");
-  for (const RankTraceSummary& rank : summary.ranks)
-    ranks.add_row({std::to_string(rank.rank), rank.host, ms(rank.communication_seconds), ms(rank.wait_seconds),
-                   optional_text(rank.step_seconds, 1e3), std::to_string(rank.last_arrivals),
-                   optional_text(rank.lateness_seconds, 1e3)});
+  const bool with_exposed = std::any_of(summary.ranks.begin(), summary.ranks.end(),
+                                        [](const RankTraceSummary& rank) { return rank.exposed_seconds.has_value(); });
+  std::vector<TextColumn> rank_columns{{{"rank"}, Align::right, 5},     {{"host"}, Align::left, 12},
+                                       {{"comm ms"}, Align::right, 10}, {{"wait ms"}, Align::right, 10},
+                                       {{"step ms"}, Align::right, 10}, {{"last"}, Align::right, 5},
+                                       {{"late ms"}, Align::right, 9}};
+  if (with_exposed) rank_columns.push_back({{"exposed ms"}, Align::right, 11});
+  TextTable ranks(std::move(rank_columns), "  ", "  ");
+  for (const RankTraceSummary& rank : summary.ranks) {
+    std::vector<std::string> row{std::to_string(rank.rank),
+                                 rank.host,
+                                 ms(rank.communication_seconds),
+                                 ms(rank.wait_seconds),
+                                 optional_text(rank.step_seconds, 1e3),
+                                 std::to_string(rank.last_arrivals),
+                                 optional_text(rank.lateness_seconds, 1e3)};
+    if (with_exposed) row.push_back(optional_text(rank.exposed_seconds, 1e3));
+    ranks.add_row(row);
+  }
   if (!summary.ranks.empty()) fmt::print("{}", ranks.render());
   if (summary.steps.size() > 1) print_steps(summary.steps);
   fmt::print("verdict: {}\n", summary.verdict);

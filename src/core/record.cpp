@@ -168,6 +168,7 @@ constexpr std::array kRankColumns{
     Column{"step_seconds", number, "s", true},
     Column{"last_arrivals", integer, "", false},
     Column{"lateness_seconds", number, "s", true},
+    Column{"exposed_seconds", number, "s", true},
 };
 
 // bench-collectives' NICs: what one node's port carried during one case (--nic-counters).

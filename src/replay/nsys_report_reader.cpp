@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
+#include "commbench/replay/nccl_kernel_name.hpp"
 #include "nsys_export.hpp"
 #include "pytorch_comm_events.hpp"
 #include "sqlite_database.hpp"
@@ -105,15 +106,20 @@ void read_nccl_kernels(const SqliteDatabase& db, const ReportFacts& facts,
                        std::map<std::int64_t, ProcessEvents>& processes) {
   if (!db.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return;
   db.each_row(
-      "SELECT k.start, k.end, s.value, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = "
-      "k.demangledName WHERE s.value LIKE 'ncclKernel%' OR s.value LIKE 'ncclDevKernel%' ORDER BY k.start",
+      "SELECT k.start, k.end, s.value, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = "
+      "k.demangledName ORDER BY k.start",
       [&](const SqliteDatabase::Row& row) {
         const auto found = processes.find(pid_of(row.integer(3)));
         if (found == processes.end()) return;  // a process that called nothing through PyTorch
         const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
         const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
+        const std::string name = row.text(2);
+        if (!parse_nccl_kernel_name(name)) {
+          found->second.events.add_compute_kernel(start_us, end_us);
+          return;
+        }
         found->second.events.add(
-            json{{"ph", "X"}, {"cat", "kernel"}, {"name", row.text(2)}, {"ts", start_us}, {"dur", end_us - start_us}});
+            json{{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"ts", start_us}, {"dur", end_us - start_us}});
         found->second.gpu = true;
       });
 }
@@ -144,6 +150,7 @@ NsysReport read_exported(const std::string& path, const std::string& shown_path,
     rank.trace.collectives = std::move(collectives);
     // Without kernels the calls' own ranges are all the report says of their time.
     rank.trace.call_times_only = !process.gpu;
+    rank.trace.exposed_seconds = process.events.exposed_seconds();
     report.processes.push_back(std::move(rank));
   }
   if (report.processes.empty())

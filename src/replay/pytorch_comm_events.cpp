@@ -273,7 +273,12 @@ void PytorchCommEvents::add(const json& event) {
     return;
   }
   if (text_member(event, "cat") == "kernel") {
-    if (std::optional<Call> run = nccl_kernel_of(event, name)) runs_.push_back(std::move(*run));
+    if (std::optional<Call> run = nccl_kernel_of(event, name)) {
+      runs_.push_back(std::move(*run));
+    } else {
+      const double start = time_member(event, "ts", name);
+      add_compute_kernel(start, start + time_member(event, "dur", name));
+    }
     return;
   }
   if (name == "record_param_comms") {
@@ -290,6 +295,33 @@ void PytorchCommEvents::add(const json& event) {
     runs_.push_back(call_of(event, op, name));
   else if (text_member(event, "cat") == "cpu_op")
     calls_.push_back(call_of(event, op, name));
+}
+
+std::optional<double> PytorchCommEvents::exposed_seconds() const {
+  std::vector<std::pair<double, double>> communication;
+  for (const Call& run : runs_)
+    if (!run.algo.empty() || run.name.rfind("nccl", 0) == 0) communication.emplace_back(run.ts, run.ts + run.dur);
+  if (communication.empty()) return std::nullopt;
+  // The compute kernels merged into disjoint intervals, then each NCCL kernel less them.
+  std::vector<std::pair<double, double>> busy = compute_;
+  std::sort(busy.begin(), busy.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& interval : busy) {
+    if (!merged.empty() && interval.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, interval.second);
+    else
+      merged.push_back(interval);
+  }
+  double exposed = 0;
+  for (const auto& [start, end] : communication) {
+    double covered = 0;
+    auto at = std::lower_bound(merged.begin(), merged.end(), std::make_pair(start, start),
+                               [](const auto& a, const auto& b) { return a.second < b.first; });
+    for (; at != merged.end() && at->first < end; ++at)
+      covered += std::max(0.0, std::min(end, at->second) - std::max(start, at->first));
+    exposed += std::max(0.0, (end - start) - covered);
+  }
+  return exposed * 1e-6;
 }
 
 std::vector<StepWindow> PytorchCommEvents::steps() const {

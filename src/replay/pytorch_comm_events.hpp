@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commbench/replay/communication_trace.hpp"
@@ -25,6 +27,11 @@ class PytorchCommEvents {
   // Throws MalformedEvent for a communication or step event whose times are no numbers.
   void add(const nlohmann::json& event);
   std::vector<StepWindow> steps() const;
+  // The NCCL kernels' time not overlapped by the same process's other (compute) kernels, in
+  // seconds; none in a trace without NCCL kernels on a GPU.
+  std::optional<double> exposed_seconds() const;
+  // A kernel that is not NCCL's: the compute the communication can hide behind.
+  void add_compute_kernel(double start_us, double end_us) { compute_.emplace_back(start_us, end_us); }
   // In call order; `group_ranks` for every call (0: unknown).
   std::vector<TracedCollective> collectives(int group_ranks) const;
 
@@ -41,9 +48,10 @@ class PytorchCommEvents {
   };
 
  private:
-  std::vector<Call> calls_;   // c10d operators on the calling thread
-  std::vector<Call> runs_;    // the backend's own: gloo's ranges, NCCL's kernels on the GPU
-  std::vector<Call> params_;  // record_param_comms: what PyTorch's NCCL backend says it sent
+  std::vector<Call> calls_;                         // c10d operators on the calling thread
+  std::vector<Call> runs_;                          // the backend's own: gloo's ranges, NCCL's kernels on the GPU
+  std::vector<Call> params_;                        // record_param_comms: what PyTorch's NCCL backend says it sent
+  std::vector<std::pair<double, double>> compute_;  // other kernels on the GPU: start, end (us)
   std::vector<StepWindow> steps_;
 };
 

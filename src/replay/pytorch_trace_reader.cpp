@@ -44,8 +44,7 @@ RankTrace read_pytorch_trace(const std::string& path) {
   // Only the events that can be communication or a step are parsed: most of a trace is
   // the model's own operators.
   const auto wanted = [](std::string_view text) {
-    for (const std::string_view marker :
-         {"c10d::", "gloo:", "ProfilerStep#", "record_param_comms", "ncclKernel_", "ncclDevKernel_"})
+    for (const std::string_view marker : {"c10d::", "gloo:", "ProfilerStep#", "record_param_comms", "\"kernel\""})
       if (text.find(marker) != std::string_view::npos) return true;
     return false;
   };
@@ -71,6 +70,7 @@ RankTrace read_pytorch_trace(const std::string& path) {
   if (host != streamed.members.end() && host->second.is_string()) trace.host = host->second.get<std::string>();
   trace.steps = events.steps();
   trace.collectives = events.collectives(common_group_size(info->second));
+  trace.exposed_seconds = events.exposed_seconds();
   if (trace.collectives.empty())
     throw UsageError(fmt::format("{}: no communication in the trace of rank {} ({} events read)", path, trace.rank,
                                  streamed.events));

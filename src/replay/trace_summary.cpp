@@ -108,6 +108,7 @@ RankTraceSummary rank_summary(const RankTrace& trace) {
   rank.host = trace.host;
   rank.path = trace.path;
   rank.collectives = trace.collectives.size();
+  rank.exposed_seconds = trace.exposed_seconds;
   for (const TracedCollective& c : trace.collectives) rank.communication_seconds += duration_of(c);
   if (!trace.steps.empty()) {
     double steps = 0;

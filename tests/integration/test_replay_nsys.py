@@ -163,6 +163,10 @@ class NsysReports(FolderCase):
             self.assertAlmostEqual(c["seconds"], 0.001, places=9)
         self.assertIn("RING/LL", out)
         self.assertNotIn("a call's time is its NVTX range", out)
+        # No compute kernel beside them: every NCCL kernel's time is exposed.
+        for r in doc["ranks"]:
+            self.assertAlmostEqual(r["exposed_seconds"], doc["calls_per_rank"] * 0.001 * (r["rank"] + 1), places=9)
+        self.assertIn("exposed ms", out)
 
 
 class NsysBadInput(FolderCase):

@@ -46,6 +46,9 @@ struct RankTrace {
   // ranges on CPU): an async call's time is its queueing, and ranks are matched by when
   // they called.
   bool call_times_only = false;
+  // Its NCCL kernels' time not overlapped by its compute kernels on the GPU; none without
+  // NCCL kernels in the trace.
+  std::optional<double> exposed_seconds;
 };
 
 }  // namespace commbench

@@ -39,6 +39,7 @@ struct RankTraceSummary {
   std::optional<double> step_seconds;      // its profiler steps, summed; none without steps
   std::uint64_t last_arrivals = 0;         // calls it was the last to arrive at
   std::optional<double> lateness_seconds;  // mean, over those, of how much later than the others' median
+  std::optional<double> exposed_seconds;   // NCCL kernels not overlapped by compute kernels; none without
 };
 
 // One profiler step (ProfilerStep#N) across the ranks: what the job's calls in it moved

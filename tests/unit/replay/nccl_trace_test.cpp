@@ -66,6 +66,12 @@ const char* kNcclTrace = R"json({
             "Group size": 2}},
   {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_SIMPLE", "ts": 1500.0, "dur": 50.0,
    "args": {"stream": 20}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn",
+   "ts": 300.0, "dur": 600.0},
+  {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>(int)",
+   "ts": 1300.0, "dur": 50.0},
+  {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>(int)",
+   "ts": 1320.0, "dur": 10.0},
   {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 2000.0, "dur": 5.0,
    "args": {"Collective name": "wait", "In msg nelems": 0, "Out msg nelems": 0, "dtype": "Byte"}}
  ]})json";
@@ -92,7 +98,14 @@ TEST(NcclTrace, CallsSizedByPyTorchsRecordAndTimedByTheirKernels) {
   EXPECT_EQ(allgather.nccl_proto, "SIMPLE");
   EXPECT_DOUBLE_EQ(allgather.end_us - allgather.start_us, 50.0);
 
+  // The all-reduce's kernel (400-1400 us) runs beside compute kernels over 400-900 and
+  // 1300-1350: 450 us of it are exposed; the all-gather's 50 us all are.
+  ASSERT_TRUE(trace.exposed_seconds);
+  EXPECT_NEAR(*trace.exposed_seconds, 500e-6, 1e-12);
+
   const TraceSummary summary = summarize_traces({trace});
+  ASSERT_EQ(summary.ranks.size(), 1u);
+  EXPECT_EQ(summary.ranks[0].exposed_seconds, trace.exposed_seconds);
   ASSERT_EQ(summary.classes.size(), 2u);
   EXPECT_EQ(summary.classes[0].nccl_algo, "RING");
   EXPECT_EQ(summary.classes[0].nccl_proto, "LL");
