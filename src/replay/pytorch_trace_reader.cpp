@@ -31,6 +31,18 @@ int common_group_size(const json& info) {
   return std::max(size, 0);
 }
 
+// The raw text of an event's first string member `key` ("\"name\""), escapes left as they
+// are: enough to tell the events worth parsing by their names' beginnings. Torch writes an
+// event's own members before its args.
+std::string_view raw_string_member(std::string_view text, std::string_view key) {
+  std::size_t at = text.find(key);
+  if (at == std::string_view::npos) return {};
+  at = text.find_first_not_of(" \t\r\n:", at + key.size());
+  if (at == std::string_view::npos || text[at] != '"') return {};
+  const std::size_t end = text.find('"', at + 1);
+  return end == std::string_view::npos ? std::string_view{} : text.substr(at + 1, end - at - 1);
+}
+
 int integer_member(const json& object, const char* key, const std::string& path) {
   if (!object.contains(key) || !object[key].is_number_integer())
     throw UsageError(fmt::format("{}: distributedInfo has no whole number '{}'", path, key));
@@ -44,10 +56,12 @@ RankTrace read_pytorch_trace(const std::string& path) {
   // Only the events that can be communication or a step are parsed: most of a trace is
   // the model's own operators.
   const auto wanted = [](std::string_view text) {
-    for (const std::string_view marker : {"c10d::", "gloo:", "ProfilerStep#", "record_param_comms", "\"kernel\""})
-      if (text.find(marker) != std::string_view::npos) return true;
-    return false;
+    const std::string_view name = raw_string_member(text, "\"name\"");
+    for (const std::string_view prefix : {"c10d::", "gloo:", "ProfilerStep#", "record_param_comms"})
+      if (name.substr(0, prefix.size()) == prefix) return true;
+    return raw_string_member(text, "\"cat\"") == "kernel";  // NCCL's and the compute around them
   };
+
   StreamedTrace streamed;
   try {
     streamed = stream_trace_events(path, wanted, [&](const json& event) { events.add(event); });
