@@ -21,52 +21,32 @@ namespace {
 using nlohmann::json;
 
 struct TorchType {
-  std::string_view trace_name;  // as the profiler's "Input type" writes it
+  std::string_view trace_name;   // as the profiler's "Input type" writes it
+  std::string_view scalar_name;  // as record_param_comms and NCCL kernels write it (c10::ScalarType)
   std::string_view name;
   std::size_t bytes;
 };
 
 constexpr std::array kTorchTypes{
-    TorchType{"float", "float32", 4},
-    TorchType{"double", "float64", 8},
-    TorchType{"c10::Half", "float16", 2},
-    TorchType{"c10::BFloat16", "bfloat16", 2},
-    TorchType{"long int", "int64", 8},
-    TorchType{"long", "int64", 8},
-    TorchType{"int", "int32", 4},
-    TorchType{"short int", "int16", 2},
-    TorchType{"signed char", "int8", 1},
-    TorchType{"unsigned char", "uint8", 1},
-    TorchType{"bool", "bool", 1},
-    TorchType{"c10::Float8_e4m3fn", "float8_e4m3", 1},
-    TorchType{"c10::Float8_e5m2", "float8_e5m2", 1},
+    TorchType{"float", "Float", "float32", 4},
+    TorchType{"double", "Double", "float64", 8},
+    TorchType{"c10::Half", "Half", "float16", 2},
+    TorchType{"c10::BFloat16", "BFloat16", "bfloat16", 2},
+    TorchType{"long int", "Long", "int64", 8},
+    TorchType{"long", "Long", "int64", 8},
+    TorchType{"int", "Int", "int32", 4},
+    TorchType{"short int", "Short", "int16", 2},
+    TorchType{"signed char", "Char", "int8", 1},
+    TorchType{"unsigned char", "Byte", "uint8", 1},
+    TorchType{"bool", "Bool", "bool", 1},
+    TorchType{"c10::Float8_e4m3fn", "Float8_e4m3fn", "float8_e4m3", 1},
+    TorchType{"c10::Float8_e5m2", "Float8_e5m2", "float8_e5m2", 1},
 };
 
-const TorchType* torch_type(std::string_view trace_name) {
+// The type a trace names, by the profiler's spelling (`scalar` false) or c10's.
+const TorchType* torch_type(std::string_view name, bool scalar = false) {
   for (const TorchType& type : kTorchTypes)
-    if (type.trace_name == trace_name) return &type;
-  return nullptr;
-}
-
-// record_param_comms and NCCL kernels name the type by c10::ScalarType ("Float", "BFloat16").
-constexpr std::array kScalarTypes{
-    TorchType{"Float", "float32", 4},
-    TorchType{"Double", "float64", 8},
-    TorchType{"Half", "float16", 2},
-    TorchType{"BFloat16", "bfloat16", 2},
-    TorchType{"Long", "int64", 8},
-    TorchType{"Int", "int32", 4},
-    TorchType{"Short", "int16", 2},
-    TorchType{"Char", "int8", 1},
-    TorchType{"Byte", "uint8", 1},
-    TorchType{"Bool", "bool", 1},
-    TorchType{"Float8_e4m3fn", "float8_e4m3", 1},
-    TorchType{"Float8_e5m2", "float8_e5m2", 1},
-};
-
-const TorchType* scalar_type(std::string_view name) {
-  for (const TorchType& type : kScalarTypes)
-    if (type.trace_name == name) return &type;
+    if ((scalar ? type.scalar_name : type.trace_name) == name) return &type;
   return nullptr;
 }
 
@@ -169,7 +149,7 @@ PytorchCommEvents::Call nccl_record_of(const json& event, const std::string& op,
   const auto found_args = event.find("args");
   if (found_args == event.end() || !found_args->is_object()) return call;
   const json& args = *found_args;
-  if (const TorchType* type = scalar_type(text_member(args, "dtype"))) {
+  if (const TorchType* type = torch_type(text_member(args, "dtype"), true)) {
     call.dtype = type->name;
     call.dtype_bytes = type->bytes;
   }

@@ -44,12 +44,23 @@ TraceSummary summary_of(std::vector<TracedClass> classes, double communication_s
   return summary;
 }
 
+// The summary held against the 10 us fabric, and its top cause.
+struct Judged {
+  FabricComparison comparison;
+  CommunicationCause cause;
+};
+Judged judge(const TraceSummary& summary) {
+  const TenMicrosecondFabric fabric;
+  Judged judged{compare_with_fabric(summary, fabric, 1), {}};
+  judged.cause = top_cause(summary, judged.comparison, fabric, 1);
+  return judged;
+}
+
 TEST(ReplayCause, ASlowJobOnAFastFabricIsTheShortfall) {
   // 10 calls of 100 MB: 10.01 ms each on the fabric, 40 ms in the job.
   const TraceSummary summary = summary_of({traced(100'000'000, 10, 0.040)}, 0.4);
-  const TenMicrosecondFabric fabric;
-  const FabricComparison comparison = compare_with_fabric(summary, fabric, 1);
-  const CommunicationCause cause = top_cause(summary, comparison, fabric, 1);
+  const Judged judged = judge(summary);
+  const CommunicationCause& cause = judged.cause;
   EXPECT_EQ(cause.name, "fabric shortfall");
   EXPECT_NEAR(cause.seconds, 10 * (0.040 - 0.01001), 1e-9);
   EXPECT_EQ(cause.text.rfind("the job's collectives reach 25% of the fabric's busbw: 300 ms per rank more", 0), 0u)
@@ -61,9 +72,8 @@ TEST(ReplayCause, ThousandsOfTinyCallsAreTheLatencyFloor) {
   // the tiny calls' latency (50 ms) outweighs the large ones' shortfall (2 x 1 ms).
   const TraceSummary summary =
       summary_of({traced(1000, 5000, 10.1e-6), traced(100'000'000, 2, 0.011)}, 5000 * 10.1e-6 + 2 * 0.011);
-  const TenMicrosecondFabric fabric;
-  const FabricComparison comparison = compare_with_fabric(summary, fabric, 1);
-  const CommunicationCause cause = top_cause(summary, comparison, fabric, 1);
+  const Judged judged = judge(summary);
+  const CommunicationCause& cause = judged.cause;
   EXPECT_EQ(cause.name, "small collectives");
   EXPECT_NEAR(cause.seconds, 5000 * (10e-6 + 1 / 10e9), 1e-12);  // the floor: a 1-byte call
   EXPECT_EQ(cause.text.rfind("too many small collectives: 5000 calls per rank run at the fabric's latency floor, "
@@ -79,9 +89,8 @@ TEST(ReplayCause, AStragglerWhoseWaitOutweighsTheRestIsNamed) {
   summary.ranks[2].host = "node7";
   summary.ranks[2].last_arrivals = 2;
   summary.ranks[2].lateness_seconds = 0.05;
-  const TenMicrosecondFabric fabric;
-  const FabricComparison comparison = compare_with_fabric(summary, fabric, 1);
-  const CommunicationCause cause = top_cause(summary, comparison, fabric, 1);
+  const Judged judged = judge(summary);
+  const CommunicationCause& cause = judged.cause;
   EXPECT_EQ(cause.name, "straggler");
   EXPECT_NEAR(cause.seconds, 0.1, 1e-12);
   EXPECT_EQ(cause.text.rfind("one straggling rank: rank 2 (node7) arrives last at 2 of 2 calls; each of the others "
@@ -94,12 +103,11 @@ TEST(ReplayCause, AStragglerWhoseWaitOutweighsTheRestIsNamed) {
 TEST(ReplayCause, AJobNearTheFabricHasNoCause) {
   // Large calls within 5 % of the fabric, nobody late.
   const TraceSummary summary = summary_of({traced(100'000'000, 10, 0.0105)}, 0.105);
-  const TenMicrosecondFabric fabric;
-  const FabricComparison comparison = compare_with_fabric(summary, fabric, 1);
-  const CommunicationCause cause = top_cause(summary, comparison, fabric, 1);
+  const Judged judged = judge(summary);
+  const CommunicationCause& cause = judged.cause;
   EXPECT_EQ(cause.name, "");
   EXPECT_EQ(cause.text.rfind("no cause stands out", 0), 0u) << cause.text;
-  EXPECT_EQ(comparison.cause, cause.text);
+  EXPECT_EQ(judged.comparison.cause, cause.text);
 }
 
 }  // namespace
