@@ -280,7 +280,13 @@ class TuningStall(TempDirTest):
                 cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "3", PATTERNS, "--backend", "mpi", "--pattern", "ddp",
                        *SMALL_MODEL, "--compute-ms", "0", "-T", str(self.TIMEOUT_S), "--tune=1", "--tune-budget", "30",
                        "--tune-output", self.path("ddp.json"), "--force"]
-                code, err, elapsed, ranks = run_stalled(cmd, phase, self.TIMEOUT_S)
+                for _ in range(2):
+                    code, err, elapsed, ranks = run_stalled(cmd, phase, self.TIMEOUT_S)
+                    # On a loaded machine (a sanitizer build beside the tests) a rank can
+                    # outlast MPI_Init's 5 s floor: that run says nothing of the phase under
+                    # test, so it runs once more.
+                    if "starting MPI (MPI_Init) did not complete" not in err:
+                        break
                 self.assertIn("rank 1 stops itself at", err)  # the hook fired in this phase
                 self.assertEqual(code, 4, err)
                 self.assertLessEqual(elapsed, self.TIMEOUT_S + 20, err)
