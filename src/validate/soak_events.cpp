@@ -123,25 +123,50 @@ std::vector<SoakEvent> node_candidates(const std::vector<SoakReading>& readings,
     for (std::size_t index : run) by_partner[partner_of(readings[index], node)].push_back(readings[index].gbps);
     if (static_cast<int>(run.size()) < rule.least_node_readings || readings_alike_with_others(by_partner) < 2) continue;
     SoakEvent event = event_of(FaultKind::node, {node}, readings, run, levels, rule);
-    for (const auto& [partner, figures] : by_partner) event.partners.push_back(partner);
+    std::vector<double> low;
+    for (const auto& [partner, figures] : by_partner) {
+      event.partners.push_back(partner);
+      low.insert(low.end(), figures.begin(), figures.end());
+    }
+    event.median_low_gbps = median_of(low);
     candidates.push_back(std::move(event));
   }
   return candidates;
 }
 
+// Whether a candidate is the wake of another slow node: at the same time, and far less deep
+// throughout. A throttled node's rounds slow the pairs that run beside them too (a shared
+// bridge, CPUs busy with its retransmissions), but not to its depth.
+bool in_the_wake_of(const SoakEvent& candidate, const std::vector<SoakEvent>& others) {
+  for (const SoakEvent& other : others)
+    if (&other != &candidate && candidate.first_interval <= other.last_interval &&
+        other.first_interval <= candidate.last_interval &&
+        candidate.median_low_gbps > kAlikeDepth * std::max(other.median_low_gbps, kLeastGbps))
+      return true;
+  return false;
+}
+
 // Node events, the strongest first: a slow node drags each partner's reading down too, so
-// once the node with the most low readings is named, its partners' readings with it are
-// explained and no longer count towards a node event of their own.
+// once the node with the most low readings (the deepest throughout, between equals) is
+// named, its partners' readings with it are explained and no longer count towards a node
+// event of their own. A node in another's wake is none.
 std::vector<SoakEvent> node_events(const std::vector<SoakReading>& readings, int nodes, const SoakLevels& levels,
                                    const SoakRule& rule) {
   std::vector<SoakEvent> found;
   for (;;) {
-    std::optional<SoakEvent> strongest;
+    std::vector<SoakEvent> candidates;
     for (int node = 0; node < nodes; ++node)
       for (SoakEvent& candidate : node_candidates(readings, node, found, levels, rule))
-        if (!strongest || candidate.low_readings > strongest->low_readings) strongest = std::move(candidate);
-    if (!strongest) return found;
-    found.push_back(std::move(*strongest));
+        candidates.push_back(std::move(candidate));
+    const SoakEvent* strongest = nullptr;
+    for (const SoakEvent& candidate : candidates) {
+      if (in_the_wake_of(candidate, found) || in_the_wake_of(candidate, candidates)) continue;
+      if (strongest == nullptr || candidate.low_readings > strongest->low_readings ||
+          (candidate.low_readings == strongest->low_readings && candidate.median_low_gbps < strongest->median_low_gbps))
+        strongest = &candidate;
+    }
+    if (strongest == nullptr) return found;
+    found.push_back(*strongest);
   }
 }
 

@@ -14,9 +14,9 @@
 //   - a node event is a run of low readings in a row of one node's series (the readings of
 //     the pairs it was in, interval by interval) with at least `least_node_readings`
 //     readings, at least two of them with partners other than the one it was low with
-//     most (a slow link drags the pair beside it down now and then, not every time). The node with the most is named first; its
-//     readings then explain its partners' low readings with it, which no longer count for
-//     a node event of their own (a slow node drags each partner's reading down);
+//     most (a slow link drags the pair beside it down now and then, not every time). The node with the most is named
+//     first; its readings then explain its partners' low readings with it, which no longer count for a node event of
+//     their own (a slow node drags each partner's reading down);
 //   - a link event is a run of at least `least_link_readings` low readings of one pair, in
 //     a row of that pair's series, that no node event explains, taken while no node event
 //     lasts (a slow node slows the pairs beside it now and then);
@@ -76,7 +76,8 @@ struct SoakEvent {
   int low_readings = 0;
   std::vector<int> partners;  // node events: the partners it was low with
   double lowest_gbps = 0;
-  double depth = 0;  // 1 - lowest / steady
+  double median_low_gbps = 0;  // the median of its low readings: how deep it is throughout
+  double depth = 0;            // 1 - lowest / steady
   bool fails = false;
   std::vector<std::string> changes;  // on the event's nodes, from one interval before to one after
 };

@@ -129,6 +129,20 @@ TEST(SoakEvents, TwoNodesSlowAtOnceAreBothNamed) {
   EXPECT_EQ(events[1].nodes, std::vector<int>{3});
 }
 
+TEST(SoakEvents, PairsSlowedInAThrottledNodesWakeAreNoNodeOfTheirOwn) {
+  // As on the test cluster with one node's port shaped: node 2's pairs read a tenth of the
+  // steady rate, and every other pair, run beside them, a third. Node 2 is named; node 0,
+  // as low as its partners 1 and 3 but a third as deep as node 2, is not.
+  const auto readings = cycled_readings(60, [](int i, int a, int b) {
+    if (i < 20 || i >= 35) return wobble(i, a, b);
+    return wobble(i, a, b) * (a == 2 || b == 2 ? 0.1 : 0.33);
+  });
+  const std::vector<SoakEvent> events = events_of(readings);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, FaultKind::node);
+  EXPECT_EQ(events[0].nodes, std::vector<int>{2});
+}
+
 TEST(SoakEvents, TooFewLowReadingsAreNoEvent) {
   // Two intervals of one node (a process stalled for two seconds), one meeting of a pair.
   const auto readings = cycled_readings(60, [](int i, int a, int b) {
