@@ -22,6 +22,7 @@
 #include "commbench/core/number_text.hpp"
 #include "commbench/pattern/schedule_json.hpp"
 #include "commbench/replay/deepspeed_comms_log.hpp"
+#include "commbench/replay/nsys_report_reader.hpp"
 #include "commbench/replay/pytorch_trace_reader.hpp"
 #include "commbench/replay/trace_summary.hpp"
 #include "commbench/report/output_file.hpp"
@@ -47,13 +48,14 @@ constexpr const char* kProgram = "bench-replay";
 constexpr const char* kReplaySchema = "commbench.replay/1";
 
 struct ReplayOptions {
-  std::vector<std::string> traces;  // files or folders
-  std::string fabric_path;          // --fabric: a bench-collectives CSV or JSON file
-  int ranks = 0;                    // --ranks: a DeepSpeed comms log's world size; 0 not given
-  std::string dump_path;            // --dump-schedule: the traced step in bench-patterns' format
-  std::string topology_path;        // --topology: a node's bench-topology JSON, for its NICs
-  PatternFlags pattern;             // bench-patterns' model flags: the step to compare the job's with
-  JobOptions job;                   // --csv, --json, --force; with --replay also --backend and -T
+  std::vector<std::string> traces;                          // files or folders
+  std::string fabric_path;                                  // --fabric: a bench-collectives CSV or JSON file
+  int ranks = 0;                                            // --ranks: a DeepSpeed comms log's world size; 0 not given
+  double export_limit_seconds = kDefaultNsysExportSeconds;  // --export-timeout
+  std::string dump_path;      // --dump-schedule: the traced step in bench-patterns' format
+  std::string topology_path;  // --topology: a node's bench-topology JSON, for its NICs
+  PatternFlags pattern;       // bench-patterns' model flags: the step to compare the job's with
+  JobOptions job;             // --csv, --json, --force; with --replay also --backend and -T
   // --replay: the traced step run on this job's ranks; -n/-w its steps, --trace its timeline
   bool replay = false;
   MeasurementOptions measurement{10, 2};
@@ -69,6 +71,7 @@ ReplayInputRequest input_request(const ReplayOptions& options) {
   request.paths = options.traces;
   request.ranks = options.ranks;
   request.schedule_wanted = !options.dump_path.empty();
+  request.export_limit_seconds = options.export_limit_seconds;
   // bench-patterns' --dtype, the job's type, also sizes the calls a report gives only counts for.
   if (options.pattern.dtype) request.element_type = trace_type_name(*options.pattern.dtype);
   return request;
@@ -95,6 +98,13 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
         return static_cast<int>(ranks);
       },
       "The job's world size, for a DeepSpeed comms log (the log does not say it; traces do)", "N");
+  add_parsed_option(
+      app, "--export-timeout", options.export_limit_seconds,
+      [](const std::string& text) { return parse_timeout_seconds(text, "--export-timeout"); },
+      "Seconds one `nsys export` of a .nsys-rep may take before it is stopped and the run ends with "
+      "exit 4; 0 disables",
+      "SECONDS")
+      ->default_str(significant_text(options.export_limit_seconds));
   add_parsed_option(
       app, "--fabric", options.fabric_path,
       [](const std::string& text) { return non_empty_file_name(text, "--fabric"); },

@@ -108,10 +108,12 @@ void add_plan_options(CLI::App& app, ValidateOptions& options) {
       "Site file of expected figures and node facts (docs/validate.md); default: the majority of the nodes", "FILE");
   app.add_flag("!--no-collectives", options.plan.group_collectives,
                "Skip the collective over every node (and its bisection)");
-  add_parsed_option(app, "--time-limit", options.plan.time_limit_seconds, parse_timeout_seconds,
-                    "Seconds the whole plan may take; at the limit it reports what it knows (exit 4 if nothing "
-                    "failed); 0 disables",
-                    "SECONDS")
+  add_parsed_option(
+      app, "--time-limit", options.plan.time_limit_seconds,
+      [](const std::string& text) { return parse_timeout_seconds(text, "--time-limit"); },
+      "Seconds the whole plan may take; at the limit it reports what it knows (exit 4 if nothing "
+      "failed); 0 disables",
+      "SECONDS")
       ->default_str("600");
 }
 

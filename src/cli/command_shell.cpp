@@ -35,8 +35,9 @@ CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
 }
 
 CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::string& what) {
-  return add_parsed_option(app, "-T,--timeout", seconds, parse_timeout_seconds,
-                           "Seconds " + what + " may take before the run ends with exit 4; 0 disables", "SECONDS")
+  return add_parsed_option(
+             app, "-T,--timeout", seconds, [](const std::string& text) { return parse_timeout_seconds(text); },
+             "Seconds " + what + " may take before the run ends with exit 4; 0 disables", "SECONDS")
       ->default_str(significant_text(seconds));
 }
 
@@ -51,8 +52,8 @@ void add_result_file_options(CLI::App& app, ResultFiles& files, const std::strin
   app.add_flag("--force", files.force, "Overwrite existing result files");
 }
 
-void add_job_options(CLI::App& app, JobOptions& job, const std::string& timeout_what, const std::string& csv_description,
-                     const std::string& json_description) {
+void add_job_options(CLI::App& app, JobOptions& job, const std::string& timeout_what,
+                     const std::string& csv_description, const std::string& json_description) {
   add_backend_option(app, job.backend);
   add_timeout_option(app, job.timeout_seconds, timeout_what);
   add_result_file_options(app, job.files, csv_description, json_description);

@@ -79,11 +79,11 @@ double parse_scaled_count(const std::string& text, const char* flag) {
   return value;
 }
 
-double parse_timeout_seconds(const std::string& text) {
-  const double seconds = parse_number(text, "-T/--timeout", false);
+double parse_timeout_seconds(const std::string& text, const char* flag) {
+  const double seconds = parse_number(text, flag, false);
   constexpr double kYear = 365.0 * 24 * 3600;
   if (seconds < 0 || seconds > kYear)
-    throw UsageError("-T/--timeout: must be 0 (off) or a number of seconds up to a year (got " + text + ")");
+    throw UsageError(fmt::format("{}: must be 0 (off) or a number of seconds up to a year (got {})", flag, text));
   return seconds;
 }
 

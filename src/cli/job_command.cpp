@@ -95,9 +95,10 @@ int run_command(const char* program, int argc, char** argv, bool handle_interrup
   std::optional<std::string> text_instead;
   try {
     text_instead = prepare();
-  } catch (const UsageError& e) {
+  } catch (const Error& e) {
+    // Work done before any job (reading input, a helper program it runs) ends with its own code.
     if (prints_before_mpi) print_command_error(program, e.what());
-    return static_cast<int>(ExitCode::usage);
+    return static_cast<int>(e.exit_code());
   }
   if (text_instead) {
     // Help or a version into a pipe closed early: the reader had what it wanted.

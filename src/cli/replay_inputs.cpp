@@ -168,7 +168,7 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
   input.notes = std::move(notes);
   std::vector<std::pair<std::string, NsysProcess>> processes;
   for (const TraceFile& file : found) {
-    NsysReport report = read_nsys_report(file.path, request.element_type);
+    NsysReport report = read_nsys_report(file.path, request.element_type, request.export_limit_seconds);
     for (NsysProcess& process : report.processes) processes.emplace_back(file.path, std::move(process));
     input.notes.insert(input.notes.end(), report.notes.begin(), report.notes.end());
     input.files.push_back(file.path);

@@ -8,15 +8,17 @@
 
 #include "commbench/core/dtype.hpp"
 #include "commbench/replay/communication_trace.hpp"
+#include "commbench/replay/nsys_report_reader.hpp"
 #include "commbench/replay/trace_summary.hpp"
 
 namespace commbench {
 
 struct ReplayInputRequest {
-  std::vector<std::string> paths;        // files or folders
-  int ranks = 0;                         // --ranks: a comms log's world size; 0 not given
-  bool schedule_wanted = false;          // --dump-schedule: the calls' order and gaps are needed
-  std::string element_type = "float32";  // --dtype: for calls a report gives counts but no types
+  std::vector<std::string> paths;                           // files or folders
+  int ranks = 0;                                            // --ranks: a comms log's world size; 0 not given
+  bool schedule_wanted = false;                             // --dump-schedule: the calls' order and gaps are needed
+  std::string element_type = "float32";                     // --dtype: for calls a report gives counts but no types
+  double export_limit_seconds = kDefaultNsysExportSeconds;  // --export-timeout; 0 none
 };
 
 struct ReadInput {

@@ -6,15 +6,20 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 
 extern char** environ;
 
@@ -38,9 +43,43 @@ std::string first_line_of(const std::string& path) {
   return "";
 }
 
-// nsys export's exit status; -1 when nsys could not be started (ENOENT: not on the PATH).
-int run_export(const std::string& report_path, const std::string& sqlite_path, const std::string& log_path,
-               int& spawn_error) {
+// Stops the export and whatever it started (it runs in a process group of its own).
+void stop_export(pid_t pid) {
+  kill(-pid, SIGTERM);
+  for (int tries = 0; tries < 40; ++tries) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(-pid, SIGKILL);
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// The export's exit status; nullopt when it ran past `limit_seconds` (> 0) and was stopped.
+std::optional<int> wait_for_export(pid_t pid, double limit_seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(limit_seconds);
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, limit_seconds > 0 ? WNOHANG : 0);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return 128;
+    if (limit_seconds > 0 && Clock::now() >= deadline) {
+      stop_export(pid);
+      return std::nullopt;
+    }
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct ExportRun {
+  int spawn_error = 0;        // posix_spawnp's error (ENOENT: nsys not on the PATH)
+  std::optional<int> status;  // nsys export's exit status; none when it was stopped
+};
+
+ExportRun run_export(const std::string& report_path, const std::string& sqlite_path, const std::string& log_path,
+                     double limit_seconds) {
   std::vector<std::string> arguments{
       "nsys",     "export", "--type", "sqlite", "--quiet=true", "--force-overwrite=true", "--output=" + sqlite_path,
       report_path};
@@ -52,14 +91,17 @@ int run_export(const std::string& report_path, const std::string& sqlite_path, c
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  spawn_error = posix_spawnp(&pid, "nsys", &actions, nullptr, argv.data(), environ);
+  ExportRun run;
+  run.spawn_error = posix_spawnp(&pid, "nsys", &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (run.spawn_error == 0) run.status = wait_for_export(pid, limit_seconds);
+  return run;
 }
 
 }  // namespace
@@ -74,21 +116,26 @@ ExportedReport::ExportedReport(ExportedReport&& other) noexcept
   other.folder_.clear();
 }
 
-ExportedReport export_nsys_report(const std::string& report_path) {
+ExportedReport export_nsys_report(const std::string& report_path, double limit_seconds) {
   if (access(report_path.c_str(), R_OK) != 0)
     throw UsageError(fmt::format("{}: cannot read ({})", report_path, std::strerror(errno)));
   const std::string folder = temporary_folder(report_path);
   ExportedReport exported(folder, folder + "/report.sqlite");
   const std::string log_path = folder + "/export.log";
-  int spawn_error = 0;
-  const int status = run_export(report_path, exported.sqlite_path(), log_path, spawn_error);
-  if (status < 0)
+  const ExportRun run = run_export(report_path, exported.sqlite_path(), log_path, limit_seconds);
+  if (run.spawn_error != 0)
     throw UsageError(fmt::format(
         "{}: a .nsys-rep is read through `nsys export --type sqlite`, and nsys cannot be run here ({}): put it on "
         "the PATH, or export the report where it is and give the .sqlite",
-        report_path, std::strerror(spawn_error)));
-  if (status != 0 || !std::filesystem::exists(exported.sqlite_path()))
-    throw UsageError(fmt::format("{}: nsys export failed (exit {}): {}", report_path, status, first_line_of(log_path)));
+        report_path, std::strerror(run.spawn_error)));
+  if (!run.status)
+    throw Error(ExitCode::timeout,
+                fmt::format("{}: nsys export ran past {} s (--export-timeout) and was stopped: export the report "
+                            "where it is (nsys export --type sqlite) and give the .sqlite, or allow it more time",
+                            report_path, significant_text(limit_seconds)));
+  if (*run.status != 0 || !std::filesystem::exists(exported.sqlite_path()))
+    throw UsageError(
+        fmt::format("{}: nsys export failed (exit {}): {}", report_path, *run.status, first_line_of(log_path)));
   return exported;
 }
 

@@ -24,6 +24,7 @@ class ExportedReport {
 };
 
 // UsageError naming the report: no nsys on the PATH, or its export failed (its first line).
-ExportedReport export_nsys_report(const std::string& report_path);
+// An export still running after `limit_seconds` (0: no limit) is stopped: Error with exit 4.
+ExportedReport export_nsys_report(const std::string& report_path, double limit_seconds);
 
 }  // namespace commbench

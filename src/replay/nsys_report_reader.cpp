@@ -207,9 +207,9 @@ std::optional<int> nvtx_step_number(std::string_view text) {
   return std::nullopt;
 }
 
-NsysReport read_nsys_report(const std::string& path, const std::string& element_type) {
+NsysReport read_nsys_report(const std::string& path, const std::string& element_type, double export_limit_seconds) {
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) {
-    const ExportedReport exported = export_nsys_report(path);
+    const ExportedReport exported = export_nsys_report(path, export_limit_seconds);
     return read_exported(exported.sqlite_path(), path, element_type);
   }
   if (!looks_like_sqlite(path)) {

@@ -230,20 +230,96 @@ class NsysBadInput(FolderCase):
         self.assertIn("Nsight Systems reports are read on their own", self.refused(report_files("nsys-llama-ddp")[0],
                                                                                    trace))
 
-    def test_a_nsys_rep_without_nsys_on_the_path(self):
-        rep = os.path.join(self.dir, "rank0.nsys-rep")
-        with open(rep, "wb") as f:
+    def test_an_unknown_dtype(self):
+        self.assertIn("--dtype", self.refused(os.path.join(NSYS, "nsys-llama-ddp"), "--dtype", "float7"))
+
+
+# A stand-in for `nsys` on the PATH: the spawn, its arguments, its failures and its time
+# limit are bench-replay's; the export itself is the real one nsys made (FAKE_NSYS_SOURCE).
+FAKE_NSYS = """#!/bin/sh
+printf '%s\\n' "$*" > "$FAKE_NSYS_ARGS"
+case "$FAKE_NSYS_MODE" in
+  hang) sleep 300 & wait; exit 0 ;;
+  fail) echo "Failed to open the report file: it is no Nsight Systems report"; echo second line; exit 1 ;;
+esac
+for a in "$@"; do case "$a" in --output=*) out="${a#--output=}" ;; esac; done
+gzip -dc "$FAKE_NSYS_SOURCE" > "$out"
+"""
+
+
+class NsysRepExport(FolderCase):
+    """A .nsys-rep is read through `nsys export --type sqlite`, run by bench-replay."""
+    PREFIX = "commbench-replay-nsys-rep-"
+
+    def setUp(self):
+        self.bin = os.path.join(self.dir, "bin")
+        self.tmp = os.path.join(self.dir, "tmp")
+        for folder in (self.bin, self.tmp):
+            os.makedirs(folder, exist_ok=True)
+        self.rep = os.path.join(self.dir, "rank0.nsys-rep")
+        with open(self.rep, "wb") as f:
             f.write(b"\0" * 64)
-        empty = os.path.join(self.dir, "bin")
+
+    def with_nsys(self, mode, *args, limit=120):
+        """bench-replay with the stand-in nsys on the PATH: (exit code, stdout, stderr, nsys's arguments)."""
+        import subprocess
+        script = os.path.join(self.bin, "nsys")
+        with open(script, "w") as f:
+            f.write(FAKE_NSYS)
+        os.chmod(script, 0o755)
+        arguments = os.path.join(self.dir, "nsys-args.txt")
+        env = dict(os.environ, PATH=self.bin + os.pathsep + "/usr/bin:/bin", TMPDIR=self.tmp, FAKE_NSYS_MODE=mode,
+                   FAKE_NSYS_ARGS=arguments, FAKE_NSYS_SOURCE=report_files("nsys-llama-ddp")[0])
+        p = subprocess.run([os.path.abspath(BIN), *args], capture_output=True, text=True, timeout=limit, env=env)
+        called = open(arguments).read().split() if os.path.exists(arguments) else []
+        return p.returncode, p.stdout, p.stderr, called
+
+    def test_the_export_is_read_as_its_sqlite(self):
+        json_path = os.path.join(self.dir, "rep.json")
+        code, _, err, called = self.with_nsys("export", self.rep, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(called[:4], ["export", "--type", "sqlite", "--quiet=true"])
+        self.assertEqual(called[-1], self.rep)
+        direct = os.path.join(self.dir, "direct.json")
+        code, _, err = run(report_files("nsys-llama-ddp")[0], "--json", direct, "--force")
+        self.assertEqual(code, 0, err)
+        with open(json_path) as a, open(direct) as b:
+            self.assertEqual(classes(json.load(a)), classes(json.load(b)))
+        self.assertEqual(os.listdir(self.tmp), [], "the export's temporary folder is left behind")
+
+    def test_a_failed_export_gives_its_first_line(self):
+        code, out, err, _ = self.with_nsys("fail", self.rep)
+        self.assertEqual(code, 2, out + err)
+        self.assertEqual(err.strip(), "bench-replay: error: " + self.rep + ": nsys export failed (exit 1): Failed to "
+                         "open the report file: it is no Nsight Systems report")
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_an_export_that_does_not_end_is_stopped_at_the_limit(self):
+        import time
+        json_path = os.path.join(self.dir, "hang.json")
+        started = time.monotonic()
+        code, out, err, _ = self.with_nsys("hang", self.rep, "--export-timeout", "2", "--json", json_path, limit=60)
+        elapsed = time.monotonic() - started
+        self.assertEqual(code, 4, out + err)
+        self.assertLess(elapsed, 30, "stopped well after --export-timeout 2")
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertIn(self.rep + ": nsys export ran past 2 s (--export-timeout) and was stopped", err)
+        self.assertFalse(os.path.exists(json_path), "a result file written after a stopped export")
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_without_nsys_on_the_path(self):
+        empty = os.path.join(self.dir, "empty")
         os.makedirs(empty, exist_ok=True)
-        code, out, err = run_with_path(empty, rep)
+        code, out, err = run_with_path(empty, self.rep)
         self.assertEqual(code, 2, out + err)
         self.assertIn("rank0.nsys-rep: a .nsys-rep is read through `nsys export --type sqlite`, and nsys cannot be "
                       "run here", err)
         self.assertEqual(len(err.splitlines()), 1, err)
 
-    def test_an_unknown_dtype(self):
-        self.assertIn("--dtype", self.refused(os.path.join(NSYS, "nsys-llama-ddp"), "--dtype", "float7"))
+    def test_a_bad_limit_is_refused(self):
+        code, out, err = run(self.rep, "--export-timeout", "soon")
+        self.assertEqual(code, 2, out + err)
+        self.assertIn("--export-timeout", err)
 
 
 def run_with_path(path_value, *args):

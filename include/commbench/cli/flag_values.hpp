@@ -16,9 +16,10 @@ double parse_number(std::string text, const char* flag, bool percent_allowed);
 // UsageError "FLAG: 'x' is not a count (like 8e9 or 8B)" otherwise.
 double parse_scaled_count(const std::string& text, const char* flag);
 
-// -T/--timeout of every command: 0 (off) or a positive number of seconds, at most a year
-// (larger values would overflow the watchdog's clock arithmetic).
-double parse_timeout_seconds(const std::string& text);
+// -T/--timeout of every command, and other time limits (`flag` names them in errors): 0
+// (off) or a positive number of seconds, at most a year (larger values would overflow the
+// watchdog's clock arithmetic).
+double parse_timeout_seconds(const std::string& text, const char* flag = "-T/--timeout");
 
 // A length of time as people write it for long runs: "90" or "90s", "20m", "2h", "1d".
 // Positive, at most a year; UsageError naming `flag` otherwise.

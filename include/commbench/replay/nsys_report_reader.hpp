@@ -29,8 +29,11 @@ struct NsysReport {
 // `element_type`: the type ("float32", "bfloat16", ...) of the calls whose ranges give
 // element counts but no type (PyTorch's NVTX ranges never do). UsageError naming the file:
 // unreadable, no nsys export, no NVTX ranges, no communication in it, a .nsys-rep without
-// nsys on the PATH.
-NsysReport read_nsys_report(const std::string& path, const std::string& element_type);
+// nsys on the PATH. A .nsys-rep's export may take `export_limit_seconds` (0: no limit);
+// past it the export is stopped and an Error with exit 4 names the file.
+constexpr double kDefaultNsysExportSeconds = 600;
+NsysReport read_nsys_report(const std::string& path, const std::string& element_type,
+                            double export_limit_seconds = kDefaultNsysExportSeconds);
 
 // .sqlite, .sqlite.gz, .nsys-rep (and the older .qdrep).
 bool is_nsys_report_name(std::string_view name);

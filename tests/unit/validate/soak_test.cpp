@@ -390,5 +390,16 @@ TEST(DurationFlag, TakesSecondsMinutesHoursAndDays) {
             "--soak: '2y' is not a length of time (like 90s, 20m, 2h)");
 }
 
+TEST(TimeLimitFlag, ErrorsNameTheFlagTheLimitWasGivenTo) {
+  EXPECT_DOUBLE_EQ(parse_timeout_seconds("0", "--time-limit"), 0);
+  EXPECT_DOUBLE_EQ(parse_timeout_seconds("2.5"), 2.5);
+  EXPECT_EQ(usage_error_of([] { parse_timeout_seconds("-1", "--time-limit"); }),
+            "--time-limit: must be 0 (off) or a number of seconds up to a year (got -1)");
+  EXPECT_EQ(usage_error_of([] { parse_timeout_seconds("-1"); }),
+            "-T/--timeout: must be 0 (off) or a number of seconds up to a year (got -1)");
+  EXPECT_NE(usage_error_of([] { parse_timeout_seconds("soon", "--export-timeout"); }).find("--export-timeout: "),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace commbench
