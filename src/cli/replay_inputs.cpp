@@ -117,6 +117,10 @@ ReadInput read_pytorch_traces(const std::vector<TraceFile>& found, std::vector<s
     }
   }
   if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
+  if (std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.exposed_on_the_training_thread; }))
+    input.notes.push_back(
+        "exposed ms of a CPU trace: the time the backend's ranges (gloo:*) ran while the thread that called the "
+        "collectives ran no aten:: operator; it waited for them, or ran Python between operators");
   return summarized(std::move(input), std::move(traces), "torch.profiler");
 }
 

@@ -8,11 +8,13 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "commbench/replay/nccl_kernel_name.hpp"
+#include "time_intervals.hpp"
 
 namespace commbench {
 
@@ -101,6 +103,8 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
   call.name = name;
   call.ts = time_member(event, "ts", name);
   call.dur = time_member(event, "dur", name);
+  if (const auto tid = event.find("tid"); tid != event.end() && tid->is_number_integer())
+    call.thread = tid->get<std::int64_t>();
   static const json kNoArgs = json::object();
   const auto found_args = event.find("args");
   const json& args = found_args != event.end() && found_args->is_object() ? *found_args : kNoArgs;
@@ -277,31 +281,42 @@ void PytorchCommEvents::add(const json& event) {
     calls_.push_back(call_of(event, op, name));
 }
 
+namespace {
+
+bool is_nccl_run(const PytorchCommEvents::Call& run) { return !run.algo.empty() || run.name.rfind("nccl", 0) == 0; }
+
+}  // namespace
+
+bool PytorchCommEvents::has_nccl_kernels() const { return std::any_of(runs_.begin(), runs_.end(), is_nccl_run); }
+
+void PytorchCommEvents::add_cpu_operator(std::int64_t thread, double start_us, double end_us) {
+  add_interval(cpu_operators_[thread], {start_us, end_us});
+}
+
 std::optional<double> PytorchCommEvents::exposed_seconds() const {
-  std::vector<std::pair<double, double>> communication;
+  if (!has_nccl_kernels()) return training_thread_exposure();
+  std::vector<TimeInterval> communication;
   for (const Call& run : runs_)
-    if (!run.algo.empty() || run.name.rfind("nccl", 0) == 0) communication.emplace_back(run.ts, run.ts + run.dur);
-  if (communication.empty()) return std::nullopt;
-  // The compute kernels merged into disjoint intervals, then each NCCL kernel less them.
-  std::vector<std::pair<double, double>> busy = compute_;
-  std::sort(busy.begin(), busy.end());
-  std::vector<std::pair<double, double>> merged;
-  for (const auto& interval : busy) {
-    if (!merged.empty() && interval.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, interval.second);
-    else
-      merged.push_back(interval);
-  }
-  double exposed = 0;
-  for (const auto& [start, end] : communication) {
-    double covered = 0;
-    auto at = std::lower_bound(merged.begin(), merged.end(), std::make_pair(start, start),
-                               [](const auto& a, const auto& b) { return a.second < b.first; });
-    for (; at != merged.end() && at->first < end; ++at)
-      covered += std::max(0.0, std::min(end, at->second) - std::max(start, at->first));
-    exposed += std::max(0.0, (end - start) - covered);
-  }
-  return exposed * 1e-6;
+    if (is_nccl_run(run)) communication.emplace_back(run.ts, run.ts + run.dur);
+  // Kernels on several streams at once are communication once.
+  communication = merged_intervals(std::move(communication));
+  return (total_length(communication) - overlap_length(communication, merged_intervals(compute_))) * 1e-6;
+}
+
+std::optional<double> PytorchCommEvents::training_thread_exposure() const {
+  std::vector<TimeInterval> communication;
+  for (const Call& run : runs_)
+    if (run.name.rfind("gloo:", 0) == 0) communication.emplace_back(run.ts, run.ts + run.dur);
+  std::set<std::int64_t> callers;
+  for (const Call& call : calls_)
+    if (call.thread) callers.insert(*call.thread);
+  if (communication.empty() || callers.empty()) return std::nullopt;
+  std::vector<TimeInterval> compute;
+  for (const std::int64_t thread : callers)
+    if (const auto found = cpu_operators_.find(thread); found != cpu_operators_.end())
+      compute.insert(compute.end(), found->second.begin(), found->second.end());
+  communication = merged_intervals(std::move(communication));
+  return (total_length(communication) - overlap_length(communication, merged_intervals(std::move(compute)))) * 1e-6;
 }
 
 std::vector<StepWindow> PytorchCommEvents::steps() const {

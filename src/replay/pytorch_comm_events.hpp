@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -27,11 +28,19 @@ class PytorchCommEvents {
   // Throws MalformedEvent for a communication or step event whose times are no numbers.
   void add(const nlohmann::json& event);
   std::vector<StepWindow> steps() const;
-  // The NCCL kernels' time not overlapped by the same process's other (compute) kernels, in
-  // seconds; none in a trace without NCCL kernels on a GPU.
+  // The communication no compute hid, in seconds. On a GPU: the time NCCL's kernels ran
+  // while the process ran no other (compute) kernel. Without NCCL kernels, on CPU: the time
+  // the backend's own ranges (gloo's) ran while the threads that called the collectives ran
+  // no aten:: operator: they waited for it, or ran Python between operators. None when the
+  // trace has neither.
   std::optional<double> exposed_seconds() const;
+  // Whether exposed_seconds() is the CPU's reading (the training thread's operators).
+  bool exposed_on_the_training_thread() const { return !has_nccl_kernels() && training_thread_exposure(); }
   // A kernel that is not NCCL's: the compute the communication can hide behind.
   void add_compute_kernel(double start_us, double end_us) { compute_.emplace_back(start_us, end_us); }
+  // An aten:: operator a CPU thread ran: compute, when that thread is one that called the
+  // collectives.
+  void add_cpu_operator(std::int64_t thread, double start_us, double end_us);
   // In call order; `group_ranks` for every call (0: unknown).
   std::vector<TracedCollective> collectives(int group_ranks) const;
 
@@ -44,7 +53,8 @@ class PytorchCommEvents {
     std::size_t dtype_bytes = 0;
     std::uint64_t elements = 0;
     bool elements_known = false;
-    std::string algo, proto;  // an NCCL kernel's, from its name
+    std::string algo, proto;             // an NCCL kernel's, from its name
+    std::optional<std::int64_t> thread;  // the trace's tid, where it is a number
   };
 
  private:
@@ -52,7 +62,11 @@ class PytorchCommEvents {
   std::vector<Call> runs_;                          // the backend's own: gloo's ranges, NCCL's kernels on the GPU
   std::vector<Call> params_;                        // record_param_comms: what PyTorch's NCCL backend says it sent
   std::vector<std::pair<double, double>> compute_;  // other kernels on the GPU: start, end (us)
+  std::map<std::int64_t, std::vector<std::pair<double, double>>> cpu_operators_;  // by thread, kept merged
   std::vector<StepWindow> steps_;
+
+  bool has_nccl_kernels() const;
+  std::optional<double> training_thread_exposure() const;
 };
 
 // "c10d::_allgather_base_" → "allgather", "gloo:reduce_scatter" → "reducescatter"; empty

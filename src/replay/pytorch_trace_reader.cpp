@@ -1,7 +1,10 @@
 #include "commbench/replay/pytorch_trace_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -43,6 +46,27 @@ std::string_view raw_string_member(std::string_view text, std::string_view key) 
   return end == std::string_view::npos ? std::string_view{} : text.substr(at + 1, end - at - 1);
 }
 
+// The number of an event's first member `key` in its raw text; none when it is no number.
+std::optional<double> raw_number_member(std::string_view text, std::string_view key) {
+  std::size_t at = text.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  at = text.find_first_not_of(" \t\r\n:", at + key.size());
+  if (at == std::string_view::npos) return std::nullopt;
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data() + at, text.data() + text.size(), value);
+  if (error != std::errc() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+// An aten:: operator's thread and times, read from its raw text: a trace holds millions of
+// them, and a parse of each would cost most of the read.
+void add_cpu_operator(std::string_view text, PytorchCommEvents& events) {
+  const std::optional<double> tid = raw_number_member(text, "\"tid\"");
+  const std::optional<double> ts = raw_number_member(text, "\"ts\"");
+  const std::optional<double> dur = raw_number_member(text, "\"dur\"");
+  if (tid && ts && dur && *dur >= 0) events.add_cpu_operator(static_cast<std::int64_t>(*tid), *ts, *ts + *dur);
+}
+
 int integer_member(const json& object, const char* key, const std::string& path) {
   if (!object.contains(key) || !object[key].is_number_integer())
     throw UsageError(fmt::format("{}: distributedInfo has no whole number '{}'", path, key));
@@ -55,8 +79,12 @@ RankTrace read_pytorch_trace(const std::string& path) {
   PytorchCommEvents events;
   // Only the events that can be communication or a step are parsed: most of a trace is
   // the model's own operators.
-  const auto wanted = [](std::string_view text) {
+  const auto wanted = [&events](std::string_view text) {
     const std::string_view name = raw_string_member(text, "\"name\"");
+    if (name.substr(0, 6) == "aten::") {
+      if (raw_string_member(text, "\"cat\"") == "cpu_op") add_cpu_operator(text, events);
+      return false;
+    }
     for (const std::string_view prefix : {"c10d::", "gloo:", "ProfilerStep#", "record_param_comms"})
       if (name.substr(0, prefix.size()) == prefix) return true;
     return raw_string_member(text, "\"cat\"") == "kernel";  // NCCL's and the compute around them
@@ -85,6 +113,7 @@ RankTrace read_pytorch_trace(const std::string& path) {
   trace.steps = events.steps();
   trace.collectives = events.collectives(common_group_size(info->second));
   trace.exposed_seconds = events.exposed_seconds();
+  trace.exposed_on_the_training_thread = trace.exposed_seconds && events.exposed_on_the_training_thread();
   if (trace.collectives.empty())
     throw UsageError(fmt::format("{}: no communication in the trace of rank {} ({} events read)", path, trace.rank,
                                  streamed.events));

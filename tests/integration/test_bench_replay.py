@@ -111,6 +111,23 @@ class Reading(unittest.TestCase):
         table = out[out.index("   step    step ms"):].splitlines()[1:4]
         self.assertEqual([int(line.split()[0]) for line in table], [n for n, _, _ in expected])
 
+    def test_exposed_time_is_gloos_time_the_calling_thread_ran_no_operator(self):
+        """A CPU trace's exposed communication, computed here from the raw JSON: the time
+        any gloo range ran (overlapping ranges once) less the time the thread that called
+        the c10d operators ran an aten:: operator in it."""
+        for case in CASES:
+            with self.subTest(case=case):
+                out, doc, rows = self.replay(case)
+                for path, record in zip(rank_files(case), doc["ranks"]):
+                    self.assertAlmostEqual(record["exposed_seconds"], raw_cpu_exposed_us(load(path)) * 1e-6, places=9)
+                    self.assertLessEqual(record["exposed_seconds"], record["communication_seconds"] * 1.000001)
+                self.assertIn("exposed ms", out)
+                self.assertIn("exposed ms of a CPU trace: the time the backend's ranges (gloo:*) ran", out)
+                ranks = [r for r in rows if r["record"] == "rank"]
+                for row, record in zip(ranks, doc["ranks"]):  # the CSV holds 9 significant digits
+                    self.assertAlmostEqual(float(row["exposed_seconds"]), record["exposed_seconds"],
+                                           delta=1e-8 * record["exposed_seconds"])
+
     def test_the_records_fit_the_schema_and_the_csv_holds_them(self):
         import jsonschema
         _, doc, rows = self.replay("fsdp2")
@@ -147,6 +164,26 @@ class Reading(unittest.TestCase):
         self.assertLess(late["lateness_seconds"], 0.075)
         _, healthy, _ = self.replay("ddp-default")
         self.assertIsNone(healthy["straggler"])
+
+
+def merged(intervals):
+    out = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out
+
+
+def raw_cpu_exposed_us(doc):
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    callers = {e["tid"] for e in events if e.get("cat") == "cpu_op" and e["name"].startswith("c10d::")}
+    comm = merged((e["ts"], e["ts"] + e["dur"]) for e in events if e["name"].startswith("gloo:"))
+    busy = merged((e["ts"], e["ts"] + e["dur"]) for e in events
+                  if e.get("cat") == "cpu_op" and e["name"].startswith("aten::") and e["tid"] in callers)
+    covered = sum(max(0, min(end, b) - max(start, a)) for start, end in comm for a, b in busy)
+    return sum(end - start for start, end in comm) - covered
 
 
 # DeepSpeed's log names in nccl-tests' terms, as this test reads them; an all-gather

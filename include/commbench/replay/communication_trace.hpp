@@ -46,9 +46,11 @@ struct RankTrace {
   // ranges on CPU): an async call's time is its queueing, and ranks are matched by when
   // they called.
   bool call_times_only = false;
-  // Its NCCL kernels' time not overlapped by its compute kernels on the GPU; none without
-  // NCCL kernels in the trace.
+  // The communication no compute hid: its NCCL kernels' time not overlapped by its compute
+  // kernels on the GPU; without them, on CPU, the backend's ranges (gloo's) while the thread
+  // that called the collectives ran no aten:: operator. None where the trace has neither.
   std::optional<double> exposed_seconds;
+  bool exposed_on_the_training_thread = false;  // the CPU's reading of exposed_seconds
 };
 
 }  // namespace commbench

@@ -128,5 +128,22 @@ TEST(NcclTrace, AClassWhoseKernelsDifferIsMixed) {
   EXPECT_EQ(summary.classes[0].nccl_proto, "LL");
 }
 
+TEST(NcclTrace, KernelsOnTwoStreamsAtOnceAreExposedOnce) {
+  TempDir dir;
+  std::string text(kNcclTrace);
+  // A second all-reduce, on another communicator's stream, over 1450-2450: with the
+  // all-gather's kernel (1500-1550) inside it, it adds 1000 us, all of them exposed.
+  const std::string again = R"json(,
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 1440.0, "dur": 5.0, "args": {}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ts": 1450.0, "dur": 1000.0,
+   "args": {"stream": 24}}
+ ]})json";
+  text.replace(text.rfind("\n ]}"), std::string::npos, again);
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", text));
+  ASSERT_TRUE(trace.exposed_seconds);
+  EXPECT_NEAR(*trace.exposed_seconds, 1450e-6, 1e-12);
+  EXPECT_FALSE(trace.exposed_on_the_training_thread);
+}
+
 }  // namespace
 }  // namespace commbench

@@ -3,6 +3,7 @@
 // c10d operator or gloo range becomes (its operation, type and size).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -135,6 +136,43 @@ TEST(PytorchTrace, ATraceWithoutTheJobOrItsCommunicationIsRefused) {
       R"({"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [{"ph": "X", "name": "aten::mm"}]})");
   EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(quiet); }),
             quiet + ": no communication in the trace of rank 0 (1 events read)");
+}
+
+// Rank 0 on CPU: the training thread (tid 1) calls two all-reduces; gloo runs them on its
+// own threads (7 and 8), partly at the same time.
+const char* kCpuExposureTrace = R"({
+ "distributedInfo": {"backend": "gloo", "rank": 0, "world_size": 2},
+ "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 5, "tid": 1, "ts": 100.0, "dur": 5.0,
+   "args": {"Input type": ["float"], "Input Dims": [[10]]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "pid": 5, "tid": 7, "ts": 110.0, "dur": 100.0},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 5, "tid": 1, "ts": 150.0, "dur": 5.0,
+   "args": {"Input type": ["float"], "Input Dims": [[10]]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "pid": 5, "tid": 8, "ts": 160.0, "dur": 100.0},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 5, "tid": 1, "ts": 120.0, "dur": 20.0},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add_", "pid": 5, "tid": 1, "ts": 130.0, "dur": 20.0},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 5, "tid": 1, "ts": 250.0, "dur": 30.0},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 5, "tid": 7, "ts": 110.0, "dur": 100.0},
+  {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather", "pid": 5, "tid": 1, "ts": 100.0, "dur": 200.0},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: MmBackward0", "pid": 5, "tid": 1,
+   "ts": 160.0, "dur": 90.0}
+ ]})";
+
+TEST(PytorchTrace, OnCpuTheExposedTimeIsTheBackendsWhileTheCallingThreadRunsNoOperator) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", kCpuExposureTrace));
+  // gloo ran over 110-260 (the two ranges overlap: 150 us, not 200). The training thread's
+  // operators covered 120-150 and 250-260 of it; its own copies on gloo's thread, FSDP's
+  // range and autograd's wrapper around a wait are no compute: 110 us are exposed.
+  ASSERT_TRUE(trace.exposed_seconds);
+  EXPECT_NEAR(*trace.exposed_seconds, 110e-6, 1e-12);
+  EXPECT_TRUE(trace.exposed_on_the_training_thread);
+  // Without the callers' threads the trace cannot tell the training thread: nothing is said.
+  std::string untold(kCpuExposureTrace);
+  for (std::size_t at; (at = untold.find("\"tid\": 1,")) != std::string::npos;) untold.erase(at, 10);
+  const RankTrace without = read_pytorch_trace(dir.write("untold.json", untold));
+  EXPECT_FALSE(without.exposed_seconds);
+  EXPECT_FALSE(without.exposed_on_the_training_thread);
 }
 
 TEST(PytorchTrace, OperatorNamesBecomeOperations) {
