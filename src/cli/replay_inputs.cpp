@@ -103,6 +103,14 @@ ReadInput summarized(ReadInput input, std::vector<RankTrace> traces, const char*
   return input;
 }
 
+// How a CPU job's exposed time was read, said once.
+void note_exposed_on_cpu(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
+  if (std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.exposed_on_the_training_thread; }))
+    notes.push_back(
+        "exposed ms of a CPU job: the time the backend's ranges (gloo:*) ran while the thread that called the "
+        "collectives ran no aten:: operator; it waited for them, or ran Python between operators");
+}
+
 ReadInput read_pytorch_traces(const std::vector<TraceFile>& found, std::vector<std::string> notes) {
   ReadInput input;
   input.notes = std::move(notes);
@@ -117,10 +125,7 @@ ReadInput read_pytorch_traces(const std::vector<TraceFile>& found, std::vector<s
     }
   }
   if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
-  if (std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.exposed_on_the_training_thread; }))
-    input.notes.push_back(
-        "exposed ms of a CPU trace: the time the backend's ranges (gloo:*) ran while the thread that called the "
-        "collectives ran no aten:: operator; it waited for them, or ran Python between operators");
+  note_exposed_on_cpu(traces, input.notes);
   return summarized(std::move(input), std::move(traces), "torch.profiler");
 }
 
@@ -188,6 +193,7 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
         "its queueing, not the transfer; waits and the straggler are from when each rank called");
   std::vector<RankTrace> traces;
   for (auto& entry : processes) traces.push_back(std::move(entry.second.trace));
+  note_exposed_on_cpu(traces, input.notes);
   return summarized(std::move(input), std::move(traces), "nsys");
 }
 

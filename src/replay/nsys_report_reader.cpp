@@ -52,9 +52,10 @@ ReportFacts report_facts(const SqliteDatabase& db, const std::string& path) {
 }
 
 // An NVTX range as a torch.profiler event, so that one set of rules sizes and pairs both.
-json chrome_event(const std::string& name, double start_us, double end_us, const std::string& sizes,
-                  const std::string& torch_type) {
-  json event{{"ph", "X"}, {"cat", "cpu_op"}, {"name", name}, {"ts", start_us}, {"dur", end_us - start_us}};
+json chrome_event(const std::string& name, double start_us, double end_us, std::int64_t thread,
+                  const std::string& sizes, const std::string& torch_type) {
+  json event{{"ph", "X"},      {"cat", "cpu_op"},          {"name", name},
+             {"ts", start_us}, {"dur", end_us - start_us}, {"tid", thread}};
   if (sizes.empty()) return event;
   json dims = json::parse(sizes, nullptr, false);
   if (dims.is_discarded() || !dims.is_array()) return event;
@@ -66,36 +67,59 @@ json chrome_event(const std::string& name, double start_us, double end_us, const
 struct ProcessEvents {
   PytorchCommEvents events;
   bool sized = false;
-  bool gpu = false;  // NCCL kernels of its own on a GPU
+  bool gpu = false;      // NCCL kernels of its own on a GPU
+  bool backend = false;  // gloo's own ranges, on gloo's threads: the calls' runs
 };
 
-// The ranges that can be a call or a step (LIKE ignores case); a report of PyTorch's
-// ranges holds one per operator, most of them the model's.
+// The ranges that can be a call, its run by gloo or a step (LIKE ignores case); a report
+// of PyTorch's ranges holds one per operator, most of them the model's.
 constexpr const char* kWantedNames =
-    "name LIKE 'c10d::%' OR name LIKE 'ProfilerStep#%' OR name LIKE 'step%' OR name LIKE 'iteration %'";
+    "name LIKE 'c10d::%' OR name LIKE 'gloo:%' OR name LIKE 'ProfilerStep#%' OR name LIKE 'step%' OR name LIKE "
+    "'iteration %'";
 
+// Every NVTX range with its name: PyTorch's, NCCL's and the user's.
+std::string nvtx_ranges_sql() {
+  return fmt::format(
+      "SELECT e.start, e.end, COALESCE(e.text, s.value) AS name, e.globalTid FROM NVTX_EVENTS e LEFT JOIN "
+      "StringIds s ON e.textId = s.id WHERE e.eventType IN ({}, {}) AND e.end IS NOT NULL",
+      kNvtxPushPopRange, kNvtxStartEndRange);
+}
+
+// A call, its run by gloo or a step, added to its process's events.
+void add_range(ProcessEvents& process, const std::string& text, double start_us, double end_us, std::int64_t thread,
+               const std::string& torch_type) {
+  if (const std::optional<int> step = nvtx_step_number(text)) {
+    process.events.add(chrome_event(fmt::format("ProfilerStep#{}", *step), start_us, end_us, thread, "", torch_type));
+    return;
+  }
+  const bool backend = text.rfind("gloo:", 0) == 0;
+  if (!backend && text.rfind("c10d::", 0) != 0) return;
+  const PytorchNvtxRange range = parse_pytorch_nvtx_range(text);
+  if (canonical_comm_op(range.name).empty()) return;
+  if (!backend) process.sized = process.sized || !range.sizes.empty();
+  process.backend = process.backend || backend;
+  process.events.add(chrome_event(range.name, start_us, end_us, thread, range.sizes, torch_type));
+}
+
+// One pass over the ranges: the wanted ones whole, and of PyTorch's aten:: operators (on
+// CPU, the compute gloo's transfers can hide behind) only the times and thread, not the
+// names. The events are ordered by time where they are used.
 std::map<std::int64_t, ProcessEvents> read_ranges(const SqliteDatabase& db, const ReportFacts& facts,
                                                   const std::string& torch_type) {
   std::map<std::int64_t, ProcessEvents> processes;
   const std::string sql = fmt::format(
-      "SELECT start, end, name, globalTid FROM (SELECT e.start, e.end, COALESCE(e.text, s.value) AS name, "
-      "e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s ON e.textId = s.id WHERE e.eventType IN ({}, {}) AND "
-      "e.end IS NOT NULL) WHERE {} ORDER BY start",
-      kNvtxPushPopRange, kNvtxStartEndRange, kWantedNames);
+      "SELECT start, end, CASE WHEN name LIKE 'aten::%' THEN NULL ELSE name END, globalTid FROM ({}) WHERE name "
+      "LIKE 'aten::%' OR {}",
+      nvtx_ranges_sql(), kWantedNames);
   db.each_row(sql, [&](const SqliteDatabase::Row& row) {
-    const std::string text = row.text(2);
     const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
     const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
-    ProcessEvents& process = processes[pid_of(row.integer(3))];
-    if (const std::optional<int> step = nvtx_step_number(text)) {
-      process.events.add(chrome_event(fmt::format("ProfilerStep#{}", *step), start_us, end_us, "", torch_type));
-      return;
-    }
-    if (text.rfind("c10d::", 0) != 0) return;
-    const PytorchNvtxRange range = parse_pytorch_nvtx_range(text);
-    if (canonical_comm_op(range.name).empty()) return;
-    process.sized = process.sized || !range.sizes.empty();
-    process.events.add(chrome_event(range.name, start_us, end_us, range.sizes, torch_type));
+    const std::int64_t thread = row.integer(3);
+    ProcessEvents& process = processes[pid_of(thread)];
+    if (row.is_null(2))
+      process.events.add_cpu_operator(thread, start_us, end_us);
+    else
+      add_range(process, row.text(2), start_us, end_us, thread, torch_type);
   });
   return processes;
 }
@@ -148,9 +172,13 @@ NsysReport read_exported(const std::string& path, const std::string& shown_path,
     rank.trace.host = facts.host;
     rank.trace.steps = process.events.steps();
     rank.trace.collectives = std::move(collectives);
-    // Without kernels the calls' own ranges are all the report says of their time.
-    rank.trace.call_times_only = !process.gpu;
+    // Without kernels or gloo's ranges the calls' own ranges are all the report says of
+    // their time.
+    rank.trace.call_times_only = !process.gpu && !process.backend;
+    if (process.backend) rank.trace.backend = "gloo";
     rank.trace.exposed_seconds = process.events.exposed_seconds();
+    rank.trace.exposed_on_the_training_thread =
+        rank.trace.exposed_seconds && process.events.exposed_on_the_training_thread();
     report.processes.push_back(std::move(rank));
   }
   if (report.processes.empty())

@@ -311,12 +311,23 @@ std::optional<double> PytorchCommEvents::training_thread_exposure() const {
   for (const Call& call : calls_)
     if (call.thread) callers.insert(*call.thread);
   if (communication.empty() || callers.empty()) return std::nullopt;
-  std::vector<TimeInterval> compute;
-  for (const std::int64_t thread : callers)
-    if (const auto found = cpu_operators_.find(thread); found != cpu_operators_.end())
-      compute.insert(compute.end(), found->second.begin(), found->second.end());
   communication = merged_intervals(std::move(communication));
-  return (total_length(communication) - overlap_length(communication, merged_intervals(std::move(compute)))) * 1e-6;
+  double covered = 0;
+  if (callers.size() == 1) {
+    // The common case, one training thread: its list is merged already when the trace was
+    // in order, and a trace's operators are many, so it is not copied then.
+    const auto found = cpu_operators_.find(*callers.begin());
+    if (found != cpu_operators_.end())
+      covered = is_merged(found->second) ? overlap_length(communication, found->second)
+                                         : overlap_length(communication, merged_intervals(found->second));
+  } else {
+    std::vector<TimeInterval> compute;
+    for (const std::int64_t thread : callers)
+      if (const auto found = cpu_operators_.find(thread); found != cpu_operators_.end())
+        compute.insert(compute.end(), found->second.begin(), found->second.end());
+    covered = overlap_length(communication, merged_intervals(std::move(compute)));
+  }
+  return (total_length(communication) - covered) * 1e-6;
 }
 
 std::vector<StepWindow> PytorchCommEvents::steps() const {

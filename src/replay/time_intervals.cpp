@@ -17,11 +17,20 @@ std::vector<TimeInterval> merged_intervals(std::vector<TimeInterval> intervals) 
 }
 
 void add_interval(std::vector<TimeInterval>& intervals, TimeInterval interval) {
-  if (!intervals.empty() && interval.first >= intervals.back().first && interval.first <= intervals.back().second) {
-    intervals.back().second = std::max(intervals.back().second, interval.second);
-    return;
+  // The ones it overlaps at the end of the list are joined into it: a range that encloses
+  // the ranges before it (a parent written after its children) takes them in.
+  while (!intervals.empty() && interval.first <= intervals.back().second && interval.second >= intervals.back().first) {
+    interval.first = std::min(interval.first, intervals.back().first);
+    interval.second = std::max(interval.second, intervals.back().second);
+    intervals.pop_back();
   }
   intervals.push_back(interval);
+}
+
+bool is_merged(const std::vector<TimeInterval>& intervals) {
+  for (std::size_t i = 1; i < intervals.size(); ++i)
+    if (intervals[i].first <= intervals[i - 1].second) return false;
+  return true;
 }
 
 double overlap_length(const std::vector<TimeInterval>& spans, const std::vector<TimeInterval>& covered) {

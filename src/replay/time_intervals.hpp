@@ -12,10 +12,13 @@ using TimeInterval = std::pair<double, double>;
 // Sorted, overlapping and touching intervals joined: the time they cover, each instant once.
 std::vector<TimeInterval> merged_intervals(std::vector<TimeInterval> intervals);
 
-// Adds one interval to a list kept merged while the intervals come roughly in start order
-// (a trace's events do): it extends the last one it overlaps, else it is appended. The list
-// is exact after merged_intervals().
+// Adds one interval to a list kept merged while the intervals come roughly in order of
+// start or of end (a trace's events do): it takes in the intervals it overlaps at the
+// list's end, else it is appended. The list is exact after merged_intervals().
 void add_interval(std::vector<TimeInterval>& intervals, TimeInterval interval);
+
+// Whether the intervals are sorted and apart, as merged_intervals() leaves them.
+bool is_merged(const std::vector<TimeInterval>& intervals);
 
 // The time within `spans` that `covered` covers too (both merged).
 double overlap_length(const std::vector<TimeInterval>& spans, const std::vector<TimeInterval>& covered);

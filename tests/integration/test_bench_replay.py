@@ -122,7 +122,7 @@ class Reading(unittest.TestCase):
                     self.assertAlmostEqual(record["exposed_seconds"], raw_cpu_exposed_us(load(path)) * 1e-6, places=9)
                     self.assertLessEqual(record["exposed_seconds"], record["communication_seconds"] * 1.000001)
                 self.assertIn("exposed ms", out)
-                self.assertIn("exposed ms of a CPU trace: the time the backend's ranges (gloo:*) ran", out)
+                self.assertIn("exposed ms of a CPU job: the time the backend's ranges (gloo:*) ran", out)
                 ranks = [r for r in rows if r["record"] == "rank"]
                 for row, record in zip(ranks, doc["ranks"]):  # the CSV holds 9 significant digits
                     self.assertAlmostEqual(float(row["exposed_seconds"]), record["exposed_seconds"],

@@ -53,6 +53,16 @@ def raw_calls(sqlite_path):
     return calls
 
 
+def merged(intervals):
+    out = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out
+
+
 def classes(doc):
     return sorted((c["op"], c["bytes"], c["calls"]) for c in doc["collectives"])
 
@@ -97,27 +107,74 @@ class NsysReports(FolderCase):
         self.assertEqual({r["rank"]: os.path.basename(r["file"]) for r in doc["ranks"]},
                          {n: f"rank{n}.sqlite.gz" for n in range(4)})
 
-    def test_who_called_last_is_read_from_the_ranks_clocks(self):
-        """The ranges are the calls (DDP's async buckets: their queueing), so the rank that
-        arrives last at a call is the one that called last. Each report's clock starts at its
-        own capture; on the UTC clock the ranks' calls line up. On this 2-core machine the
-        straggler's 50 ms sleep is lost in its neighbours' compute, so the test holds the
-        report against the raw rows, not against the sleep."""
+    def test_who_arrived_last_is_read_from_gloos_ranges(self):
+        """gloo's own ranges, on its threads, are the calls' runs: every rank's run of a call
+        ends together, so the rank whose run was shortest arrived last and the others' extra
+        time is waiting, as in a torch.profiler trace. Held against the raw rows."""
         out, doc = self.replay(os.path.join(NSYS, "nsys-straggler"), name="straggler")
-        issued = []
+        runs = []
         for path in report_files("nsys-straggler"):
             db = sqlite3.connect(open_report(path, self.dir))
+            runs.append([(end - start) * 1e-9 for start, end in db.execute(
+                "SELECT start, end FROM NVTX_EVENTS WHERE text LIKE 'gloo:%' ORDER BY start")])
+            db.close()
+        self.assertEqual(len(runs[0]), doc["calls_per_rank"])
+        last = [min(range(4), key=lambda r: runs[r][i]) for i in range(len(runs[0]))]
+        ranks = {r["rank"]: r for r in doc["ranks"]}
+        for rank in range(4):
+            self.assertEqual(ranks[rank]["last_arrivals"], last.count(rank))
+            waited = sum(runs[rank][i] - min(runs[r][i] for r in range(4)) for i in range(len(last)))
+            self.assertAlmostEqual(ranks[rank]["wait_seconds"], waited, places=5)
+        self.assertEqual(doc["backend"], "gloo")
+        self.assertNotIn("waits and the straggler are from when each rank called", out)
+
+    def test_without_gloos_ranges_who_called_last_is_read_from_the_ranks_clocks(self):
+        """Without the backend's ranges (a report of PyTorch's operators alone) the ranges are
+        the calls (DDP's async buckets: their queueing), so the rank that arrives last at a
+        call is the one that called last. Each report's clock starts at its own capture; on
+        the UTC clock the ranks' calls line up."""
+        folder = os.path.join(self.dir, "calls-only")
+        os.makedirs(folder, exist_ok=True)
+        issued = []
+        for path in report_files("nsys-straggler"):
+            plain = open_report(path, folder)
+            db = sqlite3.connect(plain)
+            db.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE 'gloo:%'")
+            db.commit()
             epoch = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
             issued.append([(epoch + start) * 1e-9 for (start,) in db.execute(
                 "SELECT start FROM NVTX_EVENTS WHERE text LIKE 'c10d::%' ORDER BY start")])
             db.close()
+        out, doc = self.replay(folder, name="calls-only")
         last = [max(range(4), key=lambda r: issued[r][i]) for i in range(len(issued[0]))]
         ranks = {r["rank"]: r for r in doc["ranks"]}
         for rank in range(4):
             self.assertEqual(ranks[rank]["last_arrivals"], last.count(rank))
             waited = sum(max(issued[r][i] for r in range(4)) - issued[rank][i] for i in range(len(last)))
             self.assertAlmostEqual(ranks[rank]["wait_seconds"], waited, places=5)
+            self.assertIsNone(ranks[rank]["exposed_seconds"])
         self.assertIn("waits and the straggler are from when each rank called", out)
+
+    def test_exposed_time_is_gloos_while_the_calling_thread_ran_no_operator(self):
+        """As in a torch.profiler trace of a CPU job, from the raw rows: the time gloo's ranges
+        ran (once where they overlap) less the time the thread that called the c10d::
+        operators ran an aten:: operator."""
+        out, doc = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), name="exposed")
+        for path, record in zip(report_files("nsys-llama-ddp"), doc["ranks"]):
+            db = sqlite3.connect(open_report(path, self.dir))
+            rows = db.execute("SELECT coalesce(e.text, s.value), e.start, e.end, e.globalTid FROM NVTX_EVENTS e "
+                              "LEFT JOIN StringIds s ON e.textId = s.id WHERE e.eventType = 59").fetchall()
+            db.close()
+            callers = {tid for name, _, _, tid in rows if name.startswith("c10d::")}
+            comm = merged((start, end) for name, start, end, _ in rows if name.startswith("gloo:"))
+            busy = merged((start, end) for name, start, end, tid in rows
+                          if name.startswith("aten::") and tid in callers)
+            covered = sum(max(0, min(e, b) - max(s, a)) for s, e in comm for a, b in busy)
+            exposed = (sum(e - s for s, e in comm) - covered) * 1e-9
+            self.assertGreater(exposed, 0)
+            # On the UTC clock, in microseconds, a double keeps a quarter of a microsecond.
+            self.assertAlmostEqual(record["exposed_seconds"], exposed, delta=1e-5)
+        self.assertIn("exposed ms of a CPU job", out)
 
     def test_dtype_sizes_the_counts(self):
         _, float32 = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), name="f32")
@@ -217,7 +274,8 @@ class NsysBadInput(FolderCase):
         no_nvtx = self.edited("no-nvtx.sqlite", "drop table NVTX_EVENTS;")
         self.assertIn("no-nvtx.sqlite: no NVTX ranges in this report: record with `nsys profile --trace=nvtx",
                       self.refused(no_nvtx))
-        no_comm = self.edited("no-comm.sqlite", "delete from NVTX_EVENTS where text like 'c10d::%';")
+        no_comm = self.edited("no-comm.sqlite",
+                              "delete from NVTX_EVENTS where text like 'c10d::%' or text like 'gloo:%';")
         self.assertIn("no-comm.sqlite: no communication in this report: no NVTX range of a c10d:: operator",
                       self.refused(no_comm))
 
