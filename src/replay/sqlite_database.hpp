@@ -1,5 +1,5 @@
 // A read-only SQLite database, as `nsys export --type sqlite` writes one: opened in place,
-// or, for a gzip-compressed copy, inflated into memory. Every error is a UsageError that
+// or, for a gzip-compressed copy, inflated into an unlinked temporary file. Every error is a UsageError that
 // names the file.
 #pragma once
 

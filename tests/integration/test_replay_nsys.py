@@ -2,7 +2,8 @@
 CPU under its own `nsys profile`, PyTorch's NVTX ranges on, exported to SQLite by nsys).
 
 What the command reports is checked against the raw reports, read here with Python's own
-sqlite3: the calls per operation and their sizes come from the `c10d::` NVTX ranges, the
+sqlite3: the calls per operation and their sizes come from the `c10d::` NVTX ranges, their
+runs from gloo's ranges, the exposed time from the `aten::` ranges of the calling thread, the
 ranks from the files' names; the same job recorded by torch.profiler
 (tests/fixtures/traces/llama-ddp) gives the same calls and sizes. Bad input is exit 2 with
 one line naming the file and no result file left behind.
