@@ -176,17 +176,20 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
   ReadInput input;
   input.notes = std::move(notes);
   std::vector<std::pair<std::string, NsysProcess>> processes;
+  bool sized_by_pytorch_ranges = false;
   for (const TraceFile& file : found) {
     NsysReport report = read_nsys_report(file.path, request.element_type, request.export_limit_seconds);
     for (NsysProcess& process : report.processes) processes.emplace_back(file.path, std::move(process));
-    input.notes.insert(input.notes.end(), report.notes.begin(), report.notes.end());
+    // Each report's notes, said once for all.
+    for (const std::string& note : report.notes)
+      if (std::find(input.notes.begin(), input.notes.end(), note) == input.notes.end()) input.notes.push_back(note);
+    sized_by_pytorch_ranges = sized_by_pytorch_ranges || report.sized_by_pytorch_ranges;
     input.files.push_back(file.path);
   }
   number_ranks(processes, input.notes);
-  input.notes.push_back(
-      fmt::format("PyTorch's NVTX ranges give element counts, not types: calls are sized as {} "
-                  "(--dtype)",
-                  request.element_type));
+  if (sized_by_pytorch_ranges)
+    input.notes.push_back(fmt::format(
+        "PyTorch's NVTX ranges give element counts, not types: calls are sized as {} (--dtype)", request.element_type));
   if (std::any_of(processes.begin(), processes.end(), [](const auto& p) { return p.second.trace.call_times_only; }))
     input.notes.push_back(
         "a call's time is its NVTX range, the call itself: for an async call (DDP's buckets, FSDP's prefetch) that is "

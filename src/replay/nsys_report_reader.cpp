@@ -5,6 +5,7 @@
 #include <charconv>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -64,18 +65,31 @@ json chrome_event(const std::string& name, double start_us, double end_us, std::
   return event;
 }
 
+// What names a process's calls: PyTorch's ranges, else NCCL's own, else NCCL's kernels.
+enum class CallSource { pytorch, nccl_ranges, nccl_kernels };
+
 struct ProcessEvents {
   PytorchCommEvents events;
-  bool sized = false;
-  bool gpu = false;      // NCCL kernels of its own on a GPU
-  bool backend = false;  // gloo's own ranges, on gloo's threads: the calls' runs
+  bool pytorch_calls = false;  // c10d:: ranges
+  bool sized = false;          // ... with their shapes
+  bool gpu = false;            // NCCL kernels of its own on a GPU
+  bool backend = false;        // gloo's own ranges, on gloo's threads: the calls' runs
+  // NCCL's ranges (ncclAllReduce, ...): the calls where PyTorch's ranges are absent.
+  std::vector<json> nccl_calls;
+
+  // Adds NCCL's ranges as the calls where PyTorch named none; what named them.
+  CallSource settle_calls() {
+    if (pytorch_calls) return CallSource::pytorch;
+    for (const json& call : nccl_calls) events.add(call);
+    return nccl_calls.empty() ? CallSource::nccl_kernels : CallSource::nccl_ranges;
+  }
 };
 
 // The ranges that can be a call, its run by gloo or a step (LIKE ignores case); a report
 // of PyTorch's ranges holds one per operator, most of them the model's.
 constexpr const char* kWantedNames =
-    "name LIKE 'c10d::%' OR name LIKE 'gloo:%' OR name LIKE 'ProfilerStep#%' OR name LIKE 'step%' OR name LIKE "
-    "'iteration %'";
+    "name LIKE 'c10d::%' OR name LIKE 'gloo:%' OR name LIKE 'nccl%' OR name LIKE 'ProfilerStep#%' OR name LIKE "
+    "'step%' OR name LIKE 'iteration %'";
 
 // Every NVTX range with its name: PyTorch's, NCCL's and the user's.
 std::string nvtx_ranges_sql() {
@@ -92,11 +106,17 @@ void add_range(ProcessEvents& process, const std::string& text, double start_us,
     process.events.add(chrome_event(fmt::format("ProfilerStep#{}", *step), start_us, end_us, thread, "", torch_type));
     return;
   }
-  const bool backend = text.rfind("gloo:", 0) == 0;
-  if (!backend && text.rfind("c10d::", 0) != 0) return;
   const PytorchNvtxRange range = parse_pytorch_nvtx_range(text);
   if (canonical_comm_op(range.name).empty()) return;
-  if (!backend) process.sized = process.sized || !range.sizes.empty();
+  if (range.name.rfind("nccl", 0) == 0) {
+    process.nccl_calls.push_back(chrome_event(range.name, start_us, end_us, thread, "", torch_type));
+    return;
+  }
+  const bool backend = range.name.rfind("gloo:", 0) == 0;
+  if (!backend) {
+    process.pytorch_calls = true;
+    process.sized = process.sized || !range.sizes.empty();
+  }
   process.backend = process.backend || backend;
   process.events.add(chrome_event(range.name, start_us, end_us, thread, range.sizes, torch_type));
 }
@@ -133,8 +153,8 @@ void read_nccl_kernels(const SqliteDatabase& db, const ReportFacts& facts,
       "SELECT k.start, k.end, s.value, k.globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = "
       "k.demangledName ORDER BY k.start",
       [&](const SqliteDatabase::Row& row) {
-        const auto found = processes.find(pid_of(row.integer(3)));
-        if (found == processes.end()) return;  // a process that called nothing through PyTorch
+        // A process of kernels only may still be a rank: its NCCL kernels are its calls.
+        const auto found = processes.try_emplace(pid_of(row.integer(3))).first;
         const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
         const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
         const std::string name = row.text(2);
@@ -148,49 +168,71 @@ void read_nccl_kernels(const SqliteDatabase& db, const ReportFacts& facts,
       });
 }
 
+// What the report says of the calls' sizes, once per report.
+void note_what_names_the_calls(const std::set<CallSource>& unsized, std::vector<std::string>& notes) {
+  if (unsized.count(CallSource::pytorch) > 0)
+    notes.push_back(
+        "PyTorch's ranges carry no shapes (emit_nvtx(record_shapes=True) adds them): their calls are counted and "
+        "timed, not sized");
+  if (unsized.count(CallSource::nccl_ranges) > 0)
+    notes.push_back(
+        "the calls are NCCL's own NVTX ranges (ncclAllReduce, ...); their payloads, which hold the message sizes, "
+        "are not read: the calls are counted and timed, not sized");
+  if (unsized.count(CallSource::nccl_kernels) > 0)
+    notes.push_back(
+        "no NVTX range names the calls: NCCL's kernels are the calls, counted and timed, not sized (a generic "
+        "kernel, ncclDevKernel_Generic, names no operation and is not one)");
+}
+
+NsysProcess rank_of(std::int64_t pid, ProcessEvents& process, std::vector<TracedCollective> collectives,
+                    const std::string& path, const ReportFacts& facts) {
+  NsysProcess rank;
+  rank.pid = pid;
+  rank.trace.path = path;
+  rank.trace.host = facts.host;
+  rank.trace.steps = process.events.steps();
+  rank.trace.collectives = std::move(collectives);
+  // Without kernels or gloo's ranges the calls' own ranges are all the report says of
+  // their time.
+  rank.trace.call_times_only = !process.gpu && !process.backend;
+  if (process.backend) rank.trace.backend = "gloo";
+  if (process.gpu) rank.trace.backend = "nccl";
+  rank.trace.exposed_seconds = process.events.exposed_seconds();
+  rank.trace.exposed_on_the_training_thread =
+      rank.trace.exposed_seconds && process.events.exposed_on_the_training_thread();
+  return rank;
+}
+
 NsysReport read_exported(const std::string& path, const std::string& shown_path, const std::string& element_type) {
   const std::string torch_type = torch_type_name(element_type);
   if (torch_type.empty()) throw UsageError(fmt::format("--dtype: '{}' is no element type PyTorch has", element_type));
   const SqliteDatabase db(path);
   const ReportFacts facts = report_facts(db, shown_path);
-  if (!db.has_table("NVTX_EVENTS"))
+  if (!db.has_table("NVTX_EVENTS") && !db.has_table("CUPTI_ACTIVITY_KIND_KERNEL"))
     throw UsageError(fmt::format(
-        "{}: no NVTX ranges in this report: record with `nsys profile --trace=nvtx,...` and PyTorch's ranges on "
-        "(torch.autograd.profiler.emit_nvtx(record_shapes=True))",
+        "{}: no NVTX ranges and no CUDA kernels in this report: record with `nsys profile --trace=nvtx,cuda` and "
+        "PyTorch's ranges on (torch.autograd.profiler.emit_nvtx(record_shapes=True))",
         shown_path));
-  NsysReport report;
-  bool unsized = false;
-  std::map<std::int64_t, ProcessEvents> processes = read_ranges(db, facts, torch_type);
+  std::map<std::int64_t, ProcessEvents> processes;
+  if (db.has_table("NVTX_EVENTS")) processes = read_ranges(db, facts, torch_type);
   read_nccl_kernels(db, facts, processes);
+  NsysReport report;
+  std::set<CallSource> unsized;
   for (auto& [pid, process] : processes) {
+    const CallSource source = process.settle_calls();
     std::vector<TracedCollective> collectives = process.events.collectives(0);
     if (collectives.empty()) continue;
-    unsized = unsized || !process.sized;
-    NsysProcess rank;
-    rank.pid = pid;
-    rank.trace.path = shown_path;
-    rank.trace.host = facts.host;
-    rank.trace.steps = process.events.steps();
-    rank.trace.collectives = std::move(collectives);
-    // Without kernels or gloo's ranges the calls' own ranges are all the report says of
-    // their time.
-    rank.trace.call_times_only = !process.gpu && !process.backend;
-    if (process.backend) rank.trace.backend = "gloo";
-    rank.trace.exposed_seconds = process.events.exposed_seconds();
-    rank.trace.exposed_on_the_training_thread =
-        rank.trace.exposed_seconds && process.events.exposed_on_the_training_thread();
-    report.processes.push_back(std::move(rank));
+    if (source != CallSource::pytorch || !process.sized) unsized.insert(source);
+    report.sized_by_pytorch_ranges = report.sized_by_pytorch_ranges || (source == CallSource::pytorch && process.sized);
+    report.processes.push_back(rank_of(pid, process, std::move(collectives), shown_path, facts));
   }
   if (report.processes.empty())
     throw UsageError(fmt::format(
-        "{}: no communication in this report: no NVTX range of a c10d:: operator (PyTorch's ranges come with "
-        "torch.autograd.profiler.emit_nvtx())",
+        "{}: no communication in this report: no NVTX range of a c10d:: operator or of NCCL, and no NCCL kernel "
+        "(PyTorch's ranges come with torch.autograd.profiler.emit_nvtx(), NCCL's with --trace=nvtx, its kernels "
+        "with --trace=cuda)",
         shown_path));
-  if (unsized)
-    report.notes.push_back(
-        fmt::format("{}: PyTorch's ranges carry no shapes (emit_nvtx(record_shapes=True) adds "
-                    "them): its calls are counted and timed, not sized",
-                    shown_path));
+  note_what_names_the_calls(unsized, report.notes);
   return report;
 }
 

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -202,7 +203,8 @@ const PytorchCommEvents::Call* backend_range_of(const PytorchCommEvents::Call& c
   for (std::size_t i = first_open; i < runs.size(); ++i) {
     const PytorchCommEvents::Call& run = runs[i];
     if (paired[i] || run.ts < call.ts) continue;
-    if (run.op == call.op || (call.op == "reducescatter" && run.op == "allreduce")) {
+    // A generic NCCL kernel names no operation: it runs the next call in order.
+    if (run.op == call.op || run.op.empty() || (call.op == "reducescatter" && run.op == "allreduce")) {
       paired[i] = true;
       return &run;
     }
@@ -218,6 +220,8 @@ std::string canonical_comm_op(std::string_view name) {
     rest = name.substr(6);
   else if (name.rfind("gloo:", 0) == 0)
     rest = name.substr(5);
+  else if (name.size() > 4 && name.rfind("nccl", 0) == 0 && std::isupper(static_cast<unsigned char>(name[4])))
+    rest = name.substr(4);  // NCCL's own API, as its NVTX ranges name it: ncclAllReduce, ncclBcast
   else
     return "";
   std::string op;
@@ -232,6 +236,7 @@ std::string canonical_comm_op(std::string_view name) {
       }
   }
   if (op == "alltoallv") op = "alltoall";
+  if (op == "bcast") op = "broadcast";
   if (op == "monitoredbarrier") op = "barrier";
   if (std::find(kOps.begin(), kOps.end(), op) == kOps.end()) return "";
   return op;
@@ -387,7 +392,12 @@ std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) co
   // events (a backend that runs on the calling thread).
   const bool from_params = calls.events().empty() && !params.events().empty();
   const bool from_runs = calls.events().empty() && params.events().empty();
-  const std::vector<Call>& primary = from_params ? params.events() : from_runs ? runs.events() : calls.events();
+  // NCCL's generic kernel names no operation: alone, it is no call anyone could name.
+  std::vector<Call> named_runs;
+  if (from_runs)
+    std::copy_if(runs.events().begin(), runs.events().end(), std::back_inserter(named_runs),
+                 [](const Call& run) { return !run.op.empty(); });
+  const std::vector<Call>& primary = from_params ? params.events() : from_runs ? named_runs : calls.events();
   const std::vector<StepWindow> windows = steps();
   std::vector<TracedCollective> out;
   for (const Call& call : primary) {

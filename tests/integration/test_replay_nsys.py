@@ -227,6 +227,96 @@ class NsysReports(FolderCase):
         self.assertIn("exposed ms", out)
 
 
+KERNEL_TABLE = ("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+                "deviceId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, "
+                "shortName INTEGER)")
+NCCL_RANGES = {"allreduce": "ncclAllReduce", "broadcast": "ncclBroadcast"}
+NCCL_KERNELS = {"allreduce": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "broadcast": "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)"}
+COMPUTE_KERNEL = "ampere_sgemm_128x64_nn"
+
+
+def nccl_job_reports(case, folder, nccl_ranges):
+    """Copies of a case's real reports made into what nsys records of an NCCL job without
+    PyTorch's ranges: its c10d::, gloo: and aten:: ranges are removed; in their place, in the
+    exporter's layout, each call becomes NCCL's own range (ncclAllReduce, a registered string
+    in domain NCCL; left out when `nccl_ranges` is false) and an NCCL kernel 0.1 ms after it,
+    1 ms x (rank + 1) long (a broadcast runs in NCCL's generic kernel, which names no
+    operation), with a compute kernel over the first half of each. Returns the calls' ops."""
+    os.makedirs(folder, exist_ok=True)
+    for rank, path in enumerate(report_files(case)):
+        db = sqlite3.connect(open_report(path, folder))
+        calls = [(start, C10D_OPS[text.split(",")[0]], tid) for start, text, tid in db.execute(
+            "SELECT start, text, globalTid FROM NVTX_EVENTS WHERE text LIKE 'c10d::%' ORDER BY start")]
+        db.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE 'c10d::%' OR text LIKE 'gloo:%' OR text LIKE 'aten::%'")
+        db.execute(KERNEL_TABLE)
+        next_id = db.execute("SELECT max(id) FROM StringIds").fetchone()[0] + 1
+        ids = {}
+        for name in [*NCCL_RANGES.values(), *NCCL_KERNELS.values(), COMPUTE_KERNEL]:
+            db.execute("INSERT INTO StringIds VALUES (?, ?)", (next_id, name))
+            ids[name] = next_id
+            next_id += 1
+        for start, op, tid in calls:
+            if nccl_ranges:
+                db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId) "
+                           "VALUES (?, ?, 59, ?, ?, 1)", (start, start + 20_000, tid, ids[NCCL_RANGES[op]]))
+            kernel_start, length = start + 100_000, 1_000_000 * (rank + 1)
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, 0, ?, ?, ?)",
+                       (kernel_start, kernel_start + length, tid & ~0xFFFFFF, ids[NCCL_KERNELS[op]],
+                        ids[NCCL_KERNELS[op]]))
+            db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 8, 0, ?, ?, ?)",
+                       (kernel_start, kernel_start + length // 2, tid & ~0xFFFFFF, ids[COMPUTE_KERNEL],
+                        ids[COMPUTE_KERNEL]))
+        db.commit()
+        db.close()
+    return [op for _, op, _ in calls]
+
+
+class NsysNcclJob(FolderCase):
+    """A report of an NCCL job that PyTorch did not annotate (emit_nvtx off, the usual case):
+    NCCL's own ranges name the calls, or without them its kernels do; the sizes are not in
+    the report, and it says so, but the times, the overlap and NCCL's choices are."""
+    PREFIX = "commbench-replay-nsys-nccl-"
+
+    def replay(self, folder):
+        json_path = folder + ".json"
+        code, out, err = run(folder, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        with open(json_path) as f:
+            return out, json.load(f)
+
+    def test_nccl_own_ranges_are_the_calls_timed_by_the_kernels(self):
+        folder = os.path.join(self.dir, "nccl-ranges")
+        ops = nccl_job_reports("nsys-llama-ddp", folder, nccl_ranges=True)
+        out, doc = self.replay(folder)
+        self.assertEqual(doc["calls_per_rank"], len(ops))
+        self.assertEqual(sorted((c["op"], c["calls"]) for c in doc["collectives"]),
+                         sorted((op, ops.count(op)) for op in set(ops)))
+        for c in doc["collectives"]:
+            self.assertEqual(c["bytes"], 0)
+            # The last to arrive waits least: rank 0's kernel, 1 ms, is the call's time.
+            self.assertAlmostEqual(c["seconds"], 0.001, places=9)
+        algos = {c["op"]: (c["nccl_algo"], c["nccl_proto"]) for c in doc["collectives"]}
+        self.assertEqual(algos["allreduce"], ("RING", "LL"))
+        self.assertEqual(algos["broadcast"], ("", ""))  # the generic kernel names neither
+        self.assertEqual(doc["backend"], "nccl")
+        # Half of each NCCL kernel runs beside a compute kernel: the other half is exposed.
+        for r in doc["ranks"]:
+            self.assertAlmostEqual(r["exposed_seconds"], len(ops) * 0.0005 * (r["rank"] + 1), places=9)
+        self.assertEqual(out.count("the calls are NCCL's own NVTX ranges (ncclAllReduce, ...); their payloads"), 1)
+        self.assertNotIn("a call's time is its NVTX range", out)
+        self.assertNotIn("PyTorch's NVTX ranges give element counts", out)
+
+    def test_without_any_range_nccl_kernels_are_the_calls(self):
+        folder = os.path.join(self.dir, "kernels-only")
+        ops = nccl_job_reports("nsys-llama-ddp", folder, nccl_ranges=False)
+        out, doc = self.replay(folder)
+        # The generic kernel's broadcast cannot be named: only the all-reduces are calls.
+        self.assertEqual([(c["op"], c["calls"]) for c in doc["collectives"]], [("allreduce", ops.count("allreduce"))])
+        self.assertEqual(doc["collectives"][0]["nccl_algo"], "RING")
+        self.assertIn("no NVTX range names the calls: NCCL's kernels are the calls", out)
+
+
 class NsysBadInput(FolderCase):
     PREFIX = "commbench-replay-nsys-bad-"
 
@@ -273,12 +363,12 @@ class NsysBadInput(FolderCase):
 
     def test_a_report_without_ranges_or_without_communication(self):
         no_nvtx = self.edited("no-nvtx.sqlite", "drop table NVTX_EVENTS;")
-        self.assertIn("no-nvtx.sqlite: no NVTX ranges in this report: record with `nsys profile --trace=nvtx",
-                      self.refused(no_nvtx))
+        self.assertIn("no-nvtx.sqlite: no NVTX ranges and no CUDA kernels in this report: record with `nsys profile "
+                      "--trace=nvtx,cuda`", self.refused(no_nvtx))
         no_comm = self.edited("no-comm.sqlite",
                               "delete from NVTX_EVENTS where text like 'c10d::%' or text like 'gloo:%';")
-        self.assertIn("no-comm.sqlite: no communication in this report: no NVTX range of a c10d:: operator",
-                      self.refused(no_comm))
+        self.assertIn("no-comm.sqlite: no communication in this report: no NVTX range of a c10d:: operator or of "
+                      "NCCL, and no NCCL kernel", self.refused(no_comm))
 
     def test_reports_of_different_runs(self):
         mixed = [report_files("nsys-llama-ddp")[0]] + report_files("nsys-straggler")[1:]

@@ -23,7 +23,9 @@ struct NsysProcess {
 
 struct NsysReport {
   std::vector<NsysProcess> processes;  // in pid order
-  std::vector<std::string> notes;      // what the report lacks, said once per report
+  std::vector<std::string> notes;      // what the report lacks
+  // Some calls were sized by PyTorch's ranges' shapes, which give no type (`element_type`).
+  bool sized_by_pytorch_ranges = false;
 };
 
 // `element_type`: the type ("float32", "bfloat16", ...) of the calls whose ranges give
