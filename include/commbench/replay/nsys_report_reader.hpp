@@ -1,9 +1,11 @@
 // Nsight Systems' report of a training job's ranks, as `nsys export --type sqlite` writes
 // it (plain or gzip-compressed), or a `.nsys-rep`, exported on the fly when `nsys` is on
-// the PATH. Each process in it that called a collective is one rank: PyTorch's NVTX ranges
-// (torch.autograd.profiler.emit_nvtx, `c10d::` operators with their input shapes) say what
-// it called and when, NVTX ranges named `ProfilerStep#N`, `step N` or `iteration N` mark
-// its steps. docs/replay.md says what such a report holds and lacks.
+// the PATH. Each process in it that communicated is one rank. PyTorch's NVTX ranges
+// (torch.autograd.profiler.emit_nvtx: `c10d::` operators with their input shapes, gloo's
+// runs of them, `aten::` operators) say what it called and when; without them NCCL's own
+// ranges (ncclAllReduce, ...) or NCCL's kernels name the calls, unsized. NCCL's kernels and
+// the other kernels on the GPU time them. Ranges named `ProfilerStep#N`, `step N` or
+// `iteration N` mark its steps. docs/replay.md says what such a report holds and lacks.
 #pragma once
 
 #include <cstdint>
