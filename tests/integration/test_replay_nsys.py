@@ -256,6 +256,9 @@ def nccl_job_reports(case, folder, nccl_ranges):
             db.execute("INSERT INTO StringIds VALUES (?, ?)", (next_id, name))
             ids[name] = next_id
             next_id += 1
+        if nccl_ranges:  # NCCL's domain, as nsys writes its creation
+            db.execute("INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, 'NCCL', "
+                       "?, 1)", (calls[0][0] - 1000, calls[0][2]))
         for start, op, tid in calls:
             if nccl_ranges:
                 db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId) "
