@@ -176,3 +176,13 @@ def hybrid_model_calls(case, folder, dump):
     return [(l["op"], l["bytes"], HYBRID_GROUP_SIZES[l["group"]]) for l in read_jsonl(dump)
             if l["rank"] == 0 and l["kind"] != "compute"], ""
 
+
+def merged(intervals):
+    """Intervals joined where they overlap, sorted: the time they cover, each instant once."""
+    out = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out

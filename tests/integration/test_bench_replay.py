@@ -17,7 +17,7 @@ import tempfile
 import unittest
 
 from replay_test_support import (BIN, C10D_OPS, COLLECTIVES, HERE, MPIEXEC, TRACES, CASES, FolderCase, load, rank_files,
-                                  ranks_of, raw_counts, raw_gloo_bytes, run)
+                                  merged, ranks_of, raw_counts, raw_gloo_bytes, run)
 
 SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "records.schema.json")
 
@@ -164,16 +164,6 @@ class Reading(unittest.TestCase):
         self.assertLess(late["lateness_seconds"], 0.075)
         _, healthy, _ = self.replay("ddp-default")
         self.assertIsNone(healthy["straggler"])
-
-
-def merged(intervals):
-    out = []
-    for start, end in sorted(intervals):
-        if out and start <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return out
 
 
 def raw_cpu_exposed_us(doc):

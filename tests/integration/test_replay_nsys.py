@@ -16,7 +16,7 @@ import shutil
 import sqlite3
 import unittest
 
-from replay_test_support import BIN, C10D_OPS, TRACES, FolderCase, run
+from replay_test_support import BIN, C10D_OPS, TRACES, FolderCase, merged, run
 
 NSYS = os.path.join(os.path.dirname(TRACES), "nsys")
 CASES = ("nsys-llama-ddp", "nsys-straggler")
@@ -52,16 +52,6 @@ def raw_calls(sqlite_path):
             elements *= d
         calls.append((C10D_OPS[name], 0 if name == "c10d::barrier" else 4 * elements))
     return calls
-
-
-def merged(intervals):
-    out = []
-    for start, end in sorted(intervals):
-        if out and start <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return out
 
 
 def classes(doc):
