@@ -51,7 +51,20 @@ class Reading(unittest.TestCase):
         with open(json_path) as f:
             return json.load(f)
 
+    replays = {}  # case: what replay() gave, so that the tests read each case once
+    raw_traces = {}  # case: its ranks' raw JSON
+
+    def raw(self, case):
+        if case not in self.raw_traces:
+            self.raw_traces[case] = [load(path) for path in rank_files(case)]
+        return self.raw_traces[case]
+
     def replay(self, case):
+        if case not in self.replays:
+            self.replays[case] = self.run_replay(case)
+        return self.replays[case]
+
+    def run_replay(self, case):
         csv_path, json_path = os.path.join(self.dir, case + ".csv"), os.path.join(self.dir, case + ".json")
         code, out, err = run(os.path.join(TRACES, case), "--csv", csv_path, "--json", json_path, "--force")
         self.assertEqual(code, 0, err)
@@ -66,7 +79,7 @@ class Reading(unittest.TestCase):
         for case in CASES:
             with self.subTest(case=case):
                 _, doc, _ = self.replay(case)
-                raw = [load(path) for path in rank_files(case)]
+                raw = self.raw(case)
                 counts = raw_counts(raw[0])
                 for other in raw[1:]:
                     self.assertEqual(raw_counts(other), counts)
@@ -118,8 +131,8 @@ class Reading(unittest.TestCase):
         for case in CASES:
             with self.subTest(case=case):
                 out, doc, rows = self.replay(case)
-                for path, record in zip(rank_files(case), doc["ranks"]):
-                    self.assertAlmostEqual(record["exposed_seconds"], raw_cpu_exposed_us(load(path)) * 1e-6, places=9)
+                for raw, record in zip(self.raw(case), doc["ranks"]):
+                    self.assertAlmostEqual(record["exposed_seconds"], raw_cpu_exposed_us(raw) * 1e-6, places=9)
                     self.assertLessEqual(record["exposed_seconds"], record["communication_seconds"] * 1.000001)
                 self.assertIn("exposed ms", out)
                 self.assertIn("exposed ms of a CPU job: the time the backend's ranges (gloo:*) ran", out)
