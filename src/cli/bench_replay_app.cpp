@@ -389,8 +389,9 @@ int replay_traced_step(const ReplayOptions& options, JobSession& session) {
 int run_bench_replay(int argc, char** argv) {
   const Command<ReplayOptions> command{
       kProgram,
-      "bench-replay: a training job's own traces (torch.profiler, one file per rank) or DeepSpeed comms log read as "
-      "the collectives it ran: sizes, times, bandwidth, and which rank the others waited for.",
+      "bench-replay: a training job's own traces (torch.profiler, one file per rank), Nsight Systems reports or "
+      "DeepSpeed comms log read as the collectives it ran: sizes, times, bandwidth, exposed communication, and which "
+      "rank the others waited for.",
       kReplaySchema, ProfileCategory::patterns, add_replay_options,
       [](const CLI::App& app, ReplayOptions& options) { validate_replay_options(app, options); },
       // Reading traces needs no job (without_job does all of it); --replay runs one.
