@@ -1,6 +1,7 @@
 #include "nsys_export.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
 
 extern char** environ;
@@ -43,11 +45,14 @@ std::string first_line_of(const std::string& path) {
   return "";
 }
 
-// Stops the export and whatever it started (it runs in a process group of its own).
+// Stops the export and whatever it started (it runs in a process group of its own). The
+// export is reaped only after the whole group was killed: until then its id still names
+// the group, so a child that outlived SIGTERM is not missed.
 void stop_export(pid_t pid) {
   kill(-pid, SIGTERM);
   for (int tries = 0; tries < 40; ++tries) {
-    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   kill(-pid, SIGKILL);
@@ -55,27 +60,64 @@ void stop_export(pid_t pid) {
   }
 }
 
-// The export's exit status; nullopt when it ran past `limit_seconds` (> 0) and was stopped.
-std::optional<int> wait_for_export(pid_t pid, double limit_seconds) {
+// SIGINT, SIGTERM and SIGHUP are held while the export runs, and taken by the wait: the
+// export, in a process group of its own, does not see a terminal's Ctrl-C, so a signal to
+// bench-replay stops it, and its temporary folder goes with it.
+class StopSignalsHeld {
+ public:
+  StopSignalsHeld() {
+    sigemptyset(&held_);
+    for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held_, signal_number);
+    pthread_sigmask(SIG_BLOCK, &held_, &before_);
+  }
+  ~StopSignalsHeld() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+  StopSignalsHeld(const StopSignalsHeld&) = delete;
+  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
+  // The signal that came, taken; 0 for none.
+  int take() {
+    const timespec now{0, 0};
+    const int signal_number = sigtimedwait(&held_, nullptr, &now);
+    return signal_number > 0 ? signal_number : 0;
+  }
+  const sigset_t& before() const { return before_; }
+
+ private:
+  sigset_t held_{}, before_{};
+};
+
+struct ExportEnd {
+  std::optional<int> status;  // the export's exit status; none when it was stopped
+  int signal_number = 0;      // the signal that stopped it, 0 when the time limit did
+};
+
+// Waits for the export, polling so that a time limit (`limit_seconds` > 0) and signals
+// are seen.
+ExportEnd wait_for_export(pid_t pid, double limit_seconds, StopSignalsHeld& signals) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(limit_seconds);
   int status = 0;
   for (;;) {
-    const pid_t done = waitpid(pid, &status, limit_seconds > 0 ? WNOHANG : 0);
+    const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (done < 0 && errno != EINTR) return 128;
-    if (limit_seconds > 0 && Clock::now() >= deadline) {
+    if (done < 0 && errno != EINTR)
+      throw BackendError(fmt::format("nsys export: its end could not be read ({})", std::strerror(errno)));
+    if (const int signal_number = signals.take(); signal_number != 0) {
       stop_export(pid);
-      return std::nullopt;
+      return {std::nullopt, signal_number};
     }
-    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (limit_seconds > 0 && Clock::now() >= deadline) {
+      if (waitpid(pid, &status, WNOHANG) == pid) break;  // it ended just now
+      stop_export(pid);
+      return {};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
 }
 
 struct ExportRun {
-  int spawn_error = 0;        // posix_spawnp's error (ENOENT: nsys not on the PATH)
-  std::optional<int> status;  // nsys export's exit status; none when it was stopped
+  int spawn_error = 0;  // posix_spawnp's error (ENOENT: nsys not on the PATH)
+  ExportEnd end;
 };
 
 ExportRun run_export(const std::string& report_path, const std::string& sqlite_path, const std::string& log_path,
@@ -91,16 +133,18 @@ ExportRun run_export(const std::string& report_path, const std::string& sqlite_p
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  StopSignalsHeld signals;  // from before the spawn: no signal falls between it and the wait
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setsigmask(&attributes, &signals.before());  // nsys gets the mask bench-replay had
   pid_t pid = 0;
   ExportRun run;
   run.spawn_error = posix_spawnp(&pid, "nsys", &actions, &attributes, argv.data(), environ);
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
-  if (run.spawn_error == 0) run.status = wait_for_export(pid, limit_seconds);
+  if (run.spawn_error == 0) run.end = wait_for_export(pid, limit_seconds, signals);
   return run;
 }
 
@@ -128,14 +172,18 @@ ExportedReport export_nsys_report(const std::string& report_path, double limit_s
         "{}: a .nsys-rep is read through `nsys export --type sqlite`, and nsys cannot be run here ({}): put it on "
         "the PATH, or export the report where it is and give the .sqlite",
         report_path, std::strerror(run.spawn_error)));
-  if (!run.status)
+  if (run.end.signal_number != 0)
+    throw Error(static_cast<ExitCode>(128 + run.end.signal_number),
+                fmt::format("{}: nsys export stopped: interrupted by {}", report_path,
+                            interruption_signal_name(run.end.signal_number)));
+  if (!run.end.status)
     throw Error(ExitCode::timeout,
                 fmt::format("{}: nsys export ran past {} s (--export-timeout) and was stopped: export the report "
                             "where it is (nsys export --type sqlite) and give the .sqlite, or allow it more time",
                             report_path, significant_text(limit_seconds)));
-  if (*run.status != 0 || !std::filesystem::exists(exported.sqlite_path()))
+  if (*run.end.status != 0 || !std::filesystem::exists(exported.sqlite_path()))
     throw UsageError(
-        fmt::format("{}: nsys export failed (exit {}): {}", report_path, *run.status, first_line_of(log_path)));
+        fmt::format("{}: nsys export failed (exit {}): {}", report_path, *run.end.status, first_line_of(log_path)));
   return exported;
 }
 

@@ -381,7 +381,8 @@ class NsysBadInput(FolderCase):
 FAKE_NSYS = """#!/bin/sh
 printf '%s\\n' "$*" > "$FAKE_NSYS_ARGS"
 case "$FAKE_NSYS_MODE" in
-  hang) sleep 300 & wait; exit 0 ;;
+  hang) sh -c 'trap "" TERM; exec sleep 300' & echo $! > "$FAKE_NSYS_ARGS.children"
+        sleep 300 & echo $! >> "$FAKE_NSYS_ARGS.children"; wait; exit 0 ;;
   fail) echo "Failed to open the report file: it is no Nsight Systems report"; echo second line; exit 1 ;;
 esac
 for a in "$@"; do case "$a" in --output=*) out="${a#--output=}" ;; esac; done
@@ -436,6 +437,49 @@ class NsysRepExport(FolderCase):
                          "open the report file: it is no Nsight Systems report")
         self.assertEqual(os.listdir(self.tmp), [])
 
+    def assert_children_ended(self):
+        """What the stand-in started, one that ignores SIGTERM included, is gone (or a zombie
+        waiting for init) within a moment: SIGKILL was sent, its delivery takes a little."""
+        import time
+
+        def running(pid):
+            try:
+                with open(f"/proc/{pid}/stat") as stat:
+                    return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+            except FileNotFoundError:
+                return False
+
+        with open(os.path.join(self.dir, "nsys-args.txt.children")) as f:
+            pids = [int(pid) for pid in f.read().split()]
+        deadline = time.monotonic() + 5
+        while any(map(running, pids)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual([pid for pid in pids if running(pid)], [], "left running")
+
+    def test_a_signal_to_bench_replay_stops_the_export_too(self):
+        import signal
+        import subprocess
+        import time
+        script = os.path.join(self.bin, "nsys")
+        with open(script, "w") as f:
+            f.write(FAKE_NSYS)
+        os.chmod(script, 0o755)
+        env = dict(os.environ, PATH=self.bin + os.pathsep + "/usr/bin:/bin", TMPDIR=self.tmp, FAKE_NSYS_MODE="hang",
+                   FAKE_NSYS_ARGS=os.path.join(self.dir, "nsys-args.txt"))
+        p = subprocess.Popen([os.path.abspath(BIN), self.rep, "--export-timeout", "0"], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        children = os.path.join(self.dir, "nsys-args.txt.children")
+        for _ in range(200):  # until the export has started what it starts
+            if os.path.exists(children) and len(open(children).read().split()) == 2:
+                break
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, out + err)
+        self.assertEqual(err.strip(), f"bench-replay: error: {self.rep}: nsys export stopped: interrupted by SIGTERM")
+        self.assertEqual(os.listdir(self.tmp), [])
+        self.assert_children_ended()
+
     def test_an_export_that_does_not_end_is_stopped_at_the_limit(self):
         import time
         json_path = os.path.join(self.dir, "hang.json")
@@ -448,6 +492,7 @@ class NsysRepExport(FolderCase):
         self.assertIn(self.rep + ": nsys export ran past 2 s (--export-timeout) and was stopped", err)
         self.assertFalse(os.path.exists(json_path), "a result file written after a stopped export")
         self.assertEqual(os.listdir(self.tmp), [])
+        self.assert_children_ended()
 
     def test_without_nsys_on_the_path(self):
         empty = os.path.join(self.dir, "empty")
