@@ -103,6 +103,24 @@ ReadInput summarized(ReadInput input, std::vector<RankTrace> traces, const char*
   return input;
 }
 
+// Calls the backend's runs did not time, where the trace has such runs for others.
+void note_calls_without_a_run(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
+  std::size_t alone = 0, calls = 0;
+  for (const RankTrace& trace : traces) {
+    const bool runs = std::any_of(trace.collectives.begin(), trace.collectives.end(),
+                                  [](const TracedCollective& c) { return c.timed_by_backend; });
+    if (!runs) continue;
+    calls += trace.collectives.size();
+    alone += static_cast<std::size_t>(std::count_if(trace.collectives.begin(), trace.collectives.end(),
+                                                    [](const TracedCollective& c) { return !c.timed_by_backend; }));
+  }
+  if (alone > 0)
+    notes.push_back(
+        fmt::format("{} of {} calls found no kernel or backend range of their own (NCCL runs the calls of one group, "
+                    "ncclGroupStart to ncclGroupEnd, in one kernel) and are timed by their own range",
+                    alone, calls));
+}
+
 // How a CPU job's exposed time was read, said once.
 void note_exposed_on_cpu(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
   if (std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.exposed_on_the_training_thread; }))
@@ -126,6 +144,7 @@ ReadInput read_pytorch_traces(const std::vector<TraceFile>& found, std::vector<s
   }
   if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
   note_exposed_on_cpu(traces, input.notes);
+  note_calls_without_a_run(traces, input.notes);
   return summarized(std::move(input), std::move(traces), "torch.profiler");
 }
 
@@ -197,6 +216,7 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
   std::vector<RankTrace> traces;
   for (auto& entry : processes) traces.push_back(std::move(entry.second.trace));
   note_exposed_on_cpu(traces, input.notes);
+  note_calls_without_a_run(traces, input.notes);
   return summarized(std::move(input), std::move(traces), "nsys");
 }
 

@@ -79,7 +79,7 @@ struct ProcessEvents {
 
   // Adds NCCL's ranges as the calls where PyTorch named none; what named them.
   CallSource settle_calls() {
-    if (pytorch_calls) return CallSource::pytorch;
+    if (pytorch_calls || backend) return CallSource::pytorch;  // gloo's ranges are PyTorch's too
     for (const json& call : nccl_calls) events.add(call);
     return nccl_calls.empty() ? CallSource::nccl_kernels : CallSource::nccl_ranges;
   }
@@ -113,11 +113,9 @@ void add_range(ProcessEvents& process, const std::string& text, double start_us,
     return;
   }
   const bool backend = range.name.rfind("gloo:", 0) == 0;
-  if (!backend) {
-    process.pytorch_calls = true;
-    process.sized = process.sized || !range.sizes.empty();
-  }
+  process.pytorch_calls = process.pytorch_calls || !backend;
   process.backend = process.backend || backend;
+  process.sized = process.sized || !range.sizes.empty();  // a gloo range's shape sizes its call too
   process.events.add(chrome_event(range.name, start_us, end_us, thread, range.sizes, torch_type));
 }
 

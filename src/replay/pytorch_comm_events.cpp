@@ -192,22 +192,31 @@ std::optional<Collective> collective_of(const std::string& op) {
   return found->second;
 }
 
+// Whether `run` can be the backend's run of `call`: its operation, or (gloo) a reduce-scatter
+// run as an allreduce of the whole input, or (NCCL) a send or receive run in a SendRecv
+// kernel. NCCL's generic kernel names no operation: it can run any call of an operation
+// that gloo does not run in this trace (a job may run gloo and NCCL side by side).
+bool can_run(const PytorchCommEvents::Call& run, const PytorchCommEvents::Call& call,
+             const std::set<std::string>& gloo_ops) {
+  if (run.op == call.op) return true;
+  if (call.op == "reducescatter" && run.op == "allreduce") return true;
+  if ((call.op == "send" || call.op == "recv") && run.op == "sendrecv") return true;
+  return run.op.empty() && gloo_ops.count(call.op) == 0;
+}
+
 // The range the backend ran a call in: the first one not yet taken that started after the
-// call and ran its operation. A process group runs its work in the order it was called,
-// so in a job of one group this is the k-th range for the k-th call. gloo runs a
-// reduce-scatter as an allreduce of the whole input.
+// call and can run it. A process group runs its work in the order it was called, so in a
+// job of one group this is the k-th range for the k-th call.
 const PytorchCommEvents::Call* backend_range_of(const PytorchCommEvents::Call& call,
                                                 const std::vector<PytorchCommEvents::Call>& runs,
-                                                std::vector<bool>& paired, std::size_t& first_open) {
+                                                const std::set<std::string>& gloo_ops, std::vector<bool>& paired,
+                                                std::size_t& first_open) {
   while (first_open < paired.size() && paired[first_open]) ++first_open;
   for (std::size_t i = first_open; i < runs.size(); ++i) {
     const PytorchCommEvents::Call& run = runs[i];
-    if (paired[i] || run.ts < call.ts) continue;
-    // A generic NCCL kernel names no operation: it runs the next call in order.
-    if (run.op == call.op || run.op.empty() || (call.op == "reducescatter" && run.op == "allreduce")) {
-      paired[i] = true;
-      return &run;
-    }
+    if (paired[i] || run.ts < call.ts || !can_run(run, call, gloo_ops)) continue;
+    paired[i] = true;
+    return &run;
   }
   return nullptr;
 }
@@ -308,6 +317,13 @@ std::optional<double> PytorchCommEvents::exposed_seconds() const {
   return (total_length(communication) - overlap_length(communication, merged_intervals(compute_))) * 1e-6;
 }
 
+bool PytorchCommEvents::exposed_on_the_training_thread() const {
+  const auto gloo = [](const Call& run) { return run.name.rfind("gloo:", 0) == 0; };
+  const auto caller_known = [](const Call& call) { return call.thread.has_value(); };
+  return !has_nccl_kernels() && std::any_of(runs_.begin(), runs_.end(), gloo) &&
+         std::any_of(calls_.begin(), calls_.end(), caller_known);
+}
+
 std::optional<double> PytorchCommEvents::training_thread_exposure() const {
   std::vector<TimeInterval> communication;
   for (const Call& run : runs_)
@@ -351,14 +367,17 @@ class Pairing {
   explicit Pairing(std::vector<PytorchCommEvents::Call> events) : events_(std::move(events)) {
     std::stable_sort(events_.begin(), events_.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
     paired_.assign(events_.size(), false);
+    for (const PytorchCommEvents::Call& event : events_)
+      if (event.name.rfind("gloo:", 0) == 0) gloo_ops_.insert(event.op);
   }
   const PytorchCommEvents::Call* take(const PytorchCommEvents::Call& call) {
-    return backend_range_of(call, events_, paired_, first_open_);
+    return backend_range_of(call, events_, gloo_ops_, paired_, first_open_);
   }
   const std::vector<PytorchCommEvents::Call>& events() const { return events_; }
 
  private:
   std::vector<PytorchCommEvents::Call> events_;
+  std::set<std::string> gloo_ops_;  // operations gloo's own ranges ran
   std::vector<bool> paired_;
   std::size_t first_open_ = 0;
 };
@@ -412,6 +431,7 @@ std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) co
     if (run != nullptr) {
       c.nccl_algo = run->algo;
       c.nccl_proto = run->proto;
+      c.timed_by_backend = true;
     }
     c.issued_us = call.ts;
     c.start_us = run != nullptr ? run->ts : call.ts;

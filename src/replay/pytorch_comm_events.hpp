@@ -35,7 +35,7 @@ class PytorchCommEvents {
   // trace has neither.
   std::optional<double> exposed_seconds() const;
   // Whether exposed_seconds() is the CPU's reading (the training thread's operators).
-  bool exposed_on_the_training_thread() const { return !has_nccl_kernels() && training_thread_exposure(); }
+  bool exposed_on_the_training_thread() const;
   // A kernel that is not NCCL's: the compute the communication can hide behind.
   void add_compute_kernel(double start_us, double end_us) { compute_.emplace_back(start_us, end_us); }
   // An aten:: operator a CPU thread ran: compute, when that thread is one that called the

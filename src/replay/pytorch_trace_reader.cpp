@@ -50,7 +50,9 @@ std::string_view raw_string_member(std::string_view text, std::string_view key) 
 std::optional<double> raw_number_member(std::string_view text, std::string_view key) {
   std::size_t at = text.find(key);
   if (at == std::string_view::npos) return std::nullopt;
-  at = text.find_first_not_of(" \t\r\n:", at + key.size());
+  at = text.find_first_not_of(" \t\r\n", at + key.size());
+  if (at == std::string_view::npos || text[at] != ':') return std::nullopt;  // a key, not a value
+  at = text.find_first_not_of(" \t\r\n", at + 1);
   if (at == std::string_view::npos) return std::nullopt;
   double value = 0;
   const auto [end, error] = std::from_chars(text.data() + at, text.data() + text.size(), value);

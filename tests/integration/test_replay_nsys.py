@@ -226,13 +226,15 @@ NCCL_KERNELS = {"allreduce": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKer
 COMPUTE_KERNEL = "ampere_sgemm_128x64_nn"
 
 
-def nccl_job_reports(case, folder, nccl_ranges):
+def nccl_job_reports(case, folder, nccl_ranges, grouped_last=False):
     """Copies of a case's real reports made into what nsys records of an NCCL job without
     PyTorch's ranges: its c10d::, gloo: and aten:: ranges are removed; in their place, in the
     exporter's layout, each call becomes NCCL's own range (ncclAllReduce, a registered string
     in domain NCCL; left out when `nccl_ranges` is false) and an NCCL kernel 0.1 ms after it,
     1 ms x (rank + 1) long (a broadcast runs in NCCL's generic kernel, which names no
-    operation), with a compute kernel over the first half of each. Returns the calls' ops."""
+    operation), with a compute kernel over the first half of each. With `grouped_last` the
+    last call runs in the kernel before it (one NCCL group) and has none of its own. Returns
+    the calls' ops."""
     os.makedirs(folder, exist_ok=True)
     for rank, path in enumerate(report_files(case)):
         db = sqlite3.connect(open_report(path, folder))
@@ -249,10 +251,12 @@ def nccl_job_reports(case, folder, nccl_ranges):
         if nccl_ranges:  # NCCL's domain, as nsys writes its creation
             db.execute("INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, 'NCCL', "
                        "?, 1)", (calls[0][0] - 1000, calls[0][2]))
-        for start, op, tid in calls:
+        for index, (start, op, tid) in enumerate(calls):
             if nccl_ranges:
                 db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, textId, domainId) "
                            "VALUES (?, ?, 59, ?, ?, 1)", (start, start + 20_000, tid, ids[NCCL_RANGES[op]]))
+            if grouped_last and index == len(calls) - 1:
+                continue
             kernel_start, length = start + 100_000, 1_000_000 * (rank + 1)
             db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 7, 0, ?, ?, ?)",
                        (kernel_start, kernel_start + length, tid & ~0xFFFFFF, ids[NCCL_KERNELS[op]],
@@ -299,6 +303,13 @@ class NsysNcclJob(FolderCase):
         self.assertEqual(out.count("the calls are NCCL's own NVTX ranges (ncclAllReduce, ...); their payloads"), 1)
         self.assertNotIn("a call's time is its NVTX range", out)
         self.assertNotIn("PyTorch's NVTX ranges give element counts", out)
+
+    def test_a_call_without_a_kernel_of_its_own_is_timed_by_its_range_and_said(self):
+        folder = os.path.join(self.dir, "grouped")
+        ops = nccl_job_reports("nsys-llama-ddp", folder, nccl_ranges=True, grouped_last=True)
+        out, doc = self.replay(folder)
+        self.assertEqual(doc["calls_per_rank"], len(ops))
+        self.assertIn(f"4 of {4 * len(ops)} calls found no kernel or backend range of their own", out)
 
     def test_without_any_range_nccl_kernels_are_the_calls(self):
         folder = os.path.join(self.dir, "kernels-only")

@@ -26,6 +26,9 @@ struct TracedCollective {
   std::string name;  // the trace's event name, for messages
   // The NCCL kernel that ran it, as its name says ("RING", "LL"); empty without one.
   std::string nccl_algo, nccl_proto;
+  // Its time is the backend's own (gloo's range, NCCL's kernel), not the call's: false for
+  // a call that found no run of its own (NCCL runs a group's calls in one kernel).
+  bool timed_by_backend = false;
 };
 
 struct StepWindow {

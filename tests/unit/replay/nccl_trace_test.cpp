@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "commbench/replay/nccl_kernel_name.hpp"
 #include "commbench/replay/pytorch_trace_reader.hpp"
@@ -143,6 +144,38 @@ TEST(NcclTrace, KernelsOnTwoStreamsAtOnceAreExposedOnce) {
   ASSERT_TRUE(trace.exposed_seconds);
   EXPECT_NEAR(*trace.exposed_seconds, 1450e-6, 1e-12);
   EXPECT_FALSE(trace.exposed_on_the_training_thread);
+}
+
+// A job running gloo and NCCL side by side: a broadcast on gloo, an all-reduce on NCCL run
+// by the generic kernel, and a send run by a SendRecv kernel.
+const char* kGlooBesideNcclTrace = R"json({
+ "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+ "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::broadcast_", "tid": 1, "ts": 0.0, "dur": 5.0,
+   "args": {"Input type": ["float"], "Input Dims": [[100]]}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "tid": 1, "ts": 10.0, "dur": 5.0,
+   "args": {"Input type": ["float"], "Input Dims": [[1000]]}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::send", "tid": 1, "ts": 20.0, "dur": 5.0,
+   "args": {"Input type": ["float"], "Input Dims": [[10]]}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", "ts": 50.0,
+   "dur": 10.0},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "ts": 70.0,
+   "dur": 4.0},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:broadcast", "tid": 3, "ts": 200.0, "dur": 7.0,
+   "args": {"Input type": ["float"], "Input Dims": [[100]]}}
+ ]})json";
+
+TEST(NcclTrace, AGenericKernelRunsNoCallGlooRunsAndSendRecvKernelsRunSends) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", kGlooBesideNcclTrace));
+  ASSERT_EQ(trace.collectives.size(), 3u);
+  const auto time_of = [](const TracedCollective& c) { return std::make_pair(c.start_us, c.end_us); };
+  EXPECT_EQ(trace.collectives[0].op, "broadcast");
+  EXPECT_EQ(time_of(trace.collectives[0]), std::make_pair(200.0, 207.0));  // gloo's range, not the kernel
+  EXPECT_EQ(trace.collectives[1].op, "allreduce");
+  EXPECT_EQ(time_of(trace.collectives[1]), std::make_pair(50.0, 60.0));  // the generic kernel
+  EXPECT_EQ(trace.collectives[2].op, "send");
+  EXPECT_EQ(time_of(trace.collectives[2]), std::make_pair(70.0, 74.0));  // the SendRecv kernel
 }
 
 }  // namespace
