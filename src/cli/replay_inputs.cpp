@@ -116,8 +116,9 @@ void note_calls_without_a_run(const std::vector<RankTrace>& traces, std::vector<
   }
   if (alone > 0)
     notes.push_back(
-        fmt::format("{} of {} calls found no kernel or backend range of their own (NCCL runs the calls of one group, "
-                    "ncclGroupStart to ncclGroupEnd, in one kernel) and are timed by their own range",
+        fmt::format("{} of {} calls found no kernel or backend range of their own (it ran outside the capture, or "
+                    "NCCL ran the calls of one group, ncclGroupStart to ncclGroupEnd, in one kernel) and are timed by "
+                    "their own range",
                     alone, calls));
 }
 

@@ -1,11 +1,11 @@
 #include "nsys_export.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -60,29 +60,43 @@ void stop_export(pid_t pid) {
   }
 }
 
-// SIGINT, SIGTERM and SIGHUP are held while the export runs, and taken by the wait: the
-// export, in a process group of its own, does not see a terminal's Ctrl-C, so a signal to
-// bench-replay stops it, and its temporary folder goes with it.
-class StopSignalsHeld {
+// The first stop signal that came while an export ran; 0 for none.
+volatile std::sig_atomic_t stop_signal_noted = 0;
+
+extern "C" void note_stop_signal(int signal_number) {
+  if (stop_signal_noted == 0) stop_signal_noted = signal_number;
+}
+
+// While the export runs, SIGINT, SIGTERM and SIGHUP are noted by a handler of its own,
+// whichever thread takes them, and the wait stops the export: in a process group of its
+// own, it does not see a terminal's Ctrl-C, and its temporary folder would be left behind.
+// Signals the process ignores stay ignored; the handlers before come back afterwards.
+class StopSignalsNoted {
  public:
-  StopSignalsHeld() {
-    sigemptyset(&held_);
-    for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held_, signal_number);
-    pthread_sigmask(SIG_BLOCK, &held_, &before_);
+  StopSignalsNoted() {
+    stop_signal_noted = 0;
+    struct sigaction noted {};
+    noted.sa_handler = note_stop_signal;
+    noted.sa_flags = SA_RESTART;
+    sigemptyset(&noted.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], nullptr, &before_[i]);
+      if (before_[i].sa_handler == SIG_IGN) continue;
+      installed_[i] = sigaction(kSignals[i], &noted, nullptr) == 0;
+    }
   }
-  ~StopSignalsHeld() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
-  StopSignalsHeld(const StopSignalsHeld&) = delete;
-  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
-  // The signal that came, taken; 0 for none.
-  int take() {
-    const timespec now{0, 0};
-    const int signal_number = sigtimedwait(&held_, nullptr, &now);
-    return signal_number > 0 ? signal_number : 0;
+  ~StopSignalsNoted() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i)
+      if (installed_[i]) sigaction(kSignals[i], &before_[i], nullptr);
   }
-  const sigset_t& before() const { return before_; }
+  StopSignalsNoted(const StopSignalsNoted&) = delete;
+  StopSignalsNoted& operator=(const StopSignalsNoted&) = delete;
+  int noted() const { return stop_signal_noted; }
 
  private:
-  sigset_t held_{}, before_{};
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> before_{};
+  std::array<bool, 3> installed_{};
 };
 
 struct ExportEnd {
@@ -92,7 +106,7 @@ struct ExportEnd {
 
 // Waits for the export, polling so that a time limit (`limit_seconds` > 0) and signals
 // are seen.
-ExportEnd wait_for_export(pid_t pid, double limit_seconds, StopSignalsHeld& signals) {
+ExportEnd wait_for_export(pid_t pid, double limit_seconds, const StopSignalsNoted& signals) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::duration<double>(limit_seconds);
   int status = 0;
@@ -101,7 +115,7 @@ ExportEnd wait_for_export(pid_t pid, double limit_seconds, StopSignalsHeld& sign
     if (done == pid) break;
     if (done < 0 && errno != EINTR)
       throw BackendError(fmt::format("nsys export: its end could not be read ({})", std::strerror(errno)));
-    if (const int signal_number = signals.take(); signal_number != 0) {
+    if (const int signal_number = signals.noted(); signal_number != 0) {
       stop_export(pid);
       return {std::nullopt, signal_number};
     }
@@ -112,6 +126,7 @@ ExportEnd wait_for_export(pid_t pid, double limit_seconds, StopSignalsHeld& sign
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (signals.noted() != 0) return {std::nullopt, signals.noted()};  // came as it ended: still a stop
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
 }
 
@@ -133,12 +148,11 @@ ExportRun run_export(const std::string& report_path, const std::string& sqlite_p
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  StopSignalsHeld signals;  // from before the spawn: no signal falls between it and the wait
+  const StopSignalsNoted signals;  // from before the spawn: no signal falls between it and the wait
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setsigmask(&attributes, &signals.before());  // nsys gets the mask bench-replay had
   pid_t pid = 0;
   ExportRun run;
   run.spawn_error = posix_spawnp(&pid, "nsys", &actions, &attributes, argv.data(), environ);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "call_pairing.hpp"
 #include "commbench/replay/nccl_kernel_name.hpp"
 #include "time_intervals.hpp"
 
@@ -154,6 +156,8 @@ PytorchCommEvents::Call nccl_record_of(const json& event, const std::string& op,
   const auto found_args = event.find("args");
   if (found_args == event.end() || !found_args->is_object()) return call;
   const json& args = *found_args;
+  if (const auto id = args.find("External id"); id != args.end() && id->is_number_integer())
+    call.external_id = id->get<std::int64_t>();
   if (const TorchType* type = torch_type(text_member(args, "dtype"), true)) {
     call.dtype = type->name;
     call.dtype_bytes = type->bytes;
@@ -190,35 +194,6 @@ std::optional<Collective> collective_of(const std::string& op) {
   const auto found = kCollectives.find(op);
   if (found == kCollectives.end()) return std::nullopt;
   return found->second;
-}
-
-// Whether `run` can be the backend's run of `call`: its operation, or (gloo) a reduce-scatter
-// run as an allreduce of the whole input, or (NCCL) a send or receive run in a SendRecv
-// kernel. NCCL's generic kernel names no operation: it can run any call of an operation
-// that gloo does not run in this trace (a job may run gloo and NCCL side by side).
-bool can_run(const PytorchCommEvents::Call& run, const PytorchCommEvents::Call& call,
-             const std::set<std::string>& gloo_ops) {
-  if (run.op == call.op) return true;
-  if (call.op == "reducescatter" && run.op == "allreduce") return true;
-  if ((call.op == "send" || call.op == "recv") && run.op == "sendrecv") return true;
-  return run.op.empty() && gloo_ops.count(call.op) == 0;
-}
-
-// The range the backend ran a call in: the first one not yet taken that started after the
-// call and can run it. A process group runs its work in the order it was called, so in a
-// job of one group this is the k-th range for the k-th call.
-const PytorchCommEvents::Call* backend_range_of(const PytorchCommEvents::Call& call,
-                                                const std::vector<PytorchCommEvents::Call>& runs,
-                                                const std::set<std::string>& gloo_ops, std::vector<bool>& paired,
-                                                std::size_t& first_open) {
-  while (first_open < paired.size() && paired[first_open]) ++first_open;
-  for (std::size_t i = first_open; i < runs.size(); ++i) {
-    const PytorchCommEvents::Call& run = runs[i];
-    if (paired[i] || run.ts < call.ts || !can_run(run, call, gloo_ops)) continue;
-    paired[i] = true;
-    return &run;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -295,13 +270,7 @@ void PytorchCommEvents::add(const json& event) {
     calls_.push_back(call_of(event, op, name));
 }
 
-namespace {
-
-bool is_nccl_run(const PytorchCommEvents::Call& run) { return !run.algo.empty() || run.name.rfind("nccl", 0) == 0; }
-
-}  // namespace
-
-bool PytorchCommEvents::has_nccl_kernels() const { return std::any_of(runs_.begin(), runs_.end(), is_nccl_run); }
+bool PytorchCommEvents::has_nccl_kernels() const { return std::any_of(runs_.begin(), runs_.end(), is_nccl_kernel); }
 
 void PytorchCommEvents::add_cpu_operator(std::int64_t thread, double start_us, double end_us) {
   add_interval(cpu_operators_[thread], {start_us, end_us});
@@ -311,7 +280,7 @@ std::optional<double> PytorchCommEvents::exposed_seconds() const {
   if (!has_nccl_kernels()) return training_thread_exposure();
   std::vector<TimeInterval> communication;
   for (const Call& run : runs_)
-    if (is_nccl_run(run)) communication.emplace_back(run.ts, run.ts + run.dur);
+    if (is_nccl_kernel(run)) communication.emplace_back(run.ts, run.ts + run.dur);
   // Kernels on several streams at once are communication once.
   communication = merged_intervals(std::move(communication));
   return (total_length(communication) - overlap_length(communication, merged_intervals(compute_))) * 1e-6;
@@ -360,28 +329,6 @@ std::vector<StepWindow> PytorchCommEvents::steps() const {
 
 namespace {
 
-// Pairs calls with the events that ran them, in order: each call takes the first event
-// not yet taken of its operation that started after it.
-class Pairing {
- public:
-  explicit Pairing(std::vector<PytorchCommEvents::Call> events) : events_(std::move(events)) {
-    std::stable_sort(events_.begin(), events_.end(), [](const auto& a, const auto& b) { return a.ts < b.ts; });
-    paired_.assign(events_.size(), false);
-    for (const PytorchCommEvents::Call& event : events_)
-      if (event.name.rfind("gloo:", 0) == 0) gloo_ops_.insert(event.op);
-  }
-  const PytorchCommEvents::Call* take(const PytorchCommEvents::Call& call) {
-    return backend_range_of(call, events_, gloo_ops_, paired_, first_open_);
-  }
-  const std::vector<PytorchCommEvents::Call>& events() const { return events_; }
-
- private:
-  std::vector<PytorchCommEvents::Call> events_;
-  std::set<std::string> gloo_ops_;  // operations gloo's own ranges ran
-  std::vector<bool> paired_;
-  std::size_t first_open_ = 0;
-};
-
 // The first of `sources` that knows the call's type, and the first that knows its size.
 // A gloo range holds one rank's part of an all-gather; NCCL's records hold the output.
 void size_call(TracedCollective& c, int group_ranks, std::initializer_list<const PytorchCommEvents::Call*> sources) {
@@ -406,7 +353,7 @@ void size_call(TracedCollective& c, int group_ranks, std::initializer_list<const
 }  // namespace
 
 std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) const {
-  Pairing calls(calls_), runs(runs_), params(params_);
+  CallPairing calls(calls_), runs(runs_), params(params_);
   // Without the operators, the calls are PyTorch's NCCL records, else the backend's own
   // events (a backend that runs on the calling thread).
   const bool from_params = calls.events().empty() && !params.events().empty();
@@ -420,8 +367,9 @@ std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) co
   const std::vector<StepWindow> windows = steps();
   std::vector<TracedCollective> out;
   for (const Call& call : primary) {
-    const Call* run = from_runs ? &call : runs.take(call);
-    const Call* param = from_params ? &call : from_runs ? nullptr : params.take(call);
+    // PyTorch's NCCL backend records a call inside the call's own operator.
+    const Call* param = from_params ? &call : from_runs ? nullptr : params.take(call, RunKind::any, call.ts + call.dur);
+    const Call* run = from_runs ? &call : run_of(call, param, !params.events().empty(), runs);
     TracedCollective c;
     c.op = call.op;
     c.name = call.name;

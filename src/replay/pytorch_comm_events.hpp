@@ -55,6 +55,8 @@ class PytorchCommEvents {
     bool elements_known = false;
     std::string algo, proto;             // an NCCL kernel's, from its name
     std::optional<std::int64_t> thread;  // the trace's tid, where it is a number
+    // PyTorch's "External id": a kernel's is that of the record_param_comms that launched it.
+    std::optional<std::int64_t> external_id;
   };
 
  private:

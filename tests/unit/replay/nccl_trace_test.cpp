@@ -178,5 +178,42 @@ TEST(NcclTrace, AGenericKernelRunsNoCallGlooRunsAndSendRecvKernelsRunSends) {
   EXPECT_EQ(time_of(trace.collectives[2]), std::make_pair(70.0, 74.0));  // the SendRecv kernel
 }
 
+// PyTorch links a kernel to the record_param_comms that launched it by "External id". Here
+// the first all-reduce's kernel fell outside the capture: in order it would take the second
+// call's kernel; linked, it has none and the second keeps its own. Beside them a gloo
+// all-reduce (no NCCL record) takes gloo's range, not NCCL's generic kernel.
+const char* kLinkedTrace = R"json({
+ "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+ "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 100.0, "dur": 30.0, "args": {"External id": 9}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 105.0, "dur": 20.0,
+   "args": {"External id": 10, "Collective name": "allreduce", "In msg nelems": 1000, "Out msg nelems": 1000,
+            "dtype": "Float"}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 200.0, "dur": 30.0, "args": {"External id": 19}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 205.0, "dur": 20.0,
+   "args": {"External id": 20, "Collective name": "allreduce", "In msg nelems": 1000, "Out msg nelems": 1000,
+            "dtype": "Float"}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", "ts": 300.0,
+   "dur": 50.0, "args": {"External id": 20, "Collective name": "allreduce"}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 400.0, "dur": 10.0,
+   "args": {"Input type": ["float"], "Input Dims": [[10]]}},
+  {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "ts": 450.0, "dur": 70.0,
+   "args": {"Input type": ["float"], "Input Dims": [[10]]}}
+ ]})json";
+
+TEST(NcclTrace, KernelsArePairedByTheirExternalIdAndGlooCallsWithGloosRanges) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", kLinkedTrace));
+  ASSERT_EQ(trace.collectives.size(), 3u);
+  EXPECT_FALSE(trace.collectives[0].timed_by_backend);  // its kernel is not in the trace
+  EXPECT_DOUBLE_EQ(trace.collectives[0].start_us, 100.0);
+  EXPECT_TRUE(trace.collectives[1].timed_by_backend);
+  EXPECT_DOUBLE_EQ(trace.collectives[1].start_us, 300.0);
+  EXPECT_EQ(trace.collectives[1].bytes, 4000u);
+  EXPECT_TRUE(trace.collectives[2].timed_by_backend);
+  EXPECT_DOUBLE_EQ(trace.collectives[2].start_us, 450.0);  // gloo's range
+  EXPECT_EQ(trace.collectives[2].bytes, 40u);
+}
+
 }  // namespace
 }  // namespace commbench
