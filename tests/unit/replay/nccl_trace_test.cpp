@@ -112,17 +112,21 @@ TEST(NcclTrace, CallsSizedByPyTorchsRecordAndTimedByTheirKernels) {
   EXPECT_EQ(summary.classes[0].nccl_proto, "LL");
 }
 
+// kNcclTrace with `events` (JSON objects, each after a comma) added at the end.
+std::string nccl_trace_with(const std::string& events) {
+  std::string text(kNcclTrace);
+  text.replace(text.rfind("\n ]}"), std::string::npos, events + "\n ]}");
+  return text;
+}
+
 TEST(NcclTrace, AClassWhoseKernelsDifferIsMixed) {
   TempDir dir;
-  std::string text(kNcclTrace);
   // The same all-reduce again, run by a tree kernel.
-  const std::string again = R"json(,
+  const std::string text = nccl_trace_with(R"json(,
   {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 3000.0, "dur": 30.0, "args": {}},
   {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "ts": 3005.0, "dur": 20.0,
    "args": {"Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "dtype": "BFloat16"}},
-  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_TREE_LL", "ts": 3100.0, "dur": 900.0}
- ]})json";
-  text.replace(text.rfind("\n ]}"), std::string::npos, again);
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_TREE_LL", "ts": 3100.0, "dur": 900.0})json");
   const TraceSummary summary = summarize_traces({read_pytorch_trace(dir.write("rank0.json", text))});
   EXPECT_EQ(summary.classes[0].calls, 2u);
   EXPECT_EQ(summary.classes[0].nccl_algo, "mixed");
@@ -131,15 +135,12 @@ TEST(NcclTrace, AClassWhoseKernelsDifferIsMixed) {
 
 TEST(NcclTrace, KernelsOnTwoStreamsAtOnceAreExposedOnce) {
   TempDir dir;
-  std::string text(kNcclTrace);
   // A second all-reduce, on another communicator's stream, over 1450-2450: with the
   // all-gather's kernel (1500-1550) inside it, it adds 1000 us, all of them exposed.
-  const std::string again = R"json(,
+  const std::string text = nccl_trace_with(R"json(,
   {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "ts": 1440.0, "dur": 5.0, "args": {}},
   {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ts": 1450.0, "dur": 1000.0,
-   "args": {"stream": 24}}
- ]})json";
-  text.replace(text.rfind("\n ]}"), std::string::npos, again);
+   "args": {"stream": 24}})json");
   const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", text));
   ASSERT_TRUE(trace.exposed_seconds);
   EXPECT_NEAR(*trace.exposed_seconds, 1450e-6, 1e-12);

@@ -130,9 +130,9 @@ TEST(SoakEvents, TwoNodesSlowAtOnceAreBothNamed) {
 }
 
 TEST(SoakEvents, PairsSlowedInAThrottledNodesWakeAreNoNodeOfTheirOwn) {
-  // As on the test cluster with one node's port shaped: node 2's pairs read a tenth of the
-  // steady rate, and every other pair, run beside them, a third. Node 2 is named; node 0,
-  // as low as its partners 1 and 3 but a third as deep as node 2, is not.
+  // One node's port shaped: node 2's pairs read a tenth of the steady rate, and every other
+  // pair, run beside them on a busy host, a third. Node 2 is named; node 0, as low as its
+  // partners 1 and 3 but a third as deep as node 2, is not.
   const auto readings = cycled_readings(60, [](int i, int a, int b) {
     if (i < 20 || i >= 35) return wobble(i, a, b);
     return wobble(i, a, b) * (a == 2 || b == 2 ? 0.1 : 0.33);
