@@ -167,6 +167,22 @@ class NsysReports(FolderCase):
             self.assertAlmostEqual(record["exposed_seconds"], exposed, delta=1e-5)
         self.assertIn("exposed ms of a CPU job", out)
 
+    def test_a_report_of_gloos_ranges_alone_is_sized_by_them(self):
+        """Without the c10d:: ranges (an older PyTorch), gloo's own ranges are the calls, sized
+        by their shapes: the same classes, and no note that they are unsized."""
+        folder = os.path.join(self.dir, "gloo-only")
+        os.makedirs(folder, exist_ok=True)
+        for path in report_files("nsys-llama-ddp"):
+            db = sqlite3.connect(open_report(path, folder))
+            db.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE 'c10d::%'")
+            db.commit()
+            db.close()
+        out, gloo_only = self.replay(folder, name="gloo-only")
+        _, whole = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), name="whole")
+        self.assertEqual(classes(gloo_only), classes(whole))
+        self.assertEqual(gloo_only["backend"], "gloo")
+        self.assertNotIn("not sized", out)
+
     def test_dtype_sizes_the_counts(self):
         _, float32 = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), name="f32")
         _, bf16 = self.replay(os.path.join(NSYS, "nsys-llama-ddp"), "--dtype", "bfloat16", name="bf16")
@@ -413,6 +429,9 @@ class NsysRepExport(FolderCase):
         self.rep = os.path.join(self.dir, "rank0.nsys-rep")
         with open(self.rep, "wb") as f:
             f.write(b"\0" * 64)
+        for stale in ("nsys-args.txt", "nsys-args.txt.children"):  # an earlier test's stand-in wrote them
+            if os.path.exists(os.path.join(self.dir, stale)):
+                os.remove(os.path.join(self.dir, stale))
 
     def with_nsys(self, mode, *args, limit=120):
         """bench-replay with the stand-in nsys on the PATH: (exit code, stdout, stderr, nsys's arguments)."""
@@ -463,6 +482,17 @@ class NsysRepExport(FolderCase):
 
     def test_a_signal_to_bench_replay_stops_the_export_too(self):
         import signal
+        p = self.start_hanging_export("0")
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, out + err)
+        self.assertEqual(err.strip(), f"bench-replay: error: {self.rep}: nsys export stopped: interrupted by SIGTERM")
+        self.assertEqual(os.listdir(self.tmp), [])
+        self.assert_children_ended()
+
+    def start_hanging_export(self, limit, ignore_hangup=False):
+        """bench-replay on a stand-in export that never ends, once that has started its children."""
+        import signal
         import subprocess
         import time
         script = os.path.join(self.bin, "nsys")
@@ -471,19 +501,25 @@ class NsysRepExport(FolderCase):
         os.chmod(script, 0o755)
         env = dict(os.environ, PATH=self.bin + os.pathsep + "/usr/bin:/bin", TMPDIR=self.tmp, FAKE_NSYS_MODE="hang",
                    FAKE_NSYS_ARGS=os.path.join(self.dir, "nsys-args.txt"))
-        p = subprocess.Popen([os.path.abspath(BIN), self.rep, "--export-timeout", "0"], env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = subprocess.Popen([os.path.abspath(BIN), self.rep, "--export-timeout", limit], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if ignore_hangup else None)
         children = os.path.join(self.dir, "nsys-args.txt.children")
-        for _ in range(200):  # until the export has started what it starts
+        for _ in range(200):
             if os.path.exists(children) and len(open(children).read().split()) == 2:
                 break
             time.sleep(0.05)
-        p.send_signal(signal.SIGTERM)
+        return p
+
+    def test_a_signal_the_process_ignores_does_not_stop_the_export(self):
+        """Under nohup SIGHUP is ignored: the export goes on, here to its limit."""
+        import signal
+        p = self.start_hanging_export("3", ignore_hangup=True)
+        p.send_signal(signal.SIGHUP)
         out, err = p.communicate(timeout=60)
-        self.assertEqual(p.returncode, 128 + signal.SIGTERM, out + err)
-        self.assertEqual(err.strip(), f"bench-replay: error: {self.rep}: nsys export stopped: interrupted by SIGTERM")
+        self.assertEqual(p.returncode, 4, out + err)
+        self.assertIn("nsys export ran past 3 s (--export-timeout)", err)
         self.assertEqual(os.listdir(self.tmp), [])
-        self.assert_children_ended()
 
     def test_an_export_that_does_not_end_is_stopped_at_the_limit(self):
         # An export left running would outlast the 60 s the run is given (TimeoutExpired).

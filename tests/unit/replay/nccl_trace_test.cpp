@@ -179,6 +179,27 @@ TEST(NcclTrace, AGenericKernelRunsNoCallGlooRunsAndSendRecvKernelsRunSends) {
   EXPECT_EQ(time_of(trace.collectives[2]), std::make_pair(70.0, 74.0));  // the SendRecv kernel
 }
 
+TEST(NcclTrace, NcclRunsAnAllToAllAsSendRecvAndABarrierAsAnAllReduce) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", R"json({
+ "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+ "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::alltoall_base_", "ts": 0.0, "dur": 5.0,
+   "args": {"Input type": ["float"], "Input Dims": [[100]]}},
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::barrier", "ts": 10.0, "dur": 5.0,
+   "args": {"Input type": ["unsigned char"], "Input Dims": [[1]]}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "ts": 50.0,
+   "dur": 8.0},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_u8_RING_LL", "ts": 70.0, "dur": 3.0}
+ ]})json"));
+  ASSERT_EQ(trace.collectives.size(), 2u);
+  EXPECT_EQ(trace.collectives[0].op, "alltoall");
+  EXPECT_DOUBLE_EQ(trace.collectives[0].start_us, 50.0);
+  EXPECT_EQ(trace.collectives[1].op, "barrier");
+  EXPECT_DOUBLE_EQ(trace.collectives[1].start_us, 70.0);
+  EXPECT_EQ(trace.collectives[1].nccl_algo, "RING");
+}
+
 // PyTorch links a kernel to the record_param_comms that launched it by "External id". Here
 // the first all-reduce's kernel fell outside the capture: in order it would take the second
 // call's kernel; linked, it has none and the second keeps its own. Beside them a gloo
