@@ -14,6 +14,11 @@ runs it after five interleaved launches:
     python3 bench/compare_with_bare_nccl.py --sweep cb-1.csv --sweep cb-2.csv \
         --bare bare-allreduce-1.txt --bare bare-allreduce-2.txt
 
+With --reference-sweep instead of --bare, the reference is other launches of bench-collectives
+itself, every case of them compared the same way: gpu-session.sh holds the sweeps with
+commbench's NCCL profiler plugin against the same sweeps with NCCL_PROFILER_PLUGIN=none
+(--reference "plugin-off sweep"), which tells whether recording NCCL's choices changes the times.
+
 Why medians over launches: on one H100 VM a 4 us NCCL call took 3.8 to 6.7 us from launch to
 launch in either program (results/gpu/h100-80gb-hbm3/2026-11-26-acf6cba/launch-spread.txt).
 """
@@ -76,6 +81,14 @@ def bare_times(path):
     return timings
 
 
+def reference_timings(arguments):
+    """[(path, [(op, bytes, us)])]: the bare loop's files, or the reference sweeps' timed cases."""
+    if arguments.bare:
+        return [(path, bare_times(path)) for path in arguments.bare]
+    return [(path, [(op, size, us) for (op, size), us in sorted(sweep_times(path).items())])
+            for path in arguments.reference_sweep]
+
+
 def size_text(size):
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= scale and size % scale == 0:
@@ -91,21 +104,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: fail(message)  # one line, not argparse's usage block
     parser.add_argument("--sweep", action="append", required=True, help="a bench-collectives --csv output (repeat)")
-    parser.add_argument("--bare", action="append", required=True, help="a bare-nccl-loop output (repeat)")
+    reference = parser.add_mutually_exclusive_group(required=True)
+    reference.add_argument("--bare", action="append", help="a bare-nccl-loop output (repeat)")
+    reference.add_argument("--reference-sweep", action="append",
+                           help="a bench-collectives --csv output to compare against instead (repeat)")
+    parser.add_argument("--reference", help="the reference's name in the table (default: bare loop, or reference)")
     parser.add_argument("--tolerance", type=float, default=0.10,
                         help="largest |median printed - median bare| / median bare accepted (default 0.10)")
     arguments = parser.parse_args()
     if not 0 < arguments.tolerance < 10:
         fail("--tolerance: %g is not between 0 and 10" % arguments.tolerance)
+    name = arguments.reference or ("bare loop" if arguments.bare else "reference")
     sweeps = [(path, sweep_times(path)) for path in arguments.sweep]
     bare = {}
-    for path in arguments.bare:
-        for op, size, us in bare_times(path):
+    for path, timings in reference_timings(arguments):
+        for op, size, us in timings:
             for sweep_path, printed in sweeps:
                 if (op, size) not in printed:
                     fail("%s: no out-of-place float %s row of %d bytes (timed in %s)" % (sweep_path, op, size, path))
             bare.setdefault((op, size), []).append(us)
-    print("| op | size | bench-collectives (us) | its range | bare loop (us) | its range | difference | bound |")
+    print("| op | size | bench-collectives (us) | its range | %s (us) | its range | difference | bound |" % name)
     print("|---|---|---|---|---|---|---|---|")
     outside = 0
     for op, size in sorted(bare):
@@ -118,11 +136,11 @@ def main():
         print("| %s | %s | %.3f | %s | %.3f | %s | %+.1f %%%s | +%.1f %% |" %
               (op, size_text(size), ours, range_text(printed), theirs, range_text(bare[(op, size)]), 100 * difference,
                mark, 100 * bound))
-    print("medians of %d bench-collectives launch(es) and %d bare-loop reading(s) per case" %
-          (len(sweeps), min(len(values) for values in bare.values()) if bare else 0))
+    print("medians of %d bench-collectives launch(es) and %d reading(s) of the %s per case" %
+          (len(sweeps), min(len(values) for values in bare.values()) if bare else 0, name))
     if outside:
-        print("%d case(s) differ from the bare loop by more than %g %% (slower, beyond the bare loop's own spread)" %
-              (outside, 100 * arguments.tolerance))
+        print("%d case(s) differ from the %s by more than %g %% (slower, beyond the %s's own spread)" %
+              (outside, name, 100 * arguments.tolerance, name))
         return 1
     return 0
 

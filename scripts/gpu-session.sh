@@ -13,7 +13,8 @@
 #           transfers near, far and pageable, against the PCIe link: p2p-local.*),
 #           the full sweep (8 B - 8 GiB, every collective, --check), five interleaved
 #           launches of bench-collectives and bare-nccl-loop compared by their medians
-#           (bench/compare_with_bare_nccl.py), one bench-patterns
+#           (bench/compare_with_bare_nccl.py), and of bench-collectives with its NCCL
+#           profiler plugin and without (NCCL_PROFILER_PLUGIN=none), one bench-patterns
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
 #           bench-validate on the one node, --profile-range on the CUDA context (and
 #           under nsys where one is found, on the PATH or under /opt/nvidia: the NVTX
@@ -162,10 +163,11 @@ case "${1:-}" in
     # interleaved, medians compared (exit 1 = a case more than 10 % apart; one launch of
     # either can be a third or more off at small sizes on a one-GPU VM: launch-spread.txt of the
     # 2026-11-26-acf6cba run).
-    bare=0
+    bare=0 plugin=0  # the first failure of each comparison's launches, then its own exit
     mkdir -p "$out/bare-nccl"
     sizes=8,4096,262144,16777216,134217728,1073741824  # on bench-collectives' -b 8 -f 8 ladder
     comparison_args=()
+    plugin_args=()
     for launch in 1 2 3 4 5; do
       # The loop has no watchdog of its own: within() ends a stall (exit 4), named below.
       # Its stderr (NCCL warnings included) stays out of the file the comparison parses.
@@ -179,14 +181,31 @@ case "${1:-}" in
       step=0
       within 300 "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast -b 8 -e 1G -f 8 \
         --csv "$out/bare-nccl/commbench-$launch.csv" --force > /dev/null 2>> "$out/bare-nccl/commbench.err" || step=$?
-      [ "$step" -eq 0 ] || { echo "bench-collectives, launch $launch: exit $step (bare-nccl/commbench.err)"; bare=$step; }
+      [ "$step" -eq 0 ] ||
+        { echo "bench-collectives, launch $launch: exit $step (bare-nccl/commbench.err)"; bare=$step; plugin=$step; }
       comparison_args+=(--sweep "$out/bare-nccl/commbench-$launch.csv")
+      plugin_args+=(--sweep "$out/bare-nccl/commbench-$launch.csv")
+      # The same sweep without commbench's NCCL profiler plugin: NCCL finds no
+      # libnccl-profiler-none.so and records nothing, and the nccl_* columns stay empty.
+      step=0
+      within 300 env NCCL_PROFILER_PLUGIN=none "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast \
+        -b 8 -e 1G -f 8 --csv "$out/bare-nccl/commbench-noplugin-$launch.csv" --force > /dev/null \
+        2>> "$out/bare-nccl/commbench.err" || step=$?
+      [ "$step" -eq 0 ] || { echo "bench-collectives without the plugin, launch $launch: exit $step"; plugin=$step; }
+      plugin_args+=(--reference-sweep "$out/bare-nccl/commbench-noplugin-$launch.csv")
     done
     [ "$bare" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "${comparison_args[@]}" \
       > "$out/bare-nccl-comparison.md" 2>&1 || bare=$?
     echo "against a bare NCCL loop: exit $bare (bare-nccl-comparison.md)"
     [ ! -f "$out/bare-nccl-comparison.md" ] || cat "$out/bare-nccl-comparison.md"
     [ "$bare" -eq 0 ] || status=$bare
+    # Does recording NCCL's choices change the printed times? The same medians, plugin on
+    # against plugin off, beyond 2 % or the plugin-off launches' own spread (exit 1).
+    [ "$plugin" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "${plugin_args[@]}" \
+      --reference "plugin-off sweep" --tolerance 0.02 > "$out/plugin-on-off.md" 2>&1 || plugin=$?
+    echo "with the NCCL profiler plugin against without: exit $plugin (plugin-on-off.md)"
+    [ ! -f "$out/plugin-on-off.md" ] || tail -n 3 "$out/plugin-on-off.md"
+    [ "$plugin" -eq 0 ] || status=$plugin
     # One step per framework on this process's GPUs: the NCCL streams, the spin kernel and
     # the event recycling under the executor (one GPU: no data-parallel collective).
     for pattern in ddp fsdp zero3; do

@@ -54,7 +54,7 @@ class Comparison(unittest.TestCase):
         self.assertAlmostEqual(float(rows[0][2]), at_8, places=3)
         self.assertEqual(rows[0][6], "%+.1f %%" % (100 * (at_8 - round(at_8 * 1.05, 3)) / round(at_8 * 1.05, 3)))
         self.assertEqual(rows[1][6], "+2.0 %")
-        self.assertIn("medians of 1 bench-collectives launch(es) and 1 bare-loop reading(s) per case", p.stdout)
+        self.assertIn("medians of 1 bench-collectives launch(es) and 1 reading(s) of the bare loop per case", p.stdout)
 
     def test_medians_over_launches_decide_not_one_launch(self):
         # Three bare launches at 8 B: one far off (as a launch on a one-GPU VM can be), the
@@ -67,7 +67,7 @@ class Comparison(unittest.TestCase):
         row = self.table(p.stdout)[0]
         self.assertAlmostEqual(float(row[4]), round(at_8, 3), places=3)
         self.assertEqual(row[5], "%.3f-%.3f" % (round(at_8 * 0.98, 3), round(at_8 * 1.6, 3)))
-        self.assertIn("medians of 2 bench-collectives launch(es) and 3 bare-loop reading(s) per case", p.stdout)
+        self.assertIn("medians of 2 bench-collectives launch(es) and 3 reading(s) of the bare loop per case", p.stdout)
         # Against the one slow bare launch alone bench-collectives reads 37.5 % faster: the
         # launch spread, never a failure of the harness.
         one = self.run_script("--sweep", SWEEP, "--bare", files[1])
@@ -96,6 +96,63 @@ class Comparison(unittest.TestCase):
         q = self.run_script("--sweep", SWEEP, *sum((["--bare", f] for f in slow), []), "--tolerance", "0.1")
         self.assertEqual(q.returncode, 1, q.stdout + q.stderr)
         self.assertIn("**outside**", q.stdout)
+
+    def out_float_cases(self, path):
+        with open(path, newline="") as f:
+            return sorted((r["op"], int(r["bytes"])) for r in csv.DictReader(f)
+                          if r["placement"] == "out" and r["dtype"] == "float")
+
+    def scaled_sweep(self, name, factor, op, size):
+        """A copy of SWEEP with the time of (op, size) out-of-place float multiplied by factor."""
+        path = os.path.join(self.dir.name, name)
+        with open(SWEEP, newline="") as f, open(path, "w", newline="") as out:
+            reader = csv.DictReader(f)
+            writer = csv.DictWriter(out, fieldnames=reader.fieldnames)
+            writer.writeheader()
+            for row in reader:
+                if (row["op"], int(row["bytes"]), row["placement"], row["dtype"]) == (op, size, "out", "float"):
+                    row["time_us"] = "%.3f" % (float(row["time_us"]) * factor)
+                writer.writerow(row)
+        return path
+
+    def test_against_reference_sweeps_every_case_is_compared_under_the_references_name(self):
+        # The plugin on/off comparison: the same sweep on both sides reads +0.0 % everywhere.
+        p = self.run_script("--sweep", SWEEP, "--reference-sweep", SWEEP, "--reference", "plugin-off sweep")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("| plugin-off sweep (us) |", p.stdout.splitlines()[0])
+        rows = self.table(p.stdout)
+        cases = self.out_float_cases(SWEEP)
+        self.assertEqual(len(rows), len(cases))
+        self.assertEqual({r[6] for r in rows}, {"+0.0 %"})
+        self.assertIn("medians of 1 bench-collectives launch(es) and 1 reading(s) of the plugin-off sweep per case",
+                      p.stdout)
+
+    def test_slower_than_the_reference_sweeps_beyond_their_spread_is_exit_1(self):
+        # Three reference launches, 1 GiB allreduce within 0.4 % of each other; the sweep
+        # compared reads 3 % slower there: outside a 2 % tolerance, inside a 5 % one.
+        size = 1 << 30
+        reference = [self.scaled_sweep("off-%d.csv" % i, factor, "allreduce", size)
+                     for i, factor in enumerate((1.0, 1.002, 0.998))]
+        slower = self.scaled_sweep("on.csv", 1.03, "allreduce", size)
+        args = ["--sweep", slower, *sum((["--reference-sweep", r] for r in reference), []),
+                "--reference", "plugin-off sweep"]
+        p = self.run_script(*args, "--tolerance", "0.02")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        outside = [r for r in self.table(p.stdout) if "**outside**" in r[6]]
+        self.assertEqual([r[:2] for r in outside], [["allreduce", "1 GiB"]])
+        self.assertEqual(outside[0][6], "+3.0 % **outside**")
+        self.assertIn("1 case(s) differ from the plugin-off sweep by more than 2 %", p.stdout)
+        self.assertEqual(self.run_script(*args, "--tolerance", "0.05").returncode, 0)
+
+    def test_a_bare_loop_and_reference_sweeps_together_are_refused(self):
+        bare = self.bare_file(["allreduce 8 1.0"])
+        p = self.run_script("--sweep", SWEEP, "--bare", bare, "--reference-sweep", SWEEP)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("--reference-sweep: not allowed with argument --bare", p.stderr)
+        q = self.run_script("--sweep", SWEEP)
+        self.assertEqual(q.returncode, 2, q.stdout + q.stderr)
+        self.assertIn("one of the arguments --bare --reference-sweep is required", q.stderr)
 
     def test_bad_inputs_are_one_line_and_exit_2(self):
         missing = self.bare_file(["allreduce 12 1.0"])
