@@ -18,10 +18,13 @@
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
 #           bench-validate on the one node, --profile-range on the CUDA context (and
 #           under nsys where one is found, on the PATH or under /opt/nvidia: the NVTX
-#           summary), and writes the programs'
+#           summary), then records bench-replay's GPU fixtures (tests/fixtures/gpu: one
+#           step of DDP and FSDP2 with NCCL under torch.profiler and under nsys, by the
+#           machine's own PyTorch, into gpu-traces/), and writes the programs'
 #           own CSV/JSON/tables and logs to the folder.
 #
-# Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance.
+# Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance; the
+# traces of gpu-traces/ to tests/fixtures/gpu/ (its README.md).
 #
 # The lent machine has a driver, CUDA and NCCL (the image's Python nvidia-nccl-cu13) but no
 # package registry: every other shared library the binaries need (hwloc, libibverbs, libnl,
@@ -127,6 +130,7 @@ case "${1:-}" in
     mkdir -p "$out"
     bin="$stage/bench-collectives"
     [ -x "$bin" ] || { echo "no $bin: run 'scripts/gpu-session.sh stage' here first and carry .gpu" >&2; exit 2; }
+    machine_library_path="${LD_LIBRARY_PATH:-}"  # PyTorch's programs below run without the carried libraries
     export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # NCCL comes with the image's Python (nvidia-nccl-cu13) when no system copy exists.
     if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2; then
@@ -276,6 +280,14 @@ case "${1:-}" in
     else
       echo "nsys: not on PATH nor under /opt/nvidia; the Nsight Systems capture is skipped"
     fi
+    # bench-replay's GPU fixtures: the machine's PyTorch records one step of DDP and FSDP2
+    # with NCCL, under torch.profiler and, where nsys was found, under nsys.
+    traces=0
+    LD_LIBRARY_PATH="$stage/nsys-lib${machine_library_path:+:$machine_library_path}" within 500 \
+      "$root/tests/fixtures/gpu/record-gpu-traces.sh" --out "$out/gpu-traces" --nsys "${nsys_bin:-none}" \
+      > "$out/gpu-traces.log" 2>&1 || traces=$?
+    echo "GPU traces for bench-replay: exit $traces (gpu-traces.log, gpu-traces/)"
+    [ "$traces" -eq 0 ] || { tail -n 20 "$out/gpu-traces.log"; status=$traces; }
     exit "$status"
     ;;
   *)
