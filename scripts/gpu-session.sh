@@ -2,9 +2,10 @@
 # Proving the NCCL backend on a lent GPU machine (one GPU, no MPI, no package registry):
 #
 #   here:   scripts/gpu-session.sh stage
-#           builds bench-collectives, bench-topology, bench-patterns, bench-validate, bench-p2p and the
-#           backend-extensions test without MPI (one process drives the GPUs) into .gpu/,
-#           which git ignores; the device tool carries it (carry: [".gpu"]).
+#           builds bench-collectives, bench-topology, bench-patterns, bench-validate, bench-p2p,
+#           bench-replay and the backend-extensions test without MPI (one process drives the
+#           GPUs) and packs them into .gpu/stage.tgz, which git ignores; the device tool
+#           carries it (carry: [".gpu"]) and run unpacks it.
 #   there:  scripts/gpu-session.sh run "$OUT"
 #           runs bench-topology's live probe, the gpu-labelled tests, the backend-extensions
 #           test (spin-kernel calibration, streams and events, overlap, peer send/recv:
@@ -19,8 +20,10 @@
 #           bench-validate on the one node, --profile-range on the CUDA context (and
 #           under nsys where one is found, on the PATH or under /opt/nvidia: the NVTX
 #           summary), then records bench-replay's GPU fixtures (tests/fixtures/gpu: one
-#           step of DDP and FSDP2 with NCCL under torch.profiler and under nsys, by the
-#           machine's own PyTorch, into gpu-traces/), and writes the programs'
+#           step of each case, DDP, and FSDP2 on two GPUs or more, with NCCL under
+#           torch.profiler and under nsys, by the machine's own PyTorch, into
+#           gpu-traces/), reads each with bench-replay and
+#           replays the DDP step on the GPU (replay-*), and writes the programs'
 #           own CSV/JSON/tables and logs to the folder.
 #
 # Results then go, unedited, to results/gpu/<gpu-model>/ with their provenance; the
@@ -105,30 +108,40 @@ case "${1:-}" in
     COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_NCCL=ON -DCOMMBENCH_BUILD_TESTS=ON
                           -DCOMMBENCH_BUILD_MICROBENCH=OFF)
     commbench_build --target bench-collectives bench-topology bench-patterns bench-validate bench-p2p \
-      commbench-gpu-extensions-test bare-nccl-loop
-    rm -rf "$stage"
-    mkdir -p "$stage"
+      bench-replay commbench-gpu-extensions-test bare-nccl-loop
+    # Staged in the build folder, then packed into .gpu: the tree the device tool carries is
+    # limited (64 MiB), and six programs of about 9 MB each with their libraries pass it.
+    unpacked="$COMMBENCH_BUILD/staged"
+    rm -rf "$unpacked"
+    mkdir -p "$unpacked"
     cp "$COMMBENCH_BUILD/bench/bench-collectives" "$COMMBENCH_BUILD/bench/bench-topology" \
        "$COMMBENCH_BUILD/bench/bench-patterns" "$COMMBENCH_BUILD/bench/bench-validate" \
-       "$COMMBENCH_BUILD/bench/bench-p2p" "$COMMBENCH_BUILD/bench/bare-nccl-loop" \
-       "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$stage/"
-    collect_libraries "$stage/lib" "$stage"/bench-* "$stage/commbench-gpu-extensions-test"
-    echo "carried libraries: $(ls "$stage/lib" | tr '\n' ' ')"
+       "$COMMBENCH_BUILD/bench/bench-p2p" "$COMMBENCH_BUILD/bench/bench-replay" "$COMMBENCH_BUILD/bench/bare-nccl-loop" \
+       "$COMMBENCH_BUILD/tests/gpu/commbench-gpu-extensions-test" "$unpacked/"
+    collect_libraries "$unpacked/lib" "$unpacked"/bench-* "$unpacked/commbench-gpu-extensions-test"
+    echo "carried libraries: $(ls "$unpacked/lib" | tr '\n' ' ')"
     # The nsys inside Nsight Compute's folder on the lent machines captures, but its
     # QdstrmImporter cannot load without libdw.so.1 (2026-11-26): carried apart from the
     # programs' own libraries, for nsys alone.
     libdw="$(ldconfig -p | awk '$1 == "libdw.so.1" && $NF ~ /^\// { print $NF; exit }')"
-    mkdir -p "$stage/nsys-lib"
-    cp -L "$libdw" "$stage/nsys-lib/"
-    collect_libraries "$stage/nsys-lib" "$libdw"
-    echo "carried for nsys: $(ls "$stage/nsys-lib" | tr '\n' ' ')"
-    "$stage/bench-collectives" --version
-    echo "staged $stage/bench-collectives; carry .gpu (and run from the repository root)"
+    mkdir -p "$unpacked/nsys-lib"
+    cp -L "$libdw" "$unpacked/nsys-lib/"
+    collect_libraries "$unpacked/nsys-lib" "$libdw"
+    echo "carried for nsys: $(ls "$unpacked/nsys-lib" | tr '\n' ' ')"
+    "$unpacked/bench-collectives" --version
+    rm -rf "$stage"
+    mkdir -p "$stage"
+    tar czf "$stage/stage.tgz" -C "$unpacked" .
+    tree=$(cd "$root" && git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- | tail -n 1 | cut -f1)
+    packed=$(stat -c %s "$stage/stage.tgz")
+    echo "staged $stage/stage.tgz ($((packed >> 20)) MiB; with the working tree $(((packed + tree) >> 20)) MiB of the" \
+         "64 MiB that travel); carry .gpu (and run from the repository root)"
     ;;
   run)
     out="${2:?usage: scripts/gpu-session.sh run OUTDIR}"
     mkdir -p "$out"
     bin="$stage/bench-collectives"
+    [ -x "$bin" ] || [ ! -f "$stage/stage.tgz" ] || tar xzf "$stage/stage.tgz" -C "$stage"
     [ -x "$bin" ] || { echo "no $bin: run 'scripts/gpu-session.sh stage' here first and carry .gpu" >&2; exit 2; }
     machine_library_path="${LD_LIBRARY_PATH:-}"  # PyTorch's programs below run without the carried libraries
     export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -280,7 +293,7 @@ case "${1:-}" in
     else
       echo "nsys: not on PATH nor under /opt/nvidia; the Nsight Systems capture is skipped"
     fi
-    # bench-replay's GPU fixtures: the machine's PyTorch records one step of DDP and FSDP2
+    # bench-replay's GPU fixtures: the machine's PyTorch records one step of each case
     # with NCCL, under torch.profiler and, where nsys was found, under nsys.
     traces=0
     LD_LIBRARY_PATH="$stage/nsys-lib${machine_library_path:+:$machine_library_path}" within 500 \
@@ -288,6 +301,24 @@ case "${1:-}" in
       > "$out/gpu-traces.log" 2>&1 || traces=$?
     echo "GPU traces for bench-replay: exit $traces (gpu-traces.log, gpu-traces/)"
     [ "$traces" -eq 0 ] || { tail -n 20 "$out/gpu-traces.log"; status=$traces; }
+    # bench-replay on them: each case read (the CUDA kernels, NCCL's kernels and ranges), and
+    # the DDP step replayed on this GPU through the patterns executor.
+    for case_dir in "$out"/gpu-traces/*/; do
+      [ -d "$case_dir" ] || continue
+      name="$(basename "$case_dir")"
+      replay=0
+      within 120 "$stage/bench-replay" "$case_dir" --json "$out/replay-$name.json" --force \
+        > "$out/replay-$name.txt" 2>&1 || replay=$?
+      echo "bench-replay $name: exit $replay (replay-$name.txt)"
+      [ "$replay" -eq 0 ] || status=$replay
+    done
+    if [ -d "$out/gpu-traces/llama-ddp" ]; then
+      replay=0
+      within 300 "$stage/bench-replay" "$out/gpu-traces/llama-ddp" --replay --backend nccl -n 5 \
+        --json "$out/replay-run-llama-ddp.json" --force > "$out/replay-run-llama-ddp.txt" 2>&1 || replay=$?
+      echo "bench-replay --replay llama-ddp: exit $replay (replay-run-llama-ddp.txt)"
+      [ "$replay" -eq 0 ] || status=$replay
+    fi
     exit "$status"
     ;;
   *)

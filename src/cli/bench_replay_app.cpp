@@ -371,8 +371,10 @@ int replay_traced_step(const ReplayOptions& options, JobSession& session) {
   const PatternConfig config = lay_out_traced_step(schedules, session);
   if (session.reporting()) {
     print_replay_report(input.summary, nullptr);
-    fmt::print("# replaying the traced step ({} files) on this job's {} ranks\n", input.files.size(),
-               session.world().size());
+    const std::size_t files = input.files.size();
+    const int ranks = session.world().size();
+    fmt::print("# replaying the traced step ({} file{}) on this job's {} rank{}\n", files, files == 1 ? "" : "s", ranks,
+               ranks == 1 ? "" : "s");
     std::fflush(stdout);
   }
   PatternRunOptions run;
