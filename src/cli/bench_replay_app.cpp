@@ -195,7 +195,7 @@ std::string steps_json(const std::vector<StepSummary>& steps) {
                     {"calls", step.calls},
                     {"bytes", step.bytes},
                     {"step_seconds", step.step_seconds},
-                    {"communication_seconds", step.communication_seconds},
+                    {"communication_seconds", optional_json(step.communication_seconds)},
                     {"wait_seconds", step.wait_seconds}});
   return list.dump();
 }

@@ -20,7 +20,7 @@ std::string ms(double seconds) { return significant_text(seconds * 1e3, 3) + " m
 
 double mean_communication_seconds(const TraceSummary& summary) {
   double total = 0;
-  for (const RankTraceSummary& rank : summary.ranks) total += rank.communication_seconds;
+  for (const RankTraceSummary& rank : summary.ranks) total += rank.communication_seconds.value_or(0);
   return summary.ranks.empty() ? 0.0 : total / static_cast<double>(summary.ranks.size());
 }
 

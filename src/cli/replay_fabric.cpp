@@ -22,7 +22,7 @@ FabricComparison compare_with_fabric(const TraceSummary& summary, const Communic
   for (const TracedClass& c : summary.classes) {
     FabricFigure figure;
     const std::optional<Collective> collective = collective_named(c.op);
-    if (!collective || c.bytes == 0 || c.group_ranks < 2 || !c.busbw_gbps) {
+    if (!collective || c.bytes == 0 || c.group_ranks < 2 || !c.busbw_gbps || !c.seconds) {
       comparison.classes.push_back(figure);
       continue;
     }
@@ -39,9 +39,9 @@ FabricComparison compare_with_fabric(const TraceSummary& summary, const Communic
       continue;
     }
     if (*figure.seconds > 0) {
-      figure.busbw_gbps = *c.busbw_gbps * c.seconds / *figure.seconds;
+      figure.busbw_gbps = *c.busbw_gbps * *c.seconds / *figure.seconds;
       figure.ratio = *c.busbw_gbps / *figure.busbw_gbps;
-      comparison.job_seconds += c.seconds * static_cast<double>(c.calls);
+      comparison.job_seconds += *c.seconds * static_cast<double>(c.calls);
       comparison.fabric_seconds += *figure.seconds * static_cast<double>(c.calls);
     }
     comparison.classes.push_back(figure);

@@ -103,23 +103,28 @@ ReadInput summarized(ReadInput input, std::vector<RankTrace> traces, const char*
   return input;
 }
 
-// Calls the backend's runs did not time, where the trace has such runs for others.
+// Calls the backend's runs did not time: they are counted, not timed, since a
+// call's own range is when it was queued. Said for some calls, or for all.
 void note_calls_without_a_run(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
   std::size_t alone = 0, calls = 0;
   for (const RankTrace& trace : traces) {
-    const bool runs = std::any_of(trace.collectives.begin(), trace.collectives.end(),
-                                  [](const TracedCollective& c) { return c.timed_by_backend; });
-    if (!runs) continue;
     calls += trace.collectives.size();
     alone += static_cast<std::size_t>(std::count_if(trace.collectives.begin(), trace.collectives.end(),
                                                     [](const TracedCollective& c) { return !c.timed_by_backend; }));
   }
-  if (alone > 0)
+  if (alone == 0) return;
+  if (alone == calls)
     notes.push_back(
-        fmt::format("{} of {} calls found no kernel or backend range of their own (it ran outside the capture, or "
-                    "NCCL ran the calls of one group, ncclGroupStart to ncclGroupEnd, in one kernel) and are timed by "
-                    "their own range",
-                    alone, calls));
+        "no call has a time of its own: the traces hold no NCCL kernel (CUDA activity was not recorded: "
+        "torch.profiler's ProfilerActivity.CUDA, nsys --trace=cuda) and no gloo range, and a call's own range is when "
+        "it was queued; the calls are counted, not timed, and waits and the straggler are from when each "
+        "rank called");
+  else
+    notes.push_back(fmt::format(
+        "{} of {} calls found no kernel or backend range of their own (it ran outside the capture, or NCCL ran the "
+        "calls of one group, ncclGroupStart to ncclGroupEnd, in one kernel): they are counted, not timed, "
+        "and time, bandwidth and comm ms are the timed calls'",
+        alone, calls));
 }
 
 // How a CPU job's exposed time was read, said once.
@@ -210,10 +215,6 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
   if (sized_by_pytorch_ranges)
     input.notes.push_back(fmt::format(
         "PyTorch's NVTX ranges give element counts, not types: calls are sized as {} (--dtype)", request.element_type));
-  if (std::any_of(processes.begin(), processes.end(), [](const auto& p) { return p.second.trace.call_times_only; }))
-    input.notes.push_back(
-        "a call's time is its NVTX range, the call itself: for an async call (DDP's buckets, FSDP's prefetch) that is "
-        "its queueing, not the transfer; waits and the straggler are from when each rank called");
   std::vector<RankTrace> traces;
   for (auto& entry : processes) traces.push_back(std::move(entry.second.trace));
   note_exposed_on_cpu(traces, input.notes);

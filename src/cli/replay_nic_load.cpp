@@ -22,7 +22,7 @@ void traced_time(const TraceSummary& summary, JobNicLoad& load) {
   for (const StepSummary& step : summary.steps) load.seconds += step.step_seconds;
   load.over_steps = load.seconds > 0;
   if (load.over_steps) return;
-  for (const RankTraceSummary& rank : summary.ranks) load.seconds += rank.communication_seconds;
+  for (const RankTraceSummary& rank : summary.ranks) load.seconds += rank.communication_seconds.value_or(0);
   if (!summary.ranks.empty()) load.seconds /= static_cast<double>(summary.ranks.size());
 }
 
@@ -49,7 +49,11 @@ JobNicLoad job_nic_load(const TraceSummary& summary, int nodes, const std::optio
     return load;
   }
   traced_time(summary, load);
-  const double per_node = load.seconds > 0 ? load.bytes_per_node / load.seconds / 1e9 : 0;
+  if (load.seconds <= 0) {
+    load.text = "no rate: the traces hold no profiler step and no call the backend timed";
+    return load;
+  }
+  const double per_node = load.bytes_per_node / load.seconds / 1e9;
   const std::string over = load.over_steps ? "over the traced steps" : "while communicating (no profiler steps)";
   if (node) {
     // The node's first GPUs, one per rank, as a launcher binds local ranks to devices;

@@ -23,18 +23,19 @@ Record traced_class_record(const TracedClass& c, const FabricFigure& fabric) {
   return {
       &record_kind("collective"),
       {c.op, c.dtype, whole_value(c.bytes), c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{},
-       std::int64_t{c.ranks}, whole_value(c.calls), c.seconds, c.wait_seconds, optional_value(c.algbw_gbps),
-       optional_value(c.busbw_gbps), optional_value(fabric.seconds), optional_value(fabric.busbw_gbps),
-       optional_value(fabric.ratio), c.nccl_algo, c.nccl_proto},
+       std::int64_t{c.ranks}, whole_value(c.calls), optional_value(c.seconds), c.wait_seconds,
+       optional_value(c.algbw_gbps), optional_value(c.busbw_gbps), optional_value(fabric.seconds),
+       optional_value(fabric.busbw_gbps), optional_value(fabric.ratio), c.nccl_algo, c.nccl_proto},
       {}};
 }
 
 Record rank_trace_record(const RankTraceSummary& rank) {
-  return {&record_kind("rank"),
-          {std::int64_t{rank.rank}, rank.host, rank.path, whole_value(rank.collectives), rank.communication_seconds,
-           rank.wait_seconds, optional_value(rank.step_seconds), whole_value(rank.last_arrivals),
-           optional_value(rank.lateness_seconds), optional_value(rank.exposed_seconds)},
-          {}};
+  return {
+      &record_kind("rank"),
+      {std::int64_t{rank.rank}, rank.host, rank.path, whole_value(rank.collectives),
+       optional_value(rank.communication_seconds), rank.wait_seconds, optional_value(rank.step_seconds),
+       whole_value(rank.last_arrivals), optional_value(rank.lateness_seconds), optional_value(rank.exposed_seconds)},
+      {}};
 }
 
 void add_replay_records(const std::function<void(const Record&)>& add, const TraceSummary& summary,
@@ -70,7 +71,7 @@ void print_steps(const std::vector<StepSummary>& steps) {
                   "  ", "  ");
   for (const StepSummary& step : steps)
     table.add_row({std::to_string(step.number), ms(step.step_seconds), std::to_string(step.calls),
-                   format_size(step.bytes), ms(step.communication_seconds), ms(step.wait_seconds)});
+                   format_size(step.bytes), optional_text(step.communication_seconds, 1e3), ms(step.wait_seconds)});
   fmt::print("{}", table.render());
 }
 
@@ -94,7 +95,7 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
                                  format_size(c.bytes),
                                  c.group_ranks > 0 ? std::to_string(c.group_ranks) : "?",
                                  std::to_string(c.calls),
-                                 ms(c.seconds),
+                                 optional_text(c.seconds, 1e3),
                                  ms(c.wait_seconds),
                                  optional_text(c.algbw_gbps),
                                  optional_text(c.busbw_gbps)};
@@ -122,7 +123,7 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
   for (const RankTraceSummary& rank : summary.ranks) {
     std::vector<std::string> row{std::to_string(rank.rank),
                                  rank.host,
-                                 ms(rank.communication_seconds),
+                                 optional_text(rank.communication_seconds, 1e3),
                                  ms(rank.wait_seconds),
                                  optional_text(rank.step_seconds, 1e3),
                                  std::to_string(rank.last_arrivals),

@@ -58,8 +58,8 @@ std::string replayed_beside_job(const TraceSummary& job, const PatternReport& re
   for (const TracedClass& traced : job.classes) {
     OperationRow& row = rows[traced.op == "barrier" ? std::string("allreduce") : traced.op];
     row.job_calls += traced.calls;
-    if (!traced.busbw_gbps || traced.seconds <= 0) continue;
-    const double seconds = traced.seconds * static_cast<double>(traced.calls);
+    if (!traced.busbw_gbps || !traced.seconds || *traced.seconds <= 0) continue;
+    const double seconds = *traced.seconds * static_cast<double>(traced.calls);
     row.job_weighted += *traced.busbw_gbps * seconds;
     row.job_seconds += seconds;
   }

@@ -66,10 +66,11 @@ TracedClass class_of(const DeepSpeedLogRow& row, const LoggedOperation* operatio
   const double count = static_cast<double>(row.count);
   // With the straggler table, a call's time is the fastest rank's (the transfer once
   // every rank has arrived) and rank 0's excess is its wait, as a trace's are read.
-  c.seconds = row.fastest_total_ms.value_or(row.total_ms) * 1e-3 / count;
+  const double seconds = row.fastest_total_ms.value_or(row.total_ms) * 1e-3 / count;
+  c.seconds = seconds;
   c.wait_seconds = row.straggler_total_ms.value_or(0) * 1e-3 / count;
-  if (c.seconds > 0 && c.bytes > 0) {
-    c.algbw_gbps = static_cast<double>(c.bytes) / c.seconds * 1e-9;
+  if (seconds > 0 && c.bytes > 0) {
+    c.algbw_gbps = static_cast<double>(c.bytes) / seconds * 1e-9;
     if (operation != nullptr && operation->collective && ranks > 1)
       c.busbw_gbps = *c.algbw_gbps * bus_bandwidth_factor(*operation->collective, ranks);
   }

@@ -49,8 +49,8 @@ struct ClassKey {
 };
 
 void add_bandwidth(TracedClass& c, const std::optional<Collective>& collective) {
-  if (c.seconds <= 0 || c.bytes == 0) return;
-  c.algbw_gbps = static_cast<double>(c.bytes) / c.seconds * 1e-9;
+  if (!c.seconds || *c.seconds <= 0 || c.bytes == 0) return;
+  c.algbw_gbps = static_cast<double>(c.bytes) / *c.seconds * 1e-9;
   if (collective && c.group_ranks > 1) c.busbw_gbps = *c.algbw_gbps * bus_bandwidth_factor(*collective, c.group_ranks);
 }
 
@@ -81,8 +81,8 @@ struct CallTiming {
 };
 
 // With the backend's own times, every rank's call ends together: the one that arrived last
-// ran shortest, and the others' extra time is waiting. With the calls' times only (an async
-// call's range is its queueing), arrival is when each rank called, on the common clock.
+// ran shortest, and the others' extra time is waiting. Without them (an async call's range
+// is its queueing), arrival is when each rank called, on the common clock.
 CallTiming call_timing(const std::vector<RankTrace>& traces, std::size_t i, bool by_call) {
   CallTiming timing;
   std::vector<double> arrivals;
@@ -109,7 +109,8 @@ RankTraceSummary rank_summary(const RankTrace& trace) {
   rank.path = trace.path;
   rank.collectives = trace.collectives.size();
   rank.exposed_seconds = trace.exposed_seconds;
-  for (const TracedCollective& c : trace.collectives) rank.communication_seconds += duration_of(c);
+  for (const TracedCollective& c : trace.collectives)
+    if (c.timed_by_backend) rank.communication_seconds = rank.communication_seconds.value_or(0) + duration_of(c);
   if (!trace.steps.empty()) {
     double steps = 0;
     for (const StepWindow& step : trace.steps) steps += (step.end_us - step.start_us) * 1e-6;
@@ -131,6 +132,18 @@ std::map<int, StepSummary> step_windows(const std::vector<RankTrace>& traces) {
   return steps;
 }
 
+// One call matched across the ranks, added to its step: the ranks' mean durations, when the
+// backend timed it, and their mean waits.
+void add_to_step(StepSummary& step, const TracedCollective& call, const CallTiming& timing, bool timed) {
+  const double ranks = static_cast<double>(timing.durations.size());
+  step.calls += 1;
+  step.bytes += call.bytes;
+  for (std::size_t r = 0; r < timing.durations.size(); ++r) {
+    if (timed) step.communication_seconds = step.communication_seconds.value_or(0) + timing.durations[r] / ranks;
+    step.wait_seconds += timing.waits[r] / ranks;
+  }
+}
+
 }  // namespace
 
 TraceSummary summarize_traces(std::vector<RankTrace> traces) {
@@ -147,23 +160,18 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   std::vector<std::optional<Collective>> class_collective;
   std::vector<double> lateness_sum(traces.size(), 0.0);
   const bool by_call = std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.call_times_only; });
+  std::vector<std::uint64_t> timed_calls;  // per class
   for (std::size_t i = 0; i < summary.calls; ++i) {
-    const CallTiming timing = call_timing(traces, i, by_call);
+    const bool timed = std::all_of(traces.begin(), traces.end(),
+                                   [&](const RankTrace& t) { return t.collectives[i].timed_by_backend; });
+    const CallTiming timing = call_timing(traces, i, by_call || !timed);
     for (std::size_t r = 0; r < traces.size(); ++r) summary.ranks[r].wait_seconds += timing.waits[r];
     if (traces.size() > 1) {
       ++summary.ranks[timing.last].last_arrivals;
       lateness_sum[timing.last] += timing.lateness;
     }
     const TracedCollective& call = traces.front().collectives[i];
-    if (const auto step = steps.find(call.step); step != steps.end()) {
-      const double ranks = static_cast<double>(traces.size());
-      step->second.calls += 1;
-      step->second.bytes += call.bytes;
-      for (std::size_t r = 0; r < traces.size(); ++r) {
-        step->second.communication_seconds += timing.durations[r] / ranks;
-        step->second.wait_seconds += timing.waits[r] / ranks;
-      }
-    }
+    if (const auto step = steps.find(call.step); step != steps.end()) add_to_step(step->second, call, timing, timed);
     const ClassKey key{call.op, call.dtype, call.bytes, call.group_ranks};
     auto [at, added] = class_index.emplace(key, summary.classes.size());
     if (added) {
@@ -175,6 +183,7 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
       c.ranks = static_cast<int>(traces.size());
       summary.classes.push_back(c);
       class_collective.push_back(call.collective);
+      timed_calls.push_back(0);
     }
     TracedClass& c = summary.classes[at->second];
     for (const RankTrace& trace : traces) {
@@ -182,12 +191,15 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
       merge_choice(c.nccl_proto, trace.collectives[i].nccl_proto, c.calls == 0 && &trace == &traces.front());
     }
     ++c.calls;
-    c.seconds += timing.durations[timing.last];
+    if (timed) {
+      c.seconds = c.seconds.value_or(0) + timing.durations[timing.last];
+      ++timed_calls[at->second];
+    }
     for (const double wait : timing.waits) c.wait_seconds += wait / static_cast<double>(traces.size());
   }
   for (std::size_t k = 0; k < summary.classes.size(); ++k) {
     TracedClass& c = summary.classes[k];
-    c.seconds /= static_cast<double>(c.calls);
+    if (c.seconds) *c.seconds /= static_cast<double>(timed_calls[k]);
     c.wait_seconds /= static_cast<double>(c.calls);
     add_bandwidth(c, class_collective[k]);
   }

@@ -178,6 +178,40 @@ class Reading(unittest.TestCase):
         _, healthy, _ = self.replay("ddp-default")
         self.assertIsNone(healthy["straggler"])
 
+    def test_without_the_backends_ranges_calls_are_counted_not_timed(self):
+        """A trace of the operators alone (as of an NCCL job profiled without CUDA activity):
+        a call's own range is its queueing, so no call has a time or a bandwidth, and who
+        came last is read from when each rank called. (gloo's ranges also size a CPU job's
+        calls: c10d's own operator records a TensorList, no element type.)"""
+        folder = os.path.join(self.dir, "operators-only")
+        os.makedirs(folder, exist_ok=True)
+        for path in rank_files("straggler"):
+            doc = load(path)
+            doc["traceEvents"] = [e for e in doc["traceEvents"] if not e.get("name", "").startswith("gloo:")]
+            with gzip.open(os.path.join(folder, os.path.basename(path)), "wt") as f:
+                json.dump(doc, f)
+        json_path = os.path.join(self.dir, "operators-only.json")
+        code, out, err = run(folder, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        with open(json_path) as f:
+            stripped = json.load(f)
+        _, whole, _ = self.replay("straggler")
+        def calls_per_op(doc):
+            calls = {}
+            for c in doc["collectives"]:
+                calls[c["op"]] = calls.get(c["op"], 0) + c["calls"]
+            return calls
+        self.assertEqual(calls_per_op(stripped), calls_per_op(whole))
+        for c in stripped["collectives"]:
+            self.assertIsNone(c["seconds"], c)
+            self.assertIsNone(c["algbw_gbps"], c)
+            self.assertIsNone(c["busbw_gbps"], c)
+        for r in stripped["ranks"]:
+            self.assertIsNone(r["communication_seconds"], r)
+        self.assertEqual(stripped["straggler"], 2)
+        self.assertIn("no call has a time of its own", out)
+        self.assertIn("the calls are counted, not timed", out)
+
 
 def raw_cpu_exposed_us(doc):
     events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]

@@ -144,6 +144,12 @@ class NsysReports(FolderCase):
             waited = sum(max(issued[r][i] for r in range(4)) - issued[rank][i] for i in range(len(last)))
             self.assertAlmostEqual(ranks[rank]["wait_seconds"], waited, places=5)
             self.assertIsNone(ranks[rank]["exposed_seconds"])
+            # Nothing timed the calls: their ranges are their queueing, no time of the transfer.
+            self.assertIsNone(ranks[rank]["communication_seconds"])
+        for c in doc["collectives"]:
+            self.assertIsNone(c["seconds"], c)
+            self.assertIsNone(c["busbw_gbps"], c)
+        self.assertIn("no call has a time of its own", out)
         self.assertIn("waits and the straggler are from when each rank called", out)
 
     def test_exposed_time_is_gloos_while_the_calling_thread_ran_no_operator(self):
@@ -320,12 +326,24 @@ class NsysNcclJob(FolderCase):
         self.assertNotIn("a call's time is its NVTX range", out)
         self.assertNotIn("PyTorch's NVTX ranges give element counts", out)
 
-    def test_a_call_without_a_kernel_of_its_own_is_timed_by_its_range_and_said(self):
+    def test_a_call_without_a_kernel_of_its_own_is_counted_not_timed_and_said(self):
         folder = os.path.join(self.dir, "grouped")
         ops = nccl_job_reports("nsys-llama-ddp", folder, nccl_ranges=True, grouped_last=True)
         out, doc = self.replay(folder)
         self.assertEqual(doc["calls_per_rank"], len(ops))
         self.assertIn(f"4 of {4 * len(ops)} calls found no kernel or backend range of their own", out)
+        self.assertIn("they are counted, not timed", out)
+        # Every class's time is its kernels' (rank 0's, 1 ms), never the last call's range;
+        # a class of that call alone has none.
+        last_alone = ops.count(ops[-1]) == 1
+        for c in doc["collectives"]:
+            if c["op"] == ops[-1] and last_alone:
+                self.assertIsNone(c["seconds"], c)
+            else:
+                self.assertAlmostEqual(c["seconds"], 0.001, places=9)
+        # Each rank's communication is its own kernels' time: len(ops) - 1 of 1 ms x (rank + 1).
+        for r in doc["ranks"]:
+            self.assertAlmostEqual(r["communication_seconds"], (len(ops) - 1) * 0.001 * (r["rank"] + 1), places=9)
 
     def test_without_any_range_nccl_kernels_are_the_calls(self):
         folder = os.path.join(self.dir, "kernels-only")

@@ -3,6 +3,9 @@
 // how long the others waited for that rank, and which rank arrived last most often.
 // Arrival is read from durations, not from clocks: a rank that comes late finds the others
 // waiting, so its own call is the shortest. That needs no clock shared between nodes.
+// A call's time is the backend's run of it (an NCCL kernel, a gloo range): a call without
+// one (TracedCollective::timed_by_backend) has no time, since its own range is when it was
+// queued, and its arrival is when each rank called it.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +25,9 @@ struct TracedClass {
   int group_ranks = 0;      // 0 unknown
   int ranks = 0;            // ranks whose traces hold them
   std::uint64_t calls = 0;  // per rank
-  double seconds = 0;       // mean per call: the shortest rank's duration (from the last arrival to the end)
+  // Mean per timed call: the shortest rank's duration (from the last arrival to the end);
+  // none when the backend timed none of the calls.
+  std::optional<double> seconds;
   double wait_seconds = 0;  // mean per call and rank: how much longer than that the rank's call took
   std::optional<double> algbw_gbps, busbw_gbps;
   // The NCCL kernels' algorithm and protocol (TracedCollective), "mixed" when they differ.
@@ -34,23 +39,23 @@ struct RankTraceSummary {
   std::string host;
   std::string path;
   std::uint64_t collectives = 0;
-  double communication_seconds = 0;        // its calls' durations, summed
-  double wait_seconds = 0;                 // of that, waiting for the last rank to arrive
-  std::optional<double> step_seconds;      // its profiler steps, summed; none without steps
-  std::uint64_t last_arrivals = 0;         // calls it was the last to arrive at
-  std::optional<double> lateness_seconds;  // mean, over those, of how much later than the others' median
-  std::optional<double> exposed_seconds;   // NCCL kernels not overlapped by compute kernels; none without
+  std::optional<double> communication_seconds;  // its timed calls' durations, summed; none when none was timed
+  double wait_seconds = 0;                      // of that, waiting for the last rank to arrive
+  std::optional<double> step_seconds;           // its profiler steps, summed; none without steps
+  std::uint64_t last_arrivals = 0;              // calls it was the last to arrive at
+  std::optional<double> lateness_seconds;       // mean, over those, of how much later than the others' median
+  std::optional<double> exposed_seconds;        // NCCL kernels not overlapped by compute kernels; none without
 };
 
 // One profiler step (ProfilerStep#N) across the ranks: what the job's calls in it moved
 // and took. Steps tell a steady job from one whose communication varies step to step.
 struct StepSummary {
-  int number = 0;                    // N of ProfilerStep#N
-  std::uint64_t calls = 0;           // per rank
-  std::uint64_t bytes = 0;           // per rank, nccl-tests' sizes summed
-  double step_seconds = 0;           // the longest rank's window
-  double communication_seconds = 0;  // mean over the ranks of their calls' durations
-  double wait_seconds = 0;           // of that, the mean waiting for the last rank to arrive
+  int number = 0;                               // N of ProfilerStep#N
+  std::uint64_t calls = 0;                      // per rank
+  std::uint64_t bytes = 0;                      // per rank, nccl-tests' sizes summed
+  double step_seconds = 0;                      // the longest rank's window
+  std::optional<double> communication_seconds;  // mean over the ranks of their timed calls' durations
+  double wait_seconds = 0;                      // of that, the mean waiting for the last rank to arrive
 };
 
 struct TraceSummary {

@@ -78,5 +78,17 @@ TEST(ReplayNicLoad, WithoutATopologyTheNodesRateAndWhatIsMissing) {
             "FILE)");
 }
 
+TEST(ReplayNicLoad, NoStepsAndNoTimedCallGiveNoRate) {
+  // The calls' own ranges timed nothing (an NCCL job profiled without CUDA activity): no
+  // time to divide the bytes by, and no "0 GB/s".
+  TraceSummary summary = two_nodes({traced("allgather", 16'000'000, 16, 100)});
+  summary.steps.clear();
+  summary.ranks = {RankTraceSummary{}, RankTraceSummary{}};
+  const JobNicLoad load = job_nic_load(summary, 2, load_nccl_topo_xml(kDgx));
+  EXPECT_TRUE(load.crosses_nodes);
+  EXPECT_FALSE(load.gbps_per_nic.has_value());
+  EXPECT_EQ(load.text, "no rate: the traces hold no profiler step and no call the backend timed");
+}
+
 }  // namespace
 }  // namespace commbench

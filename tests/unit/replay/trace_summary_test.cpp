@@ -10,7 +10,7 @@ namespace {
 
 using testing::usage_error_of;
 
-// Rank `rank` of 4 with one 1 MB allreduce per duration (µs).
+// Rank `rank` of 4 with one 1 MB allreduce per duration (µs), each timed by its kernel.
 RankTrace rank_trace(int rank, const std::vector<double>& durations_us) {
   RankTrace trace;
   trace.path = "rank" + std::to_string(rank) + ".json";
@@ -24,8 +24,10 @@ RankTrace rank_trace(int rank, const std::vector<double>& durations_us) {
     c.dtype = "float32";
     c.bytes = 1'000'000;
     c.group_ranks = 4;
+    c.issued_us = t;
     c.start_us = t;
     c.end_us = t + d;
+    c.timed_by_backend = true;
     t += 10'000;
     trace.collectives.push_back(c);
   }
@@ -41,7 +43,7 @@ TEST(TraceSummary, TheShortestCallIsTheLastArrivalAndSetsTheBandwidth) {
   ASSERT_EQ(summary.classes.size(), 1u);
   const TracedClass& c = summary.classes[0];
   EXPECT_EQ(c.calls, 5u);
-  EXPECT_DOUBLE_EQ(c.seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(*c.seconds, 1e-3);
   EXPECT_DOUBLE_EQ(c.wait_seconds, 3e-3);  // 3 of 4 ranks waited 4 ms
   EXPECT_DOUBLE_EQ(*c.algbw_gbps, 1.0);
   EXPECT_DOUBLE_EQ(*c.busbw_gbps, 1.5);  // 2 (n-1)/n on 4 ranks
@@ -83,12 +85,60 @@ TEST(TraceSummary, EachProfilerStepSaysItsCallsBytesAndTimes) {
   EXPECT_EQ(summary.steps[0].bytes, 3'000'000u);
   EXPECT_DOUBLE_EQ(summary.steps[0].step_seconds, 0.03);
   // Per call the ranks' mean: (3 x 2 ms + 1 ms) / 4 = 1.75 ms, of which (3 x 1 ms) / 4 waiting.
-  EXPECT_NEAR(summary.steps[0].communication_seconds, 3 * 1.75e-3, 1e-12);
+  EXPECT_NEAR(*summary.steps[0].communication_seconds, 3 * 1.75e-3, 1e-12);
   EXPECT_NEAR(summary.steps[0].wait_seconds, 3 * 0.75e-3, 1e-12);
   EXPECT_EQ(summary.steps[1].calls, 2u);
   EXPECT_DOUBLE_EQ(summary.steps[1].step_seconds, 0.025);
   EXPECT_EQ(summary.steps[2].number, 9);
   EXPECT_EQ(summary.steps[2].calls, 0u);
+}
+
+TEST(TraceSummary, CallsTheBackendDidNotTimeHaveNoTimeAndArriveWhenEachRankCalledThem) {
+  // An NCCL job profiled without CUDA activity: each call's range is its queueing (20 us
+  // on every rank), and rank 1 calls every one 3 ms after the others.
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 4; ++rank) {
+    RankTrace trace = rank_trace(rank, std::vector<double>(4, 20));
+    for (TracedCollective& c : trace.collectives) {
+      c.timed_by_backend = false;
+      c.issued_us += rank == 1 ? 3000 : 0;
+      c.step = 3;
+    }
+    trace.steps = {{3, 0, 40'000}};
+    traces.push_back(trace);
+  }
+  const TraceSummary summary = summarize_traces(traces);
+  ASSERT_EQ(summary.classes.size(), 1u);
+  const TracedClass& c = summary.classes[0];
+  EXPECT_EQ(c.calls, 4u);
+  EXPECT_FALSE(c.seconds.has_value());  // not 20 us: that would read 50 GB/s
+  EXPECT_FALSE(c.algbw_gbps.has_value());
+  EXPECT_FALSE(c.busbw_gbps.has_value());
+  EXPECT_DOUBLE_EQ(c.wait_seconds, 3 * 3e-3 / 4);  // three ranks waited 3 ms for rank 1
+  EXPECT_FALSE(summary.ranks[0].communication_seconds.has_value());
+  ASSERT_EQ(summary.steps.size(), 1u);
+  EXPECT_FALSE(summary.steps[0].communication_seconds.has_value());
+  ASSERT_TRUE(summary.straggler.has_value());
+  EXPECT_EQ(*summary.straggler, 1);
+  EXPECT_DOUBLE_EQ(*summary.ranks[1].lateness_seconds, 3e-3);
+}
+
+TEST(TraceSummary, AClassIsTimedByTheCallsTheBackendTimed) {
+  // Five calls, 2 ms each on every rank; the first and last found no kernel (outside the
+  // capture) and read 10 us, their queueing: the class's time is the three timed calls'.
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 4; ++rank) {
+    RankTrace trace = rank_trace(rank, {10, 2000, 2000, 2000, 10});
+    trace.collectives.front().timed_by_backend = false;
+    trace.collectives.back().timed_by_backend = false;
+    traces.push_back(trace);
+  }
+  const TraceSummary summary = summarize_traces(traces);
+  const TracedClass& c = summary.classes[0];
+  EXPECT_EQ(c.calls, 5u);
+  EXPECT_DOUBLE_EQ(*c.seconds, 2e-3);
+  EXPECT_DOUBLE_EQ(*c.algbw_gbps, 0.5);
+  EXPECT_DOUBLE_EQ(*summary.ranks[0].communication_seconds, 6e-3);
 }
 
 TEST(TraceSummary, TracesOfDifferentRunsAreRefused) {
