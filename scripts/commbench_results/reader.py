@@ -191,8 +191,8 @@ def _read_replay_document(path, text, doc):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise InputError(path, line, f"'{key}' must be a number or null")
             record[key] = float(value) if value is not None else float("nan")
-        if not record["bytes"] > 0:
-            raise InputError(path, line, "'bytes' must be a positive number")
+        if not record["bytes"] >= 0:  # 0: a barrier, or a call the traces did not size
+            raise InputError(path, line, "'bytes' must be a number, 0 or more")
         records.append(record)
     table = pandas.DataFrame.from_records(records, columns=["line", "op", "dtype", *REPLAY_NUMBERS])
     fabric = doc.get("fabric") if isinstance(doc.get("fabric"), dict) else {}

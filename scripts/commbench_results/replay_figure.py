@@ -18,7 +18,14 @@ def build_replay_figure(results, fabric=None):
     if len(results) != 1:
         raise InputError(results[1].path, 1, "plot one bench-replay file at a time (its job's calls over its fabric)")
     result = results[0]
-    table = result.table
+    # A point needs a size and a busbw: a barrier has no size, a call the traces did not
+    # time or whose group they do not say has no busbw (the file's notes say why).
+    table = result.table[(result.table["bytes"] > 0) & result.table["busbw_gbps"].notna()]
+    if table.empty:
+        raise InputError(result.path, None, "no class of the job's calls has both a size and a busbw to plot "
+                         "(a barrier has no size; a call the traces did not time, or whose group they do not say, "
+                         "has no busbw: see the file's notes)")
+    left_out = len(result.table) - len(table)
     ops = list(dict.fromkeys(table["op"]))
     figure = Figure(figsize=(5.2 * len(ops) + 1.5, 4.6), layout="constrained")
     axes_list = figure.subplots(1, len(ops), squeeze=False)[0]
@@ -32,6 +39,8 @@ def build_replay_figure(results, fabric=None):
         lines.append(verdict)
     if fabric is not None:
         lines.append(f"fabric curve: {fabric.path}")
+    if left_out:
+        lines.append(f"not drawn: {left_out} class{'es' if left_out != 1 else ''} of calls without a size or a busbw")
     figure.supxlabel("\n".join(lines), fontsize=7.5, color="0.3")
     return figure
 

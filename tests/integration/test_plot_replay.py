@@ -119,11 +119,43 @@ class Replay(unittest.TestCase):
                 self.assertTrue(err.startswith("plot: error: " + message), err)
                 self.assertFalse(os.path.exists(png))
 
+    def test_a_class_without_a_size_or_a_busbw_is_left_out_and_said(self):
+        # A barrier (0 bytes) and a class the traces did not time (no busbw) beside the rest.
+        doc = json.loads(json.dumps(self.doc))
+        untimed = doc["collectives"][0]
+        untimed.update(seconds=None, algbw_gbps=None, busbw_gbps=None, fabric_busbw_gbps=None, fabric_ratio=None)
+        doc["collectives"].append(dict(untimed, op="barrier", bytes=0, dtype=""))
+        path = os.path.join(self.dir, "partly.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        figure = build_replay_figure([read_result(path)])
+        drawn = doc["collectives"][1:-1]
+        self.assertEqual([axes.get_title() for axes in figure.axes], list(dict.fromkeys(c["op"] for c in drawn)))
+        points = [tuple(p) for axes in figure.axes for p in axes.collections[0].get_offsets()]
+        self.assertEqual(sorted(points), sorted((c["bytes"], c["busbw_gbps"]) for c in drawn))
+        texts = [text.get_text() for text in figure.findobj(matplotlib.text.Text)]
+        self.assertTrue(any("not drawn: 2 classes of calls without a size or a busbw" in t for t in texts), texts)
+
+    def test_a_job_with_nothing_to_draw_is_one_line_and_exit_2(self):
+        doc = json.loads(json.dumps(self.doc))
+        for c in doc["collectives"]:
+            c.update(seconds=None, algbw_gbps=None, busbw_gbps=None)
+        path = os.path.join(self.dir, "untimed.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        png = os.path.join(self.dir, "untimed.png")
+        code, out, err = plot(path, "-o", png)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertTrue(err.startswith(f"plot: error: {path}: no class of the job's calls has both a size and a busbw"),
+                        err)
+        self.assertFalse(os.path.exists(png))
+
     def test_a_broken_replay_file_names_its_line(self):
         png = os.path.join(self.dir, "never.png")
         for index, (change, message) in enumerate([
                 (lambda c: c.pop("op"), "a collectives entry needs an 'op' name"),
-                (lambda c: c.update(bytes=0), "'bytes' must be a positive number"),
+                (lambda c: c.update(bytes=-1), "'bytes' must be a number, 0 or more"),
                 (lambda c: c.update(busbw_gbps="fast"), "'busbw_gbps' must be a number or null")]):
             with self.subTest(message=message):
                 doc = json.loads(json.dumps(self.doc))
