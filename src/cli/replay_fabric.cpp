@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/core/collective.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
@@ -19,10 +20,11 @@ std::optional<Collective> collective_named(const std::string& op) {
 
 FabricComparison compare_with_fabric(const TraceSummary& summary, const CommunicationCostModel& fabric, int nodes) {
   FabricComparison comparison;
+  bool untimed_figures = false;  // fabric figures for classes the traces gave no time
   for (const TracedClass& c : summary.classes) {
     FabricFigure figure;
     const std::optional<Collective> collective = collective_named(c.op);
-    if (!collective || c.bytes == 0 || c.group_ranks < 2 || !c.busbw_gbps || !c.seconds) {
+    if (!collective || c.bytes == 0 || c.group_ranks < 2) {
       comparison.classes.push_back(figure);
       continue;
     }
@@ -38,11 +40,18 @@ FabricComparison compare_with_fabric(const TraceSummary& summary, const Communic
       comparison.classes.push_back(figure);
       continue;
     }
+    // What the fabric gives at the job's size stands whether or not the traces timed the
+    // job's calls; the ratio and the totals need both.
     if (*figure.seconds > 0) {
-      figure.busbw_gbps = *c.busbw_gbps * *c.seconds / *figure.seconds;
-      figure.ratio = *c.busbw_gbps / *figure.busbw_gbps;
-      comparison.job_seconds += *c.seconds * static_cast<double>(c.calls);
-      comparison.fabric_seconds += *figure.seconds * static_cast<double>(c.calls);
+      figure.busbw_gbps =
+          static_cast<double>(c.bytes) / *figure.seconds * 1e-9 * bus_bandwidth_factor(*collective, c.group_ranks);
+      if (c.busbw_gbps && c.seconds) {
+        figure.ratio = *c.busbw_gbps / *figure.busbw_gbps;
+        comparison.job_seconds += *c.seconds * static_cast<double>(c.calls);
+        comparison.fabric_seconds += *figure.seconds * static_cast<double>(c.calls);
+      } else {
+        untimed_figures = true;
+      }
     }
     comparison.classes.push_back(figure);
   }
@@ -51,6 +60,10 @@ FabricComparison compare_with_fabric(const TraceSummary& summary, const Communic
         "the job's collectives ran at {}% of the fabric's busbw: {} ms per rank, {} ms at the fabric's speed ({})",
         significant_text(100 * comparison.fabric_seconds / comparison.job_seconds, 3),
         significant_text(comparison.job_seconds * 1e3, 4), significant_text(comparison.fabric_seconds * 1e3, 4),
+        fabric.basis());
+  else if (untimed_figures)
+    comparison.verdict = fmt::format(
+        "the traces timed none of the job's calls: the fabric's busbw at their sizes is given, with no ratio ({})",
         fabric.basis());
   else
     comparison.verdict = "no call of the job could be held against the fabric";

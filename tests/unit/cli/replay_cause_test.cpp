@@ -110,5 +110,28 @@ TEST(ReplayCause, AJobNearTheFabricHasNoCause) {
   EXPECT_EQ(judged.comparison.cause, cause.text);
 }
 
+TEST(ReplayCause, ClassesTheTracesDidNotTimeGetTheFabricsFigureAndNoRatio) {
+  // 10 calls of 100 MB with no time of their own (an NCCL job profiled without CUDA): the
+  // fabric's busbw at that size is 1.5 x 100 MB / 10.01 ms; nothing to divide it by.
+  TracedClass untimed = traced(100'000'000, 10, 0.040);
+  untimed.seconds.reset();
+  untimed.busbw_gbps.reset();
+  const TraceSummary summary = summary_of({untimed}, 0);
+  const TenMicrosecondFabric fabric;
+  const FabricComparison comparison = compare_with_fabric(summary, fabric, 1);
+  ASSERT_EQ(comparison.classes.size(), 1u);
+  const FabricFigure& figure = comparison.classes[0];
+  ASSERT_TRUE(figure.seconds.has_value());
+  EXPECT_NEAR(*figure.seconds, 0.01001, 1e-12);
+  ASSERT_TRUE(figure.busbw_gbps.has_value());
+  EXPECT_NEAR(*figure.busbw_gbps, 1.5 * 100e6 / 0.01001 / 1e9, 1e-9);
+  EXPECT_FALSE(figure.ratio.has_value());
+  EXPECT_EQ(comparison.job_seconds, 0);
+  EXPECT_EQ(comparison.verdict,
+            "the traces timed none of the job's calls: the fabric's busbw at their sizes is given, with no ratio "
+            "(10 us + bytes at 10 GB/s)");
+  EXPECT_EQ(comparison.cause, "");
+}
+
 }  // namespace
 }  // namespace commbench
