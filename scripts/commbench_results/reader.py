@@ -207,7 +207,7 @@ KINDS = {
     "commbench.topology": ((1, 2, 3), _read_topology_document),
     "commbench.patterns": ((1, 2), _read_patterns_document),
     "commbench.validate": ((1,), _read_validate_document),
-    "commbench.replay": ((1,), _read_replay_document),
+    "commbench.replay": ((1, 2), _read_replay_document),
 }
 
 

@@ -63,7 +63,8 @@ FabricComparison compare_with_fabric(const TraceSummary& summary, const Communic
         fabric.basis());
   else if (untimed_figures)
     comparison.verdict = fmt::format(
-        "the traces timed none of the job's calls: the fabric's busbw at their sizes is given, with no ratio ({})",
+        "the traces timed none of the calls the fabric has a figure for: its busbw at their sizes is given, with no "
+        "ratio ({})",
         fabric.basis());
   else
     comparison.verdict = "no call of the job could be held against the fabric";

@@ -116,15 +116,22 @@ void note_calls_without_a_run(const std::vector<RankTrace>& traces, std::vector<
   if (alone == calls)
     notes.push_back(
         "no call has a time of its own: the traces hold no NCCL kernel (CUDA activity was not recorded: "
-        "torch.profiler's ProfilerActivity.CUDA, nsys --trace=cuda) and no gloo range, and a call's own range is when "
-        "it was queued; the calls are counted, not timed, and waits and the straggler are from when each "
-        "rank called");
+        "torch.profiler's ProfilerActivity.CUDA, nsys --trace=cuda; or the job ran on one rank, where NCCL runs a "
+        "call as a copy, not in one of its kernels) and no gloo range, and a call's own range is when it was queued; "
+        "the calls are counted, not timed, and waits and the straggler are from when each rank called");
   else
     notes.push_back(fmt::format(
         "{} of {} calls found no kernel or backend range of their own (it ran outside the capture, or NCCL ran the "
         "calls of one group, ncclGroupStart to ncclGroupEnd, in one kernel): they are counted, not timed, "
         "and time, bandwidth and comm ms are the timed calls'",
         alone, calls));
+  const auto other_host =
+      std::find_if(traces.begin(), traces.end(), [&](const RankTrace& t) { return t.host != traces.front().host; });
+  if (other_host != traces.end())
+    notes.push_back(fmt::format(
+        "the ranks ran on several hosts ({}, {}, ...): for the calls without a time of their own, when each rank "
+        "called is read from its host's clock, so the clocks' offset is in their waits and the straggler",
+        traces.front().host, other_host->host));
 }
 
 // How a CPU job's exposed time was read, said once.

@@ -32,13 +32,15 @@ JobNicLoad job_nic_load(const TraceSummary& summary, int nodes, const std::optio
   JobNicLoad load;
   const int world = std::max(1, summary.world_size);
   const int ranks_per_node = (world + std::max(1, nodes) - 1) / std::max(1, nodes);
+  double timed_bytes_per_node = 0;  // of the calls the backend timed, for a rate over their time
   for (const TracedClass& c : summary.classes) {
     const int group = c.group_ranks > 0 ? c.group_ranks : world;
     const std::optional<Collective> collective = collective_named(c.op);
     if (nodes <= 1 || group <= ranks_per_node || !collective) continue;
     load.crosses_nodes = true;
-    load.bytes_per_node += static_cast<double>(c.bytes) * static_cast<double>(c.calls) *
-                           descriptor_of(*collective).bus_bandwidth_factor(group);
+    const double per_call = static_cast<double>(c.bytes) * descriptor_of(*collective).bus_bandwidth_factor(group);
+    load.bytes_per_node += per_call * static_cast<double>(c.calls);
+    timed_bytes_per_node += per_call * static_cast<double>(c.timed_calls);
   }
   if (nodes <= 1) {
     load.text = "the job ran on one node (its traces name one host): nothing crossed a NIC";
@@ -49,6 +51,8 @@ JobNicLoad job_nic_load(const TraceSummary& summary, int nodes, const std::optio
     return load;
   }
   traced_time(summary, load);
+  // Without steps the time is the timed calls' own: the bytes are theirs too.
+  if (!load.over_steps) load.bytes_per_node = timed_bytes_per_node;
   if (load.seconds <= 0) {
     load.text = "no rate: the traces hold no profiler step and no call the backend timed";
     return load;

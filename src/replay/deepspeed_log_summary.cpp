@@ -63,6 +63,7 @@ TracedClass class_of(const DeepSpeedLogRow& row, const LoggedOperation* operatio
   c.group_ranks = ranks;
   c.ranks = 1;
   c.calls = row.count;
+  c.timed_calls = row.count;  // the log times every call it counts
   const double count = static_cast<double>(row.count);
   // With the straggler table, a call's time is the fastest rank's (the transfer once
   // every rank has arrived) and rank 0's excess is its wait, as a trace's are read.

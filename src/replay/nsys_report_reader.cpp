@@ -170,12 +170,12 @@ void read_nccl_kernels(const SqliteDatabase& db, const ReportFacts& facts,
 void note_what_names_the_calls(const std::set<CallSource>& unsized, std::vector<std::string>& notes) {
   if (unsized.count(CallSource::pytorch) > 0)
     notes.push_back(
-        "PyTorch's ranges carry no shapes (emit_nvtx(record_shapes=True) adds them): their calls are counted and "
-        "timed, not sized");
+        "PyTorch's ranges carry no shapes (emit_nvtx(record_shapes=True) adds them): their calls are counted, not "
+        "sized");
   if (unsized.count(CallSource::nccl_ranges) > 0)
     notes.push_back(
         "the calls are NCCL's own NVTX ranges (ncclAllReduce, ...); their payloads, which hold the message sizes, "
-        "are not read: the calls are counted and timed, not sized");
+        "are not read: the calls are counted, not sized");
   if (unsized.count(CallSource::nccl_kernels) > 0)
     notes.push_back(
         "no NVTX range names the calls: NCCL's kernels are the calls, counted and timed, not sized (a generic "

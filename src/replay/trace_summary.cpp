@@ -101,7 +101,8 @@ CallTiming call_timing(const std::vector<RankTrace>& traces, std::size_t i, bool
   return timing;
 }
 
-// A rank's own figures; its waiting and arrivals are added as the calls are matched.
+// A rank's own figures; its communication, waiting and arrivals are added as the calls are
+// matched.
 RankTraceSummary rank_summary(const RankTrace& trace) {
   RankTraceSummary rank;
   rank.rank = trace.rank;
@@ -109,8 +110,6 @@ RankTraceSummary rank_summary(const RankTrace& trace) {
   rank.path = trace.path;
   rank.collectives = trace.collectives.size();
   rank.exposed_seconds = trace.exposed_seconds;
-  for (const TracedCollective& c : trace.collectives)
-    if (c.timed_by_backend) rank.communication_seconds = rank.communication_seconds.value_or(0) + duration_of(c);
   if (!trace.steps.empty()) {
     double steps = 0;
     for (const StepWindow& step : trace.steps) steps += (step.end_us - step.start_us) * 1e-6;
@@ -160,12 +159,15 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   std::vector<std::optional<Collective>> class_collective;
   std::vector<double> lateness_sum(traces.size(), 0.0);
   const bool by_call = std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.call_times_only; });
-  std::vector<std::uint64_t> timed_calls;  // per class
   for (std::size_t i = 0; i < summary.calls; ++i) {
     const bool timed = std::all_of(traces.begin(), traces.end(),
                                    [&](const RankTrace& t) { return t.collectives[i].timed_by_backend; });
     const CallTiming timing = call_timing(traces, i, by_call || !timed);
-    for (std::size_t r = 0; r < traces.size(); ++r) summary.ranks[r].wait_seconds += timing.waits[r];
+    for (std::size_t r = 0; r < traces.size(); ++r) {
+      RankTraceSummary& rank = summary.ranks[r];
+      rank.wait_seconds += timing.waits[r];
+      if (timed) rank.communication_seconds = rank.communication_seconds.value_or(0) + timing.durations[r];
+    }
     if (traces.size() > 1) {
       ++summary.ranks[timing.last].last_arrivals;
       lateness_sum[timing.last] += timing.lateness;
@@ -183,7 +185,6 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
       c.ranks = static_cast<int>(traces.size());
       summary.classes.push_back(c);
       class_collective.push_back(call.collective);
-      timed_calls.push_back(0);
     }
     TracedClass& c = summary.classes[at->second];
     for (const RankTrace& trace : traces) {
@@ -193,13 +194,13 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     ++c.calls;
     if (timed) {
       c.seconds = c.seconds.value_or(0) + timing.durations[timing.last];
-      ++timed_calls[at->second];
+      ++c.timed_calls;
     }
     for (const double wait : timing.waits) c.wait_seconds += wait / static_cast<double>(traces.size());
   }
   for (std::size_t k = 0; k < summary.classes.size(); ++k) {
     TracedClass& c = summary.classes[k];
-    if (c.seconds) *c.seconds /= static_cast<double>(timed_calls[k]);
+    if (c.seconds) *c.seconds /= static_cast<double>(c.timed_calls);
     c.wait_seconds /= static_cast<double>(c.calls);
     add_bandwidth(c, class_collective[k]);
   }

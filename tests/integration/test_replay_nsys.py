@@ -127,10 +127,12 @@ class NsysReports(FolderCase):
         folder = os.path.join(self.dir, "calls-only")
         os.makedirs(folder, exist_ok=True)
         issued = []
-        for path in report_files("nsys-straggler"):
+        for index, path in enumerate(report_files("nsys-straggler")):
             plain = open_report(path, folder)
             db = sqlite3.connect(plain)
             db.execute("DELETE FROM NVTX_EVENTS WHERE text LIKE 'gloo:%'")
+            if index == 3:  # as if on another node: its clock is another host's
+                db.execute("UPDATE TARGET_INFO_SYSTEM_ENV SET value = 'node-b' WHERE name = 'Hostname'")
             db.commit()
             epoch = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
             issued.append([(epoch + start) * 1e-9 for (start,) in db.execute(
@@ -151,6 +153,9 @@ class NsysReports(FolderCase):
             self.assertIsNone(c["busbw_gbps"], c)
         self.assertIn("no call has a time of its own", out)
         self.assertIn("waits and the straggler are from when each rank called", out)
+        self.assertIn("the ranks ran on several hosts (", out)
+        self.assertIn("node-b", out)
+        self.assertIn("so the clocks' offset is in their waits and the straggler", out)
 
     def test_exposed_time_is_gloos_while_the_calling_thread_ran_no_operator(self):
         """As in a torch.profiler trace of a CPU job, from the raw rows: the time gloo's ranges

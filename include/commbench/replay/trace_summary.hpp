@@ -22,13 +22,16 @@ struct TracedClass {
   std::string op;
   std::string dtype;
   std::uint64_t bytes = 0;
-  int group_ranks = 0;      // 0 unknown
-  int ranks = 0;            // ranks whose traces hold them
-  std::uint64_t calls = 0;  // per rank
+  int group_ranks = 0;            // 0 unknown
+  int ranks = 0;                  // ranks whose traces hold them
+  std::uint64_t calls = 0;        // per rank
+  std::uint64_t timed_calls = 0;  // of those, the calls the backend timed on every rank
   // Mean per timed call: the shortest rank's duration (from the last arrival to the end);
   // none when the backend timed none of the calls.
   std::optional<double> seconds;
-  double wait_seconds = 0;  // mean per call and rank: how much longer than that the rank's call took
+  // Mean per call and rank: how much longer than that the rank's call took, or for a call
+  // the backend did not time, how much earlier than the last rank it called.
+  double wait_seconds = 0;
   std::optional<double> algbw_gbps, busbw_gbps;
   // The NCCL kernels' algorithm and protocol (TracedCollective), "mixed" when they differ.
   std::string nccl_algo, nccl_proto;
@@ -40,11 +43,13 @@ struct RankTraceSummary {
   std::string path;
   std::uint64_t collectives = 0;
   std::optional<double> communication_seconds;  // its timed calls' durations, summed; none when none was timed
-  double wait_seconds = 0;                      // of that, waiting for the last rank to arrive
-  std::optional<double> step_seconds;           // its profiler steps, summed; none without steps
-  std::uint64_t last_arrivals = 0;              // calls it was the last to arrive at
-  std::optional<double> lateness_seconds;       // mean, over those, of how much later than the others' median
-  std::optional<double> exposed_seconds;        // NCCL kernels not overlapped by compute kernels; none without
+  // Waiting for the last rank to arrive: part of its timed calls' time, and for a call the
+  // backend did not time, from when it called to when the last rank called.
+  double wait_seconds = 0;
+  std::optional<double> step_seconds;      // its profiler steps, summed; none without steps
+  std::uint64_t last_arrivals = 0;         // calls it was the last to arrive at
+  std::optional<double> lateness_seconds;  // mean, over those, of how much later than the others' median
+  std::optional<double> exposed_seconds;   // NCCL kernels not overlapped by compute kernels; none without
 };
 
 // One profiler step (ProfilerStep#N) across the ranks: what the job's calls in it moved

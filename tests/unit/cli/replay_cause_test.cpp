@@ -128,8 +128,8 @@ TEST(ReplayCause, ClassesTheTracesDidNotTimeGetTheFabricsFigureAndNoRatio) {
   EXPECT_FALSE(figure.ratio.has_value());
   EXPECT_EQ(comparison.job_seconds, 0);
   EXPECT_EQ(comparison.verdict,
-            "the traces timed none of the job's calls: the fabric's busbw at their sizes is given, with no ratio "
-            "(10 us + bytes at 10 GB/s)");
+            "the traces timed none of the calls the fabric has a figure for: its busbw at their sizes is given, with "
+            "no ratio (10 us + bytes at 10 GB/s)");
   EXPECT_EQ(comparison.cause, "");
 }
 

@@ -19,6 +19,7 @@ TracedClass traced(std::string op, std::uint64_t bytes, int group, std::uint64_t
   c.bytes = bytes;
   c.group_ranks = group;
   c.calls = calls;
+  c.timed_calls = calls;
   return c;
 }
 
@@ -76,6 +77,20 @@ TEST(ReplayNicLoad, WithoutATopologyTheNodesRateAndWhatIsMissing) {
   EXPECT_EQ(load.text,
             "0.75 GB/s out of each node while communicating (no profiler steps); its NICs unknown (give --topology "
             "FILE)");
+}
+
+TEST(ReplayNicLoad, WithoutStepsTheRateIsTheTimedCallsBytesOverTheirTime) {
+  // 100 all-gathers, 60 of them timed, in 2 s: the 40 untimed calls' bytes are not in it.
+  TracedClass gathers = traced("allgather", 16'000'000, 16, 100);
+  gathers.timed_calls = 60;
+  TraceSummary summary = two_nodes({gathers});
+  summary.steps.clear();
+  RankTraceSummary rank;
+  rank.communication_seconds = 2.0;
+  summary.ranks = {rank, rank};
+  const JobNicLoad load = job_nic_load(summary, 2, std::nullopt);
+  EXPECT_DOUBLE_EQ(load.bytes_per_node, 60 * 16e6 * 15.0 / 16);
+  EXPECT_EQ(load.text.rfind("0.45 GB/s out of each node while communicating", 0), 0u) << load.text;
 }
 
 TEST(ReplayNicLoad, NoStepsAndNoTimedCallGiveNoRate) {

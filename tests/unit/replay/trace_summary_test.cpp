@@ -123,22 +123,25 @@ TEST(TraceSummary, CallsTheBackendDidNotTimeHaveNoTimeAndArriveWhenEachRankCalle
   EXPECT_DOUBLE_EQ(*summary.ranks[1].lateness_seconds, 3e-3);
 }
 
-TEST(TraceSummary, AClassIsTimedByTheCallsTheBackendTimed) {
+TEST(TraceSummary, AClassIsTimedByTheCallsTheBackendTimedOnEveryRank) {
   // Five calls, 2 ms each on every rank; the first and last found no kernel (outside the
-  // capture) and read 10 us, their queueing: the class's time is the three timed calls'.
+  // capture) and read 10 us, their queueing; rank 3 found none for the middle call either.
+  // The class and every rank count the two calls timed everywhere, the same two.
   std::vector<RankTrace> traces;
   for (int rank = 0; rank < 4; ++rank) {
     RankTrace trace = rank_trace(rank, {10, 2000, 2000, 2000, 10});
     trace.collectives.front().timed_by_backend = false;
     trace.collectives.back().timed_by_backend = false;
+    if (rank == 3) trace.collectives[2].timed_by_backend = false;
     traces.push_back(trace);
   }
   const TraceSummary summary = summarize_traces(traces);
   const TracedClass& c = summary.classes[0];
   EXPECT_EQ(c.calls, 5u);
+  EXPECT_EQ(c.timed_calls, 2u);
   EXPECT_DOUBLE_EQ(*c.seconds, 2e-3);
   EXPECT_DOUBLE_EQ(*c.algbw_gbps, 0.5);
-  EXPECT_DOUBLE_EQ(*summary.ranks[0].communication_seconds, 6e-3);
+  for (const RankTraceSummary& rank : summary.ranks) EXPECT_DOUBLE_EQ(*rank.communication_seconds, 4e-3);
 }
 
 TEST(TraceSummary, TracesOfDifferentRunsAreRefused) {
