@@ -15,7 +15,8 @@ runs it after five interleaved launches:
         --bare bare-allreduce-1.txt --bare bare-allreduce-2.txt
 
 With --reference-sweep instead of --bare, the reference is other launches of bench-collectives
-itself, every case of them compared the same way: gpu-session.sh holds the sweeps with
+itself, every case of them compared the same way, the bound the larger of the two sides'
+spreads (the same program runs on both): gpu-session.sh holds the sweeps with
 commbench's NCCL profiler plugin against the same sweeps with NCCL_PROFILER_PLUGIN=none
 (--reference "plugin-off sweep"), which tells whether recording NCCL's choices changes the times.
 
@@ -131,6 +132,8 @@ def main():
         ours, theirs = statistics.median(printed), statistics.median(bare[(op, size)])
         difference = (ours - theirs) / theirs
         bound = max(arguments.tolerance, (max(bare[(op, size)]) - min(bare[(op, size)])) / theirs)
+        if arguments.reference_sweep:  # the same program on both sides: either side's spread is noise
+            bound = max(bound, (max(printed) - min(printed)) / ours)
         mark = " **outside**" if difference > bound else " (faster)" if difference < -bound else ""
         outside += mark == " **outside**"
         print("| %s | %s | %.3f | %s | %.3f | %s | %+.1f %%%s | +%.1f %% |" %

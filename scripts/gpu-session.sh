@@ -132,7 +132,9 @@ case "${1:-}" in
     rm -rf "$stage"
     mkdir -p "$stage"
     tar czf "$stage/stage.tgz" -C "$unpacked" .
-    tree=$(cd "$root" && git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- | tail -n 1 | cut -f1)
+    # du goes on past a tracked file deleted here (and then fails): the total is still right.
+    tree=$( (cd "$root" && git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null |
+             tail -n 1 | cut -f1) || true)
     packed=$(stat -c %s "$stage/stage.tgz")
     echo "staged $stage/stage.tgz ($((packed >> 20)) MiB; with the working tree $(((packed + tree) >> 20)) MiB of the" \
          "64 MiB that travel); carry .gpu (and run from the repository root)"
@@ -195,20 +197,25 @@ case "${1:-}" in
         [ "$step" -eq 0 ] || { echo "bare-nccl-loop $op, launch $launch: exit $step (bare-nccl/$op-$launch.txt)"; bare=$step; }
         comparison_args+=(--bare "$out/bare-nccl/$op-$launch.txt")
       done
-      step=0
-      within 300 "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast -b 8 -e 1G -f 8 \
-        --csv "$out/bare-nccl/commbench-$launch.csv" --force > /dev/null 2>> "$out/bare-nccl/commbench.err" || step=$?
-      [ "$step" -eq 0 ] ||
-        { echo "bench-collectives, launch $launch: exit $step (bare-nccl/commbench.err)"; bare=$step; plugin=$step; }
+      # bench-collectives as users run it (the plugin on), and the same sweep without commbench's
+      # NCCL profiler plugin (NCCL finds no libnccl-profiler-none.so and records nothing, and
+      # the nccl_* columns stay empty), in turn first and second from launch to launch.
+      for variant in $( ((launch % 2)) && echo "on off" || echo "off on"); do
+        step=0
+        if [ "$variant" = on ]; then
+          within 300 "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast -b 8 -e 1G -f 8 \
+            --csv "$out/bare-nccl/commbench-$launch.csv" --force > /dev/null 2>> "$out/bare-nccl/commbench.err" || step=$?
+          [ "$step" -eq 0 ] ||
+            { echo "bench-collectives, launch $launch: exit $step (bare-nccl/commbench.err)"; bare=$step; plugin=$step; }
+        else
+          within 300 env NCCL_PROFILER_PLUGIN=none "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast \
+            -b 8 -e 1G -f 8 --csv "$out/bare-nccl/commbench-noplugin-$launch.csv" --force > /dev/null \
+            2>> "$out/bare-nccl/commbench.err" || step=$?
+          [ "$step" -eq 0 ] || { echo "bench-collectives without the plugin, launch $launch: exit $step"; plugin=$step; }
+        fi
+      done
       comparison_args+=(--sweep "$out/bare-nccl/commbench-$launch.csv")
       plugin_args+=(--sweep "$out/bare-nccl/commbench-$launch.csv")
-      # The same sweep without commbench's NCCL profiler plugin: NCCL finds no
-      # libnccl-profiler-none.so and records nothing, and the nccl_* columns stay empty.
-      step=0
-      within 300 env NCCL_PROFILER_PLUGIN=none "$bin" --backend nccl --op allreduce,allgather,reducescatter,broadcast \
-        -b 8 -e 1G -f 8 --csv "$out/bare-nccl/commbench-noplugin-$launch.csv" --force > /dev/null \
-        2>> "$out/bare-nccl/commbench.err" || step=$?
-      [ "$step" -eq 0 ] || { echo "bench-collectives without the plugin, launch $launch: exit $step"; plugin=$step; }
       plugin_args+=(--reference-sweep "$out/bare-nccl/commbench-noplugin-$launch.csv")
     done
     [ "$bare" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "${comparison_args[@]}" \
@@ -217,7 +224,7 @@ case "${1:-}" in
     [ ! -f "$out/bare-nccl-comparison.md" ] || cat "$out/bare-nccl-comparison.md"
     [ "$bare" -eq 0 ] || status=$bare
     # Does recording NCCL's choices change the printed times? The same medians, plugin on
-    # against plugin off, beyond 2 % or the plugin-off launches' own spread (exit 1).
+    # against plugin off, beyond 2 % or either side's launch-to-launch spread (exit 1).
     [ "$plugin" -ne 0 ] || python3 "$root/bench/compare_with_bare_nccl.py" "${plugin_args[@]}" \
       --reference "plugin-off sweep" --tolerance 0.02 > "$out/plugin-on-off.md" 2>&1 || plugin=$?
     echo "with the NCCL profiler plugin against without: exit $plugin (plugin-on-off.md)"
@@ -296,8 +303,8 @@ case "${1:-}" in
     # bench-replay's GPU fixtures: the machine's PyTorch records one step of each case
     # with NCCL, under torch.profiler and, where nsys was found, under nsys.
     traces=0
-    LD_LIBRARY_PATH="$stage/nsys-lib${machine_library_path:+:$machine_library_path}" within 500 \
-      "$root/tests/fixtures/gpu/record-gpu-traces.sh" --out "$out/gpu-traces" --nsys "${nsys_bin:-none}" \
+    LD_LIBRARY_PATH="$machine_library_path" within 300 "$root/tests/fixtures/gpu/record-gpu-traces.sh" \
+      --out "$out/gpu-traces" --nsys "${nsys_bin:-none}" --nsys-libraries "$stage/nsys-lib" \
       > "$out/gpu-traces.log" 2>&1 || traces=$?
     echo "GPU traces for bench-replay: exit $traces (gpu-traces.log, gpu-traces/)"
     [ "$traces" -eq 0 ] || { tail -n 20 "$out/gpu-traces.log"; status=$traces; }
@@ -307,14 +314,14 @@ case "${1:-}" in
       [ -d "$case_dir" ] || continue
       name="$(basename "$case_dir")"
       replay=0
-      within 120 "$stage/bench-replay" "$case_dir" --json "$out/replay-$name.json" --force \
+      within 60 "$stage/bench-replay" "$case_dir" --json "$out/replay-$name.json" --force \
         > "$out/replay-$name.txt" 2>&1 || replay=$?
       echo "bench-replay $name: exit $replay (replay-$name.txt)"
       [ "$replay" -eq 0 ] || status=$replay
     done
     if [ -d "$out/gpu-traces/llama-ddp" ]; then
       replay=0
-      within 300 "$stage/bench-replay" "$out/gpu-traces/llama-ddp" --replay --backend nccl -n 5 \
+      within 120 "$stage/bench-replay" "$out/gpu-traces/llama-ddp" --replay --backend nccl -n 5 \
         --json "$out/replay-run-llama-ddp.json" --force > "$out/replay-run-llama-ddp.txt" 2>&1 || replay=$?
       echo "bench-replay --replay llama-ddp: exit $replay (replay-run-llama-ddp.txt)"
       [ "$replay" -eq 0 ] || status=$replay

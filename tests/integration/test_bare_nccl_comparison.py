@@ -144,6 +144,21 @@ class Comparison(unittest.TestCase):
         self.assertIn("1 case(s) differ from the plugin-off sweep by more than 2 %", p.stdout)
         self.assertEqual(self.run_script(*args, "--tolerance", "0.05").returncode, 0)
 
+    def test_against_reference_sweeps_the_compared_sides_own_spread_counts_too(self):
+        # Plugin off: three launches within 0.4 % at 1 GiB; plugin on: three launches at +1 %,
+        # +3 % and +6 % (median +3 %, a 4.9 % spread): outside 2 %, inside that spread.
+        size = 1 << 30
+        reference = [self.scaled_sweep("off-%d.csv" % i, factor, "allreduce", size)
+                     for i, factor in enumerate((1.0, 1.002, 0.998))]
+        compared = [self.scaled_sweep("on-%d.csv" % i, factor, "allreduce", size)
+                    for i, factor in enumerate((1.01, 1.03, 1.06))]
+        p = self.run_script(*sum((["--sweep", c] for c in compared), []),
+                            *sum((["--reference-sweep", r] for r in reference), []), "--tolerance", "0.02")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        row = [r for r in self.table(p.stdout) if r[:2] == ["allreduce", "1 GiB"]][0]
+        self.assertEqual(row[6], "+3.0 %")
+        self.assertEqual(row[7], "+4.9 %")
+
     def test_a_bare_loop_and_reference_sweeps_together_are_refused(self):
         bare = self.bare_file(["allreduce 8 1.0"])
         p = self.run_script("--sweep", SWEEP, "--bare", bare, "--reference-sweep", SWEEP)
