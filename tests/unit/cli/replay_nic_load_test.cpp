@@ -37,6 +37,16 @@ TraceSummary two_nodes(std::vector<TracedClass> classes) {
   return summary;
 }
 
+// The same 16 ranks without profiler steps, each of the two ranks whose traces were read
+// in `communication` seconds of timed calls (none: no call was timed).
+TraceSummary without_steps(TraceSummary summary, std::optional<double> communication) {
+  summary.steps.clear();
+  RankTraceSummary rank;
+  rank.communication_seconds = communication;
+  summary.ranks = {rank, rank};
+  return summary;
+}
+
 TEST(ReplayNicLoad, BytesOutOfANodePerSecondPerNicOfItsTopology) {
   // 10 all-reduces of 1 GB over all 16 ranks: each node sends 2 x 15/16 GB a call.
   const TraceSummary summary = two_nodes({traced("allreduce", 1'000'000'000, 16, 10)});
@@ -64,11 +74,7 @@ TEST(ReplayNicLoad, GroupsInsideANodeAndOneNodeJobsCrossNoNic) {
 }
 
 TEST(ReplayNicLoad, WithoutATopologyTheNodesRateAndWhatIsMissing) {
-  TraceSummary summary = two_nodes({traced("allgather", 16'000'000, 16, 100)});
-  summary.steps.clear();
-  RankTraceSummary rank;
-  rank.communication_seconds = 2.0;
-  summary.ranks = {rank, rank};
+  const TraceSummary summary = without_steps(two_nodes({traced("allgather", 16'000'000, 16, 100)}), 2.0);
   const JobNicLoad load = job_nic_load(summary, 2, std::nullopt);
   // 100 x 16 MB x 15/16 out of each node in 2 s of communication.
   EXPECT_DOUBLE_EQ(load.bytes_per_node, 100 * 16e6 * 15.0 / 16);
@@ -83,11 +89,7 @@ TEST(ReplayNicLoad, WithoutStepsTheRateIsTheTimedCallsBytesOverTheirTime) {
   // 100 all-gathers, 60 of them timed, in 2 s: the 40 untimed calls' bytes are not in it.
   TracedClass gathers = traced("allgather", 16'000'000, 16, 100);
   gathers.timed_calls = 60;
-  TraceSummary summary = two_nodes({gathers});
-  summary.steps.clear();
-  RankTraceSummary rank;
-  rank.communication_seconds = 2.0;
-  summary.ranks = {rank, rank};
+  const TraceSummary summary = without_steps(two_nodes({gathers}), 2.0);
   const JobNicLoad load = job_nic_load(summary, 2, std::nullopt);
   EXPECT_DOUBLE_EQ(load.bytes_per_node, 60 * 16e6 * 15.0 / 16);
   EXPECT_EQ(load.text.rfind("0.45 GB/s out of each node while communicating", 0), 0u) << load.text;
@@ -96,9 +98,7 @@ TEST(ReplayNicLoad, WithoutStepsTheRateIsTheTimedCallsBytesOverTheirTime) {
 TEST(ReplayNicLoad, NoStepsAndNoTimedCallGiveNoRate) {
   // The calls' own ranges timed nothing (an NCCL job profiled without CUDA activity): no
   // time to divide the bytes by, and no "0 GB/s".
-  TraceSummary summary = two_nodes({traced("allgather", 16'000'000, 16, 100)});
-  summary.steps.clear();
-  summary.ranks = {RankTraceSummary{}, RankTraceSummary{}};
+  const TraceSummary summary = without_steps(two_nodes({traced("allgather", 16'000'000, 16, 100)}), std::nullopt);
   const JobNicLoad load = job_nic_load(summary, 2, load_nccl_topo_xml(kDgx));
   EXPECT_TRUE(load.crosses_nodes);
   EXPECT_FALSE(load.gbps_per_nic.has_value());
