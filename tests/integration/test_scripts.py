@@ -90,13 +90,19 @@ class GpuSessionStaging(unittest.TestCase):
             text = f.read()
         stage = text[text.index("\n  stage)"):text.index("\n  run)")]
         run = text[text.index("\n  run)"):]
-        started = set(re.findall(r'"\$stage/([a-z0-9-]+)"', run)) - {"lib"}
+        folders = {"lib", "nsys-lib"}  # the carried libraries: the programs', and nsys's own
+        started = set(re.findall(r'"\$stage/([a-z0-9-]+)"', run)) - folders
         started.add("bench-collectives")  # started as "$bin"
         built = set(re.search(r"commbench_build --target ([^\n]*\n[^\n]*)", stage).group(1).replace("\\", " ").split())
         copied = set(re.findall(r"/(?:bench|tests/gpu)/([a-z0-9-]+)\"", stage))
         self.assertTrue(started, "no program found in the run step")
         self.assertLessEqual(started, built, "run starts programs the stage step does not build")
         self.assertLessEqual(started, copied, "run starts programs the stage step does not copy")
+        for folder in folders & set(re.findall(r'"\$stage/([a-z0-9-]+)"', run)):
+            self.assertIn(f'"$unpacked/{folder}"', stage, f"run uses {folder}, which the stage step does not fill")
+        # What the stage step packs is what the run step unpacks, where it looks for it.
+        self.assertIn('tar czf "$stage/stage.tgz" -C "$unpacked" .', stage)
+        self.assertIn('tar xzf "$stage/stage.tgz" -C "$stage"', run)
 
 
 class GpuSessionChecks(unittest.TestCase):
