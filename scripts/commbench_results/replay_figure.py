@@ -4,6 +4,7 @@ collective (a bench-collectives sweep, --fabric) and the fabric's figure at the 
 size (hollow, joined to the job's point: the gap is what the job did not get). One panel
 per collective."""
 import math
+import textwrap
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -19,15 +20,19 @@ def build_replay_figure(results, fabric=None):
         raise InputError(results[1].path, 1, "plot one bench-replay file at a time (its job's calls over its fabric)")
     result = results[0]
     # A point needs a size and a busbw: a barrier has no size, a call the traces did not
-    # time or whose group they do not say has no busbw (the file's notes say why).
-    table = result.table[(result.table["bytes"] > 0) & result.table["busbw_gbps"].notna()]
+    # time or whose group they do not say has no busbw (the file's notes say why). A class
+    # the traces did not time may still have the fabric's figure at its size: that alone.
+    drawable = result.table["busbw_gbps"].notna() | result.table["fabric_busbw_gbps"].notna()
+    table = result.table[(result.table["bytes"] > 0) & drawable]
     if table.empty:
-        raise InputError(result.path, None, "no class of the job's calls has both a size and a busbw to plot "
+        raise InputError(result.path, None, "no class of the job's calls has a size and a busbw to plot "
                          "(a barrier has no size; a call the traces did not time, or whose group they do not say, "
                          "has no busbw: see the file's notes)")
     left_out = len(result.table) - len(table)
     ops = list(dict.fromkeys(table["op"]))
-    figure = Figure(figsize=(5.2 * len(ops) + 1.5, 4.6), layout="constrained")
+    # Wide enough for the title and the verdict under one panel; longer lines are wrapped.
+    width = max(10.0, 5.2 * len(ops) + 1.5)
+    figure = Figure(figsize=(width, 4.6), layout="constrained")
     axes_list = figure.subplots(1, len(ops), squeeze=False)[0]
     for axes, op in zip(axes_list, ops):
         _panel(axes, op, table[table["op"] == op], fabric)
@@ -41,7 +46,10 @@ def build_replay_figure(results, fabric=None):
         lines.append(f"fabric curve: {fabric.path}")
     if left_out:
         lines.append(f"not drawn: {left_out} class{'es' if left_out != 1 else ''} of calls without a size or a busbw")
-    figure.supxlabel("\n".join(lines), fontsize=7.5, color="0.3")
+    if table["busbw_gbps"].isna().any():
+        lines.append("a hollow point alone: the fabric at the size of calls the traces did not time")
+    wrapped = [part for line in lines for part in textwrap.wrap(line, width=int(width * 17))]
+    figure.supxlabel("\n".join(wrapped), fontsize=7.5, color="0.3")
     return figure
 
 
@@ -67,14 +75,15 @@ def _panel(axes, op, rows, fabric):
             axes.plot([b for b, _ in points], [g for _, g in points], color="0.45", linewidth=1.4, marker=".",
                       label=f"fabric: bench-collectives, {ranks} ranks")
             sizes += [b for b, _ in points]
-    calls = rows["calls"].fillna(1)
-    axes.scatter(rows["bytes"], rows["busbw_gbps"], s=[30 + 12 * math.sqrt(c) for c in calls], color=colour,
-                 zorder=3, label="the job's calls (area: how many)")
+    timed = rows[rows["busbw_gbps"].notna()]
+    calls = timed["calls"].fillna(1)
+    axes.scatter(timed["bytes"], timed["busbw_gbps"], s=[30 + 12 * math.sqrt(c) for c in calls], color=colour,
+                 zorder=3, label="the job's calls (area: how many)" if not timed.empty else "_nolegend_")
     with_fabric = rows[rows["fabric_busbw_gbps"].notna()]
     if not with_fabric.empty:
         axes.scatter(with_fabric["bytes"], with_fabric["fabric_busbw_gbps"], s=40, facecolors="none",
                      edgecolors="0.2", zorder=3, label="the fabric at the job's size")
-        for _, row in with_fabric.iterrows():
+        for _, row in with_fabric[with_fabric["busbw_gbps"].notna()].iterrows():
             axes.plot([row["bytes"]] * 2, [row["busbw_gbps"], row["fabric_busbw_gbps"]], color="0.2",
                       linestyle=":", linewidth=1)
     _size_axis(axes, sizes)

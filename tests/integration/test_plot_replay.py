@@ -136,10 +136,28 @@ class Replay(unittest.TestCase):
         texts = [text.get_text() for text in figure.findobj(matplotlib.text.Text)]
         self.assertTrue(any("not drawn: 2 classes of calls without a size or a busbw" in t for t in texts), texts)
 
+    def test_a_class_the_traces_did_not_time_is_the_fabrics_hollow_point_alone(self):
+        doc = json.loads(json.dumps(self.doc))
+        untimed = doc["collectives"][0]
+        untimed.update(seconds=None, algbw_gbps=None, busbw_gbps=None, fabric_ratio=None)
+        path = os.path.join(self.dir, "untimed-with-fabric.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=1)
+        figure = build_replay_figure([read_result(path)])
+        axes = figure.axes[[a.get_title() for a in figure.axes].index(untimed["op"])]
+        job, at_fabric = axes.collections
+        self.assertNotIn((untimed["bytes"], untimed["fabric_busbw_gbps"]), [tuple(p) for p in job.get_offsets()])
+        self.assertNotIn(untimed["bytes"], [p[0] for p in job.get_offsets()])
+        self.assertIn((untimed["bytes"], untimed["fabric_busbw_gbps"]), [tuple(p) for p in at_fabric.get_offsets()])
+        texts = [text.get_text() for text in figure.findobj(matplotlib.text.Text)]
+        self.assertTrue(any("a hollow point alone" in t for t in texts), texts)
+        self.assertFalse(any("not drawn:" in t for t in texts), texts)
+
     def test_a_job_with_nothing_to_draw_is_one_line_and_exit_2(self):
         doc = json.loads(json.dumps(self.doc))
-        for c in doc["collectives"]:
-            c.update(seconds=None, algbw_gbps=None, busbw_gbps=None)
+        for c in doc["collectives"]:  # untimed, and read without --fabric
+            c.update(seconds=None, algbw_gbps=None, busbw_gbps=None, fabric_seconds=None, fabric_busbw_gbps=None,
+                     fabric_ratio=None)
         path = os.path.join(self.dir, "untimed.json")
         with open(path, "w") as f:
             json.dump(doc, f, indent=1)
@@ -147,8 +165,7 @@ class Replay(unittest.TestCase):
         code, out, err = plot(path, "-o", png)
         self.assertEqual(code, 2, err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
-        self.assertTrue(err.startswith(f"plot: error: {path}: no class of the job's calls has both a size and a busbw"),
-                        err)
+        self.assertTrue(err.startswith(f"plot: error: {path}: no class of the job's calls has a size and a busbw"), err)
         self.assertFalse(os.path.exists(png))
 
     def test_a_broken_replay_file_names_its_line(self):
