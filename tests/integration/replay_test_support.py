@@ -60,8 +60,8 @@ def pattern_flags(case, folder=None):
 
 
 def ranks_of(case):
-    """The ranks a case was recorded on: 3 or 2 for a *-3ranks or *-2ranks case, else 4."""
-    return 3 if case.endswith("-3ranks") else 2 if case.endswith("-2ranks") else 4
+    """The ranks a case was recorded on: 3, 2 or 1 for a *-3ranks, *-2ranks or *-1rank case, else 4."""
+    return 3 if case.endswith("-3ranks") else 2 if case.endswith("-2ranks") else 1 if case.endswith("-1rank") else 4
 
 # The c10d operators' names as this test reads them (not bench-replay's table).
 C10D_OPS = {"c10d::allreduce_": "allreduce", "c10d::_allgather_base_": "allgather", "c10d::allgather_": "allgather",

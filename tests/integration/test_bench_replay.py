@@ -551,6 +551,14 @@ class BadInput(unittest.TestCase):
         with open(quiet, "w") as f:
             json.dump(doc, f)
         self.assertRegex(self.refused(quiet), r"quiet\.json: no communication in the trace of rank 0 \([0-9]+ events read\)$")
+        # A real one: FSDP2 on a single rank runs its hooks (FSDP::pre_forward, ...) but no
+        # collective, as a one-GPU machine runs it.
+        one_rank = os.path.join(TRACES, "llama-fsdp2-1rank")
+        doc = load(rank_files("llama-fsdp2-1rank")[0])
+        self.assertEqual(doc["distributedInfo"]["world_size"], 1)
+        self.assertTrue(any(e.get("name", "").startswith("FSDP::pre_forward") for e in doc["traceEvents"]))
+        self.assertRegex(self.refused(one_rank), r"llama-fsdp2-1rank/rank0\.json\.gz: no communication in the trace "
+                                                 r"of rank 0 \([0-9]+ events read\)$")
 
     def test_ranks_of_different_runs_or_twice(self):
         ddp, fsdp = rank_files("ddp-default"), rank_files("fsdp2")
