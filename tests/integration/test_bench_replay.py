@@ -190,8 +190,8 @@ class Reading(unittest.TestCase):
             doc["traceEvents"] = [e for e in doc["traceEvents"] if not e.get("name", "").startswith("gloo:")]
             with gzip.open(os.path.join(folder, os.path.basename(path)), "wt") as f:
                 json.dump(doc, f)
-        json_path = os.path.join(self.dir, "operators-only.json")
-        code, out, err = run(folder, "--json", json_path, "--force")
+        json_path, csv_path = (os.path.join(self.dir, "operators-only." + kind) for kind in ("json", "csv"))
+        code, out, err = run(folder, "--json", json_path, "--csv", csv_path, "--force")
         self.assertEqual(code, 0, err)
         with open(json_path) as f:
             stripped = json.load(f)
@@ -211,6 +211,19 @@ class Reading(unittest.TestCase):
         self.assertEqual(stripped["straggler"], 2)
         self.assertIn("no call has a time of its own", out)
         self.assertIn("the calls are counted, not timed", out)
+        # The console's time column and every rank's comm ms are '-', the CSV's cells empty.
+        lines = out.splitlines()
+        header = lines.index(next(line for line in lines if line.lstrip().startswith("op ")))
+        for line in lines[header + 1:header + 1 + len(stripped["collectives"])]:
+            self.assertEqual(line.split()[5], "-", line)  # op dtype size group calls time ...
+        ranks_header = lines.index(next(line for line in lines if line.lstrip().startswith("rank ")))
+        for line in lines[ranks_header + 1:ranks_header + 5]:
+            self.assertEqual(line.split()[2], "-", line)  # rank host comm ...
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        self.assertEqual([r["seconds"] for r in rows if r["record"] == "collective"],
+                         [""] * len(stripped["collectives"]))
+        self.assertEqual([r["communication_seconds"] for r in rows if r["record"] == "rank"], [""] * 4)
 
 
 def raw_cpu_exposed_us(doc):

@@ -151,6 +151,8 @@ class Replay(unittest.TestCase):
         self.assertIn((untimed["bytes"], untimed["fabric_busbw_gbps"]), [tuple(p) for p in at_fabric.get_offsets()])
         texts = [text.get_text() for text in figure.findobj(matplotlib.text.Text)]
         self.assertTrue(any("a hollow point alone" in t for t in texts), texts)
+        # However few the panels, the figure is wide enough for its title and notes.
+        self.assertGreaterEqual(figure.get_figwidth(), 10)
         self.assertFalse(any("not drawn:" in t for t in texts), texts)
 
     def test_a_job_with_nothing_to_draw_is_one_line_and_exit_2(self):

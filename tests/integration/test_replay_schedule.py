@@ -167,6 +167,7 @@ class ReplayOnRanks(unittest.TestCase):
                            capture_output=True, text=True, timeout=300, env=MPI_ENV)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertLess(p.stdout.index("verdict: no straggler"), p.stdout.index("# replaying the traced step"))
+        self.assertIn("# replaying the traced step (4 files) on this job's 4 ranks", p.stdout)
         self.assertIn("# bench-patterns: schedule, tp 1 x pp 1 x dp 4", p.stdout)
         # Last, each operation's calls in the job beside the replay's: the same calls.
         table = p.stdout[p.stdout.index("# each operation in the job and replayed here"):].splitlines()[2:]
