@@ -1,11 +1,14 @@
 """The scripts' own decisions, through the seam where they read the machine: how many
 ranks the main job (scripts/run.sh) starts on machines with 0, 1 and 8 GPUs. A stand-in
 `nvidia-smi` first on PATH plays the GPUs; the real lib.sh functions run in bash."""
+import gzip
 import os
 import re
 import shutil
+import sqlite3
 import stat
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -130,6 +133,66 @@ class GpuSessionChecks(unittest.TestCase):
         p = self.bash(f"gpu_ops_in_range '{self.PROFILE}' 'allreduce 64MiB float sum out-of-place (capture range)'; "
                       f"gpu_ops_in_range '{self.PROFILE}' 'no such range'; gpu_ops_in_range /nonexistent x")
         self.assertEqual(p.stdout.split(), ["189", "0", "0"], p.stdout + p.stderr)
+
+
+RECORD_GPU_TRACES = os.path.join(HERE, "..", "fixtures", "gpu", "record-gpu-traces.sh")
+TRIM_REPORT = os.path.join(HERE, "..", "fixtures", "nsys", "trim_report.py")
+NSYS_REPORT = os.path.join(HERE, "..", "fixtures", "nsys", "nsys-llama-ddp", "rank0.sqlite.gz")
+
+
+class GpuTraceRecording(unittest.TestCase):
+    """tests/fixtures/gpu/record-gpu-traces.sh refuses what it cannot run, in one line, before
+    it writes anything; trim_report.py keeps what bench-replay reads of a CUDA report."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-gpu-traces-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def test_refusals_are_one_line_with_their_exit_code_and_write_nothing(self):
+        out = os.path.join(self.dir, "out")
+        no_torch = os.path.join(self.dir, "python")  # a Python whose torch sees no GPU
+        with open(no_torch, "w") as f:
+            f.write("#!/bin/sh\nexit 1\n")
+        os.chmod(no_torch, 0o755)
+        for args, code, message in (
+                ([], 2, "--out DIR is required"),
+                (["--out", out, "--frobnicate"], 2, "unknown argument: --frobnicate"),
+                (["--out", out, "--nsys", "/nonexistent/nsys"], 2, "--nsys /nonexistent/nsys: not an executable"),
+                (["--out", out, "--nsys", "none", "--ranks", "two"], 2, "--ranks: 'two' is not a GPU count"),
+                (["--out", out, "--nsys", "none", "--ranks", "1", "--python", no_torch], 3,
+                 f"--python {no_torch}: cannot import torch, or torch sees no GPU")):
+            with self.subTest(args=args):
+                p = subprocess.run(["bash", RECORD_GPU_TRACES, *args], capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, code, p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn("record-gpu-traces.sh: " + message, p.stderr)
+                self.assertFalse(os.path.exists(out))
+
+    def test_trim_keeps_a_cuda_reports_kernels_gpus_and_nvtx_tables(self):
+        report = os.path.join(self.dir, "rank0.sqlite")
+        with gzip.open(NSYS_REPORT, "rb") as src, open(report, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        db = sqlite3.connect(report)
+        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "TARGET_INFO_GPU", "NVTX_PAYLOAD_SCHEMAS", "OSRT_API"):
+            db.execute(f"CREATE TABLE {table} (id INTEGER, value TEXT)")
+            db.execute(f"INSERT INTO {table} VALUES (1, '{table}')")
+        nvtx_rows = db.execute("SELECT count(*) FROM NVTX_EVENTS").fetchone()[0]
+        db.commit()
+        db.close()
+        trimmed = os.path.join(self.dir, "trimmed.sqlite.gz")
+        p = subprocess.run([sys.executable, TRIM_REPORT, report, trimmed], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        plain = os.path.join(self.dir, "trimmed.sqlite")
+        with gzip.open(trimmed, "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        db = sqlite3.connect(plain)
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "TARGET_INFO_GPU", "NVTX_PAYLOAD_SCHEMAS"):
+            self.assertIn(table, tables)
+            self.assertEqual(db.execute(f"SELECT value FROM {table}").fetchall(), [(table,)])
+        self.assertNotIn("OSRT_API", tables)
+        self.assertEqual(db.execute("SELECT count(*) FROM NVTX_EVENTS").fetchone()[0], nvtx_rows)
+        db.close()
 
 
 if __name__ == "__main__":
