@@ -345,11 +345,22 @@ int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, Colle
 }  // namespace
 
 int run_bench_collectives(int argc, char** argv) {
-  const Command<CollectivesOptions> command{kProgram, kCollectivesDescription, kJsonSchema,
-                                            ProfileCategory::collectives, add_collectives_options,
-                                            validate_collectives_options, run_sweep,
+  const Command<CollectivesOptions> command{kProgram,
+                                            kCollectivesDescription,
+                                            kJsonSchema,
+                                            ProfileCategory::collectives,
+                                            add_collectives_options,
+                                            validate_collectives_options,
+                                            run_sweep,
                                             // --version also lists the backends of this build.
-                                            true};
+                                            true,
+                                            {},
+                                            {},
+                                            [](const CollectivesOptions& options) {
+                                              return std::vector<std::pair<std::string, const char*>>{
+                                                  {options.thresholds_path, "--thresholds"},
+                                                  {options.baseline_path, "--baseline"}};
+                                            }};
   return run_command(command, argc, argv);
 }
 

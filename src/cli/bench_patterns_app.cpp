@@ -258,6 +258,12 @@ int run_bench_patterns(int argc, char** argv) {
          const std::string& command_line) -> std::optional<std::string> {
         if (!options.predict) return std::nullopt;
         return reporting ? predict_and_report(options, command_line) : std::string();
+      },
+      [](const PatternRunOptions& options) {
+        return std::vector<std::pair<std::string, const char*>>{
+            {options.from_path, "--from"},
+            {options.pattern.deepspeed_config, "--deepspeed-config"},
+            {options.pattern.schedule, "--schedule"}};
       }};
   return run_command(command, argc, argv);
 }

@@ -275,11 +275,6 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   }
   std::optional<ModelComparison> model;
   if (compare) model = compare_model(options, input, schedules.front(), notes);
-  if (!options.dump_path.empty()) {
-    std::string lines;
-    for (const RankSchedule& schedule : schedules) lines += schedule_json_lines(schedule, true);
-    write_file_atomically(options.dump_path, lines, "--dump-schedule");
-  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   print_replay_report(summary, fabric ? &*fabric : nullptr);
   std::optional<JobNicLoad> nics;
@@ -295,6 +290,12 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   write_replay_files(options, summary,
                      {fabric ? &*fabric : nullptr, model ? &*model : nullptr, nics ? &*nics : nullptr},
                      std::move(context), files);
+  // Written last, as the result files are: a run refused before this leaves none of them.
+  if (!options.dump_path.empty()) {
+    std::string lines;
+    for (const RankSchedule& schedule : schedules) lines += schedule_json_lines(schedule, true);
+    write_file_atomically(options.dump_path, lines, "--dump-schedule");
+  }
   const char* kind = input.format == "torch.profiler" ? "trace" : input.format == "nsys" ? "report" : "log";
   return fmt::format("# {} {}{} read in {} s", files.size(), kind, files.size() == 1 ? "" : "s",
                      significant_text(seconds, 3));
@@ -408,6 +409,14 @@ int run_bench_replay(int argc, char** argv) {
       [](const ReplayOptions& options, bool reporting, const std::string& command_line) -> std::optional<std::string> {
         if (options.replay || options.measure_fabric) return std::nullopt;
         return reporting ? read_and_report(options, command_line) : std::string();
+      },
+      [](const ReplayOptions& options) {
+        std::vector<std::pair<std::string, const char*>> read{{options.fabric_path, "--fabric"},
+                                                              {options.topology_path, "--topology"},
+                                                              {options.pattern.deepspeed_config, "--deepspeed-config"},
+                                                              {options.pattern.schedule, "--schedule"}};
+        for (std::string& path : files_read_from(options.traces)) read.emplace_back(std::move(path), "TRACE");
+        return read;
       }};
   return run_command(command, argc, argv);
 }

@@ -20,12 +20,12 @@
 #include "commbench/core/profile_range.hpp"
 #include "commbench/core/text_table.hpp"
 #include "commbench/report/scheduler_job.hpp"
+#include "commbench/runner/interruption.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/node_comparison.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/topology/topology_matrix.hpp"
-#include "commbench/runner/interruption.hpp"
 
 namespace commbench {
 namespace {
@@ -92,8 +92,7 @@ TopologyReport judge_nodes(const TopologyOptions& options, const std::vector<std
   }
   const NodeTopology& first = report.nodes.front();
   const int model_nodes = options.model_nodes > 0 ? options.model_nodes : static_cast<int>(report.nodes.size());
-  report.bandwidth_text =
-      bandwidth_table(first, modelled_layout(first, 1, host_ranks_per_node), report.bandwidth_rows);
+  report.bandwidth_text = bandwidth_table(first, modelled_layout(first, 1, host_ranks_per_node), report.bandwidth_rows);
   if (model_nodes > 1) {
     report.bandwidth_text +=
         "\n" + bandwidth_table(first, modelled_layout(first, model_nodes, host_ranks_per_node), report.bandwidth_rows);
@@ -215,7 +214,14 @@ int run_bench_topology(int argc, char** argv) {
       ProfileCategory::topology,
       add_topology_options,
       validate_topology_options,
-      run_topology};
+      run_topology,
+      false,
+      {},
+      {},
+      [](const TopologyOptions& options) {
+        return std::vector<std::pair<std::string, const char*>>{{options.hwloc_xml, "--hwloc-xml"},
+                                                                {options.nccl_topo_xml, "--nccl-topo-xml"}};
+      }};
   return run_command(command, argc, argv);
 }
 

@@ -342,7 +342,10 @@ int run_bench_validate(int argc, char** argv) {
       "bench-validate: the check before a training job. Node-local checks, collectives inside every node, node "
       "pairs in a fixed number of rounds (suspects re-tested with fresh partners), a collective over every node "
       "(bisected when it falls short); names the bad nodes and links and prints --exclude=HOSTLIST.",
-      kSchema, ProfileCategory::validate, add_validate_options, validate_validate_options,
+      kSchema,
+      ProfileCategory::validate,
+      add_validate_options,
+      validate_validate_options,
       [](const ValidateOptions& given, JobSession& session) {
         const ValidateOptions options = with_site_file(given, session);
         // A simulation measures nothing: the reporting rank runs the plan alone, in the
@@ -356,6 +359,10 @@ int run_bench_validate(int argc, char** argv) {
         return options.simulate_nodes > 0
                    ? std::vector<std::pair<std::string, const char*>>{{options.job.files.csv_path, "--csv"}}
                    : std::vector<std::pair<std::string, const char*>>{};
+      },
+      {},
+      [](const ValidateOptions& options) {
+        return std::vector<std::pair<std::string, const char*>>{{options.expect_path, "--expect"}};
       }};
   return run_command(command, argc, argv);
 }

@@ -1,6 +1,9 @@
 #include "commbench/cli/command_shell.hpp"
 
+#include <algorithm>
 #include <array>
+
+#include <fmt/format.h>
 #include <string_view>
 #include <utility>
 
@@ -112,6 +115,25 @@ void prepare_result_files(const ResultFiles& files, const std::vector<std::pair<
   for (const auto& [path, flag] : whole)
     if (!path.empty()) create_parent_directories(path, flag);
   if (!files.csv_path.empty()) prepare_streamed_output(files.csv_path, "--csv");
+}
+
+void check_result_files_apart(const ResultFiles& files,
+                              const std::vector<std::pair<std::string, const char*>>& replaced,
+                              const std::vector<std::pair<std::string, const char*>>& read) {
+  std::vector<std::pair<std::string, const char*>> written{{files.csv_path, "--csv"}, {files.json_path, "--json"}};
+  // A command may list --csv or --json among the files it replaces: each flag counts once.
+  for (const auto& entry : replaced)
+    if (std::none_of(written.begin(), written.end(),
+                     [&](const auto& w) { return std::string_view(w.second) == entry.second; }))
+      written.push_back(entry);
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    const auto& [path, flag] = written[i];
+    for (std::size_t j = 0; j < i; ++j) check_distinct_paths(written[j].first, written[j].second, path, flag);
+    for (const auto& [input, input_flag] : read)
+      if (!path.empty() && !input.empty() && same_file(path, input))
+        throw UsageError(fmt::format("{} {}: a file this run reads ({} {}); name another result file", flag, path,
+                                     input_flag, input));
+  }
 }
 
 }  // namespace shell_detail

@@ -111,6 +111,21 @@ double parse_duration_seconds(const std::string& text, const char* flag) {
   return value;
 }
 
+bool same_file(const std::string& first, const std::string& second) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // Two names of one file (a link, another spelling) are one file once both exist.
+  if (fs::exists(first, ec) && fs::exists(second, ec)) {
+    const bool equivalent = fs::equivalent(first, second, ec);
+    if (!ec) return equivalent;
+  }
+  std::error_code first_ec, second_ec;
+  const fs::path first_resolved = fs::weakly_canonical(first, first_ec);
+  const fs::path second_resolved = fs::weakly_canonical(second, second_ec);
+  if (first_ec || second_ec) return first == second;
+  return first_resolved == second_resolved;
+}
+
 void check_distinct_outputs(const std::string& csv_path, const std::string& json_path) {
   check_distinct_paths(csv_path, "--csv", json_path, "--json");
 }
@@ -118,9 +133,7 @@ void check_distinct_outputs(const std::string& csv_path, const std::string& json
 void check_distinct_paths(const std::string& first_path, const char* first_flag, const std::string& second_path,
                           const char* second_flag) {
   if (first_path.empty() || second_path.empty()) return;
-  std::error_code ec;
-  const auto resolved = [&](const std::string& path) { return std::filesystem::weakly_canonical(path, ec).string(); };
-  if (resolved(first_path) == resolved(second_path))
+  if (same_file(first_path, second_path))
     throw UsageError(std::string(second_flag) + ": same file as " + first_flag + " (" + first_path + ")");
 }
 

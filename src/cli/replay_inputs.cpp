@@ -231,6 +231,23 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
 
 }  // namespace
 
+std::vector<std::string> files_read_from(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(path, error)) {
+      files.push_back(path);
+      continue;
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file(error) && (is_trace_name(name) || is_nsys_report_name(name)))
+        files.push_back(entry.path().string());
+    }
+  }
+  return files;
+}
+
 std::string trace_type_name(DataType type) {
   switch (type) {
     case DataType::float16: return "float16";

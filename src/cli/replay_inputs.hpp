@@ -33,6 +33,10 @@ struct ReadInput {
 // UsageError (one line, naming the file or flag) for anything it cannot read.
 ReadInput read_replay_input(const ReplayInputRequest& request);
 
+// The files read_replay_input would read of `paths`: each file as given, each folder's
+// traces and reports; what it cannot list is left to the reading to report.
+std::vector<std::string> files_read_from(const std::vector<std::string>& paths);
+
 // A type as the traces name it: DataType::float32 is "float32", DataType::float16 "float16".
 std::string trace_type_name(DataType type);
 

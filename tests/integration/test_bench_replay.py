@@ -578,6 +578,36 @@ class BadInput(unittest.TestCase):
         self.assertIn("the traces do not line up", self.refused(ddp[0], *fsdp[1:]))
         self.assertIn("are both rank 0", self.refused(ddp[0], ddp[0]))
 
+    def test_a_result_file_that_is_a_file_read_or_another_result_file(self):
+        folder = self.path("job")
+        shutil.copytree(os.path.join(TRACES, "straggler"), folder)
+        rank0 = os.path.join(folder, "rank0.json.gz")
+        with open(rank0, "rb") as f:
+            before = f.read()
+        sweep = self.path("sweep.csv")
+        shutil.copy(os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "replay-fabric", "sweep.csv"), sweep)
+        cases = [
+            ([folder, "--csv", rank0, "--force"], f"--csv {rank0}: a file this run reads (TRACE {rank0})"),
+            ([folder, "--json", os.path.join(folder, "..", "job", "rank0.json.gz"), "--force"], "a file this run reads"),
+            ([folder, "--fabric", sweep, "--csv", sweep, "--force"], f"--csv {sweep}: a file this run reads (--fabric"),
+            ([folder, "--dump-schedule", self.path("d.out"), "--csv", self.path("d.out")],
+             f"--dump-schedule: same file as --csv ({self.path('d.out')})"),
+        ]
+        for args, message in cases:
+            code, out, err = run(*args)
+            self.assertEqual(code, 2, out + err)
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertIn(message, err)
+        self.assertFalse(os.path.exists(self.path("d.out")), "the schedule was written before the refusal")
+        with open(rank0, "rb") as f:
+            self.assertEqual(f.read(), before, "the trace was overwritten")
+        with open(sweep) as f, open(os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "replay-fabric",
+                                                 "sweep.csv")) as original:
+            self.assertEqual(f.read(), original.read(), "the sweep was overwritten")
+        # A result file in the traces' folder that is not one of them is fine.
+        code, out, err = run(folder, "--csv", os.path.join(folder, "replay.csv"))
+        self.assertEqual(code, 0, out + err)
+
     def test_a_fabric_file_that_cannot_be_read(self):
         code, _, err = run(os.path.join(TRACES, "ddp-default"), "--fabric", self.path("none.csv"))
         self.assertEqual(code, 2)

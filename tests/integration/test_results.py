@@ -223,6 +223,17 @@ class PatternRecords(TempDirTest):
         self.assertEqual(doc["exit_code"], 0)
         self.assertEqual([(t["type"], t["group_ranks"]) for t in types], [("allreduce/data", 2)])
         self.assertIn("sweep", doc["types"][0]["basis"] + doc["cost_model"]["basis"])
+        # The sweep read is not a result file, even with --force.
+        with open(sweep) as f:
+            before = f.read()
+        p = subprocess.run([PATTERNS, "--predict", "--from", sweep, "--gpus-per-node", "2", "--pattern", "ddp",
+                            *self.SMALL_MODEL, "--csv", sweep, "--force"],
+                           capture_output=True, text=True, timeout=60, env=environment())
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(p.stderr.strip(), f"bench-patterns: error: --csv {sweep}: a file this run reads (--from {sweep}); "
+                                           "name another result file")
+        with open(sweep) as f:
+            self.assertEqual(f.read(), before)
 
 
 class Interruption(TempDirTest):

@@ -52,8 +52,8 @@ CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::strin
 void add_result_file_options(CLI::App& app, ResultFiles& files, const std::string& csv_description,
                              const std::string& json_description);
 // --backend, -T/--timeout (for `timeout_what`) and the result files.
-void add_job_options(CLI::App& app, JobOptions& job, const std::string& timeout_what, const std::string& csv_description,
-                     const std::string& json_description);
+void add_job_options(CLI::App& app, JobOptions& job, const std::string& timeout_what,
+                     const std::string& csv_description, const std::string& json_description);
 // -n/--iters N (at least 1) and -w/--warmup N (also spelled --warmup-iters, as
 // bench-collectives names it), their defaults from `measurement`.
 void add_measurement_options(CLI::App& app, MeasurementOptions& measurement, const std::string& iterations_what,
@@ -72,9 +72,9 @@ RunContext context_without_job(const char* schema, const char* program, const st
 // A command. `Options` holds a `JobOptions job` member.
 template <typename Options>
 struct Command {
-  const char* name;                // "bench-p2p": the program and its errors' prefix
-  const char* description;         // the first line of --help
-  const char* schema;              // its JSON document's layout, "commbench.p2p/1"
+  const char* name;         // "bench-p2p": the program and its errors' prefix
+  const char* description;  // the first line of --help
+  const char* schema;       // its JSON document's layout, "commbench.p2p/1"
   ProfileCategory profile_category;
   // Declares the command's flags on `app` into `options` (the shared groups included).
   std::function<void(CLI::App& app, Options& options)> add_options;
@@ -94,6 +94,9 @@ struct Command {
   // the command line as provenance records it.
   std::function<std::optional<std::string>(const Options& options, bool reporting, const std::string& command_line)>
       without_job = {};
+  // Files the run reads, with the flag that names each (a folder's files listed, not the
+  // folder): no result file may be one of them. Called on the reporting process only.
+  std::function<std::vector<std::pair<std::string, const char*>>(const Options& options)> read_files = {};
 };
 
 namespace shell_detail {
@@ -105,6 +108,11 @@ std::optional<std::string> parse(CLI::App& app, int argc, char** argv, const cha
 // a streamed file (a FIFO or /dev/stdout will do), --json and `replaced` as files renamed
 // into place (not a device or a FIFO). Every path is checked before any folder is made.
 void prepare_result_files(const ResultFiles& files, const std::vector<std::pair<std::string, const char*>>& replaced);
+// Refuses two result files (--csv, --json, `replaced`) that are one file, and, where `read`
+// is given, a result file that is a file the run reads: writing it would destroy an input.
+void check_result_files_apart(const ResultFiles& files,
+                              const std::vector<std::pair<std::string, const char*>>& replaced,
+                              const std::vector<std::pair<std::string, const char*>>& read);
 }  // namespace shell_detail
 
 template <typename Options>
@@ -118,12 +126,16 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
     if (std::optional<std::string> text = shell_detail::parse(app, argc, argv, command.name, version_suffix))
       return text;
     if (command.validate) command.validate(app, options);
-    check_distinct_outputs(options.job.files.csv_path, options.job.files.json_path);
+    using NamedPaths = std::vector<std::pair<std::string, const char*>>;
+    const NamedPaths replaced = command.replaced_files ? command.replaced_files(options) : NamedPaths{};
+    shell_detail::check_result_files_apart(options.job.files, replaced, {});
     const bool reporting = is_reporting_process();
-    if (reporting)
-      shell_detail::prepare_result_files(
-          options.job.files, command.replaced_files ? command.replaced_files(options)
-                                                    : std::vector<std::pair<std::string, const char*>>{});
+    if (reporting) {
+      // Listing a folder's files depends on this node's disk: the reporting process decides.
+      if (command.read_files)
+        shell_detail::check_result_files_apart(options.job.files, replaced, command.read_files(options));
+      shell_detail::prepare_result_files(options.job.files, replaced);
+    }
     if (command.without_job) return command.without_job(options, reporting, quoted_command_line(argc, argv));
     return std::nullopt;
   };

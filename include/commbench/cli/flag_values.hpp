@@ -25,6 +25,9 @@ double parse_timeout_seconds(const std::string& text, const char* flag = "-T/--t
 // Positive, at most a year; UsageError naming `flag` otherwise.
 double parse_duration_seconds(const std::string& text, const char* flag);
 
+// Whether two paths name one file: the same file once both exist (links included), else
+// the same path once resolved.
+bool same_file(const std::string& first, const std::string& second);
 // --csv and --json must be different files. Paths are compared after resolving them.
 void check_distinct_outputs(const std::string& csv_path, const std::string& json_path);
 // UsageError "SECOND_FLAG: same file as FIRST_FLAG (path)" when both name one file.
