@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -203,6 +204,18 @@ void number_ranks(std::vector<std::pair<std::string, NsysProcess>>& processes, s
                   world));
 }
 
+// One process in two reports is one rank given twice (a file named twice, or a copy):
+// counted twice, it would be a rank of its own.
+void refuse_a_process_twice(const std::vector<std::pair<std::string, NsysProcess>>& processes) {
+  std::map<std::pair<std::string, std::int64_t>, const std::string*> seen;
+  for (const auto& [path, process] : processes) {
+    const auto [found, added] = seen.emplace(std::make_pair(process.trace.host, process.pid), &path);
+    if (!added)
+      throw UsageError(fmt::format("{}: process {} on {} is also in {}: one rank given twice", path, process.pid,
+                                   process.trace.host.empty() ? "its host" : process.trace.host, *found->second));
+  }
+}
+
 ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector<TraceFile>& found,
                             std::vector<std::string> notes) {
   ReadInput input;
@@ -218,6 +231,7 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
     sized_by_pytorch_ranges = sized_by_pytorch_ranges || report.sized_by_pytorch_ranges;
     input.files.push_back(file.path);
   }
+  refuse_a_process_twice(processes);
   number_ranks(processes, input.notes);
   if (sized_by_pytorch_ranges)
     input.notes.push_back(fmt::format(

@@ -391,6 +391,18 @@ class NsysBadInput(FolderCase):
             f.write(data[: len(data) // 2])
         self.assertRegex(self.refused(cut), r"cut\.sqlite\.gz: cannot read at byte [0-9]+ of its text \(.+\)$")
 
+    def test_a_rank_given_twice(self):
+        files = report_files("nsys-straggler")
+        err = self.refused(files[0], files[0], *files[1:3])
+        self.assertRegex(err, r"rank0\.sqlite\.gz: process [0-9]+ on vm is also in .*rank0\.sqlite\.gz: one rank "
+                              r"given twice$")
+        # A copy under another rank's name: the same process of the same host.
+        folder = os.path.join(self.dir, "copy")
+        shutil.copytree(os.path.join(NSYS, "nsys-straggler"), folder)
+        shutil.copy(os.path.join(folder, "rank1.sqlite.gz"), os.path.join(folder, "rank9.sqlite.gz"))
+        self.assertRegex(self.refused(folder), r"rank9\.sqlite\.gz: process [0-9]+ on vm is also in .*rank1\.sqlite"
+                                               r"\.gz: one rank given twice$")
+
     def test_a_file_that_is_no_database_or_not_nsys(self):
         text = os.path.join(self.dir, "notes.sqlite")
         with open(text, "w") as f:
