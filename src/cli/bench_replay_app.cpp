@@ -336,6 +336,12 @@ int measure_fabric_and_report(const ReplayOptions& options, JobSession& session)
   const std::optional<NodeTopology> topology = topology_of(options);
   ReadInput input;
   session.step("reading the traces", [&] { input = read_replay_input(input_request(options)); });
+  // On one process a collective is a copy: no fabric is in it to measure.
+  if (session.world().size() < 2)
+    throw UsageError(fmt::format(
+        "--measure-fabric: measures the job's collectives between this job's ranks, and this job has one; run it "
+        "under mpirun or srun on 2 or more ranks (the traced job had {})",
+        input.summary.world_size));
   Backend& backend = session.create_backend(BackendRequest{options.job.backend});
   const RunContext context = session.run_context({});
   StoppingCriteria stopping;

@@ -477,6 +477,13 @@ class BadInput(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.dir, name)
 
+    def test_the_fabric_is_not_measured_on_one_process(self):
+        # A collective of one process is a copy, and says nothing of the fabric.
+        self.assertEqual(self.refused(os.path.join(TRACES, "straggler"), "--measure-fabric", "--backend", "mpi"),
+                         "bench-replay: error: --measure-fabric: measures the job's collectives between this job's "
+                         "ranks, and this job has one; run it under mpirun or srun on 2 or more ranks (the traced "
+                         "job had 4)")
+
     def test_the_flags_of_a_replayed_run_are_refused_without_it_and_a_reading_s_with_it(self):
         traces = os.path.join(TRACES, "zero3")
         self.assertEqual(self.refused(traces, "--backend", "mpi"),
