@@ -320,12 +320,13 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   const std::optional<NodeTopology> topology = topology_of(options);
   ReadInput input = read_replay_input(input_request(options));
   std::optional<FabricComparison> fabric;
-  if (!options.fabric_path.empty())
-    fabric = compare_with_fabric(
-        input.summary,
-        SweepCostModel(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options)),
-        input.nodes);
-  if (fabric) fabric->basis = fabric_basis(options);
+  if (!options.fabric_path.empty()) {
+    const SweepCostModel sweep(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options));
+    fabric = compare_with_fabric(input.summary, sweep, input.nodes);
+    // How the sweep's figures were stretched to the job's sizes and groups.
+    for (const std::string& note : sweep.notes()) fabric->notes.push_back(note);
+    fabric->basis = fabric_basis(options);
+  }
   return report_reading(options, command_line, std::move(input), fabric, topology, started);
 }
 

@@ -229,8 +229,14 @@ double SweepCostModel::seconds(const CommunicationCostQuery& query) const {
       throw UsageError(
           fmt::format("{}: {} has no bus bandwidth to convert from (busbw 0 at {} ranks)", origin_, what, ranks));
     seconds = static_cast<double>(query.bytes) * bus_bandwidth_factor(query.op, query.ranks) / (busbw * 1e9);
-    notes_.insert(fmt::format("{} {}: converted through busbw from the sweep's {} ranks on {} nodes (extrapolated)",
-                              origin_, name_of(query.op), ranks, nodes));
+    // Below the smallest size a call is bound by latency, not bandwidth: the smallest
+    // size's busbw would give it almost no time at all.
+    if (outside < 0) seconds = points.front().seconds;
+    notes_.insert(
+        fmt::format("{} {} over {} ranks on {} node{}: converted through busbw from the sweep's {} ranks on {} node{} "
+                    "(extrapolated)",
+                    origin_, name_of(query.op), query.ranks, query.nodes, query.nodes == 1 ? "" : "s", ranks, nodes,
+                    nodes == 1 ? "" : "s"));
   }
   if (outside < 0)
     notes_.insert(

@@ -394,6 +394,33 @@ class Fabric(unittest.TestCase):
         self.assertEqual(doc["fabric"]["cause"], "")
         self.assertNotIn("top cause:", out)
 
+    def test_a_sweep_of_other_nodes_converts_through_busbw_and_says_so(self):
+        # The same sweep as if measured on 4 nodes: the one-node job's calls are converted
+        # through busbw, and those below the sweep's smallest size take its time.
+        other = os.path.join(self.dir, "sweep-4-nodes.csv")
+        with open(self.sweep, newline="") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        with open(other, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            writer.writeheader()
+            for row in rows:
+                writer.writerow(dict(row, nodes="4"))
+        path = os.path.join(self.dir, "zero3-4-nodes.json")
+        code, out, err = run(os.path.join(TRACES, "zero3"), "--fabric", other, "--json", path)
+        self.assertEqual(code, 0, err)
+        with open(path) as f:
+            doc = json.load(f)
+        smallest = self.sweep_points("allgather")[0]
+        small = [c for c in doc["collectives"] if c["op"] == "allgather" and c["bytes"] < smallest[0]]
+        self.assertEqual(len(small), 1)
+        self.assertAlmostEqual(small[0]["fabric_seconds"], smallest[1], delta=smallest[1] * 1e-3)
+        for note in (f"--fabric {other} allgather over 4 ranks on 1 node: converted through busbw from the sweep's "
+                     "4 ranks on 4 nodes (extrapolated)",
+                     f"--fabric {other} allgather over 4 ranks: sizes below the sweep's smallest ({smallest[0]} B) "
+                     "take its time (extrapolated)"):
+            self.assertIn(note, doc["provenance"]["notes"])
+            self.assertIn("# note: " + note + "\n", out)
+
     def test_the_top_cause_is_the_one_that_cost_the_most(self):
         """Against a real sweep of this machine (results/mpi-host-2core/default-sweep.csv):
         the straggler run's top cause is the rank that slept, and the time the others waited

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "usage_error.hpp"
@@ -44,7 +45,23 @@ TEST(SweepCostModel, OtherRankCountsConvertThroughBusBandwidth) {
   // 8 ranks: busbw 0.0768 GB/s at 4 KiB, factor 2 x 7 / 8 = 1.75: 4096 x 1.75 / 0.0768e9.
   EXPECT_NEAR(model.seconds(allreduce(4096, 8)), 4096 * 1.75 / 0.0768e9, 1e-12);
   ASSERT_EQ(model.notes().size(), 1u);
-  EXPECT_NE(model.notes()[0].find("converted through busbw from the sweep's 4 ranks on 1 nodes"), std::string::npos);
+  EXPECT_EQ(model.notes()[0],
+            "--from sweep.csv allreduce over 8 ranks on 1 node: converted through busbw from the sweep's 4 ranks on 1 "
+            "node (extrapolated)");
+}
+
+TEST(SweepCostModel, BelowTheSweepAnotherGroupTakesTheSmallestSizesTimeNotItsBandwidth) {
+  const SweepCostModel model(kSweep, "--fabric sweep.csv");
+  // 8 B over 8 ranks: latency-bound; at the 1 KiB point's busbw it would take 91 ns.
+  EXPECT_NEAR(model.seconds(allreduce(8, 8)), 10e-6, 1e-12);
+  ASSERT_EQ(model.notes().size(), 2u);
+  const std::vector<std::string> notes = model.notes();
+  EXPECT_EQ(std::count_if(notes.begin(), notes.end(),
+                          [](const std::string& note) {
+                            return note.find("sizes below the sweep's smallest (1024 B) take its time") !=
+                                   std::string::npos;
+                          }),
+            1);
 }
 
 TEST(SweepCostModel, AnOpTheSweepLacksIsAUsageErrorNamingIt) {
