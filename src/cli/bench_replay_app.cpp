@@ -83,6 +83,14 @@ bool describes_a_model(const PatternFlags& flags) {
          !flags.schedule.empty();
 }
 
+// The model flag given first, to name in what the comparison with the model refuses.
+std::string first_model_flag(const PatternFlags& flags) {
+  if (flags.pattern) return "--pattern";
+  if (!flags.preset.empty()) return "--preset";
+  if (flags.layers) return "--layers";
+  return flags.deepspeed_config.empty() ? "--schedule" : "--deepspeed-config";
+}
+
 void add_replay_options(CLI::App& app, ReplayOptions& options) {
   // Checked in validate, not by CLI11: --version and --help need no trace.
   app.add_option("TRACE", options.traces,
@@ -270,7 +278,9 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
           "--pattern, --preset: a modelled step is compared with the job's traces; a comms log does not "
           "say the calls' order");
     std::vector<std::string> extraction_notes;
-    schedules = extract_schedules(input.traces, extraction_notes);
+    const ScheduleUse use = options.dump_path.empty() ? ScheduleUse{first_model_flag(options.pattern), false}
+                                                      : ScheduleUse{"--dump-schedule", true};
+    schedules = extract_schedules(input.traces, extraction_notes, use);
     if (!options.dump_path.empty()) notes.insert(notes.end(), extraction_notes.begin(), extraction_notes.end());
   }
   std::optional<ModelComparison> model;
@@ -373,7 +383,7 @@ int replay_traced_step(const ReplayOptions& options, JobSession& session) {
     input = read_replay_input(input_request(options));
     if (input.traces.empty())
       throw UsageError("--replay: needs the job's traces; a DeepSpeed comms log does not say the calls' order");
-    schedules = extract_schedules(input.traces, notes);
+    schedules = extract_schedules(input.traces, notes, {"--replay", true});
   });
   notes.insert(notes.begin(), input.notes.begin(), input.notes.end());
   const PatternConfig config = lay_out_traced_step(schedules, session);

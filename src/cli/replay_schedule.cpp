@@ -53,18 +53,24 @@ DataType data_type_of(const TracedCollective& call, bool& guessed) {
 }
 
 ScheduleStep collective_step(const RankTrace& trace, const TracedCollective& call, std::size_t index,
-                             bool& guessed_type) {
+                             bool& guessed_type, const ScheduleUse& use) {
+  const std::string& flag = use.flag;
   ScheduleStep step;
   step.kind = StepKind::collective;
   step.group = GroupRole::data;
   step.stream = "data";
   step.phase = StepPhase::forward;
   step.label = fmt::format("call {} ({})", index + 1, call.name);
+  if (call.group_ranks == 0 && use.runs)
+    throw UsageError(
+        fmt::format("{}: {}: call {} ({}) runs on a process group the trace does not name (the job's groups have "
+                    "several sizes); only calls over every rank are replayed",
+                    flag, trace.path, index + 1, call.name));
   if (call.group_ranks != 0 && call.group_ranks != trace.world_size)
     throw UsageError(
-        fmt::format("--dump-schedule: {}: call {} ({}) runs on a group of {} of the {} ranks; only "
+        fmt::format("{}: {}: call {} ({}) runs on a group of {} of the {} ranks; only "
                     "calls over every rank are replayed",
-                    trace.path, index + 1, call.name, call.group_ranks, trace.world_size));
+                    flag, trace.path, index + 1, call.name, call.group_ranks, trace.world_size));
   if (call.op == "barrier") {
     step.op = Collective::allreduce;
     step.dtype = DataType::float32;
@@ -73,8 +79,8 @@ ScheduleStep collective_step(const RankTrace& trace, const TracedCollective& cal
     return step;
   }
   if (!call.collective || *call.collective == Collective::sendrecv)
-    throw UsageError(fmt::format("--dump-schedule: {}: call {} is {}; point-to-point calls are not replayed",
-                                 trace.path, index + 1, call.op));
+    throw UsageError(fmt::format("{}: {}: call {} is {}; point-to-point calls are not replayed", flag, trace.path,
+                                 index + 1, call.op));
   step.op = *call.collective;
   step.dtype = data_type_of(call, guessed_type);
   step.bytes = call.bytes;
@@ -82,7 +88,7 @@ ScheduleStep collective_step(const RankTrace& trace, const TracedCollective& cal
   return step;
 }
 
-RankSchedule schedule_of(const RankTrace& trace, bool& guessed_type, bool& without_step) {
+RankSchedule schedule_of(const RankTrace& trace, bool& guessed_type, bool& without_step, const ScheduleUse& use) {
   RankSchedule schedule;
   schedule.world_rank = trace.rank;
   const StepCalls chosen = calls_of_one_step(trace);
@@ -92,7 +98,7 @@ RankSchedule schedule_of(const RankTrace& trace, bool& guessed_type, bool& witho
   for (std::size_t i = 0; i < chosen.calls.size(); ++i) {
     const TracedCollective& call = *chosen.calls[i];
     schedule.steps.push_back(compute_step((call.issued_us - previous) * 1e-6, fmt::format("before call {}", i + 1)));
-    ScheduleStep step = collective_step(trace, call, i, guessed_type);
+    ScheduleStep step = collective_step(trace, call, i, guessed_type, use);
     step.waits_for = {schedule.steps.size() - 1};
     schedule.steps.push_back(std::move(step));
     previous = call.issued_us;
@@ -104,21 +110,24 @@ RankSchedule schedule_of(const RankTrace& trace, bool& guessed_type, bool& witho
 
 }  // namespace
 
-std::vector<RankSchedule> extract_schedules(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
+std::vector<RankSchedule> extract_schedules(const std::vector<RankTrace>& traces, std::vector<std::string>& notes,
+                                            const ScheduleUse& use) {
+  const std::string& flag = use.flag;
   std::vector<RankSchedule> schedules;
   bool guessed_type = false, without_step = false;
-  for (const RankTrace& trace : traces) schedules.push_back(schedule_of(trace, guessed_type, without_step));
+  for (const RankTrace& trace : traces) schedules.push_back(schedule_of(trace, guessed_type, without_step, use));
   std::sort(schedules.begin(), schedules.end(),
             [](const RankSchedule& a, const RankSchedule& b) { return a.world_rank < b.world_rank; });
   const int world = traces.empty() ? 0 : traces.front().world_size;
   for (std::size_t i = 0; i < static_cast<std::size_t>(world); ++i)
     if (i >= schedules.size() || schedules[i].world_rank != static_cast<int>(i))
-      throw UsageError(fmt::format("--dump-schedule: rank {}'s trace is missing: a schedule needs every rank's", i));
+      throw UsageError(fmt::format("{}: rank {}'s trace is missing: a schedule needs every rank's", flag, i));
   notes.push_back(
-      "--dump-schedule: the compute between calls is the time from one call's issue to the next, "
-      "waiting included (a trace does not say where the training thread waited)");
-  if (without_step) notes.push_back("--dump-schedule: a trace without profiler steps: all its calls are one step");
-  if (guessed_type) notes.push_back("--dump-schedule: calls of an element type not known are replayed as bytes");
+      fmt::format("{}: the compute between calls is the time from one call's issue to the next, "
+                  "waiting included (a trace does not say where the training thread waited)",
+                  flag));
+  if (without_step) notes.push_back(flag + ": a trace without profiler steps: all its calls are one step");
+  if (guessed_type) notes.push_back(flag + ": calls of an element type not known are replayed as bytes");
   return schedules;
 }
 

@@ -17,8 +17,15 @@ namespace commbench {
 // between the two, waiting included, for a CPU trace does not say where the thread
 // waited. A last compute step runs to the step's end. Every call is over the data group,
 // which is every rank; a barrier becomes an allreduce of one float, as NCCL's is.
-// UsageError for calls this cannot replay: point-to-point, or a group of fewer ranks.
-// `notes` gets the approximations made.
-std::vector<RankSchedule> extract_schedules(const std::vector<RankTrace>& traces, std::vector<std::string>& notes);
+// UsageError for calls this cannot replay: point-to-point, a group of fewer ranks, or, for
+// a schedule to run, one the trace does not name (gloo's trace of a job with groups of
+// several sizes); each names the flag that asked for the schedule. `notes` gets the
+// approximations made.
+struct ScheduleUse {
+  std::string flag = "--dump-schedule";  // --dump-schedule, --replay, or the model flag
+  bool runs = true;                      // false: only compared with a model, never run
+};
+std::vector<RankSchedule> extract_schedules(const std::vector<RankTrace>& traces, std::vector<std::string>& notes,
+                                            const ScheduleUse& use = {});
 
 }  // namespace commbench

@@ -76,5 +76,20 @@ TEST(ReplaySchedule, CallsItCannotReplayAreRefused) {
             std::string::npos);
 }
 
+TEST(ReplaySchedule, ACallOnAGroupTheTraceDoesNotNameIsNotRunButIsCompared) {
+  std::vector<RankTrace> traces = fixture("ddp-default");
+  std::vector<std::string> notes;
+  traces[2].collectives[1].group_ranks = 0;  // gloo's trace of a job with groups of several sizes
+  const std::string refusal = usage_error_of([&] { extract_schedules(traces, notes, {"--replay", true}); });
+  EXPECT_EQ(refusal.rfind("--replay: ", 0), 0u) << refusal;
+  EXPECT_NE(refusal.find(": call 2 (" + traces[2].collectives[1].name +
+                         ") runs on a process group the trace does not name (the job's groups have several sizes)"),
+            std::string::npos)
+      << refusal;
+  const std::vector<RankSchedule> compared = extract_schedules(traces, notes, {"--pattern", false});
+  EXPECT_EQ(compared.size(), 4u);
+  EXPECT_EQ(notes.back().rfind("--pattern: ", 0), 0u) << notes.back();
+}
+
 }  // namespace
 }  // namespace commbench
