@@ -37,13 +37,13 @@ class TraceScanner {
 
   void feed(const char* data, std::size_t size) {
     std::size_t capture_from = 0;
-    for (std::size_t i = 0; i < size; ++i) step(data, i, capture_from);
+    for (std::size_t i = 0; i < size && !trace_.not_an_object; ++i) step(data, i, capture_from);
     if (capturing_) capture_.append(data + capture_from, size - capture_from);
     offset_ += size;
   }
 
   void finish() const {
-    if (place_ != Place::done)
+    if (place_ != Place::done && !trace_.not_an_object)
       throw UsageError(fmt::format("{}: not a whole JSON trace: cut short after byte {}", path_, offset_));
   }
 
@@ -106,6 +106,8 @@ class TraceScanner {
       case Place::before:
         if (c == '{')
           place_ = Place::expect_key;
+        else if (c == '[' || c == '"' || c == '-' || c == 't' || c == 'f' || c == 'n' || (c >= '0' && c <= '9'))
+          trace_.not_an_object = true;  // JSON, but no trace: the rest is not read
         else if (!is_space(c))
           malformed(at);
         return;
@@ -230,6 +232,7 @@ StreamedTrace stream_trace_events(const std::string& path, const std::function<b
     const std::size_t got = input.read(buffer.data(), buffer.size());
     if (got == 0) break;
     scanner.feed(buffer.data(), got);
+    if (trace.not_an_object) return trace;
   }
   if (!input.error().empty())
     throw UsageError(fmt::format("{}: cannot read at byte {} of its text ({})", path, input.offset(), input.error()));

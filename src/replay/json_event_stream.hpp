@@ -18,10 +18,12 @@ struct StreamedTrace {
   std::map<std::string, nlohmann::json> members;  // every top-level member but traceEvents
   std::uint64_t events = 0;                       // elements of traceEvents seen
   bool had_events = false;                        // a traceEvents array was there
+  bool not_an_object = false;                     // the text starts as JSON that is no object
 };
 
 // `wanted` sees each event's JSON text; `on_event` gets the events it wanted, parsed, in
-// order. UsageError naming `path` and the byte when the text is not a JSON object, is
+// order. A text that starts as another JSON value (an array, a string, a number) is
+// not_an_object, read no further. UsageError naming `path` and the byte when the text is
 // malformed where the scan or a wanted event's parse finds it, or is cut short.
 StreamedTrace stream_trace_events(const std::string& path, const std::function<bool(std::string_view text)>& wanted,
                                   const std::function<void(const nlohmann::json& event)>& on_event);

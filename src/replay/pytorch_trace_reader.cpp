@@ -98,6 +98,8 @@ RankTrace read_pytorch_trace(const std::string& path) {
   } catch (const MalformedEvent& e) {
     throw UsageError(fmt::format("{}: not a trace torch.profiler wrote: {}", path, e.what()));
   }
+  if (streamed.not_an_object)
+    throw NotATrace(fmt::format("{}: not a Chrome trace (its JSON is not an object with a traceEvents array)", path));
   if (!streamed.had_events) throw NotATrace(fmt::format("{}: not a Chrome trace (no traceEvents array)", path));
   const auto info = streamed.members.find("distributedInfo");
   if (info == streamed.members.end() || !info->second.is_object())

@@ -666,6 +666,17 @@ class BadInput(unittest.TestCase):
         self.assertTrue(self.refused(os.path.join(folder, "ds_config.json")).endswith(
             "ds_config.json: not a Chrome trace (no traceEvents array)"))
 
+    def test_json_that_is_no_object_in_a_folder_is_passed_over(self):
+        folder = self.path("job")
+        shutil.copytree(os.path.join(TRACES, "straggler"), folder)
+        with open(os.path.join(folder, "list.json"), "w") as f:
+            f.write("[1, 2]\n")
+        code, out, err = run(folder)
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"# note: {folder}/list.json passed over: not a Chrome trace\n", out)
+        self.assertTrue(self.refused(os.path.join(folder, "list.json")).endswith(
+            "list.json: not a Chrome trace (its JSON is not an object with a traceEvents array)"))
+
     def test_a_pipe_is_refused_not_waited_on(self):
         fifo = self.path("trace.json")
         os.mkfifo(fifo)

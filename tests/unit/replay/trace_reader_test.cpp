@@ -58,8 +58,16 @@ TEST(JsonEventStream, ATraceCutShortOrMalformedNamesTheFileAndByte) {
   const std::string text(kTrace);
   const std::string cut = dir.write("cut.json", text.substr(0, 400));
   EXPECT_EQ(usage_error_of([&] { read(cut); }), cut + ": not a whole JSON trace: cut short after byte 400");
-  const std::string array = dir.write("array.json", "[1, 2]");
-  EXPECT_EQ(usage_error_of([&] { read(array); }), array + ": not a whole JSON trace: malformed at byte 1");
+  // JSON, but not an object: no trace, which a folder's reading passes over.
+  for (const char* text : {"[1, 2]", " null", "\"text\"", "12"}) {
+    const std::string other = dir.write("other.json", text);
+    EXPECT_TRUE(stream_trace_events(other, all, [](const nlohmann::json&) {}).not_an_object) << text;
+    EXPECT_THROW(read_pytorch_trace(other), NotATrace) << text;
+    EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(other); }),
+              other + ": not a Chrome trace (its JSON is not an object with a traceEvents array)");
+  }
+  const std::string neither = dir.write("neither.json", "op,bytes");
+  EXPECT_EQ(usage_error_of([&] { read(neither); }), neither + ": not a whole JSON trace: malformed at byte 1");
   // A wanted event that is no JSON: the byte is the file's, not the event's.
   const std::string bad = dir.write("bad.json", R"({"traceEvents": [{"name": "c10d::x", "ts": 1.2.3}]})");
   EXPECT_EQ(usage_error_of([&] { read(bad); }),
