@@ -29,13 +29,13 @@ std::string listed_names(std::span<const NamedValue<Value>> names) {
   return text;
 }
 
-// "int8, uint8, ..., all": the name of each value of `every` and "all", as errors list
-// them. Built from the tables, so a new value shows up in every message and help text.
+// "int8, uint8, ...": the name of each value of `every`, as errors list them. Built from
+// the tables, so a new value shows up in every message and help text.
 template <typename Enum>
 std::string canonical_names(std::span<const Enum> every) {
   std::string text;
-  for (const Enum value : every) text += std::string(name_of(value)) + ", ";
-  return text + "all";
+  for (const Enum value : every) text += (text.empty() ? "" : ", ") + std::string(name_of(value));
+  return text;
 }
 
 // What a list flag accepts, for its help: the canonical names, then the other spellings
@@ -46,7 +46,7 @@ std::string accepted_names(std::span<const Enum> every, std::span<const NamedVal
   for (const auto& entry : names) {
     if (entry.name != name_of(entry.value)) aliases += (aliases.empty() ? "" : ", ") + std::string(entry.name);
   }
-  return canonical_names(every) + (aliases.empty() ? "" : " (also: " + aliases + ")");
+  return canonical_names(every) + ", all" + (aliases.empty() ? "" : " (also: " + aliases + ")");
 }
 
 // Finds `text` (case-insensitive) among `names`; otherwise throws a UsageError such as
@@ -61,15 +61,24 @@ Enum lookup_name(std::span<const NamedValue<Enum>> names, std::string_view text,
                    "'; expected one of: " + std::string(canonical_list));
 }
 
-// "all" expands to `every`; otherwise each comma-separated item is parsed, duplicates dropped.
+// "all" expands to `every`; otherwise each comma-separated item is parsed, duplicates
+// dropped. `parse_one` throws a UsageError ending in the names it expects.
 template <typename Enum, typename Parse>
 std::vector<Enum> parse_list(std::string_view text, std::string_view flag, std::span<const Enum> every,
                              Parse parse_one) {
   if (lower_case(text) == "all") return {every.begin(), every.end()};
   std::vector<Enum> values;
-  for (const std::string& item : split_list(text)) {
+  const std::vector<std::string> items = split_list(text);
+  for (const std::string& item : items) {
     if (item.empty()) throw UsageError(std::string(flag) + ": empty item in list '" + std::string(text) + "'");
-    const Enum value = parse_one(item, flag);
+    Enum value{};
+    try {
+      value = parse_one(item, flag);
+    } catch (const UsageError& e) {
+      // A flag of one name could also have been "all"; an item of a longer list could not.
+      if (items.size() == 1) throw UsageError(std::string(e.what()) + ", all");
+      throw;
+    }
     bool seen = false;
     for (Enum v : values) seen = seen || v == value;
     if (!seen) values.push_back(value);

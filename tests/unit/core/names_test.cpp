@@ -6,6 +6,7 @@
 #include "commbench/core/name_lookup.hpp"
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/reduce_op.hpp"
+#include "usage_error.hpp"
 
 namespace commbench {
 namespace {
@@ -33,8 +34,15 @@ TEST(DataTypeNames, UnknownNameListsTheChoices) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "-d/--dtype: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, "
-                 "half, bfloat16, float, double, f8e4m3, f8e5m2, all");
+                 "half, bfloat16, float, double, f8e4m3, f8e5m2");
   }
+  // A list flag also takes "all", and says so where it could have been given instead.
+  EXPECT_EQ(testing::usage_error_of([] { parse_data_type_list("flaot", "-d"); }),
+            "-d: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, "
+            "float, double, f8e4m3, f8e5m2, all");
+  EXPECT_EQ(testing::usage_error_of([] { parse_data_type_list("float,flaot", "-d"); }),
+            "-d: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, "
+            "float, double, f8e4m3, f8e5m2");
 }
 
 // The help lists what the parser accepts: every name it shows parses, the fp8 types and
