@@ -29,6 +29,7 @@
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "optional_json.hpp"
+#include "pattern_flag_parsers.hpp"
 #include "pattern_flags.hpp"
 #include "pattern_run.hpp"
 #include "replay_fabric.hpp"
@@ -155,16 +156,30 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
       "With --replay: every rank's last replayed step as a Chrome/Perfetto trace", "FILE");
 }
 
+// The first of bench-patterns' flags given (--dtype aside: it also types the calls a
+// report gives counts for), or none.
+std::optional<std::string> model_flag_given(const CLI::App& app) {
+  for (const CLI::Option* option : app.get_options()) {
+    const std::string& group = option->get_group();
+    const bool model_flag =
+        group == kModelGroup || group == kLayoutGroup || group == kFrameworkGroup || group == kComputeGroup;
+    if (model_flag && option->count() > 0 && option->get_name() != "--dtype") return option->get_name();
+  }
+  return std::nullopt;
+}
+
 // What only a run of the traced step takes, and what it does not: one UsageError naming
 // the flag.
 void validate_replay_options(const CLI::App& app, ReplayOptions& options) {
   if (options.traces.empty()) throw UsageError("TRACE: name at least one trace file or folder (see --help)");
   options.iterations_given = app.count("--iters") > 0;
+  const std::optional<std::string> model_flag = model_flag_given(app);
+  const bool model = describes_a_model(options.pattern) || model_flag;
   if (options.measure_fabric) {
     if (options.replay) throw UsageError("--measure-fabric: not with --replay (run them one after the other)");
     if (!options.fabric_path.empty())
       throw UsageError("--measure-fabric: measures the fabric here; --fabric reads it from a file (give one)");
-    if (!options.dump_path.empty() || describes_a_model(options.pattern))
+    if (!options.dump_path.empty() || model)
       throw UsageError(
           "--measure-fabric: measures the fabric; --dump-schedule and the model flags read the traces without a job "
           "(run bench-replay again without --measure-fabric)");
@@ -172,12 +187,17 @@ void validate_replay_options(const CLI::App& app, ReplayOptions& options) {
     return;
   }
   if (!options.replay) {
+    // Alone, bench-patterns' flags describe no step, and would be passed over in silence.
+    if (model_flag && !describes_a_model(options.pattern))
+      throw UsageError(fmt::format("{}: describes the step to compare the job's with; give --pattern, --preset, "
+                                   "--layers, --deepspeed-config or --schedule too",
+                                   *model_flag));
     for (const char* flag : {"--backend", "--timeout", "--iters", "--warmup", "--trace"})
       if (app.count(flag) > 0)
         throw UsageError(fmt::format("{}: only with --replay or --measure-fabric (they run a job)", flag));
     return;
   }
-  if (!options.fabric_path.empty() || !options.dump_path.empty() || describes_a_model(options.pattern))
+  if (!options.fabric_path.empty() || !options.dump_path.empty() || model)
     throw UsageError(
         "--replay: runs the traced step; --fabric, --dump-schedule and the model flags read it without a job (run "
         "bench-replay again without --replay)");

@@ -542,6 +542,20 @@ class BadInput(unittest.TestCase):
                       self.refused(traces, "--replay", "--pattern", "zero3", "--layers", "2"))
         self.assertFalse(os.path.exists(self.path("t.json")))
 
+    def test_a_model_flag_without_a_model_is_refused_not_passed_over(self):
+        traces = os.path.join(TRACES, "straggler")
+        for flag in (["--tp", "2"], ["--tflops", "100"], ["--compute-scale", "0.5"], ["--tie-embeddings"],
+                     ["--hidden", "10"], ["--first-bucket-mb", "1"]):
+            with self.subTest(flag=flag):
+                self.assertEqual(self.refused(traces, *flag),
+                                 f"bench-replay: error: {flag[0]}: describes the step to compare the job's with; give "
+                                 "--pattern, --preset, --layers, --deepspeed-config or --schedule too")
+        # With a run of the traced step, a model flag has no place either.
+        self.assertIn("--replay: runs the traced step", self.refused(traces, "--replay", "--tp", "2"))
+        # --dtype also types the calls of a report that gives only counts.
+        code, _, err = run(traces, "--dtype", "float")
+        self.assertEqual(code, 0, err)
+
     def test_a_topology_that_is_not_bench_topologys(self):
         sweep = os.path.join(HERE, "..", "..", "results", "mpi-host-2core", "replay-fabric", "sweep.csv")
         dump = self.path("s.jsonl")
