@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <string_view>
@@ -133,6 +136,15 @@ void check_result_files_apart(const ResultFiles& files,
       if (!path.empty() && !input.empty() && same_file(path, input))
         throw UsageError(fmt::format("{} {}: a file this run reads ({} {}); name another result file", flag, path,
                                      input_flag, input));
+  }
+}
+
+void check_files_exist(const std::vector<std::pair<std::string, const char*>>& read) {
+  for (const auto& [path, flag] : read) {
+    std::error_code ec;
+    if (path.empty() || std::filesystem::exists(path, ec)) continue;
+    const std::string label = flag[0] == '-' ? fmt::format("{} {}", flag, path) : path;
+    throw UsageError(fmt::format("{}: cannot read ({})", label, std::strerror(ENOENT)));
   }
 }
 

@@ -120,8 +120,10 @@ bool same_file(const std::string& first, const std::string& second) {
     if (!ec) return equivalent;
   }
   std::error_code first_ec, second_ec;
-  const fs::path first_resolved = fs::weakly_canonical(first, first_ec);
-  const fs::path second_resolved = fs::weakly_canonical(second, second_ec);
+  // Absolute first: weakly_canonical leaves a relative path that does not exist relative,
+  // so "a.csv" and "./a.csv" would differ.
+  const fs::path first_resolved = fs::weakly_canonical(fs::absolute(first, first_ec), first_ec);
+  const fs::path second_resolved = fs::weakly_canonical(fs::absolute(second, second_ec), second_ec);
   if (first_ec || second_ec) return first == second;
   return first_resolved == second_resolved;
 }

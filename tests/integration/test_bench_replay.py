@@ -529,6 +529,8 @@ class BadInput(unittest.TestCase):
                          "bench-replay: error: --trace: only with --replay or --measure-fabric (they run a job)")
         self.assertEqual(self.refused(traces, "--measure-fabric", "--trace", self.path("t.json")),
                          "bench-replay: error: --trace: only with --replay (a run of the traced step)")
+        with open(self.path("s.csv"), "w") as f:
+            f.write("op,bytes,ranks,nodes,time_us,busbw_gbps\n")
         self.assertEqual(self.refused(traces, "--measure-fabric", "--fabric", self.path("s.csv")),
                          "bench-replay: error: --measure-fabric: measures the fabric here; --fabric reads it from "
                          "a file (give one)")
@@ -541,6 +543,16 @@ class BadInput(unittest.TestCase):
         self.assertIn("--replay: runs the traced step",
                       self.refused(traces, "--replay", "--pattern", "zero3", "--layers", "2"))
         self.assertFalse(os.path.exists(self.path("t.json")))
+
+    def test_a_file_to_read_that_is_not_there_is_named_first(self):
+        # Before the model flags are checked: the file would have said what they ask for.
+        self.assertEqual(self.refused(os.path.join(TRACES, "llama-zero3"), "--deepspeed-config", self.path("none.json")),
+                         f"bench-replay: error: --deepspeed-config {self.path('none.json')}: cannot read (No such file "
+                         "or directory)")
+        self.assertEqual(self.refused(os.path.join(TRACES, "llama-zero3"), "--schedule", self.path("none.jsonl"),
+                                      "--tp", "2"),
+                         f"bench-replay: error: --schedule {self.path('none.jsonl')}: cannot read (No such file or "
+                         "directory)")
 
     def test_a_model_flag_without_a_model_is_refused_not_passed_over(self):
         traces = os.path.join(TRACES, "straggler")

@@ -95,7 +95,7 @@ struct Command {
   std::function<std::optional<std::string>(const Options& options, bool reporting, const std::string& command_line)>
       without_job = {};
   // Files the run reads, with the flag that names each (a folder's files listed, not the
-  // folder): no result file may be one of them. Called on the reporting process only.
+  // folder): each must exist, and no result file may be one of them.
   std::function<std::vector<std::pair<std::string, const char*>>(const Options& options)> read_files = {};
 };
 
@@ -113,6 +113,10 @@ void prepare_result_files(const ResultFiles& files, const std::vector<std::pair<
 void check_result_files_apart(const ResultFiles& files,
                               const std::vector<std::pair<std::string, const char*>>& replaced,
                               const std::vector<std::pair<std::string, const char*>>& read);
+// Refuses a file the run would read that is not there, naming it and its flag ("--fabric
+// x.csv: cannot read (No such file or directory)"; a positional, such as TRACE, by its
+// path alone), before validate can ask for what the file would have said.
+void check_files_exist(const std::vector<std::pair<std::string, const char*>>& read);
 }  // namespace shell_detail
 
 template <typename Options>
@@ -125,15 +129,18 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
     const std::string version_suffix = command.version_lists_backends ? "\nbackends: " + available_backends() : "";
     if (std::optional<std::string> text = shell_detail::parse(app, argc, argv, command.name, version_suffix))
       return text;
-    if (command.validate) command.validate(app, options);
     using NamedPaths = std::vector<std::pair<std::string, const char*>>;
+    // A file not there is said first: validate could otherwise ask for what it would hold.
+    const NamedPaths read = command.read_files ? command.read_files(options) : NamedPaths{};
+    shell_detail::check_files_exist(read);
+    if (command.validate) command.validate(app, options);
     const NamedPaths replaced = command.replaced_files ? command.replaced_files(options) : NamedPaths{};
     shell_detail::check_result_files_apart(options.job.files, replaced, {});
     const bool reporting = is_reporting_process();
     if (reporting) {
-      // Listing a folder's files depends on this node's disk: the reporting process decides.
-      if (command.read_files)
-        shell_detail::check_result_files_apart(options.job.files, replaced, command.read_files(options));
+      // Whether a result file is one read depends on this node's disk: the reporting
+      // process decides.
+      shell_detail::check_result_files_apart(options.job.files, replaced, read);
       shell_detail::prepare_result_files(options.job.files, replaced);
     }
     if (command.without_job) return command.without_job(options, reporting, quoted_command_line(argc, argv));
