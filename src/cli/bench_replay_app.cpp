@@ -282,6 +282,19 @@ ModelComparison compare_model(const ReplayOptions& options, const ReadInput& inp
   return compare_with_model(job, build_schedule(config, 0), fmt::format("{}, {} ranks", pattern_name(config), world));
 }
 
+// The traced job's hosts, where every rank's trace was read and names its host; a
+// DeepSpeed log, or some of the ranks, leave them unknown (0 nodes, no hosts).
+void set_traced_hosts(const TraceSummary& summary, RunContext& context) {
+  if (summary.ranks.size() != static_cast<std::size_t>(summary.world_size)) return;
+  std::vector<std::string> hosts(summary.ranks.size());
+  for (const RankTraceSummary& rank : summary.ranks) {
+    if (rank.host.empty() || rank.rank < 0 || rank.rank >= summary.world_size) return;
+    hosts[static_cast<std::size_t>(rank.rank)] = rank.host;
+  }
+  context.nodes = static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size());
+  context.rank_hosts = std::move(hosts);
+}
+
 // The report of what was read, against the fabric when `fabric` holds a comparison:
 // printed, and written to the result files; the last line is returned.
 std::string report_reading(const ReplayOptions& options, const std::string& command_line, ReadInput input,
@@ -315,6 +328,7 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   RunContext context = context_without_job(kReplaySchema, kProgram, command_line,
                                            {{"traces", std::to_string(files.size())}, {"format", input.format}});
   context.ranks = summary.world_size;
+  set_traced_hosts(summary, context);
   context.notes = notes;
   if (fabric) context.notes.insert(context.notes.end(), fabric->notes.begin(), fabric->notes.end());
   write_replay_files(options, summary,

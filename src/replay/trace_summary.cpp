@@ -16,6 +16,29 @@ namespace {
 
 double duration_of(const TracedCollective& c) { return std::max(0.0, c.end_us - c.start_us) * 1e-6; }
 
+// A collective ends on no rank before every rank has called it. Ranks whose matched calls
+// are minutes apart (more than any clock offset or straggler) are of different runs.
+void require_calls_to_meet(const std::vector<RankTrace>& traces) {
+  constexpr double kApartUs = 60e6;
+  for (std::size_t i = 0; i < traces.front().collectives.size(); ++i) {
+    const RankTrace* ended = nullptr;
+    const RankTrace* called = nullptr;
+    for (const RankTrace& trace : traces) {
+      const TracedCollective& call = trace.collectives[i];
+      // A call's end without the backend's run is when it was queued, not when it ended.
+      if (call.timed_by_backend && (!ended || call.end_us < ended->collectives[i].end_us)) ended = &trace;
+      if (!called || call.issued_us > called->collectives[i].issued_us) called = &trace;
+    }
+    if (!ended) continue;
+    const double apart_us = called->collectives[i].issued_us - ended->collectives[i].end_us;
+    if (apart_us > kApartUs)
+      throw UsageError(fmt::format(
+          "call {} ({}) ended in {} {:.0f} s before {} called it: traces of different runs (or of hosts whose "
+          "clocks are that far apart)",
+          i + 1, ended->collectives[i].op, ended->path, apart_us * 1e-6, called->path));
+  }
+}
+
 void require_one_run(const std::vector<RankTrace>& traces) {
   const RankTrace& first = traces.front();
   std::map<int, const RankTrace*> by_rank;
@@ -37,6 +60,7 @@ void require_one_run(const std::vector<RankTrace>& traces) {
         throw UsageError(fmt::format("call {} is {} in {} and {} in {}: the traces do not line up", i + 1,
                                      trace.collectives[i].op, trace.path, first.collectives[i].op, first.path));
   }
+  require_calls_to_meet(traces);
 }
 
 struct ClassKey {
@@ -55,6 +79,12 @@ void add_bandwidth(TracedClass& c, const std::optional<Collective>& collective) 
 }
 
 std::string verdict_of(const TraceSummary& summary) {
+  // A rank not read may be the one the others waited for.
+  if (summary.ranks.size() < static_cast<std::size_t>(summary.world_size))
+    return fmt::format(
+        "no straggler can be named: {} of the job's {} ranks {} read, and the rank the others waited for may be "
+        "among those not read (give every rank's trace)",
+        summary.ranks.size(), summary.world_size, summary.ranks.size() == 1 ? "was" : "were");
   if (!summary.straggler)
     return fmt::format("no straggler: the last arrival is spread over the ranks ({} calls matched)", summary.calls);
   const RankTraceSummary& rank = *std::find_if(summary.ranks.begin(), summary.ranks.end(),
@@ -216,7 +246,9 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   }
   // Last at no more than twice its share of the calls, or at one call alone: arrival
   // order is noise, not a straggler.
-  if (traces.size() < 2 || most < 2 || most * traces.size() <= 2 * summary.calls) summary.straggler.reset();
+  if (traces.size() < 2 || most < 2 || most * traces.size() <= 2 * summary.calls ||
+      traces.size() < static_cast<std::size_t>(summary.world_size))
+    summary.straggler.reset();
   summary.verdict = verdict_of(summary);
   return summary;
 }

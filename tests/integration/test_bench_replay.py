@@ -645,6 +645,28 @@ class BadInput(unittest.TestCase):
         ddp, fsdp = rank_files("ddp-default"), rank_files("fsdp2")
         self.assertIn("the traces do not line up", self.refused(ddp[0], *fsdp[1:]))
         self.assertIn("are both rank 0", self.refused(ddp[0], ddp[0]))
+        # The same job and step, recorded half an hour apart: the calls never met.
+        straggler = rank_files("straggler")
+        self.assertRegex(self.refused(ddp[0], ddp[1], *straggler[2:]),
+                         r"call 1 \(allreduce\) ended in .*ddp-default/rank0\.json\.gz [0-9]+ s before "
+                         r".*straggler/rank[23]\.json\.gz called it: traces of different runs")
+
+    def test_some_of_the_ranks_name_no_straggler(self):
+        code, out, err = run(rank_files("straggler")[0], "--json", self.outputs[1])
+        self.assertEqual(code, 0, err)
+        self.assertIn("verdict: no straggler can be named: 1 of the job's 4 ranks was read", out)
+        with open(self.outputs[1]) as f:
+            doc = json.load(f)
+        self.assertIsNone(doc["straggler"])
+        self.assertEqual(doc["provenance"]["nodes"], 0)  # not known from one rank of four
+        # Every rank: the hosts are the traces'.
+        code, out, err = run(os.path.join(TRACES, "straggler"), "--json", self.outputs[1], "--force")
+        self.assertEqual(code, 0, err)
+        with open(self.outputs[1]) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["straggler"], 2)
+        self.assertEqual(doc["provenance"]["rank_hosts"], ["vm"] * 4)
+        self.assertEqual(doc["provenance"]["nodes"], 1)
 
     def test_a_result_file_that_is_a_file_read_or_another_result_file(self):
         folder = self.path("job")
