@@ -23,6 +23,7 @@
 #include "commbench/cli/nic_watch.hpp"
 #include "commbench/cli/profile_range_plan.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/report/json_reporter.hpp"
 #include "commbench/runner/interruption.hpp"
@@ -269,6 +270,11 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   Backend& backend =
       session.create_backend(BackendRequest{options.job.backend, options.gpus_per_process, options.register_buffers,
                                             options.cuda_graph_iterations, options.blocking});
+  // One rank's busbw is 0 by nccl-tests' factor: every interval would read as a dip.
+  if (options.soak_seconds > 0 && backend.ranks() < 2)
+    throw UsageError(
+        "--soak: watches the busbw between ranks, and one rank has none (its collective is a copy); run it under "
+        "mpirun or srun on 2 or more ranks");
   std::vector<std::string> notes;
   const std::vector<OpCase> plan = plan_sweep(options, backend, session, notes);
   if (std::optional<std::string> why = backend.library_choices_unavailable()) notes.push_back(std::move(*why));
@@ -336,7 +342,9 @@ int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, Colle
   if (session.reporting()) {
     for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
     print_threshold_failures(summary.threshold_failures);
-    if (dipped) print_error("soak: a case's busbw dipped below --fraction of its steady level (the lines above)");
+    if (dipped)
+      print_error(fmt::format("soak: a case's busbw dipped below {} % of its steady level (the lines above)",
+                              significant_text(100 * soak.rule().fraction, 3)));
     if (interruption) print_error(interruption->what());
   }
   return summary.exit_code;

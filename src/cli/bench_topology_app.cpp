@@ -176,7 +176,7 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
     auto guard = session.watchdog().guard("gathering the nodes' models");
     gathered = world.all_gather(own_model);
     // A SIGINT/SIGTERM during the probe: the models made are kept, the run is incomplete.
-    signal_number = world.max(pending_interruption());
+    signal_number = signal_of_agreement_key(world.max(interruption_agreement_key()));
   }
   // The files open once every model has been read and judged: a model that cannot be read
   // is bad input, which leaves no result file behind.

@@ -35,6 +35,7 @@ void CollectivesSoak::add(const OpCase& c, int interval, double start_s, double 
       flagged.push_back(nic.node + " " + nic_label(nic.traffic.device, nic.traffic.port, nic.traffic.rdma));
   series.flagged.push_back(std::move(flagged));
   intervals_ = std::max(intervals_, interval + 1);
+  elapsed_s_ = std::max(elapsed_s_, end_s);
 }
 
 // A rail short in more than half of the dip's low readings is named with it.
@@ -85,8 +86,13 @@ std::vector<CaseDip> CollectivesSoak::dips() const {
 
 std::string CollectivesSoak::console_text(const std::vector<CaseDip>& dips) const {
   if (!enabled()) return "";
-  std::string text = fmt::format("# soak: {} intervals over {} s; {} dip{}\n", intervals_,
-                                 significant_text(duration_s_, 6), dips.size(), dips.size() == 1 ? "" : "s");
+  // An interrupted soak says how long it ran, and that it was cut short.
+  const bool cut_short = elapsed_s_ + interval_s_ < duration_s_;
+  std::string text = fmt::format(
+      "# soak: {} interval{} over {} s{}; {} dip{}\n", intervals_, intervals_ == 1 ? "" : "s",
+      significant_text(elapsed_s_, 3),
+      cut_short ? fmt::format(" (stopped before the {} s asked for)", significant_text(duration_s_, 6)) : "",
+      dips.size(), dips.size() == 1 ? "" : "s");
   std::set<std::string> excluded;
   for (const CaseDip& dip : dips) {
     text += fmt::format(

@@ -27,6 +27,14 @@ bool install_interruption_handlers() {
 
 int pending_interruption() { return g_signal; }
 
+namespace {
+constexpr int kSigintKey = 1 << 16;  // above every signal number
+}  // namespace
+
+int interruption_agreement_key() { return g_signal == SIGINT ? kSigintKey : g_signal; }
+
+int signal_of_agreement_key(int key) { return key == kSigintKey ? SIGINT : key; }
+
 void clear_interruption() { g_signal = 0; }
 
 void sleep_unless_interrupted(double seconds) {

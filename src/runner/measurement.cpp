@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/backend/collective_try.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/profile_range.hpp"
 #include "commbench/core/statistics.hpp"
 #include "commbench/runner/interruption.hpp"
@@ -119,6 +119,26 @@ double MeasurementLoop::timed(Workload& workload, std::uint64_t iterations, cons
   return workload.time(iterations);
 }
 
+void MeasurementLoop::warm_up(Workload& workload) {
+  // Chunks of 16, 32, 64, ... iterations up to the largest: a warm-up of a few runs as one
+  // chunk with no agreement at all; a very long one is stopped within one chunk's time.
+  constexpr std::uint64_t kFirstChunk = 16;
+  constexpr std::uint64_t kLargestChunk = std::uint64_t{1} << 16;
+  const std::uint64_t total = settings_.warmup_iterations;
+  const auto guard = guard_of(watchdog_, fmt::format("{} (warm-up, {} iterations)", workload.describe(), total));
+  const ProfileRange range([&] { return fmt::format("warm-up ({} iteration{})", total, total == 1 ? "" : "s"); });
+  std::uint64_t done = 0;
+  for (std::uint64_t chunk = kFirstChunk; done < total; chunk = std::min(2 * chunk, kLargestChunk)) {
+    const std::uint64_t iterations = std::min(chunk, total - done);
+    workload.time(iterations);
+    done += iterations;
+    if (done == total) break;
+    const int signalled =
+        agreed(workload, "warm-up agreement", [&] { return group_.bitwise_or(pending_interruption() != 0 ? 1 : 0); });
+    if (signalled != 0) throw_interrupted(workload);
+  }
+}
+
 std::uint64_t MeasurementLoop::checked_wrong_elements(Workload& workload, std::optional<std::string>& failure) {
   std::uint64_t local_wrong = 0;
   {
@@ -142,8 +162,8 @@ std::uint64_t MeasurementLoop::checked_wrong_elements(Workload& workload, std::o
 void MeasurementLoop::throw_interrupted(const Workload& workload) {
   // Ranks may have seen different signals (or none, when only some were signalled): agree
   // on one so every rank exits with the same code.
-  const int signal_number =
-      agreed(workload, "interruption agreement", [&] { return group_.max(pending_interruption()); });
+  const int signal_number = signal_of_agreement_key(
+      agreed(workload, "interruption agreement", [&] { return group_.max(interruption_agreement_key()); }));
   throw Interrupted(signal_number);
 }
 
@@ -154,7 +174,7 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
   timed_iterations_ = 0;
   if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);
 
-  if (settings_.warmup_iterations > 0) timed(workload, settings_.warmup_iterations, "warm-up");
+  if (settings_.warmup_iterations > 0) warm_up(workload);
 
   const std::uint64_t preferred_batch = calibrated_batch(workload);
   const TimedBatches timing = timed_batches(workload, capture, preferred_batch);

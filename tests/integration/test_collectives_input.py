@@ -21,6 +21,7 @@ BAD_INPUTS = [
     (["--soak", "soon"], "--soak: 'soon' is not a length of time (like 90s, 20m, 2h)"),
     (["--soak", "0"], "--soak: must be more than 0 and at most a year (got 0)"),
     (["--soak-interval", "5"], "--soak-interval: applies to --soak only"),
+    (["--soak", "5s", "-e", "8"], "--soak: watches the busbw between ranks, and one rank has none"),
     (["-b", "1M", "-e", "1K"], "-b/--min-bytes: 1MiB is larger than -e/--max-bytes 1KiB"),
     (["-b", "0"], "-b/--min-bytes: '0' is zero"),
     (["-e", "-64"], "-e/--max-bytes: '-64' is negative"),

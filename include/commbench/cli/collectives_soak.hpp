@@ -52,6 +52,7 @@ class CollectivesSoak {
   // The JSON section "soak" (text): settings, intervals and the dips.
   std::string json_section(const std::vector<CaseDip>& dips) const;
   int intervals() const { return intervals_; }
+  const SoakRule& rule() const { return rule_; }
 
  private:
   struct Series {
@@ -68,6 +69,7 @@ class CollectivesSoak {
   std::vector<std::string> order_;  // cases in the order first run
   std::map<std::string, Series> by_case_;
   int intervals_ = 0;
+  double elapsed_s_ = 0;  // the last reading's end: short of duration_s_ when interrupted
 };
 
 }  // namespace commbench

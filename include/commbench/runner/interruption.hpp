@@ -11,6 +11,12 @@ namespace commbench {
 bool install_interruption_handlers();
 // The signal received so far, or 0.
 int pending_interruption();
+// pending_interruption() as the ranks agree on it by their maximum: SIGINT outranks
+// SIGTERM, because a Ctrl-C at the terminal reaches the ranks as SIGINT and, through
+// mpirun, as SIGTERM too, in either order; the user's signal is the one to report.
+int interruption_agreement_key();
+// The signal an agreed key (the ranks' maximum) stands for; 0 for none.
+int signal_of_agreement_key(int key);
 // For tests: forget a recorded signal.
 void clear_interruption();
 

@@ -90,6 +90,9 @@ class MeasurementLoop {
 
   std::uint64_t batch_for(double seconds_per_iteration) const;
   double timed(Workload& workload, std::uint64_t iterations, const char* phase);
+  // The warm-up iterations, in growing chunks with an agreement on signals between them,
+  // so that a Ctrl-C stops a long warm-up as it stops the timed batches.
+  void warm_up(Workload& workload);
   std::function<void(bool)> guarded_capture(const Workload& workload, const CaptureSwitch& capture);
   // The stopping rule's agreement after each batch: the reason every rank stops for, or
   // none while some rank wants more samples. Throws Interrupted once any rank was signalled.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <csignal>
 #include <functional>
 #include <string>
@@ -150,6 +152,48 @@ TEST(MeasurementLoop, ASignalEndsTheMeasurementWithTheAgreedSignal) {
     EXPECT_EQ(static_cast<int>(e.exit_code()), 128 + SIGTERM);
   }
   EXPECT_EQ(workload.batches.size(), 4u);  // stopped at the agreement after the batch that saw it
+}
+
+TEST(MeasurementLoop, ALongWarmUpRunsInGrowingChunksAndASignalStopsIt) {
+  ASSERT_TRUE(install_interruption_handlers());
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(1);
+  MeasurementSettings long_warm_up = settings();
+  long_warm_up.warmup_iterations = 100;
+  MeasurementLoop loop(group, criterion, long_warm_up);
+  ScriptedWorkload whole([](std::size_t) { return 1e-4; });
+  loop.measure(whole);
+  ASSERT_GE(whole.batches.size(), 3u);
+  EXPECT_EQ(std::vector<std::uint64_t>(whole.batches.begin(), whole.batches.begin() + 3),
+            (std::vector<std::uint64_t>{16, 32, 52}));
+  long_warm_up.warmup_iterations = std::uint64_t{1} << 40;  // hours of it
+  MeasurementLoop endless(group, criterion, long_warm_up);
+  ScriptedWorkload workload([](std::size_t) { return 1e-4; });
+  workload.on_time = [&] {
+    if (workload.batches.size() == 2) std::raise(SIGINT);
+  };
+  try {
+    endless.measure(workload);
+    clear_interruption();
+    FAIL() << "no Interrupted";
+  } catch (const Interrupted& e) {
+    clear_interruption();
+    EXPECT_EQ(e.signal_number(), SIGINT);
+  }
+  EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{16, 32}));  // stopped at the chunk that saw it
+}
+
+TEST(Interruption, SigintOutranksSigtermInTheRanksAgreement) {
+  ASSERT_TRUE(install_interruption_handlers());
+  std::raise(SIGTERM);
+  const int sigterm_key = interruption_agreement_key();
+  clear_interruption();
+  std::raise(SIGINT);
+  const int sigint_key = interruption_agreement_key();
+  clear_interruption();
+  EXPECT_EQ(signal_of_agreement_key(std::max(sigterm_key, sigint_key)), SIGINT);
+  EXPECT_EQ(signal_of_agreement_key(std::max(sigterm_key, 0)), SIGTERM);
+  EXPECT_EQ(signal_of_agreement_key(0), 0);
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ TEST(CollectivesSoak, FindsTheDipOfTheCaseThatDippedAndTheRailThatFellShort) {
   EXPECT_EQ(dips[0].short_rails, std::vector<std::string>{"b eth0 (short in 10 of 10 intervals)"});
   EXPECT_EQ(dips[0].nodes, std::vector<std::string>{"b"});
   const std::string text = soak.console_text(dips);
-  EXPECT_NE(text.find("# soak: 40 intervals over 40 s; 1 dip\n"), std::string::npos) << text;
+  // The readings span 39.5 s: the last interval's case ended half a second in.
+  EXPECT_NE(text.find("# soak: 40 intervals over 39.5 s; 1 dip\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# FAIL allreduce 4MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("\n--exclude=b\n"), std::string::npos) << text;
   const nlohmann::json section = nlohmann::json::parse(soak.json_section(dips));
@@ -68,6 +69,17 @@ TEST(CollectivesSoak, FindsTheDipOfTheCaseThatDippedAndTheRailThatFellShort) {
   ASSERT_EQ(section["events"].size(), 1u);
   EXPECT_EQ(section["events"][0]["result"], "fail");
   EXPECT_EQ(section["events"][0]["nodes"], nlohmann::json::array({"b"}));
+}
+
+TEST(CollectivesSoak, AnInterruptedSoakSaysHowLongItRanOfTheTimeAskedFor) {
+  CollectivesSoak soak(60, 1, SoakRule{});
+  for (int interval = 0; interval < 3; ++interval) {
+    ResultRow row;
+    row.busbw_gbps = 10;
+    soak.add(case_of(1 << 20), interval, interval, interval + 0.2, row, {});
+  }
+  EXPECT_EQ(soak.console_text(soak.dips()),
+            "# soak: 3 intervals over 2.2 s (stopped before the 60 s asked for); 0 dips\n");
 }
 
 TEST(CollectivesSoak, DisabledAddsNothing) {
