@@ -131,12 +131,14 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
       return text;
     using NamedPaths = std::vector<std::pair<std::string, const char*>>;
     // A file not there is said first: validate could otherwise ask for what it would hold.
-    const NamedPaths read = command.read_files ? command.read_files(options) : NamedPaths{};
+    // Files are the reporting node's (a site file reaches the other ranks from it), so the
+    // reporting process looks.
+    const bool reporting = is_reporting_process();
+    const NamedPaths read = command.read_files && reporting ? command.read_files(options) : NamedPaths{};
     shell_detail::check_files_exist(read);
     if (command.validate) command.validate(app, options);
     const NamedPaths replaced = command.replaced_files ? command.replaced_files(options) : NamedPaths{};
     shell_detail::check_result_files_apart(options.job.files, replaced, {});
-    const bool reporting = is_reporting_process();
     if (reporting) {
       // Whether a result file is one read depends on this node's disk: the reporting
       // process decides.
