@@ -276,7 +276,9 @@ std::vector<PairRound> plan_rounds(const P2pOptions& options, const NodeRanks& n
                                                                             : count / 2 * options.rounds;
     require_cells_fit(options, pairs, ranks);
     std::vector<PairRound> rounds = pair_rounds(options.schedule, ranks, options.rounds, options.seed);
-    if (rounds.empty()) throw UsageError(fmt::format("bench-p2p: needs at least 2 ranks (got {})", ranks));
+    if (rounds.empty())
+      throw UsageError(fmt::format(
+          "needs at least 2 ranks (got {}): run it under mpirun or srun, or with --local inside one node", ranks));
     return rounds;
   }
   if (nodes.hosts.size() < 2)

@@ -1,6 +1,7 @@
 #include "command_line_parser.hpp"
 
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,14 @@
 namespace commbench {
 
 namespace {
+
+// CLI11's "--iters: At Most 1 required but received 2" said as the other errors say things.
+std::string in_our_words(const std::string& message) {
+  constexpr std::string_view kTwice = ": At Most 1 required but received ";
+  const auto at = message.find(kTwice);
+  if (at == std::string::npos) return message;
+  return fmt::format("{}: given {} times; give it once", message.substr(0, at), message.substr(at + kTwice.size()));
+}
 
 CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* argv, const CLI::Option& version_flag) {
   // CLI11 converts values before it looks at --help, so a bad value next to --help or
@@ -30,7 +39,7 @@ CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* ar
     std::string message = e.what();
     const auto newline = message.find('\n');
     if (newline != std::string::npos) message.resize(newline);
-    throw UsageError(message + " (see --help)");
+    throw UsageError(in_our_words(message) + " (see --help)");
   } catch (const UsageError&) {
     if (const auto request = asked()) return *request;
     throw;

@@ -123,7 +123,7 @@ class BadInput(TempDirTest):
             (None, ["--rounds", "3"], "bench-p2p: error: --rounds: applies to --schedule random only"),
             (None, ["--outlier-fraction", "0"], "bench-p2p: error: --outlier-fraction: '0' is not in (0, 1]"),
             (None, ["-b", "0"], None),
-            (1, [], "bench-p2p: error: bench-p2p: needs at least 2 ranks (got 1)"),
+            (1, [], "bench-p2p: error: needs at least 2 ranks (got 1): run it under mpirun or srun, or with --local inside one node"),
             (None, ["--schedule", "random", "--rounds", "4294967297"],
              "bench-p2p: error: --rounds: '4294967297' is more than 2147483647"),
             (2, ["--schedule", "random", "--rounds", "10000000"],

@@ -69,6 +69,7 @@ BAD_INPUTS = [
     (["-e", "1K\x1b[31m"], "-e/--max-bytes: '1K\\x1b[31m' has an unknown unit"),
     (["--batch-time", "0"], "--batch-time: must be a positive number of seconds"),
     (["--min-samples", "-3"], "--min-samples: must be at least 1"),
+    (["-n", "2", "-n", "3"], "--iters: given 2 times; give it once (see --help)"),
 ]
 
 
