@@ -338,9 +338,10 @@ int run_local(const P2pOptions& options, JobSession& session) {
   settings.latency_loads = options.latency_bytes == 0 ? 0 : options.latency_iterations * 100;
   RunContext context = session.run_context(options.describe());
   context.record_kind = "cell";
-  session.open_outputs(file_outputs(options.job.files));
-  session.begin_results(context);
-  LocalRunResult result = run_local_links(session, settings);
+  LocalRunResult result = run_local_links(session, settings, [&] {
+    session.open_outputs(file_outputs(options.job.files));
+    session.begin_results(context);
+  });
   flag_outliers(result.cells, options.outlier_fraction);
   const bool any_flagged =
       std::any_of(result.cells.begin(), result.cells.end(), [](const PairCell& cell) { return cell.flagged; });

@@ -175,7 +175,8 @@ LocalNodeResult node_from_json(const nlohmann::ordered_json& json) {
 
 }  // namespace
 
-LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& settings) {
+LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& settings,
+                               const std::function<void()>& opened) {
   Bootstrap& world = session.world();
   const bool measures = world.local_rank() == 0;
   std::unique_ptr<LocalGpuLinks> links;
@@ -206,6 +207,7 @@ LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& sett
   });
   int steps = 0;
   session.step("agreeing on the number of measurements", [&] { steps = world.max(static_cast<int>(items.size())); });
+  opened();
   for (int step = 0; step < steps; ++step) {
     const auto item = static_cast<std::size_t>(step);
     session.step(item < items.size() ? items[item].what : "waiting for another node's GPUs", [&] {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,10 @@ struct LocalRunResult {
 };
 
 // Collective: every rank takes the same steps under the watchdog (the nodes' plans differ
-// in length; the others wait in step with the longest), one per measurement.
-LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& settings);
+// in length; the others wait in step with the longest), one per measurement. `opened` runs
+// once every node's GPUs are open, before the first measurement: the result files are
+// begun there, so that a node without GPUs leaves none behind.
+LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& settings,
+                               const std::function<void()>& opened);
 
 }  // namespace commbench

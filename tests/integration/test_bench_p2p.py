@@ -208,6 +208,8 @@ class LocalWithoutGpu(TempDirTest):
         self.assertEqual(len(lines), 1, err)
         self.assertTrue(lines[0].startswith("bench-p2p: error: no CUDA device: "), err)
         self.assertFalse(os.path.exists(self.path("never.json")))
+        # Not begun before the GPUs were open: no CSV of a header alone either.
+        self.assertFalse(os.path.exists(self.path("never.csv")))
 
 
 if __name__ == "__main__":
