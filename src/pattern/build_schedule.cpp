@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/pattern/pattern_config.hpp"
 #include "commbench/pattern/schedule_file.hpp"
 #include "step_composer.hpp"
@@ -77,6 +78,22 @@ void validate_pattern_config(const PatternConfig& config) {
     throw UsageError(fmt::format("--compute-scale {}: must not be negative", config.compute.scale));
 }
 
+namespace {
+
+// A stand-in compute longer than an hour is a typo or an overflow (--compute-ms 1e20,
+// --tflops 1e-30), not a training step; a schedule file's compute has the same bound.
+void refuse_endless_compute(const RankSchedule& schedule) {
+  constexpr double kMostSeconds = 3600;
+  for (const ScheduleStep& step : schedule.steps)
+    if (step.kind == StepKind::compute && !(step.compute_seconds <= kMostSeconds))
+      throw UsageError(fmt::format(
+          "--compute-ms, --tflops, --compute-scale: {} would compute for {} s, more than an hour; give a step's "
+          "real compute",
+          step.label, significant_text(step.compute_seconds, 3)));
+}
+
+}  // namespace
+
 std::string pattern_name(const PatternConfig& config) {
   return config.schedule_file ? std::string("schedule") : std::string(name_of(config.kind));
 }
@@ -87,7 +104,9 @@ RankSchedule build_schedule(const PatternConfig& config, int world_rank) {
   if (world_rank < 0 || world_rank >= config.layout.ranks())
     throw UsageError(fmt::format("rank {}: outside the layout's {} ranks", world_rank, config.layout.ranks()));
   if (config.schedule_file) return config.schedule_file->for_rank(world_rank, config.layout.ranks());
-  return compose_step(config, world_rank);
+  RankSchedule schedule = compose_step(config, world_rank);
+  refuse_endless_compute(schedule);
+  return schedule;
 }
 
 }  // namespace commbench

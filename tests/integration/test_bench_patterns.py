@@ -74,6 +74,10 @@ class BadInput(TempDirTest):
              f"--deepspeed-config {negative}: zero_optimization.reduce_bucket_size: -5 is negative"),
             (["--preset", "llama-3-8b", "--pattern", "pipeline", "--pp", "8"], "--pp 8: more than the job's 2 ranks"),
             (["--pattern", "bogus"], "--pattern: unknown value 'bogus'"),
+            (["--params", "5e6", "--layers", "4", "--compute-ms", "1e20"],
+             "--compute-ms, --tflops, --compute-scale: layer 0 forward would compute for 3.33e+16 s, more than an hour"),
+            (["--params", "5e6", "--layers", "4", "--tflops", "1e-30"], "--compute-ms, --tflops, --compute-scale: "),
+            (["--params", "5e6", "--layers", "4", "--compute-scale", "1e30"], "--compute-ms, --tflops, --compute-scale: "),
         ]
         json_path = self.path("out.json")
         for args, message in cases:
