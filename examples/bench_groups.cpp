@@ -83,9 +83,12 @@ int run_groups(const GroupsOptions& options, JobSession& session) {
   context.extra_columns = {"group_size", "groups"};
   session.begin_results(context);
   RunSummary summary;
+  double busbw_sum = 0;
   try {
     for (int size : options.group_sizes) {
-      session.add_row(measure_groups_of(size, options, world, session));
+      const ResultRow row = measure_groups_of(size, options, world, session);
+      busbw_sum += row.busbw_gbps;
+      session.add_row(row);
       summary.rows += 1;
     }
   } catch (const Interrupted& e) {  // every rank agreed on it: the rows so far are kept
@@ -93,6 +96,8 @@ int run_groups(const GroupsOptions& options, JobSession& session) {
     summary.exit_code = static_cast<int>(e.exit_code());
     if (session.reporting()) print_command_error("bench-groups", e.what());
   }
+  // Over the rows measured, as nccl-tests' "Avg bus bandwidth" is.
+  if (summary.rows > 0) summary.average_busbw_gbps = busbw_sum / static_cast<double>(summary.rows);
   session.finish_results(summary);
   return summary.exit_code;
 }

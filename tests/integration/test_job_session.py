@@ -110,6 +110,12 @@ class ExampleCommand(TempDirTest):
             doc = json.load(f)
         self.assertEqual([(r["group_size"], r["groups"]) for r in doc["rows"]], [(2, 2), (4, 1)])
         self.assertTrue(doc["complete"])
+        # nccl-tests' "Avg bus bandwidth": the rows' mean, in the JSON and on the console.
+        average = sum(r["busbw_gbps"] for r in doc["rows"]) / 2
+        self.assertGreater(average, 0)
+        self.assertAlmostEqual(doc["summary"]["average_busbw_gbps"], average, places=9)
+        self.assertRegex(out, r"# Avg bus bandwidth +: [0-9.e+-]+ GB/s")
+        self.assertNotIn("# Avg bus bandwidth    : 0 GB/s", out)
         self.assertIn("allreduce", out)  # the console table
 
     def test_a_group_size_that_does_not_divide_the_ranks_is_one_error(self):
