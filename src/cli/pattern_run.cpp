@@ -28,8 +28,12 @@
 
 namespace commbench {
 
-std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
-                                                          const PatternConfig& config) {
+std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options, const PatternConfig& config,
+                                                          const Backend* backend) {
+  // A tuning's trials run --tune-steps and --tune-warmup, not -n and -w; a job's backend is
+  // the one that ran, not "auto".
+  const std::uint64_t steps = options.tune ? options.tune_request.steps : options.measurement.iterations;
+  const std::uint64_t warmup = options.tune ? options.tune_request.warmup : options.measurement.warmup;
   return {{"pattern", pattern_name(config)},
           {"model", config.model.name},
           {"parameters", significant_text(config.model.parameters)},
@@ -38,9 +42,9 @@ std::vector<std::pair<std::string, std::string>> describe(const PatternRunOption
           {"pp", std::to_string(config.layout.pipeline)},
           {"dp", std::to_string(config.layout.data)},
           {"ep", std::to_string(config.layout.expert)},
-          {"steps", std::to_string(options.measurement.iterations)},
-          {"warmup", std::to_string(options.measurement.warmup)},
-          {"backend", options.job.backend}};
+          {"steps", std::to_string(steps)},
+          {"warmup", std::to_string(warmup)},
+          {"backend", backend ? std::string(backend->name()) : options.job.backend}};
 }
 
 namespace {
@@ -104,7 +108,7 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
                        const PatternBandwidthModel& model, const std::vector<std::string>& notes,
                        const std::function<void(const PatternReport&)>& after_report) {
   Bootstrap& world = session.world();
-  RunContext context = session.run_context(describe(options, config));
+  RunContext context = session.run_context(describe(options, config, session.backend()));
   context.schema = kPatternsSchema;
   context.notes.insert(context.notes.end(), notes.begin(), notes.end());
   prepare_pattern_context(context);
@@ -200,7 +204,7 @@ int run_resolved_pattern(const char* program, const PatternRunOptions& options, 
   Backend& backend = session.create_backend(BackendRequest{options.job.backend});
   if (options.tune) {
     session.step("listing the knobs to tune", [&] { tuning_space(config); });
-    RunContext context = session.run_context(describe(options, config));
+    RunContext context = session.run_context(describe(options, config, &backend));
     context.notes.insert(context.notes.end(), notes.begin(), notes.end());
     return run_pattern_tuning(session, backend, config, context, options.tune_request);
   }

@@ -19,9 +19,10 @@ namespace commbench {
 // The layout of a pattern step's JSON, whichever command ran the step.
 inline constexpr const char* kPatternsSchema = "commbench.patterns/2";
 
-// The run's settings as the result files state them.
-std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options,
-                                                          const PatternConfig& config);
+// The run's settings as the result files state them; `backend`, the one that ran (none
+// for a prediction: the flag as given).
+std::vector<std::pair<std::string, std::string>> describe(const PatternRunOptions& options, const PatternConfig& config,
+                                                          const Backend* backend = nullptr);
 
 // Runs `config`'s step under `session` as bench-patterns does; `notes` join the report's,
 // `program` prefixes a late error line, and `after_report` (the reporting process only)

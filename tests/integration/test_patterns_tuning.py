@@ -201,6 +201,9 @@ class Tuning(TempDirTest):
         self.assertGreater(recommended["bucket_cap_mb"], 0.001, out)
         doc = read_json(json_path)
         self.assertEqual((doc["steps_per_trial"], doc["warmup_per_trial"]), (5, 1))  # -n given, -w not
+        # The settings say what the trials ran, and on which backend.
+        self.assertEqual((doc["pattern"]["steps"], doc["pattern"]["warmup"], doc["pattern"]["backend"]),
+                         ("5", "1", "mpi"))
         self.assertLess(doc["recommendation"]["step_seconds"], 0.8 * doc["recommendation"]["start_step_seconds"])
         # Measured again outside the search, as a user would check it: the step is faster.
         # Two runs of each, alternating, each run's median step, the better run of each:
