@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -120,22 +121,29 @@ double MeasurementLoop::timed(Workload& workload, std::uint64_t iterations, cons
 }
 
 void MeasurementLoop::warm_up(Workload& workload) {
-  // Chunks of 16, 32, 64, ... iterations up to the largest: a warm-up of a few runs as one
-  // chunk with no agreement at all; a very long one is stopped within one chunk's time.
-  constexpr std::uint64_t kFirstChunk = 16;
+  // A default warm-up (2) is one chunk with no agreement. A longer one goes on in chunks
+  // of about kChunkSeconds, sized by the slowest rank's iterations, with an agreement on
+  // signals between them: a Ctrl-C stops it soon, before mpirun's SIGKILL follows its
+  // SIGTERM (a second later by default).
+  constexpr std::uint64_t kFirstChunk = 2;
   constexpr std::uint64_t kLargestChunk = std::uint64_t{1} << 16;
+  constexpr double kChunkSeconds = 0.1;
   const std::uint64_t total = settings_.warmup_iterations;
   const auto guard = guard_of(watchdog_, fmt::format("{} (warm-up, {} iterations)", workload.describe(), total));
   const ProfileRange range([&] { return fmt::format("warm-up ({} iteration{})", total, total == 1 ? "" : "s"); });
   std::uint64_t done = 0;
-  for (std::uint64_t chunk = kFirstChunk; done < total; chunk = std::min(2 * chunk, kLargestChunk)) {
+  std::uint64_t chunk = kFirstChunk;
+  while (done < total) {
     const std::uint64_t iterations = std::min(chunk, total - done);
-    workload.time(iterations);
+    const double seconds = workload.time(iterations);
     done += iterations;
     if (done == total) break;
-    const int signalled =
-        agreed(workload, "warm-up agreement", [&] { return group_.bitwise_or(pending_interruption() != 0 ? 1 : 0); });
-    if (signalled != 0) throw_interrupted(workload);
+    const double local = pending_interruption() != 0 ? std::numeric_limits<double>::infinity()
+                                                     : seconds / static_cast<double>(iterations);
+    const double slowest = agreed(workload, "warm-up agreement", [&] { return group_.max(local); });
+    if (std::isinf(slowest)) throw_interrupted(workload);
+    const double fitting = slowest > 0 ? kChunkSeconds / slowest : static_cast<double>(kLargestChunk);
+    chunk = static_cast<std::uint64_t>(std::clamp(fitting, 1.0, static_cast<double>(kLargestChunk)));
   }
 }
 

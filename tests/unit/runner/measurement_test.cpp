@@ -154,18 +154,19 @@ TEST(MeasurementLoop, ASignalEndsTheMeasurementWithTheAgreedSignal) {
   EXPECT_EQ(workload.batches.size(), 4u);  // stopped at the agreement after the batch that saw it
 }
 
-TEST(MeasurementLoop, ALongWarmUpRunsInGrowingChunksAndASignalStopsIt) {
+TEST(MeasurementLoop, ALongWarmUpRunsInChunksOfATenthOfASecondAndASignalStopsIt) {
   ASSERT_TRUE(install_interruption_handlers());
   LocalBootstrap group;
   const FixedCountCriterion criterion(1);
   MeasurementSettings long_warm_up = settings();
-  long_warm_up.warmup_iterations = 100;
+  long_warm_up.warmup_iterations = 2500;
   MeasurementLoop loop(group, criterion, long_warm_up);
   ScriptedWorkload whole([](std::size_t) { return 1e-4; });
   loop.measure(whole);
-  ASSERT_GE(whole.batches.size(), 3u);
-  EXPECT_EQ(std::vector<std::uint64_t>(whole.batches.begin(), whole.batches.begin() + 3),
-            (std::vector<std::uint64_t>{16, 32, 52}));
+  ASSERT_GE(whole.batches.size(), 4u);
+  // 2 first, then 0.1 s / 0.1 ms = 1000 a chunk, the rest last.
+  EXPECT_EQ(std::vector<std::uint64_t>(whole.batches.begin(), whole.batches.begin() + 4),
+            (std::vector<std::uint64_t>{2, 1000, 1000, 498}));
   long_warm_up.warmup_iterations = std::uint64_t{1} << 40;  // hours of it
   MeasurementLoop endless(group, criterion, long_warm_up);
   ScriptedWorkload workload([](std::size_t) { return 1e-4; });
@@ -180,7 +181,7 @@ TEST(MeasurementLoop, ALongWarmUpRunsInGrowingChunksAndASignalStopsIt) {
     clear_interruption();
     EXPECT_EQ(e.signal_number(), SIGINT);
   }
-  EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{16, 32}));  // stopped at the chunk that saw it
+  EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{2, 1000}));  // stopped at the chunk that saw it
 }
 
 TEST(Interruption, SigintOutranksSigtermInTheRanksAgreement) {
