@@ -95,7 +95,7 @@ void add_sweep_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(
       app, "-b,--min-bytes,--minbytes", options.sweep.min_bytes,
       [](const std::string& text) { return parse_size(text, "-b/--min-bytes"); },
-      "Smallest size (K/M/G binary suffixes)", "SIZE")
+      "Smallest size (K/M/G/T binary suffixes, 1K = 1024)", "SIZE")
       ->default_str(format_size(options.sweep.min_bytes));
   add_parsed_option(
       app, "-e,--max-bytes,--maxbytes", options.sweep.max_bytes,

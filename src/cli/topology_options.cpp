@@ -28,8 +28,9 @@ void add_topology_options(CLI::App& app, TopologyOptions& options) {
       app, "--sysfs-root", options.sysfs_root,
       [](const std::string& text) {
         std::error_code ec;
-        if (!std::filesystem::is_directory(non_empty_file_name(text, "--sysfs-root"), ec))
-          throw UsageError("--sysfs-root " + text + ": not a directory");
+        if (!std::filesystem::exists(non_empty_file_name(text, "--sysfs-root"), ec))
+          throw UsageError("--sysfs-root " + text + ": does not exist");
+        if (!std::filesystem::is_directory(text, ec)) throw UsageError("--sysfs-root " + text + ": not a directory");
         return text;
       },
       "Read NIC ports from this directory shaped like /sys", "DIR");
