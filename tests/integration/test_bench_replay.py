@@ -526,7 +526,7 @@ class BadInput(unittest.TestCase):
         self.assertEqual(self.refused(traces, "-n", "3"),
                          "bench-replay: error: --iters: only with --replay or --measure-fabric (they run a job)")
         self.assertEqual(self.refused(traces, "--trace", self.path("t.json")),
-                         "bench-replay: error: --trace: only with --replay or --measure-fabric (they run a job)")
+                         "bench-replay: error: --trace: only with --replay (a run of the traced step)")
         self.assertEqual(self.refused(traces, "--measure-fabric", "--trace", self.path("t.json")),
                          "bench-replay: error: --trace: only with --replay (a run of the traced step)")
         with open(self.path("s.csv"), "w") as f:
