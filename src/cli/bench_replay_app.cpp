@@ -213,8 +213,6 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   if (!options.fabric_path.empty()) {
     const SweepCostModel sweep(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options));
     fabric = compare_with_fabric(input.summary, sweep, input.nodes);
-    // How the sweep's figures were stretched to the job's sizes and groups.
-    for (const std::string& note : sweep.notes()) fabric->notes.push_back(note);
     fabric->basis = fabric_basis(options);
   }
   return report_reading(options, command_line, std::move(input), fabric, topology, started);
@@ -242,7 +240,6 @@ int measure_fabric_and_report(const ReplayOptions& options, JobSession& session)
     measured.emplace(input.summary, backend, session.watchdog(), stopping, options.measurement.warmup);
   });
   FabricComparison fabric = compare_with_fabric(input.summary, *measured, input.nodes);
-  for (const std::string& note : measured->notes()) fabric.notes.push_back(note);
   fabric.basis = measured->basis();
   if (!session.reporting()) return 0;
   const std::size_t files = input.files.size();

@@ -68,6 +68,9 @@ FabricComparison compare_with_fabric(const TraceSummary& summary, const Communic
         fabric.basis());
   else
     comparison.verdict = "no call of the job could be held against the fabric";
+  // How the figures were stretched to the job's sizes and groups; taken before the top
+  // cause asks the fabric of sizes of its own (its latency floor).
+  for (const std::string& note : fabric.notes()) comparison.notes.push_back(note);
   if (comparison.job_seconds > 0) comparison.cause = top_cause(summary, comparison, fabric, nodes).text;
   return comparison;
 }

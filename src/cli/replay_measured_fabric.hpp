@@ -31,7 +31,7 @@ class MeasuredFabric : public CommunicationCostModel {
   // is converted through busbw (and noted). UsageError for a size or operation not measured.
   double seconds(const CommunicationCostQuery& query) const override;
   std::string basis() const override;
-  std::vector<std::string> notes() const { return {notes_.begin(), notes_.end()}; }
+  std::vector<std::string> notes() const override { return {notes_.begin(), notes_.end()}; }
   std::size_t cases() const { return points_.size(); }
 
  private:

@@ -37,7 +37,7 @@ class SweepCostModel : public CommunicationCostModel {
   double seconds(const CommunicationCostQuery& query) const override;
   std::string basis() const override;
   // The extrapolations the queries so far needed, one line each.
-  std::vector<std::string> notes() const { return {notes_.begin(), notes_.end()}; }
+  std::vector<std::string> notes() const override { return {notes_.begin(), notes_.end()}; }
 
  private:
   using SeriesKey = std::tuple<Collective, int, int>;  // op, ranks, nodes

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "commbench/core/collective.hpp"
 #include "commbench/pattern/schedule.hpp"
@@ -29,6 +30,9 @@ class CommunicationCostModel {
   virtual double seconds(const CommunicationCostQuery& query) const = 0;
   // Where the figures come from, for the report ("bench-collectives sweep runs/a.csv").
   virtual std::string basis() const = 0;
+  // How the answers so far were stretched beyond what was measured (extrapolated sizes,
+  // converted groups); none for a model that measures or derives every answer.
+  virtual std::vector<std::string> notes() const { return {}; }
 };
 
 }  // namespace commbench
