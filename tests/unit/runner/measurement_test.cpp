@@ -133,24 +133,31 @@ TEST(MeasurementLoop, ACleanCheckIsRecordedAsZeroWrong) {
   EXPECT_FALSE(m.check_failure.has_value());
 }
 
+// Raises `signal` in the workload's `at_batch`-th batch and measures: the exit code of the
+// Interrupted that ends the measurement, which must name `signal`; 0 when none does.
+int signal_stopping(MeasurementLoop& loop, ScriptedWorkload& workload, std::size_t at_batch, int signal) {
+  workload.on_time = [&] {
+    if (workload.batches.size() == at_batch) std::raise(signal);
+  };
+  try {
+    loop.measure(workload);
+  } catch (const Interrupted& e) {
+    clear_interruption();
+    EXPECT_EQ(e.signal_number(), signal);
+    return static_cast<int>(e.exit_code());
+  }
+  clear_interruption();
+  ADD_FAILURE() << "no Interrupted";
+  return 0;
+}
+
 TEST(MeasurementLoop, ASignalEndsTheMeasurementWithTheAgreedSignal) {
   ASSERT_TRUE(install_interruption_handlers());
   LocalBootstrap group;
   const FixedCountCriterion criterion(1000);
   MeasurementLoop loop(group, criterion, settings());
   ScriptedWorkload workload([](std::size_t) { return 1e-4; });
-  workload.on_time = [&] {
-    if (workload.batches.size() == 4) std::raise(SIGTERM);
-  };
-  try {
-    loop.measure(workload);
-    clear_interruption();
-    FAIL() << "no Interrupted";
-  } catch (const Interrupted& e) {
-    clear_interruption();
-    EXPECT_EQ(e.signal_number(), SIGTERM);
-    EXPECT_EQ(static_cast<int>(e.exit_code()), 128 + SIGTERM);
-  }
+  EXPECT_EQ(signal_stopping(loop, workload, 4, SIGTERM), 128 + SIGTERM);
   EXPECT_EQ(workload.batches.size(), 4u);  // stopped at the agreement after the batch that saw it
 }
 
@@ -170,17 +177,7 @@ TEST(MeasurementLoop, ALongWarmUpRunsInChunksOfATenthOfASecondAndASignalStopsIt)
   long_warm_up.warmup_iterations = std::uint64_t{1} << 40;  // hours of it
   MeasurementLoop endless(group, criterion, long_warm_up);
   ScriptedWorkload workload([](std::size_t) { return 1e-4; });
-  workload.on_time = [&] {
-    if (workload.batches.size() == 2) std::raise(SIGINT);
-  };
-  try {
-    endless.measure(workload);
-    clear_interruption();
-    FAIL() << "no Interrupted";
-  } catch (const Interrupted& e) {
-    clear_interruption();
-    EXPECT_EQ(e.signal_number(), SIGINT);
-  }
+  EXPECT_EQ(signal_stopping(endless, workload, 2, SIGINT), 128 + SIGINT);
   EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{2, 1000}));  // stopped at the chunk that saw it
 }
 
