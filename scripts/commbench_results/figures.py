@@ -3,6 +3,7 @@
 import os
 
 from .collectives_figure import build_collectives_figure
+from .command_line import write_whole
 from .errors import InputError
 from .patterns_figure import build_patterns_figure
 from .replay_figure import build_replay_figure
@@ -45,8 +46,8 @@ def save_figure(figure, path):
     extension = os.path.splitext(path)[1].lower()
     if extension not in FORMATS:
         raise ValueError(f"{path}: unknown picture format '{extension}' (use .png or .svg)")
-    # dpi matters for PNG only; 150 keeps 8-point legend text sharp.
-    figure.savefig(path, dpi=150, format=extension[1:], metadata=_metadata(extension))
+    # dpi matters for PNG only; 150 keeps 8-point legend text sharp. Written whole or not at all.
+    write_whole(path, lambda f: figure.savefig(f, dpi=150, format=extension[1:], metadata=_metadata(extension)))
 
 
 def _metadata(extension):

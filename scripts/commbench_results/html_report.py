@@ -5,6 +5,7 @@ import html
 import io
 import math
 
+from .command_line import write_whole
 from .provenance import describe_run, run_labels
 from .sizes import size_label
 
@@ -51,8 +52,8 @@ TEXT_CELLS = {"pattern", "op", "dtype", "placement", "redop", "stop_reason", "th
 
 
 def write_html_report(results, figure, path):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(render_html_report(results, figure))
+    text = render_html_report(results, figure).encode("utf-8")
+    write_whole(path, lambda f: f.write(text))
 
 
 def render_html_report(results, figure):

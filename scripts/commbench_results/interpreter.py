@@ -6,6 +6,7 @@ Debian's python3-matplotlib and python3-pandas are installed for the system inte
 fail there, the scripts start again under the system interpreter once."""
 import importlib.util
 import os
+import signal
 import sys
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -22,3 +23,14 @@ def ensure_libraries(program, modules):
     sys.stderr.write(f"{program}: error: Python lacks {', '.join(missing)}: install them "
                      f"(Debian: apt-get install {packages}; scripts/run.sh and scripts/test.sh do this)\n")
     sys.exit(2)
+
+
+def exit_quietly_on_signals(program):
+    """Ctrl-C or SIGTERM, even while the libraries load, ends the program with one line and
+    128 + the signal, not a traceback; a result being written is removed (write_whole)."""
+    def stop(number, frame):
+        name = "SIGINT" if number == signal.SIGINT else "SIGTERM"
+        sys.stderr.write(f"{program}: error: interrupted by {name}\n")
+        sys.exit(128 + number)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)

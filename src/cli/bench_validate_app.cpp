@@ -1,6 +1,7 @@
 #include "commbench/cli/bench_validate_app.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -145,9 +146,14 @@ void add_simulation_options(CLI::App& app, ValidateOptions& options) {
       },
       "Run the plan on a modelled cluster of N nodes instead of the job (no processes)", "N");
   add_parsed_option(
-      app, "--degrade", options.degrade, [](const std::string& text) { return text; },
+      app, "--degrade", options.degrade,
+      [](const std::string& text) {
+        if (text.empty()) throw UsageError("--degrade: empty (give node:K or link:A-B)");
+        return text;
+      },
       "With --simulate: node:K (node K slow with every partner), link:A-B (one pair slow), each with an optional "
-      "@F (what is left, default --degrade-factor), comma-separated",
+      "@F (what is left, default --degrade-factor) and, with --soak, /FROM-UNTIL (the seconds it holds), "
+      "comma-separated",
       "SPEC");
   add_parsed_option(
       app, "--degrade-factor", options.degrade_factor,
@@ -246,6 +252,21 @@ void write_simulation_results(const ValidateOptions& options, const ValidationOu
                         doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
 }
 
+// A fault's time window is a soak's: without one, or past its end, the fault would never
+// hold while the header says the cluster is degraded.
+void refuse_windows_that_never_hold(const std::vector<Degradation>& degradations, double soak_seconds) {
+  for (const Degradation& degradation : degradations) {
+    if (degradation.from_s == 0 && std::isinf(degradation.until_s)) continue;
+    if (soak_seconds <= 0)
+      throw UsageError(
+          "--degrade: a time window (/FROM-UNTIL) applies to --soak only; without one the fault holds "
+          "throughout");
+    if (degradation.from_s >= soak_seconds)
+      throw UsageError(fmt::format("--degrade: a window from {} s starts after the {} s of --soak",
+                                   significant_text(degradation.from_s), significant_text(soak_seconds)));
+  }
+}
+
 int run_simulation(const ValidateOptions& options) {
   SimulationModel model;
   model.nodes = options.simulate_nodes;
@@ -256,6 +277,7 @@ int run_simulation(const ValidateOptions& options) {
   std::vector<Degradation> degradations;
   if (!options.degrade.empty())
     degradations = parse_degradations(options.degrade, model.nodes, options.degrade_factor, "--degrade");
+  refuse_windows_that_never_hold(degradations, options.soak.duration_s);
   SimulatedCluster cluster(model, degradations);
   if (options.soak.duration_s > 0)
     return run_simulated_soak(

@@ -149,6 +149,7 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
       context.notes.push_back("compute stand-in: " + workload.compute_occupies());
   } catch (const Interrupted& e) {
     exit_code = static_cast<int>(e.exit_code());
+    if (session.reporting()) print_command_error(program, e.what());
   }
   {
     auto guard = session.watchdog().guard("releasing the pattern's groups");

@@ -212,12 +212,22 @@ class BadInput(TempDirTest):
         self.assertIn("--simulate: 100000 nodes is more than the 65536 a simulation takes",
                       self.one_line_exit_2("--simulate", 100000))
         self.assertIn("--simulate", self.one_line_exit_2("--simulate", 0))
+        self.assertIn("--degrade: empty", self.one_line_exit_2("--simulate", 8, "--degrade", ""))
+        # A fault's time window is a soak's: it would never hold otherwise.
+        self.assertIn("--degrade: a time window (/FROM-UNTIL) applies to --soak only",
+                      self.one_line_exit_2("--simulate", 8, "--degrade", "node:3@0.3/40-60"))
+        self.assertIn("--degrade: a window from 40 s starts after the 10 s of --soak",
+                      self.one_line_exit_2("--simulate", 8, "--soak", 10, "--degrade", "node:3@0.3/40-60"))
         expect = self.path("site.txt")
         with open(expect, "w") as f:
             f.write("pair_gbps = 45\ngpus 8\n")
         self.assertIn("--expect %s:2: expected KEY = VALUE, got 'gpus 8'" % expect,
                       self.one_line_exit_2("--simulate", 8, "--expect", expect))
         self.assertIn("--expect", self.one_line_exit_2("--simulate", 8, "--expect", self.path("missing.txt")))
+        with open(expect, "w") as f:
+            f.write("pair_gbs = 400\n")  # a typo, not a fact no node has
+        self.assertIn("--expect %s:1: 'pair_gbs' is neither a figure" % expect,
+                      self.one_line_exit_2("--simulate", 8, "--expect", expect))
 
     def test_a_simulation_refuses_a_device_for_its_csv_before_it_runs(self):
         # The simulation writes its CSV whole and renames it into place; a job's CSV streams.

@@ -11,9 +11,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -214,6 +216,58 @@ class Figure(RealRunTest):
         rc, _, err = script(PLOT, self.csv)
         self.assertEqual(rc, 2)
         self.assertIn("nothing to write", err)
+
+
+class ResultFiles(RealRunTest):
+    """What plot and compare share with the commands' shell: result files checked before any
+    is written and written whole, one-line usage errors, and Ctrl-C without a traceback."""
+
+    def refused(self, tool, *args):
+        rc, out, err = script(tool, *args)
+        self.assertEqual(rc, 2, out + err)
+        self.assertEqual(err.count("\n"), 1, err)
+        return err.rstrip("\n")
+
+    def test_a_result_file_is_neither_an_input_nor_the_other_result(self):
+        same = self.path("same.csv")
+        shutil.copy(self.csv, same)
+        self.assertEqual(self.refused(PLOT, same, "--html", same),
+                         f"plot: error: --html {same}: a file this run reads (FILE {same}); name another result file")
+        self.assertEqual(read_text(same), read_text(self.csv))
+        svg = self.path("r.svg")
+        self.assertEqual(self.refused(PLOT, self.csv, "-o", svg, "--html", svg),
+                         f"plot: error: --html: same file as -o ({svg})")
+        # A report that cannot be written leaves no picture behind either.
+        picture = self.path("ok.png")
+        self.assertIn("cannot create directory /proc/nonexistent",
+                      self.refused(PLOT, self.csv, "-o", picture, "--html", "/proc/nonexistent/x.html"))
+        self.assertFalse(os.path.exists(picture))
+        # Folders are made, and nothing but the results is left in them.
+        rc, _, err = script(PLOT, self.csv, "-o", self.path("sub/x.png"), "--html", self.path("sub/x.html"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(os.listdir(self.path("sub"))), ["x.html", "x.png"])
+
+    def test_usage_errors_are_one_line_and_a_flag_given_twice_is_one(self):
+        self.assertEqual(self.refused(PLOT, self.csv, "-o", self.path("a.png"), "-o", self.path("b.png")),
+                         "plot: error: -o/--output: given 2 times; give it once (see --help)")
+        self.assertEqual(self.refused(COMPARE, self.csv, self.csv, "--bogus"),
+                         "compare: error: unrecognized arguments: --bogus (see --help)")
+        self.assertIn("--noise-factor: 'nan' must be a number of at least 0",
+                      self.refused(COMPARE, self.csv, self.csv, "--noise-factor", "nan"))
+        self.assertIn("--tolerance", self.refused(COMPARE, self.csv, self.csv, "--tolerance=3%", "--tolerance", "4%"))
+
+    def test_ctrl_c_is_one_line_and_exit_130(self):
+        html = self.path("i.html")
+        proc = subprocess.Popen([PLOT, self.csv, "--html", html], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        time.sleep(0.5)  # loading the libraries, or drawing
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        if proc.returncode == 0:
+            self.skipTest("the report was written before the signal came")
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(err, "plot: error: interrupted by SIGINT\n")
+        self.assertEqual([name for name in os.listdir(self.dir) if name.startswith("i.html")], [])
 
 
 class BadInput(RealRunTest):

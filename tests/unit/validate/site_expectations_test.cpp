@@ -12,12 +12,14 @@ using testing::usage_error_of;
 
 TEST(SiteExpectations, ReadsFiguresAndFactsWithComments) {
   const SiteExpectations site = parse_site_expectations(
-      "# 8x H100\npair_gbps = 45   # per direction\n\n intra_busbw_gbps=360\ngpus = 8\ngpu 0 pcie = Gen5 x16\n", "site");
+      "# 8x H100\npair_gbps = 45   # per direction\n\n intra_busbw_gbps=360\nGPU count = 8\nGPU 0 PCIe link = Gen5 "
+      "x16\n",
+      "site");
   EXPECT_EQ(site.pair_gbps, 45);
   EXPECT_EQ(site.intra_busbw_gbps, 360);
   EXPECT_FALSE(site.group_busbw_gbps);
   ASSERT_EQ(site.facts.size(), 2u);
-  EXPECT_EQ(site.facts[1].key, "gpu 0 pcie");
+  EXPECT_EQ(site.facts[1].key, "GPU 0 PCIe link");
   EXPECT_EQ(site.facts[1].value, "Gen5 x16");
 }
 
@@ -28,8 +30,17 @@ TEST(SiteExpectations, EachBadLineIsNamed) {
             "--expect s:2: pair_gbps: 'fast' is not a positive GB/s figure");
   EXPECT_EQ(usage_error_of([] { parse_site_expectations("pair_gbps = -3\n", "--expect s"); }),
             "--expect s:1: pair_gbps: '-3' is not a positive GB/s figure");
-  EXPECT_EQ(usage_error_of([] { parse_site_expectations("gpus = 8\ngpus = 4\n", "--expect s"); }),
-            "--expect s:2: 'gpus' is given twice");
+  EXPECT_EQ(usage_error_of([] { parse_site_expectations("GPU count = 8\nGPU count = 4\n", "--expect s"); }),
+            "--expect s:2: 'GPU count' is given twice");
+  // A key that is neither a figure nor a node fact is a typo, not a fact no node has.
+  for (const char* typo : {"pair_gbs = 400\n", "gpus = 8\n", "GPU 0 pcie = Gen5 x16\n", "GPU x model = H100\n"})
+    EXPECT_NE(usage_error_of([&] { parse_site_expectations(typo, "--expect s"); })
+                  .find("--expect s:1: '" + std::string(typo).substr(0, std::string(typo).find(" =")) +
+                        "' is neither a figure (pair_gbps, intra_busbw_gbps, group_busbw_gbps) nor a node fact"),
+              std::string::npos)
+        << typo;
+  for (const char* fact : {"GPU 3 NVLinks = 18\n", "RDMA NIC count = 8\n", "mlx5_0 port 1 = ACTIVE 400 Gb/s\n"})
+    EXPECT_EQ(parse_site_expectations(fact, "s").facts.size(), 1u) << fact;
   EXPECT_EQ(usage_error_of([] { parse_site_expectations(" = 8\n", "--expect s"); }),
             "--expect s:1: expected KEY = VALUE, got '= 8'");
 }
@@ -44,8 +55,8 @@ TEST(SiteExpectations, UnmetFactsSayWhatAndWhatWasExpected) {
 ValidationOutcome simulated(const std::string& degrade, double time_limit = 0) {
   SimulationModel model;
   model.nodes = 16;
-  SimulatedCluster cluster(model, degrade.empty() ? std::vector<Degradation>{}
-                                                  : parse_degradations(degrade, 16, 0.25, "--degrade"));
+  SimulatedCluster cluster(
+      model, degrade.empty() ? std::vector<Degradation>{} : parse_degradations(degrade, 16, 0.25, "--degrade"));
   PlanSettings settings;
   settings.time_limit_seconds = time_limit;
   return run_validation_plan(cluster, settings);
