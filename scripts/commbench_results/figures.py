@@ -31,7 +31,8 @@ def build_figure(results, fabric=None, **options):
                          f"({results[0].path}); plot them separately")
     for result in results:
         if result.table.empty:
-            raise InputError(result.path, 1, "no rows to plot (an interrupted run before its first row?)")
+            raise InputError(result.path, 1,
+                             "no rows to plot (a run interrupted before its first row, or a node with no link to draw)")
     if fabric is not None and kinds[0] != "replay":
         raise InputError(fabric.path, 1, f"--fabric draws a bench-replay file's calls over it, not {kinds[0]} files")
     if fabric is not None and fabric.kind != "collectives":

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import pandas
 
+from .csv_comments import PROVENANCE_KEYS, provenance_from_comments
 from .errors import InputError
 
 # Columns of bench-collectives' rows (docs/output-format.md), by type. Files are read by
@@ -35,10 +36,6 @@ ROW_COLUMNS = TEXT_COLUMNS + INTEGER_COLUMNS + NUMBER_COLUMNS
 
 TOPOLOGY_LINKS_HEADER = ["host", "from", "to", "type", "count", "spec_gbps", "state"]
 
-# The provenance keys every command's JSON carries (report/provenance_json); CSV comment
-# lines and a JSON file beside a CSV can supply them too.
-PROVENANCE_KEYS = ("program", "version", "commit", "command_line", "started_at", "backend", "backend_version",
-                   "mpi_version", "ranks", "nodes", "rank_hosts", "devices", "settings", "environment", "notes")
 
 
 @dataclass
@@ -62,6 +59,8 @@ def read_result(path):
         raise InputError(path, 1, "empty file: no header and no rows")
     if text.lstrip().startswith("{"):
         return _read_json(path, text)
+    if text.lstrip().startswith("["):
+        raise InputError(path, 1, "a JSON array: not a commbench result (a JSON object with a \"schema\")")
     return _read_csv(path, text)
 
 
@@ -291,6 +290,9 @@ def _read_csv(path, text):
     header_line, header = records[0]
     if header == TOPOLOGY_LINKS_HEADER:
         return _links_file(path, records)
+    if "record" in header:
+        raise InputError(path, header_line, "a CSV of mixed records (bench-patterns, bench-replay, bench-validate, a "
+                         "soak): plot and compare read that run's --json")
     if "op" in header and "busbw_gbps" in header:
         return _collectives_csv(path, comments, records)
     raise InputError(path, header_line,
@@ -329,7 +331,7 @@ def _collectives_csv(path, comments, records):
             raise InputError(path, line, f"{len(fields)} fields, but the header names {len(header)} columns")
         typed.append(_typed_row(path, line, dict(zip(header, fields)), json_values=False))
     table = _rows_table(path, typed)
-    provenance = _provenance_from_comments(comments)
+    provenance = provenance_from_comments(comments)
     _fill_from_sibling_json(path, provenance, len(typed))
     _fill_from_rows(provenance, table)
     schema = "csv:collectives"
@@ -424,47 +426,8 @@ def _rows_table(path, rows):
 
 
 # ---------------------------------------------------------------------------------------
-# Provenance of a CSV: comments, the JSON written beside it by the same run, the rows.
-
-_HEADER_PATTERNS = (
-    re.compile(r"^#\s*(?P<program>bench-[\w-]+) (?P<version>\S+) \(commit (?P<commit>[^)]+)\)"),
-    re.compile(r"^#\s*backend: (?P<backend>\S+) \((?P<backend_version>.*)\)\s*$"),
-    re.compile(r"^#\s*ranks: (?P<ranks>\d+)\s+nodes: (?P<nodes>\d+)\s+started: (?P<started_at>\S+)"),
-)
-_RANK_HOSTS = re.compile(r"^#\s+rank (?P<first>\d+)(?:-(?P<last>\d+))? (?P<host>\S+)\s*$")
-_DEVICE = re.compile(r"^#\s+(?P<device>rank \d+: GPU .*)$")
-_KEY_VALUE = re.compile(r"^#\s*(?:provenance\.)?(?P<key>[a-z_]+)\s*[:=]\s*(?P<value>.*?)\s*$")
-
-
-def _provenance_from_comments(comments):
-    provenance, hosts, devices = {}, [], []
-    for comment in comments:
-        matched = False
-        for pattern in _HEADER_PATTERNS:
-            m = pattern.match(comment)
-            if m:
-                provenance.update({k: (int(v) if k in ("ranks", "nodes") else v) for k, v in m.groupdict().items()})
-                matched = True
-        if matched:
-            continue
-        m = _RANK_HOSTS.match(comment)
-        if m:
-            last = int(m["last"] or m["first"])
-            hosts += [m["host"]] * (last - int(m["first"]) + 1)
-            continue
-        m = _DEVICE.match(comment)
-        if m:
-            devices.append(m["device"])
-            continue
-        m = _KEY_VALUE.match(comment)
-        if m and m["key"] in PROVENANCE_KEYS and m["key"] not in provenance:
-            value = m["value"]
-            provenance[m["key"]] = int(value) if m["key"] in ("ranks", "nodes") and value.isdigit() else value
-    if hosts:
-        provenance["rank_hosts"] = hosts
-    if devices:
-        provenance["devices"] = devices
-    return provenance
+# Provenance of a CSV: comments (csv_comments.py), the JSON written beside it by the same run,
+# the rows.
 
 
 def _fill_from_sibling_json(path, provenance, row_count):

@@ -116,6 +116,10 @@ MeasurementKey read_key(const RowReader& row) {
 }  // namespace
 
 Baseline parse_baseline(std::string_view text, const std::string& origin) {
+  // The run's --json is the file people reach for first; say which file it takes.
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
+    throw UsageError(origin + ": a JSON file; a baseline is the --csv file of an earlier bench-collectives run");
   const CsvTable table = parse_csv(text, origin);
   for (std::string_view column : kRequiredColumns)
     if (!table.column(column))

@@ -256,6 +256,16 @@ class ResultFiles(RealRunTest):
                       self.refused(COMPARE, self.csv, self.csv, "--noise-factor", "nan"))
         self.assertIn("--tolerance", self.refused(COMPARE, self.csv, self.csv, "--tolerance=3%", "--tolerance", "4%"))
 
+    def test_a_file_plot_does_not_draw_says_what_it_is(self):
+        array = self.path("array.json")
+        write_text(array, "[1, 2]\n")
+        self.assertIn(f"{array}:1: a JSON array: not a commbench result", self.refused(PLOT, array, "-o",
+                                                                                       self.path("a.png")))
+        mixed = self.path("patterns.csv")
+        write_text(mixed, "record,step,step_seconds\nstep,0,0.1\n")
+        self.assertIn(f"{mixed}:1: a CSV of mixed records (bench-patterns, bench-replay, bench-validate, a soak): plot "
+                      "and compare read that run's --json", self.refused(PLOT, mixed, "-o", self.path("m.png")))
+
     def test_ctrl_c_is_one_line_and_exit_130(self):
         html = self.path("i.html")
         proc = subprocess.Popen([PLOT, self.csv, "--html", html], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -165,6 +165,8 @@ TEST(Baseline, MalformedRowsNameLineAndColumn) {
       {header + "allreduce,out,float,sum,,8,4,1,fast,1\n", "b.csv line 2: algbw_gbps 'fast' is not a number >= 0"},
       {header + good + good,
        "b.csv line 3: the same measurement as line 2 (allreduce 1MiB float sum out-of-place on 4 ranks)"},
+      {"\n {\"schema\": \"commbench.collectives/2\",\n \"rows\": []}\n",
+       "b.csv: a JSON file; a baseline is the --csv file of an earlier bench-collectives run"},
   };
   for (const auto& [text, message] : cases) {
     const std::string error = usage_error_of([&] { parse_baseline(text, "b.csv"); });
