@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/topology/hwloc_probe.hpp"
 #include "commbench/topology/ibverbs_probe.hpp"
@@ -48,6 +50,18 @@ void merge_cuda_gpus(NodeTopology& node, const std::vector<CudaGpu>& cuda) {
   }
   std::sort(node.gpus.begin(), node.gpus.end(), [](const Gpu& a, const Gpu& b) { return a.bus_id < b.bus_id; });
   for (std::size_t i = 0; i < node.gpus.size(); ++i) node.gpus[i].index = static_cast<int>(i);
+}
+
+// A NIC of --sysfs-root at the bus id of one of the node's GPUs: the sysfs tree and the
+// export (hwloc, NCCL) are of two machines, and every NIC would be typed and placed wrongly.
+void refuse_nics_at_gpus(const NodeTopology& node, const std::vector<Nic>& nics, const std::string& sysfs_root) {
+  for (const Nic& nic : nics)
+    for (const Gpu& gpu : node.gpus)
+      if (!nic.bus_id.empty() && nic.bus_id == gpu.bus_id)
+        throw UsageError(
+            fmt::format("--sysfs-root {}: {} sits at {}, where the node's GPU {} is: the sysfs tree and "
+                        "the export are of different machines",
+                        sysfs_root, nic.name, nic.bus_id, gpu.index));
 }
 
 }  // namespace
@@ -100,7 +114,9 @@ NodeTopology probe_node(const ProbeOptions& options) {
   }
 
   if (!options.sysfs_root.empty()) {
-    merge_nics(node, read_sysfs_nics(options.sysfs_root));
+    std::vector<Nic> sysfs_nics = read_sysfs_nics(options.sysfs_root);
+    refuse_nics_at_gpus(node, sysfs_nics, options.sysfs_root);
+    merge_nics(node, std::move(sysfs_nics));
     node.sources.push_back("sysfs " + options.sysfs_root);
   } else if (!options.offline()) {
     if (!probe_ibverbs(node)) {

@@ -315,6 +315,21 @@ class BadInput(TempDirTest):
         self.assertIn(expected, lines[0])
         self.assertFalse(os.path.exists(self.path("never.json")))
 
+    @needs_hwloc
+    def test_a_sysfs_tree_of_another_machine_is_refused(self):
+        # The DGX-2's export holds a V100 at 0000:3b:00.0, where the degraded fixture's sysfs
+        # tree puts mlx5_2: typed by that bus id, the NIC would be "InfiniBand 10de:1db8".
+        dgx2 = os.path.join(SHARED, "nvidiaDGX2.xml")
+        if not os.path.exists(dgx2):
+            self.skipTest("../shared/fixtures/hwloc is not beside the checkout")
+        sysfs = fixture("sysfs", "degraded")
+        rc, out, err = run("--hwloc-xml", dgx2, "--sysfs-root", sysfs, "--json", self.path("x.json"))
+        self.assertEqual(rc, 2, out + err)
+        self.assertEqual(err.strip(), f"bench-topology: error: --sysfs-root {sysfs}: mlx5_2 sits at 0000:3b:00.0, "
+                                      "where the node's GPU 3 is: the sysfs tree and the export are of different "
+                                      "machines")
+        self.assertFalse(os.path.exists(self.path("x.json")))
+
     def test_each_bad_input_is_one_line_exit_2(self):
         dgx = open(fixture("hwloc", "pcie-4gpu.xml")).read()
         truncated = self.write("truncated.xml", dgx[: len(dgx) // 3])
