@@ -53,6 +53,14 @@ void create_parent_directories(const std::string& path, const std::string& flag)
   const std::string directory = parent.empty() ? "." : parent.string();
   if (::access(directory.c_str(), W_OK) != 0)
     throw UsageError(flag + " " + path + ": cannot write in " + directory + " (" + std::strerror(errno) + ")");
+  // access() answers yes to root everywhere; creating the temporary file the result will
+  // be written through is the real test (/proc, a read-only mount).
+  std::string probe = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw UsageError(flag + " " + path + ": cannot write in " + directory + " (" + std::strerror(errno) + ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 void prepare_streamed_output(const std::string& path, const std::string& flag) {

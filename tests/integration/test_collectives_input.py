@@ -119,6 +119,14 @@ class BadInput(TempDirTest):
                                        "directory /proc/commbench"), err)
         self.assertFalse(os.path.exists(self.path("sub")))  # not even the CSV's directory
 
+    def test_a_folder_that_takes_no_file_is_found_before_the_sweep(self):
+        # /proc exists and root may "write" there by access(); creating the file says no.
+        rc, out, err = run_alone("-b", "8", "-e", "8", "--json", "/proc/commbench.json")
+        self.assertEqual(rc, 2, err)
+        self.assertEqual(err.strip(), "bench-collectives: error: --json /proc/commbench.json: cannot write in /proc "
+                                      "(No such file or directory)")
+        self.assertEqual(out, "")
+
     def test_a_full_disk_is_an_error_naming_the_file_not_lost_rows(self):
         rc, out, err = run(2, "-b", "8", "-e", "8", "--csv", "/dev/full", "--force")
         self.assertEqual(rc, 3, err)
