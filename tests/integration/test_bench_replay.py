@@ -554,6 +554,15 @@ class BadInput(unittest.TestCase):
                          f"bench-replay: error: --schedule {self.path('none.jsonl')}: cannot read (No such file or "
                          "directory)")
 
+    def test_help_says_what_dtype_and_schedule_mean_here(self):
+        code, out, err = run("--help")
+        self.assertEqual(code, 0, err)
+        text = " ".join(out.split())
+        self.assertIn("also the type of the calls an Nsight Systems report gives only element counts for (default "
+                      "float32)", text)
+        self.assertIn("to compare the job's traced step with, instead of a modelled pattern", text)
+        self.assertNotIn("to run, predict or trace instead of a modelled pattern", text)
+
     def test_a_model_flag_without_a_model_is_refused_not_passed_over(self):
         traces = os.path.join(TRACES, "straggler")
         for flag in (["--tp", "2"], ["--tflops", "100"], ["--compute-scale", "0.5"], ["--tie-embeddings"],
