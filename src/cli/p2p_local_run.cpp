@@ -199,6 +199,7 @@ LocalRunResult run_local_links(JobSession& session, const LocalRunSettings& sett
     if (!measures) return;
 #if COMMBENCH_HAVE_NCCL
     links = open_local_gpu_links();
+    links->require_room_for_buffers(settings.copy.bytes);
 #else
     throw UsageError("--local: this bench-p2p was built without CUDA (configure with -DCOMMBENCH_WITH_NCCL=ON)");
 #endif

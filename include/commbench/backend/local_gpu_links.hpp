@@ -56,6 +56,9 @@ class LocalGpuLinks {
   // "0000:1b:00.0" (lower case) of CUDA device `device` as this process numbers them.
   virtual std::string bus_id(int device) const = 0;
   virtual PeerAccess peer_access(int source, int destination) = 0;
+  // Throws UsageError naming -b/--bytes when a device has less free memory than a send and a
+  // receive buffer of `bytes` take: asked before any result file is begun.
+  virtual void require_room_for_buffers(std::uint64_t bytes) const = 0;
 
   // From `source`'s memory to `destination`'s. Throws BackendError (with the CUDA or NCCL
   // error) when the transfer fails; the SM kernel needs peer access (peer_access first).

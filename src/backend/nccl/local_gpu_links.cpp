@@ -162,6 +162,9 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
   }
 
   int device_count() const override { return static_cast<int>(bus_ids_.size()); }
+  void require_room_for_buffers(std::uint64_t bytes) const override {
+    for (int device = 0; device < device_count(); ++device) require_room_for(device, 2 * bytes);
+  }
   std::string bus_id(int device) const override { return bus_ids_[index(device)]; }
 
   PeerAccess peer_access(int source, int destination) override {
