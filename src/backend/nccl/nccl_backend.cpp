@@ -115,6 +115,12 @@ NcclBackend::NcclBackend(std::unique_ptr<Bootstrap> group, const NcclOptions& op
 
   state.nranks = group_->size() * gpus_per_process;
   state.choices_unavailable = load_profiler_plugin();
+  // NCCL runs a one-rank collective as a copy on the GPU, choosing no algorithm, so the
+  // plugin sees nothing to record (ncclLaunchOneRank).
+  if (!state.choices_unavailable && state.nranks == 1)
+    state.choices_unavailable =
+        "nccl_algo, nccl_proto, nccl_channels: empty: on one rank NCCL runs each collective as a copy on the GPU "
+        "and chooses no algorithm, protocol or channels";
   std::string id_bytes;
   collective_try(*group_, [&] {
     if (group_->rank() != 0) return;
