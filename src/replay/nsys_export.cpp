@@ -135,11 +135,15 @@ struct ExportRun {
   ExportEnd end;
 };
 
+// With `payloads`, NVTX extended payloads are asked for (--include-blobs, nsys 2025.3 and
+// newer; left out by default): NCCL's ranges hold their message sizes there.
 ExportRun run_export(const std::string& report_path, const std::string& sqlite_path, const std::string& log_path,
-                     double limit_seconds) {
-  std::vector<std::string> arguments{
-      "nsys",     "export", "--type", "sqlite", "--quiet=true", "--force-overwrite=true", "--output=" + sqlite_path,
-      report_path};
+                     double limit_seconds, bool payloads) {
+  std::vector<std::string> arguments{"nsys", "export", "--type", "sqlite"};
+  if (payloads) arguments.emplace_back("--include-blobs=true");
+  for (const std::string& argument :
+       {std::string("--quiet=true"), std::string("--force-overwrite=true"), "--output=" + sqlite_path, report_path})
+    arguments.push_back(argument);
   std::vector<char*> argv;
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
@@ -180,7 +184,11 @@ ExportedReport export_nsys_report(const std::string& report_path, double limit_s
   const std::string folder = temporary_folder(report_path);
   ExportedReport exported(folder, folder + "/report.sqlite");
   const std::string log_path = folder + "/export.log";
-  const ExportRun run = run_export(report_path, exported.sqlite_path(), log_path, limit_seconds);
+  ExportRun run = run_export(report_path, exported.sqlite_path(), log_path, limit_seconds, true);
+  // An nsys older than the option refuses it, naming it: the export again without payloads.
+  if (run.spawn_error == 0 && run.end.status && *run.end.status != 0 &&
+      first_line_of(log_path).find("include-blobs") != std::string::npos)
+    run = run_export(report_path, exported.sqlite_path(), log_path, limit_seconds, false);
   if (run.spawn_error != 0)
     throw UsageError(fmt::format(
         "{}: a .nsys-rep is read through `nsys export --type sqlite`, and nsys cannot be run here ({}): put it on "

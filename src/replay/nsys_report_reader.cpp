@@ -11,6 +11,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/replay/nccl_kernel_name.hpp"
+#include "nccl_nvtx_payload.hpp"
 #include "nsys_export.hpp"
 #include "pytorch_comm_events.hpp"
 #include "sqlite_database.hpp"
@@ -39,11 +40,15 @@ struct ReportFacts {
 };
 
 ReportFacts report_facts(const SqliteDatabase& db, const std::string& path) {
-  if (!db.has_table("StringIds") || !db.has_table("EXPORT_META_DATA"))
+  // The export's own facts: EXPORT_META_DATA, renamed META_DATA_EXPORT by nsys 2025.3.
+  const char* meta = db.has_table("META_DATA_EXPORT")   ? "META_DATA_EXPORT"
+                     : db.has_table("EXPORT_META_DATA") ? "EXPORT_META_DATA"
+                                                        : nullptr;
+  if (!db.has_table("StringIds") || meta == nullptr)
     throw UsageError(fmt::format("{}: an SQLite database, but not one `nsys export --type sqlite` wrote", path));
   ReportFacts facts;
   facts.version =
-      db.first_text("SELECT value FROM EXPORT_META_DATA WHERE name = 'EXPORT_PRODUCT_VERSION'").value_or("");
+      db.first_text(fmt::format("SELECT value FROM {} WHERE name = 'EXPORT_PRODUCT_VERSION'", meta)).value_or("");
   if (db.has_table("TARGET_INFO_SESSION_START_TIME"))
     db.each_row("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
                 [&](const SqliteDatabase::Row& row) { facts.epoch_us = static_cast<double>(row.integer(0)) * 1e-3; });
@@ -68,6 +73,39 @@ json chrome_event(const std::string& name, double start_us, double end_us, std::
 // What names a process's calls: PyTorch's ranges, else NCCL's own, else NCCL's kernels.
 enum class CallSource { pytorch, nccl_ranges, nccl_kernels };
 
+// Where NCCL's ranges sized their calls, and why some could not be.
+struct NcclSizing {
+  std::size_t without_payload = 0;  // the export holds no payload for the range
+  std::size_t without_ranks = 0;    // a gather or scatter whose communicator's size is not in the report
+};
+
+// One of NCCL's ranges that can be a call, with what its payload says.
+struct NcclRangeCall {
+  json event;
+  std::string op;
+  std::optional<NcclRangePayload> payload;
+};
+
+// nccl-tests' bytes of a call from NCCL's payload: an all-gather's and a reduce-scatter's
+// payload is one rank's part of the gathered or scattered buffer.
+std::optional<std::uint64_t> nccl_tests_bytes(const NcclRangeCall& call, const std::map<std::uint64_t, int>& ranks,
+                                              NcclSizing& sizing) {
+  if (!call.payload || !call.payload->message_bytes) {
+    ++sizing.without_payload;
+    return std::nullopt;
+  }
+  std::uint64_t bytes = *call.payload->message_bytes;
+  if (call.op == "allgather" || call.op == "reducescatter") {
+    const auto found = call.payload->communicator ? ranks.find(*call.payload->communicator) : ranks.end();
+    if (found == ranks.end()) {
+      ++sizing.without_ranks;
+      return std::nullopt;
+    }
+    bytes *= static_cast<std::uint64_t>(found->second);
+  }
+  return bytes;
+}
+
 struct ProcessEvents {
   PytorchCommEvents events;
   bool pytorch_calls = false;  // c10d:: ranges
@@ -75,12 +113,17 @@ struct ProcessEvents {
   bool gpu = false;            // NCCL kernels of its own on a GPU
   bool backend = false;        // gloo's own ranges, on gloo's threads: the calls' runs
   // NCCL's ranges (ncclAllReduce, ...): the calls where PyTorch's ranges are absent.
-  std::vector<json> nccl_calls;
+  std::vector<NcclRangeCall> nccl_calls;
 
-  // Adds NCCL's ranges as the calls where PyTorch named none; what named them.
-  CallSource settle_calls() {
+  // Adds NCCL's ranges as the calls where PyTorch named none, sized by their payloads and
+  // the communicators' sizes (`ranks`, by NCCL's hash); what named them.
+  CallSource settle_calls(const std::map<std::uint64_t, int>& ranks, NcclSizing& sizing) {
     if (pytorch_calls || backend) return CallSource::pytorch;  // gloo's ranges are PyTorch's too
-    for (const json& call : nccl_calls) events.add(call);
+    for (NcclRangeCall& call : nccl_calls) {
+      if (const std::optional<std::uint64_t> bytes = nccl_tests_bytes(call, ranks, sizing))
+        call.event["args"] = {{std::string(kNcclPayloadBytesArgument), *bytes}};
+      events.add(call.event);
+    }
     return nccl_calls.empty() ? CallSource::nccl_kernels : CallSource::nccl_ranges;
   }
 };
@@ -91,17 +134,19 @@ constexpr const char* kWantedNames =
     "name LIKE 'c10d::%' OR name LIKE 'gloo:%' OR name LIKE 'nccl%' OR name LIKE 'ProfilerStep#%' OR name LIKE "
     "'step%' OR name LIKE 'iteration %'";
 
-// Every NVTX range with its name: PyTorch's, NCCL's and the user's.
-std::string nvtx_ranges_sql() {
+// Every NVTX range with its name, domain and payload (an export without the column has
+// none): PyTorch's, NCCL's and the user's.
+std::string nvtx_ranges_sql(bool payloads) {
   return fmt::format(
-      "SELECT e.start, e.end, COALESCE(e.text, s.value) AS name, e.globalTid FROM NVTX_EVENTS e LEFT JOIN "
-      "StringIds s ON e.textId = s.id WHERE e.eventType IN ({}, {}) AND e.end IS NOT NULL",
-      kNvtxPushPopRange, kNvtxStartEndRange);
+      "SELECT e.start, e.end, COALESCE(e.text, s.value) AS name, e.globalTid, e.domainId AS domain, {} AS payload "
+      "FROM NVTX_EVENTS e LEFT JOIN StringIds s ON e.textId = s.id WHERE e.eventType IN ({}, {}) AND e.end IS NOT "
+      "NULL",
+      payloads ? "e.binaryData" : "NULL", kNvtxPushPopRange, kNvtxStartEndRange);
 }
 
 // A call, its run by gloo or a step, added to its process's events.
 void add_range(ProcessEvents& process, const std::string& text, double start_us, double end_us, std::int64_t thread,
-               const std::string& torch_type) {
+               const std::string& torch_type, const std::optional<NcclRangePayload>& payload) {
   if (const std::optional<int> step = nvtx_step_number(text)) {
     process.events.add(chrome_event(fmt::format("ProfilerStep#{}", *step), start_us, end_us, thread, "", torch_type));
     return;
@@ -109,7 +154,8 @@ void add_range(ProcessEvents& process, const std::string& text, double start_us,
   const PytorchNvtxRange range = parse_pytorch_nvtx_range(text);
   if (canonical_comm_op(range.name).empty()) return;
   if (range.name.rfind("nccl", 0) == 0) {
-    process.nccl_calls.push_back(chrome_event(range.name, start_us, end_us, thread, "", torch_type));
+    process.nccl_calls.push_back(
+        {chrome_event(range.name, start_us, end_us, thread, "", torch_type), canonical_comm_op(range.name), payload});
     return;
   }
   const bool backend = range.name.rfind("gloo:", 0) == 0;
@@ -119,27 +165,42 @@ void add_range(ProcessEvents& process, const std::string& text, double start_us,
   process.events.add(chrome_event(range.name, start_us, end_us, thread, range.sizes, torch_type));
 }
 
+// What the ranges say, per process, and of NCCL's communicators.
+struct ReportRanges {
+  std::map<std::int64_t, ProcessEvents> processes;
+  std::map<std::uint64_t, int> communicator_ranks;  // by NCCL's hash, from their creation's ranges
+};
+
 // One pass over the ranges: the wanted ones whole, and of PyTorch's aten:: operators (on
 // CPU, the compute gloo's transfers can hide behind) only the times and thread, not the
 // names. The events are ordered by time where they are used.
-std::map<std::int64_t, ProcessEvents> read_ranges(const SqliteDatabase& db, const ReportFacts& facts,
-                                                  const std::string& torch_type) {
-  std::map<std::int64_t, ProcessEvents> processes;
+ReportRanges read_ranges(const SqliteDatabase& db, const ReportFacts& facts, const std::string& torch_type) {
+  ReportRanges ranges;
+  const NcclPayloadSchemas schemas(db);
+  const bool payloads = !schemas.empty() && db.has_column("NVTX_EVENTS", "binaryData");
   const std::string sql = fmt::format(
-      "SELECT start, end, CASE WHEN name LIKE 'aten::%' THEN NULL ELSE name END, globalTid FROM ({}) WHERE name "
-      "LIKE 'aten::%' OR {}",
-      nvtx_ranges_sql(), kWantedNames);
+      "SELECT start, end, CASE WHEN name LIKE 'aten::%' THEN NULL ELSE name END, globalTid, domain, payload FROM ({}) "
+      "WHERE name LIKE 'aten::%' OR {}",
+      nvtx_ranges_sql(payloads), kWantedNames);
   db.each_row(sql, [&](const SqliteDatabase::Row& row) {
     const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
     const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
     const std::int64_t thread = row.integer(3);
-    ProcessEvents& process = processes[pid_of(thread)];
-    if (row.is_null(2))
+    ProcessEvents& process = ranges.processes[pid_of(thread)];
+    if (row.is_null(2)) {
       process.events.add_cpu_operator(thread, start_us, end_us);
-    else
-      add_range(process, row.text(2), start_us, end_us, thread, torch_type);
+      return;
+    }
+    const std::string name = row.text(2);
+    std::optional<NcclRangePayload> payload;
+    if (payloads && !row.is_null(5) && name.rfind("nccl", 0) == 0)
+      payload = schemas.decode(row.integer(4), row.bytes(5));
+    // ncclCommInitRank, ncclCommSplit, ...: the communicator's size, for its calls' bytes.
+    if (payload && payload->communicator && payload->ranks && name.rfind("ncclComm", 0) == 0)
+      ranges.communicator_ranks[*payload->communicator] = *payload->ranks;
+    add_range(process, name, start_us, end_us, thread, torch_type, payload);
   });
-  return processes;
+  return ranges;
 }
 
 // The NCCL kernels each process ran on its GPUs (CUDA trace): they time the calls and
@@ -167,15 +228,22 @@ void read_nccl_kernels(const SqliteDatabase& db, const ReportFacts& facts,
 }
 
 // What the report says of the calls' sizes, once per report.
-void note_what_names_the_calls(const std::set<CallSource>& unsized, std::vector<std::string>& notes) {
+void note_what_names_the_calls(const std::set<CallSource>& unsized, const NcclSizing& nccl,
+                               std::vector<std::string>& notes) {
   if (unsized.count(CallSource::pytorch) > 0)
     notes.push_back(
         "PyTorch's ranges carry no shapes (emit_nvtx(record_shapes=True) adds them): their calls are counted, not "
         "sized");
-  if (unsized.count(CallSource::nccl_ranges) > 0)
+  if (nccl.without_payload > 0)
     notes.push_back(
-        "the calls are NCCL's own NVTX ranges (ncclAllReduce, ...); their payloads, which hold the message sizes, "
-        "are not read: the calls are counted, not sized");
+        "calls named by NCCL's own NVTX ranges (ncclAllReduce, ...) are counted, not sized: the export holds no "
+        "readable payload for them, where NCCL writes the message size (export with `nsys export --type sqlite "
+        "--include-blobs=true`; nsys 2025.3 and newer leave payloads out by default)");
+  if (nccl.without_ranks > 0)
+    notes.push_back(
+        "all-gathers and reduce-scatters named by NCCL's ranges are counted, not sized: NCCL's payload holds one "
+        "rank's part, and the creation of their communicator (ncclCommInitRank, ncclCommSplit), which gives its "
+        "size, is not in the report");
   if (unsized.count(CallSource::nccl_kernels) > 0)
     notes.push_back(
         "no NVTX range names the calls: NCCL's kernels are the calls, counted and timed, not sized (a generic "
@@ -211,16 +279,17 @@ NsysReport read_exported(const std::string& path, const std::string& shown_path,
         "{}: no NVTX ranges and no CUDA kernels in this report: record with `nsys profile --trace=nvtx,cuda` and "
         "PyTorch's ranges on (torch.autograd.profiler.emit_nvtx(record_shapes=True))",
         shown_path));
-  std::map<std::int64_t, ProcessEvents> processes;
-  if (db.has_table("NVTX_EVENTS")) processes = read_ranges(db, facts, torch_type);
-  read_nccl_kernels(db, facts, processes);
+  ReportRanges ranges;
+  if (db.has_table("NVTX_EVENTS")) ranges = read_ranges(db, facts, torch_type);
+  read_nccl_kernels(db, facts, ranges.processes);
   NsysReport report;
   std::set<CallSource> unsized;
-  for (auto& [pid, process] : processes) {
-    const CallSource source = process.settle_calls();
+  NcclSizing nccl;
+  for (auto& [pid, process] : ranges.processes) {
+    const CallSource source = process.settle_calls(ranges.communicator_ranks, nccl);
     std::vector<TracedCollective> collectives = process.events.collectives(0);
     if (collectives.empty()) continue;
-    if (source != CallSource::pytorch || !process.sized) unsized.insert(source);
+    if (source == CallSource::nccl_kernels || (source == CallSource::pytorch && !process.sized)) unsized.insert(source);
     report.sized_by_pytorch_ranges = report.sized_by_pytorch_ranges || (source == CallSource::pytorch && process.sized);
     report.processes.push_back(rank_of(pid, process, std::move(collectives), shown_path, facts));
   }
@@ -230,7 +299,7 @@ NsysReport read_exported(const std::string& path, const std::string& shown_path,
         "(PyTorch's ranges come with torch.autograd.profiler.emit_nvtx(), NCCL's with --trace=nvtx, its kernels "
         "with --trace=cuda)",
         shown_path));
-  note_what_names_the_calls(unsized, report.notes);
+  note_what_names_the_calls(unsized, nccl, report.notes);
   return report;
 }
 

@@ -120,6 +120,8 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
       call.dtype_bytes = type->bytes;
     }
   }
+  if (const auto payload = args.find(kNcclPayloadBytesArgument); payload != args.end() && payload->is_number_unsigned())
+    call.bytes = payload->get<std::uint64_t>();
   if (op == "barrier") {
     // A barrier's token tensor is no payload: nccl-tests counts no bytes for it.
     call.dtype.clear();
@@ -348,6 +350,12 @@ void size_call(TracedCollective& c, int group_ranks, std::initializer_list<const
       break;
     }
   c.bytes = elements * dtype_bytes;
+  if (c.bytes > 0) return;
+  for (const PytorchCommEvents::Call* source : sources)
+    if (source != nullptr && source->bytes) {
+      c.bytes = *source->bytes;
+      break;
+    }
 }
 
 }  // namespace

@@ -11,12 +11,17 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "commbench/replay/communication_trace.hpp"
 
 namespace commbench {
+
+// The argument an event made from one of NCCL's NVTX ranges carries its size in: nccl-tests'
+// bytes from NCCL's payload, which names no type. No profiler writes it.
+inline constexpr std::string_view kNcclPayloadBytesArgument = "commbench: NCCL payload bytes";
 
 // What the reader turns into a one-line error that names the file.
 struct MalformedEvent : std::runtime_error {
@@ -53,6 +58,7 @@ class PytorchCommEvents {
     std::size_t dtype_bytes = 0;
     std::uint64_t elements = 0;
     bool elements_known = false;
+    std::optional<std::uint64_t> bytes;  // kNcclPayloadBytesArgument's: sized, with no type
     std::string algo, proto;             // an NCCL kernel's, from its name
     std::optional<std::int64_t> thread;  // the trace's tid, where it is a number
     // PyTorch's "External id": a kernel's is that of the record_param_comms that launched it.

@@ -123,6 +123,20 @@ std::string SqliteDatabase::Row::text(int column) const {
   return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text));
 }
 
+std::string SqliteDatabase::Row::bytes(int column) const {
+  const void* data = sqlite3_column_blob(statement_, column);
+  const int size = sqlite3_column_bytes(statement_, column);
+  return data == nullptr || size <= 0 ? std::string() : std::string(static_cast<const char*>(data), size);
+}
+
+bool SqliteDatabase::has_column(const std::string& table, const std::string& column) const {
+  bool found = false;
+  if (!has_table(table)) return false;
+  each_row(fmt::format("SELECT name FROM pragma_table_info('{}')", table),
+           [&](const Row& row) { found = found || row.text(0) == column; });
+  return found;
+}
+
 bool SqliteDatabase::has_table(const std::string& name) const {
   bool found = false;
   each_row(fmt::format("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{}'", name),
@@ -171,7 +185,9 @@ SqliteDatabase::~SqliteDatabase() = default;
 bool SqliteDatabase::Row::is_null(int) const { return true; }
 std::int64_t SqliteDatabase::Row::integer(int) const { return 0; }
 std::string SqliteDatabase::Row::text(int) const { return ""; }
+std::string SqliteDatabase::Row::bytes(int) const { return ""; }
 bool SqliteDatabase::has_table(const std::string&) const { return false; }
+bool SqliteDatabase::has_column(const std::string&, const std::string&) const { return false; }
 void SqliteDatabase::each_row(const std::string&, const std::function<void(const Row&)>&) const {}
 std::optional<std::string> SqliteDatabase::first_text(const std::string&) const { return std::nullopt; }
 

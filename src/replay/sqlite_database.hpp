@@ -28,12 +28,16 @@ class SqliteDatabase {
     bool is_null(int column) const;
     std::int64_t integer(int column) const;
     std::string text(int column) const;
+    // The column's bytes as stored (a BLOB's, or a text's); empty for NULL.
+    std::string bytes(int column) const;
 
    private:
     sqlite3_stmt* statement_;
   };
 
   bool has_table(const std::string& name) const;
+  // Whether `table` exists and has a column named `column` (an export's schema grows).
+  bool has_column(const std::string& table, const std::string& column) const;
   // Runs `sql` and hands each row to `row`; UsageError naming the file when it fails (a
   // table of another shape than the query expects, a corrupt page).
   void each_row(const std::string& sql, const std::function<void(const Row&)>& row) const;

@@ -327,7 +327,9 @@ class NsysNcclJob(FolderCase):
         # Half of each NCCL kernel runs beside a compute kernel: the other half is exposed.
         for r in doc["ranks"]:
             self.assertAlmostEqual(r["exposed_seconds"], len(ops) * 0.0005 * (r["rank"] + 1), places=9)
-        self.assertEqual(out.count("the calls are NCCL's own NVTX ranges (ncclAllReduce, ...); their payloads"), 1)
+        self.assertEqual(out.count("calls named by NCCL's own NVTX ranges (ncclAllReduce, ...) are counted, not sized: "
+                                   "the export holds no readable payload for them"), 1, out)
+        self.assertIn("--include-blobs=true", out)
         self.assertNotIn("a call's time is its NVTX range", out)
         self.assertNotIn("PyTorch's NVTX ranges give element counts", out)
 
@@ -441,8 +443,9 @@ class NsysBadInput(FolderCase):
 # A stand-in for `nsys` on the PATH: the spawn, its arguments, its failures and its time
 # limit are bench-replay's; the export itself is the real one nsys made (FAKE_NSYS_SOURCE).
 FAKE_NSYS = """#!/bin/sh
-printf '%s\\n' "$*" > "$FAKE_NSYS_ARGS"
+printf '%s\\n' "$*" >> "$FAKE_NSYS_ARGS"
 case "$FAKE_NSYS_MODE" in
+  old) case "$*" in *--include-blobs*) echo "unrecognised option '--include-blobs=true'"; exit 1 ;; esac ;;
   hang) sh -c 'trap "" TERM; exec sleep 300' & echo $! > "$FAKE_NSYS_ARGS.children"
         sleep 300 & echo $! >> "$FAKE_NSYS_ARGS.children"; wait; exit 0 ;;
   fail) echo "Failed to open the report file: it is no Nsight Systems report"; echo second line; exit 1 ;;
@@ -479,14 +482,15 @@ class NsysRepExport(FolderCase):
         env = dict(os.environ, PATH=self.bin + os.pathsep + "/usr/bin:/bin", TMPDIR=self.tmp, FAKE_NSYS_MODE=mode,
                    FAKE_NSYS_ARGS=arguments, FAKE_NSYS_SOURCE=report_files("nsys-llama-ddp")[0])
         p = subprocess.run([os.path.abspath(BIN), *args], capture_output=True, text=True, timeout=limit, env=env)
-        called = open(arguments).read().split() if os.path.exists(arguments) else []
-        return p.returncode, p.stdout, p.stderr, called
+        calls = open(arguments).read().splitlines() if os.path.exists(arguments) else []
+        self.nsys_calls = [line.split() for line in calls]
+        return p.returncode, p.stdout, p.stderr, self.nsys_calls[-1] if calls else []
 
     def test_the_export_is_read_as_its_sqlite(self):
         json_path = os.path.join(self.dir, "rep.json")
         code, _, err, called = self.with_nsys("export", self.rep, "--json", json_path, "--force")
         self.assertEqual(code, 0, err)
-        self.assertEqual(called[:4], ["export", "--type", "sqlite", "--quiet=true"])
+        self.assertEqual(called[:5], ["export", "--type", "sqlite", "--include-blobs=true", "--quiet=true"])
         self.assertEqual(called[-1], self.rep)
         direct = os.path.join(self.dir, "direct.json")
         code, _, err = run(report_files("nsys-llama-ddp")[0], "--json", direct, "--force")
@@ -494,6 +498,17 @@ class NsysRepExport(FolderCase):
         with open(json_path) as a, open(direct) as b:
             self.assertEqual(classes(json.load(a)), classes(json.load(b)))
         self.assertEqual(os.listdir(self.tmp), [], "the export's temporary folder is left behind")
+
+    def test_an_nsys_without_payload_export_is_asked_again_without_it(self):
+        json_path = os.path.join(self.dir, "old.json")
+        code, _, err, called = self.with_nsys("old", self.rep, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(self.nsys_calls), 2, self.nsys_calls)
+        self.assertIn("--include-blobs=true", self.nsys_calls[0])
+        self.assertEqual(called[:4], ["export", "--type", "sqlite", "--quiet=true"])
+        with open(json_path) as f:
+            self.assertGreater(json.load(f)["calls_per_rank"], 0)
+        self.assertEqual(os.listdir(self.tmp), [])
 
     def test_a_failed_export_gives_its_first_line(self):
         code, out, err, _ = self.with_nsys("fail", self.rep)
