@@ -1,8 +1,8 @@
 #include "p2p_local_run.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "commbench/cli/pair_cell_json.hpp"
 #include "commbench/cli/live_probe.hpp"
 #include "commbench/cli/local_node_model.hpp"
+#include "commbench/cli/pair_cell_json.hpp"
 #include "commbench/config.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/topology/node_probe.hpp"
@@ -37,7 +37,9 @@ NodeModel probe_own_node() {
 }
 
 std::string test_text(const LocalNode& node, const LocalLinkTest& test) {
-  const auto gpu = [&](int index) { return fmt::format("GPU {} ({})", index, node.bus_ids[static_cast<std::size_t>(index)]); };
+  const auto gpu = [&](int index) {
+    return fmt::format("GPU {} ({})", index, node.bus_ids[static_cast<std::size_t>(index)]);
+  };
   const std::string ways = test.both_ways ? " both ways" : "";
   switch (test.transfer) {
     case LocalTransfer::gpu_to_gpu:
@@ -82,17 +84,20 @@ class NodeMeasurement {
     const int gpus = static_cast<int>(node_.bus_ids.size());
     for (int source = 0; source < gpus; ++source)
       for (int destination = 0; destination < gpus; ++destination)
-        if (source != destination && node_.access[static_cast<std::size_t>(source)][static_cast<std::size_t>(destination)].supported)
-          items.push_back({fmt::format("timing loads of GPU {} from GPU {}", source, destination), [this, source, destination] {
-                             gpu_latency_us_[{source, destination}] =
-                                 1e6 * links_.load_latency_seconds(source, destination, -1, settings_.latency_loads);
-                           }});
+        if (source != destination &&
+            node_.access[static_cast<std::size_t>(source)][static_cast<std::size_t>(destination)].supported)
+          items.push_back(
+              {fmt::format("timing loads of GPU {} from GPU {}", source, destination), [this, source, destination] {
+                 gpu_latency_us_[{source, destination}] =
+                     1e6 * links_.load_latency_seconds(source, destination, -1, settings_.latency_loads);
+               }});
     if (settings_.plan.host)
       for (int gpu = 0; gpu < gpus; ++gpu)
         items.push_back({fmt::format("timing loads of GPU {} from host memory", gpu), [this, gpu] {
-                           host_latency_us_[gpu] = 1e6 * links_.load_latency_seconds(
-                                                             gpu, std::nullopt, node_.gpu_numa[static_cast<std::size_t>(gpu)],
-                                                             settings_.latency_loads);
+                           host_latency_us_[gpu] =
+                               1e6 * links_.load_latency_seconds(gpu, std::nullopt,
+                                                                 node_.gpu_numa[static_cast<std::size_t>(gpu)],
+                                                                 settings_.latency_loads);
                          }});
     return items;
   }
@@ -130,10 +135,10 @@ class NodeMeasurement {
   void measure(const LocalLinkTest& test) {
     CopyRequest request = settings_.copy;
     request.both_ways = test.both_ways;
-    const CopyTiming timing = test.transfer == LocalTransfer::gpu_to_gpu
-                                  ? links_.gpu_to_gpu(test.method, test.source, test.destination, request)
-                                  : links_.host_and_gpu(test.gpu, test.transfer == LocalTransfer::host_to_gpu,
-                                                        test.memory, request);
+    const CopyTiming timing =
+        test.transfer == LocalTransfer::gpu_to_gpu
+            ? links_.gpu_to_gpu(test.method, test.source, test.destination, request)
+            : links_.host_and_gpu(test.gpu, test.transfer == LocalTransfer::host_to_gpu, test.memory, request);
     wrong_bytes_ += timing.wrong_bytes;
     const LinkSpec spec = local_link_spec(topology(), model_.failure, node_, test);
     for (PairCell& cell : local_cells(node_, test, request, timing)) {

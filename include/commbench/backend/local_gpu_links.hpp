@@ -35,9 +35,9 @@ struct PeerAccess {
 };
 
 struct CopyTiming {
-  double seconds = 0;              // mean time of one copy (of each direction, when both at once)
-  std::uint64_t wrong_bytes = 0;   // bytes the destination held wrong after the checked copy
-  std::string note;                // what the timing needs said ("pages on NUMA node 1, not 0")
+  double seconds = 0;             // mean time of one copy (of each direction, when both at once)
+  std::uint64_t wrong_bytes = 0;  // bytes the destination held wrong after the checked copy
+  std::string note;               // what the timing needs said ("pages on NUMA node 1, not 0")
 };
 
 struct CopyRequest {
@@ -69,8 +69,7 @@ class LocalGpuLinks {
   // Mean time of one dependent 8-byte load by a single thread of `device` from memory on
   // `target` (another GPU, needs peer access) or, with nullopt, pinned host memory on NUMA
   // node `host_numa`: the link's round trip, not the launch.
-  virtual double load_latency_seconds(int device, std::optional<int> target, int host_numa,
-                                      std::uint64_t loads) = 0;
+  virtual double load_latency_seconds(int device, std::optional<int> target, int host_numa, std::uint64_t loads) = 0;
 };
 
 // The links of every CUDA device this process sees. Throws BackendError "no CUDA device"

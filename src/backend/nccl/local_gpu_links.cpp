@@ -192,9 +192,9 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
       case GpuCopyMethod::copy_engine:
         one = [&] {
           for (const Lane& lane : lanes)
-            check_cuda_call(cudaMemcpyPeerAsync(lane.to, lane.to_device, lane.from, lane.from_device, request.bytes,
-                                                lane.stream),
-                            "cudaMemcpyPeerAsync");
+            check_cuda_call(
+                cudaMemcpyPeerAsync(lane.to, lane.to_device, lane.from, lane.from_device, request.bytes, lane.stream),
+                "cudaMemcpyPeerAsync");
         };
         break;
       case GpuCopyMethod::sm_kernel:
@@ -254,10 +254,10 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
     }
     const auto one = [&] {
       for (const Lane& lane : lanes)
-        check_cuda_call(cudaMemcpyAsync(lane.to, lane.from, request.bytes,
-                                        lane.to_device >= 0 ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                                        lane.stream),
-                        "cudaMemcpyAsync");
+        check_cuda_call(
+            cudaMemcpyAsync(lane.to, lane.from, request.bytes,
+                            lane.to_device >= 0 ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, lane.stream),
+            "cudaMemcpyAsync");
     };
     return measure(lanes, lanes, one, request, host.note());
   }
@@ -364,7 +364,7 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
   int sm_copy_blocks(int device) const { return 2 * multiprocessors_[index(device)]; }
 
   Lane device_lane(int from, int to, cudaStream_t stream) const {
-    return {send_[index(from)].data(), receive_[index(to)].data(), from, to, from, stream,
+    return {send_[index(from)].data(),      receive_[index(to)].data(), from, to, from, stream,
             static_cast<unsigned>(from + 1)};
   }
 
@@ -427,8 +427,8 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
   // theirs before the last, so the span covers every lane's transfers. The span starts
   // when the first transfer is queued, so for very short transfers the host's queuing
   // rate may show in it (docs/p2p.md; not yet measured on a GPU).
-  CopyTiming measure(const std::vector<Lane>& lanes, const std::vector<Lane>& streams,
-                     const std::function<void()>& one, const CopyRequest& request, std::string note) {
+  CopyTiming measure(const std::vector<Lane>& lanes, const std::vector<Lane>& streams, const std::function<void()>& one,
+                     const CopyRequest& request, std::string note) {
     CopyTiming timing;
     timing.note = std::move(note);
     fill(lanes, request.bytes);
