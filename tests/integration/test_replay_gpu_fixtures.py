@@ -1,0 +1,156 @@
+"""bench-replay on the traces recorded on a lent GPU machine (tests/fixtures/gpu: one H200,
+PyTorch 2.11 with NCCL 2.28, one rank per case; its README says how they were recorded).
+
+The torch.profiler traces are checked against their own `record_param_comms` events, read
+here from the raw JSON. The Nsight Systems exports of the same cases must give the same
+calls and sizes, by PyTorch's NVTX ranges; and, with PyTorch's ranges taken out of a copy
+(a job profiled without emit_nvtx, the usual case), by NCCL's own ranges and the message
+sizes in their NVTX payloads. Without the payloads (an export without --include-blobs), or
+without the communicator's creation, the calls are counted, not sized, and the report says
+why.
+"""
+import gzip
+import json
+import os
+import shutil
+import sqlite3
+import unittest
+
+from replay_test_support import BIN, HERE, FolderCase, load, run
+
+GPU = os.path.join(HERE, "..", "fixtures", "gpu")
+TORCH_CASES = ("llama-ddp", "ddp-bucket4mb")
+# The element sizes of record_param_comms' "dtype" in these traces.
+DTYPE_BYTES = {"Float": 4, "BFloat16": 2, "Half": 2, "Byte": 1, "Long": 8, "Int": 4}
+OPS = {"allreduce": "allreduce", "broadcast": "broadcast", "allgather": "allgather",
+       "_allgather_base": "allgather", "all_gather_into_tensor": "allgather", "reduce_scatter_tensor": "reducescatter",
+       "_reduce_scatter_base": "reducescatter"}
+
+
+def recorded_classes(case):
+    """(op, bytes, calls) of PyTorch's own records of its NCCL calls in the raw trace."""
+    counts = {}
+    for event in load(os.path.join(GPU, case, "rank0.json.gz"))["traceEvents"]:
+        if event.get("name") != "record_param_comms":
+            continue
+        args = event["args"]
+        op = OPS.get(args["Collective name"])
+        if op is None:
+            continue  # "wait" and the like: no communication of their own
+        elements = args["Out msg nelems"] if op == "allgather" else args["In msg nelems"]
+        key = (op, elements * DTYPE_BYTES[args["dtype"]])
+        counts[key] = counts.get(key, 0) + 1
+    return sorted((op, size, calls) for (op, size), calls in counts.items())
+
+
+def classes(doc):
+    return sorted((c["op"], c["bytes"], c["calls"]) for c in doc["collectives"])
+
+
+class GpuFixtureCase(FolderCase):
+    PREFIX = "commbench-replay-gpu-"
+
+    def replay(self, folder, name):
+        json_path = os.path.join(self.dir, name + ".json")
+        code, out, err = run(folder, "--json", json_path, "--force")
+        self.assertEqual(code, 0, out + err)
+        with open(json_path) as f:
+            return out, json.load(f)
+
+    def report_copy(self, case, name, *statements):
+        """A folder holding the case's export, plain, with `statements` run on it."""
+        folder = os.path.join(self.dir, name)
+        os.makedirs(folder, exist_ok=True)
+        plain = os.path.join(folder, "rank0.sqlite")
+        with gzip.open(os.path.join(GPU, case, "rank0.sqlite.gz"), "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        db = sqlite3.connect(plain)
+        for statement in statements:
+            db.execute(statement)
+        db.commit()
+        db.close()
+        return folder
+
+
+# PyTorch's ranges of its operators (domain 0, the default one): what emit_nvtx adds.
+WITHOUT_PYTORCH_RANGES = ("DELETE FROM NVTX_EVENTS WHERE domainId = 0 AND (text LIKE 'c10d::%' OR textId IN "
+                          "(SELECT id FROM StringIds WHERE value LIKE 'c10d::%'))")
+NCCL_DOMAIN = "(SELECT DISTINCT domainId FROM NVTX_EVENTS WHERE domainId != 0)"
+
+
+class GpuTorchProfiler(GpuFixtureCase):
+    def test_each_case_gives_what_pytorch_recorded_of_its_nccl_calls(self):
+        for case in TORCH_CASES:
+            with self.subTest(case=case):
+                out, doc = self.replay(os.path.join(GPU, case), case)
+                expected = recorded_classes(case)
+                self.assertTrue(expected, "the fixture holds no NCCL call")
+                self.assertEqual(classes(doc), expected)
+                self.assertEqual(doc["backend"], "nccl")
+                self.assertEqual(doc["world_size"], 1)
+                # One rank: NCCL runs each call as a copy, with no kernel of its own to time it.
+                self.assertTrue(all(c["seconds"] is None for c in doc["collectives"]), doc["collectives"])
+                self.assertIn("or the job ran on one rank, where NCCL runs a call as a copy", out)
+
+
+class GpuNsysReports(GpuFixtureCase):
+    def test_pytorch_ranges_give_the_calls_the_profiler_trace_gives(self):
+        for case in TORCH_CASES:
+            with self.subTest(case=case):
+                _, doc = self.replay(os.path.join(GPU, "nsys-" + case), "nsys-" + case)
+                self.assertEqual(classes(doc), recorded_classes(case))
+
+    def test_without_pytorch_ranges_nccls_own_ranges_are_sized_by_their_payloads(self):
+        folder = self.report_copy("nsys-llama-ddp", "nccl-ranges", WITHOUT_PYTORCH_RANGES)
+        out, doc = self.replay(folder, "nccl-ranges")
+        sized = {(c["op"], c["bytes"]) for c in doc["collectives"]}
+        self.assertTrue(all(size > 0 for _, size in sized), doc["collectives"])
+        # NCCL's ranges cover the whole run (the warm-up step and DDP's set-up too): every
+        # call of the profiled step is among them, with the size PyTorch gave it.
+        for op, size, _ in recorded_classes("llama-ddp"):
+            self.assertIn((op, size), sized)
+        # DDP's set-up gathers one 8-byte value per rank: NCCL's payload holds one rank's
+        # part, times the communicator's size (1) from ncclCommInitRankConfig's payload.
+        self.assertIn(("allgather", 8), sized)
+        self.assertTrue(all(c["dtype"] == "" for c in doc["collectives"]), "NCCL's payload names no type")
+        self.assertNotIn("counted, not sized", out)
+
+    def test_an_export_without_payloads_counts_the_calls_and_says_how_to_export(self):
+        folder = self.report_copy("nsys-llama-ddp", "no-payloads", WITHOUT_PYTORCH_RANGES,
+                                  "UPDATE NVTX_EVENTS SET binaryData = NULL")
+        out, doc = self.replay(folder, "no-payloads")
+        self.assertTrue(doc["collectives"])
+        self.assertTrue(all(c["bytes"] == 0 for c in doc["collectives"]), doc["collectives"])
+        self.assertEqual(out.count("the export holds no readable payload for them"), 1, out)
+        self.assertIn("nsys export --type sqlite --include-blobs=true", out)
+
+    def test_payloads_of_another_shape_are_not_read_past_their_end(self):
+        header = "X'0100000000000000' || X'0500000100000000' || X'1800000000000000'"
+        for name, blob in (("truncated", "substr(binaryData, 1, 20)"),
+                           ("offset-past-the-end", header + " || X'FFFFFFFF00000000'"),
+                           ("too-many", "X'FFFFFFFFFFFFFFFF' || " + header + " || X'2000000000000000'")):
+            with self.subTest(blob=name):
+                folder = self.report_copy("nsys-llama-ddp", name, WITHOUT_PYTORCH_RANGES,
+                                          "UPDATE NVTX_EVENTS SET binaryData = %s WHERE binaryData IS NOT NULL" % blob)
+                out, doc = self.replay(folder, name)
+                self.assertTrue(doc["collectives"])
+                self.assertTrue(all(c["bytes"] == 0 for c in doc["collectives"]), doc["collectives"])
+                self.assertIn("the export holds no readable payload for them", out)
+
+    def test_a_gather_whose_communicator_was_made_before_the_report_is_not_sized(self):
+        folder = self.report_copy(
+            "nsys-llama-ddp", "no-creation", WITHOUT_PYTORCH_RANGES,
+            "DELETE FROM NVTX_EVENTS WHERE domainId IN %s AND textId IN "
+            "(SELECT id FROM StringIds WHERE value LIKE 'ncclComm%%')" % NCCL_DOMAIN)
+        out, doc = self.replay(folder, "no-creation")
+        by_op = {}
+        for c in doc["collectives"]:
+            by_op.setdefault(c["op"], set()).add(c["bytes"])
+        self.assertEqual(by_op["allgather"], {0})
+        self.assertNotIn(0, by_op["allreduce"])  # an all-reduce's payload is the whole buffer
+        self.assertIn("all-gathers and reduce-scatters named by NCCL's ranges are counted, not sized", out)
+        self.assertIn("ncclCommInitRank", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
