@@ -189,7 +189,7 @@ RunnerSettings runner_settings(const CollectivesOptions& options) {
   settings.stopping = options.stopping;
   settings.warmup_iterations = options.warmup_iterations;
   settings.check = options.check;
-  settings.target_batch_seconds = options.batch_seconds;
+  settings.target_batch_seconds = options.batch_seconds.value_or(default_batch_seconds("mpi"));
   settings.corrupt_rank = options.debug_corrupt_rank;
   settings.profile_range = options.profile_range;
   return settings;
@@ -270,6 +270,7 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   Backend& backend =
       session.create_backend(BackendRequest{options.job.backend, options.gpus_per_process, options.register_buffers,
                                             options.cuda_graph_iterations, options.blocking});
+  if (!options.batch_seconds) options.batch_seconds = default_batch_seconds(backend.name());
   // One rank's busbw is 0 by nccl-tests' factor: every interval would read as a dip.
   if (options.soak_seconds > 0 && backend.ranks() < 2)
     throw UsageError(

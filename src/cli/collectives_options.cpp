@@ -218,9 +218,10 @@ void add_adaptive_options(CLI::App& app, CollectivesOptions& options) {
                     "Adaptive mode: timed batches per size at least", "N")
       ->default_str(std::to_string(options.stopping.min_samples));
   add_parsed_option(app, "--batch-time", options.batch_seconds, positive_seconds("--batch-time"),
-                    "Seconds one timed batch of back-to-back operations should last; each batch is one sample",
+                    "Seconds one timed batch of back-to-back operations lasts at least; each batch is one sample",
                     "SECONDS")
-      ->default_str(significant_text(options.batch_seconds));
+      ->default_str(fmt::format("{} (nccl), {} (mpi)", significant_text(default_batch_seconds("nccl")),
+                                significant_text(default_batch_seconds("mpi"))));
   app.add_option("--profile-range", options.profile_range,
                  "Open the profiler's capture range (cudaProfilerStart/Stop, for nsys "
                  "--capture-range=cudaProfilerApi) around the timed batches of each case whose name contains "
@@ -294,7 +295,7 @@ std::vector<std::pair<std::string, std::string>> CollectivesOptions::describe() 
     settings.emplace_back("target_noise_pct", significant_text(stopping.target_noise * 100.0));
     settings.emplace_back("max_time_per_size_s", significant_text(stopping.max_seconds));
     settings.emplace_back("min_samples", std::to_string(stopping.min_samples));
-    settings.emplace_back("batch_time_s", significant_text(batch_seconds));
+    settings.emplace_back("batch_time_s", batch_seconds ? significant_text(*batch_seconds) : "backend default");
   }
   settings.emplace_back("check", check ? "1" : "0");
   settings.emplace_back("root", std::to_string(root));
@@ -360,5 +361,7 @@ void validate_for_ranks(const CollectivesOptions& options, int ranks) {
                                  rooted ? "" : " (it would apply to broadcast and reduce)"));
   if (options.debug_corrupt_rank >= ranks) throw UsageError("--debug-corrupt-rank: outside [0, ranks)");
 }
+
+double default_batch_seconds(const std::string& backend) { return backend == "nccl" ? 0.005 : 0.001; }
 
 }  // namespace commbench

@@ -109,8 +109,10 @@ MeasurementLoop::MeasurementLoop(Bootstrap& group, const StoppingCriterion& crit
     : group_(group), criterion_(criterion), settings_(settings), watchdog_(watchdog) {}
 
 std::uint64_t MeasurementLoop::batch_for(double seconds_per_iteration) const {
-  return static_cast<std::uint64_t>(std::clamp(settings_.target_batch_seconds / std::max(seconds_per_iteration, 1e-9),
-                                               1.0, static_cast<double>(kMaxBatch)));
+  // The fewest iterations that last the target, so that a batch's own cost keeps below its
+  // share (a ratio a rounding error above a whole number is that number).
+  const double iterations = settings_.target_batch_seconds / std::max(seconds_per_iteration, 1e-9);
+  return static_cast<std::uint64_t>(std::clamp(std::ceil(iterations - 1e-9), 1.0, static_cast<double>(kMaxBatch)));
 }
 
 double MeasurementLoop::timed(Workload& workload, std::uint64_t iterations, const char* phase) {

@@ -38,7 +38,7 @@ struct CollectivesOptions {
   SweepSpec sweep;
   StoppingCriteria stopping;
   std::uint64_t warmup_iterations = 1;
-  double batch_seconds = 0.001;
+  std::optional<double> batch_seconds;  // --batch-time; unset: default_batch_seconds(backend)
   bool check = false;
   int root = 0;
   int gpus_per_process = 1;                 // -g (nccl)
@@ -88,5 +88,12 @@ ParsedCommandLine parse_collectives_command_line(int argc, const char* const* ar
 
 // Checks that need the number of ranks (-r/--root).
 void validate_for_ranks(const CollectivesOptions& options, int ranks);
+
+// --batch-time's default for a backend ("nccl", "mpi"). A timed batch carries a cost of its
+// own: on a GPU the first launch, which the batch's start event waits for (about 5.5 us on
+// an H200: results/gpu/h200/2026-11-28-2af8b41/batch-time-*.md). Batches of at least 5 ms
+// keep it near 0.1 %. The MPI backend's host clock has no such wait, and there 1 ms batches
+// reach a given noise in a quarter of the time 5 ms batches need (docs/performance.md).
+double default_batch_seconds(const std::string& backend);
 
 }  // namespace commbench

@@ -195,6 +195,14 @@ TEST(CollectivesOptions, ThresholdRulesRepeatAndAreRecorded) {
   for (const auto& [k, v] : options({}).describe()) EXPECT_NE(k.find("threshold"), 0u) << k;  // none without rules
 }
 
+TEST(CollectivesOptions, BatchTimeIsTheBackendsUnlessGiven) {
+  EXPECT_FALSE(options({}).batch_seconds.has_value());
+  EXPECT_EQ(options({"--batch-time", "0.02"}).batch_seconds, 0.02);
+  // On a GPU a batch's own cost (its first launch, about 5.5 us) stays at or below 0.11 %.
+  EXPECT_GE(default_batch_seconds("nccl"), 5.5e-6 / 0.002);
+  EXPECT_EQ(default_batch_seconds("mpi"), 0.001);
+}
+
 TEST(CollectivesOptions, RootMustBeARank) {
   const CollectivesOptions o = options({"-r", "4"});
   EXPECT_NO_THROW(validate_for_ranks(o, 5));

@@ -68,6 +68,16 @@ TEST(MeasurementLoop, FixedCountRunsExactlyThatManyIterationsInCalibratedBatches
   EXPECT_EQ(workload.events.back(), "release");
 }
 
+TEST(MeasurementLoop, ABatchLastsAtLeastTheTargetTime) {
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(8);
+  MeasurementLoop loop(group, criterion, settings());
+  ScriptedWorkload workload([](std::size_t) { return 3e-4; });  // 3.33 per 1 ms batch
+  loop.measure(workload);
+  // warm-up 2, calibration 1, then batches of 4 (1.2 ms; 3 would last 0.9 ms).
+  EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{2, 1, 4, 4}));
+}
+
 TEST(MeasurementLoop, FirstBatchResizesFromSteadyStateNotTheColdCalibration) {
   LocalBootstrap group;
   const RelativeNoiseCriterion criterion(3, 0.5, 10.0);
