@@ -13,7 +13,8 @@
 #           bench-p2p --local (every GPU pair by copy engine, SM kernel and NCCL, host
 #           transfers near, far and pageable, against the PCIe link: p2p-local.*),
 #           the full sweep (8 B - 8 GiB, every collective, --check), five interleaved
-#           launches of bench-collectives and bare-nccl-loop compared by their medians
+#           launches of bench-collectives and bare-nccl-loop compared by their medians and
+#           fastest launches
 #           (bench/compare_with_bare_nccl.py), and of bench-collectives with its NCCL
 #           profiler plugin and without (NCCL_PROFILER_PLUGIN=none), one bench-patterns
 #           step per framework (ddp, fsdp, zero3), a --tune run (zero3, 120 s budget) and
@@ -179,9 +180,9 @@ case "${1:-}" in
       > "$out/sweep.txt" 2> "$out/sweep.err" || status=$?
     echo "sweep: exit $status"; tail -5 "$out/sweep.txt"
     # Printed times against a bare NCCL loop on the same GPUs: five launches of each,
-    # interleaved, medians compared (exit 1 = a case more than 10 % apart; one launch of
-    # either can be a third or more off at small sizes on a one-GPU VM: launch-spread.txt of the
-    # 2026-11-26-acf6cba run).
+    # interleaved, medians and fastest launches compared (exit 1 = a case slower by more than
+    # 10 % in both; one launch of either can be a third or more off at small sizes on a
+    # one-GPU VM: bench/compare_with_bare_nccl.py says why).
     bare=0 plugin=0  # the first failure of each comparison's launches, then its own exit
     mkdir -p "$out/bare-nccl"
     sizes=8,4096,262144,16777216,134217728,1073741824  # on bench-collectives' -b 8 -f 8 ladder
