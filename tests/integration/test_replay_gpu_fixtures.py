@@ -14,9 +14,11 @@ import json
 import os
 import shutil
 import sqlite3
+import struct
 import unittest
 
 from replay_test_support import BIN, HERE, FolderCase, load, run
+from test_replay_nsys import raw_calls
 
 GPU = os.path.join(HERE, "..", "fixtures", "gpu")
 TORCH_CASES = ("llama-ddp", "ddp-bucket4mb")
@@ -41,6 +43,40 @@ def recorded_classes(case):
         key = (op, elements * DTYPE_BYTES[args["dtype"]])
         counts[key] = counts.get(key, 0) + 1
     return sorted((op, size, calls) for (op, size), calls in counts.items())
+
+
+def raw_nccl_range_classes(sqlite_path):
+    """(op, nccl-tests bytes, calls) of NCCL's own ranges, decoded here from the raw rows:
+    the payload's struct by its schema's entries, gathers and scatters times the size of
+    the communicator its creation's payload gives."""
+    db = sqlite3.connect(sqlite_path)
+    fields = {}
+    for domain, schema, name, offset in db.execute(
+            "SELECT domainId, schemaId, name, coalesce(offset, 0) FROM NVTX_PAYLOAD_SCHEMA_ENTRIES"):
+        fields.setdefault((domain, schema), {})[name] = offset
+    names = {"ncclAllReduce": "allreduce", "ncclBroadcast": "broadcast", "ncclAllGather": "allgather",
+             "ncclReduceScatter": "reducescatter", "ncclReduce": "reduce"}
+    rows = db.execute("SELECT coalesce(e.text, s.value), e.domainId, e.binaryData FROM NVTX_EVENTS e LEFT JOIN "
+                      "StringIds s ON e.textId = s.id WHERE e.binaryData IS NOT NULL ORDER BY e.start").fetchall()
+    db.close()
+    ranks, calls = {}, []
+    for name, domain, blob in rows:
+        count, schema, size, offset = struct.unpack_from("<QQQQ", blob)
+        if count != 1 or offset + size > len(blob):
+            continue  # NCCL writes one struct per range
+        entries = fields[(domain, schema)]
+        payload = blob[offset:offset + size]
+        communicator = struct.unpack_from("<Q", payload, entries["NCCL communicator ID"])[0]
+        if name.startswith("ncclComm") and "No. of ranks" in entries:
+            ranks[communicator] = struct.unpack_from("<i", payload, entries["No. of ranks"])[0]
+        elif name in names:
+            calls.append((names[name], communicator,
+                          struct.unpack_from("<Q", payload, entries["Message size [bytes]"])[0]))
+    counts = {}
+    for op, communicator, size in calls:
+        key = (op, size * ranks[communicator] if op in ("allgather", "reducescatter") else size)
+        counts[key] = counts.get(key, 0) + 1
+    return sorted((op, size, n) for (op, size), n in counts.items())
 
 
 def classes(doc):
@@ -100,9 +136,20 @@ class GpuNsysReports(GpuFixtureCase):
                 _, doc = self.replay(os.path.join(GPU, "nsys-" + case), "nsys-" + case)
                 self.assertEqual(classes(doc), recorded_classes(case))
 
+    def test_pytorch_ranges_give_the_calls_the_raw_rows_hold(self):
+        for case in TORCH_CASES:
+            with self.subTest(case=case):
+                folder = self.report_copy("nsys-" + case, "raw-" + case)
+                counts = {}
+                for op, size in raw_calls(os.path.join(folder, "rank0.sqlite")):
+                    counts[(op, size)] = counts.get((op, size), 0) + 1
+                _, doc = self.replay(folder, "raw-" + case)
+                self.assertEqual(classes(doc), sorted((op, size, n) for (op, size), n in counts.items()))
+
     def test_without_pytorch_ranges_nccls_own_ranges_are_sized_by_their_payloads(self):
         folder = self.report_copy("nsys-llama-ddp", "nccl-ranges", WITHOUT_PYTORCH_RANGES)
         out, doc = self.replay(folder, "nccl-ranges")
+        self.assertEqual(classes(doc), raw_nccl_range_classes(os.path.join(folder, "rank0.sqlite")))
         sized = {(c["op"], c["bytes"]) for c in doc["collectives"]}
         self.assertTrue(all(size > 0 for _, size in sized), doc["collectives"])
         # NCCL's ranges cover the whole run (the warm-up step and DDP's set-up too): every
