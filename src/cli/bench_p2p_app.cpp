@@ -199,9 +199,9 @@ constexpr int kMostMatrixRanks = 64;
 
 void print_report(const RunContext& context, const std::vector<PairCell>& cells, int ranks,
                   const std::vector<int>& slow, int round_count) {
-  fmt::print("# {} {} (commit {}), {} ranks on {} node{}, {} round{} of disjoint pairs\n", kProgram,
-             commbench::version(), git_commit(), ranks, context.nodes, context.nodes == 1 ? "" : "s", round_count,
-             round_count == 1 ? "" : "s");
+  fmt::print("# {} {} (commit {}), {} rank{} on {} node{}, {} round{} of disjoint pairs\n", kProgram,
+             commbench::version(), git_commit(), ranks, ranks == 1 ? "" : "s", context.nodes,
+             context.nodes == 1 ? "" : "s", round_count, round_count == 1 ? "" : "s");
   fmt::print("{}", slurm_comment_line(context));
   for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   if (!cells.empty() && cells.front().rail)

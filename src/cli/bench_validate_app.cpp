@@ -309,8 +309,9 @@ int run_simulation(const ValidateOptions& options) {
 
 void print_job_header(JobSession& session, const RunContext& context, Backend& backend, const ClusterProbe& probe) {
   if (!session.reporting()) return;
-  fmt::print("# {} {} (commit {}), {} ranks on {} node{}, backend {}\n", kProgram, commbench::version(), git_commit(),
-             backend.ranks(), probe.nodes(), probe.nodes() == 1 ? "" : "s", backend.name());
+  fmt::print("# {} {} (commit {}), {} rank{} on {} node{}, backend {}\n", kProgram, commbench::version(), git_commit(),
+             backend.ranks(), backend.ranks() == 1 ? "" : "s", probe.nodes(), probe.nodes() == 1 ? "" : "s",
+             backend.name());
   fmt::print("{}", slurm_comment_line(context));
   for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   std::fflush(stdout);

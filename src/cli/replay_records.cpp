@@ -83,7 +83,8 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
                summary.ranks.size() == 1 ? "" : "s", summary.world_size,
                summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
   else
-    fmt::print("# bench-replay: {}, {} ranks, {} calls\n", summary.source, summary.world_size, summary.calls);
+    fmt::print("# bench-replay: {}, {} rank{}, {} calls\n", summary.source, summary.world_size,
+               summary.world_size == 1 ? "" : "s", summary.calls);
   const bool with_nccl = std::any_of(summary.classes.begin(), summary.classes.end(), [](const TracedClass& c) {
     return !c.nccl_algo.empty() || !c.nccl_proto.empty();
   });

@@ -288,7 +288,11 @@ class DeepSpeedLog(FolderCase):
                 self.assertEqual(self.classes(doc), raw)
                 self.assertEqual(doc["world_size"], 4)
                 self.assertEqual(doc["provenance"]["settings"]["format"], "deepspeed comms log")
+                self.assertRegex(out.splitlines()[0], r"^# bench-replay: DeepSpeed comms log .*, 4 ranks, \d+ calls$")
                 self.assertIn("every call is taken as over the 4 ranks of --ranks", out)
+        code, out, err = run(os.path.join(TRACES, "zero3", "comms-summary.txt"), "--ranks", 1)
+        self.assertEqual(code, 0, err)
+        self.assertRegex(out.splitlines()[0], r", 1 rank, \d+ calls$")
 
     def test_the_log_and_the_traces_of_the_step_agree(self):
         _, doc = self.replay("comms-summary.txt")

@@ -166,6 +166,12 @@ class RealJob(TempDirTest):
         self.assertEqual(doc["faults"], [])
 
 
+    def test_one_rank_without_a_launcher(self):
+        p = subprocess.run([BIN, "--backend", "mpi"], capture_output=True, text=True, timeout=120, env=environment())
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(", 1 rank on 1 node, backend mpi", p.stdout.splitlines()[0])
+        self.assertIn("verdict: healthy (1 node)", p.stdout)
+
     def test_a_site_file_fact_the_node_lacks_fails_it(self):
         site = self.path("site.txt")
         with open(site, "w") as f:
