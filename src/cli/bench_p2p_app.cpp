@@ -167,7 +167,8 @@ void add_p2p_options(CLI::App& app, P2pOptions& options) {
       [](const std::string& text) { return parse_count(text, "--latency-iters", 1); },
       "Timed exchanges per pair for the latency matrix (--local: 100 dependent loads each)", "N")
       ->default_str(std::to_string(options.latency_iterations));
-  app.add_flag("-c,--check", options.check, "Check every received byte once per round before timing it");
+  add_zero_or_one_switch(app, "-c,--check", "-c/--check", options.check,
+                         "Check every received byte once per round before timing it");
   add_parsed_option(
       app, "--outlier-fraction", options.outlier_fraction,
       [](const std::string& text) {

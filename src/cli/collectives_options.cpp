@@ -67,13 +67,6 @@ auto positive_seconds(const char* flag) {
   };
 }
 
-auto zero_or_one(const char* flag) {
-  return [flag](const std::string& text) {
-    if (text != "0" && text != "1") throw UsageError(std::string(flag) + ": expected 0 or 1 (got " + text + ")");
-    return text == "1";
-  };
-}
-
 auto file_name(const char* flag) {
   return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
 }
@@ -121,12 +114,7 @@ void add_case_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(app, "-w,--warmup,--warmup-iters,--warmup_iters", options.warmup_iterations,
                     count_at_least("-w/--warmup", 0), "Warm-up iterations per size", "N")
       ->default_str(std::to_string(options.warmup_iterations));
-  // default_str is what a bare -c means; the option text shows the real default.
-  add_parsed_option(app, "-c,--check", options.check, zero_or_one("-c/--check"),
-                    "Check every output element: 0 or 1; a bare -c means 1 [default: 0]", "")
-      ->expected(0, 1)
-      ->default_str("1")
-      ->option_text("[0|1]");
+  add_zero_or_one_switch(app, "-c,--check", "-c/--check", options.check, "Check every output element");
   add_name_list(app, "-d,--dtype,--datatype", "-d/--dtype", options.dtypes, options.dtypes_all, parse_data_type_list,
                 "Element types, comma-separated: " + accepted_data_type_names());
   add_name_list(app, "-o,--redop", "-o/--redop", options.redops, options.redops_all, parse_reduce_op_list,
@@ -157,11 +145,8 @@ void add_backend_options(CLI::App& app, CollectivesOptions& options) {
                     count_at_least("-G/--cuda-graph", 0),
                     "nccl: capture N operations in a CUDA graph and replay it; 0 = off", "N")
       ->default_str(std::to_string(options.cuda_graph_iterations));
-  add_parsed_option(app, "-z,--blocking", options.blocking, zero_or_one("-z/--blocking"),
-                    "nccl: synchronise after every operation: 0 or 1; a bare -z means 1", "")
-      ->expected(0, 1)
-      ->default_str("1")
-      ->option_text("[0|1]");
+  add_zero_or_one_switch(app, "-z,--blocking", "-z/--blocking", options.blocking,
+                         "nccl: synchronise after every operation");
   add_parsed_option(
       app, "--placement", options.placements,
       [](const std::string& text) { return parse_placements(text, "--placement"); },

@@ -49,6 +49,19 @@ CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* ar
 
 }  // namespace
 
+CLI::Option* add_zero_or_one_switch(CLI::App& app, const std::string& names, const char* flag, bool& target,
+                                    const std::string& description) {
+  // default_str is what a bare switch means; the option text shows the accepted values.
+  return add_parsed_option(
+             app, names, target, [flag](const std::string& text) { return parse_zero_or_one(text, flag); },
+             description + ": 0 or 1; a bare " + std::string(flag).substr(0, std::string(flag).find('/')) +
+                 " means 1 [default: " + (target ? "1" : "0") + "]",
+             "")
+      ->expected(0, 1)
+      ->default_str("1")
+      ->option_text("[0|1]");
+}
+
 CommandLineOutcome parse_command_line(CLI::App& app, int argc, const char* const* argv, const std::string& program) {
   const CLI::Option* version_flag = app.add_flag("-V,--version")->description("Print the version and exit");
   CommandLineOutcome outcome;

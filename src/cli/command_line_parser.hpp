@@ -26,6 +26,11 @@ CLI::Option* add_parsed_option(CLI::App& app, const std::string& names, Value& t
   return option;
 }
 
+// A switch as nccl-tests spells it: "-c 0", "-c 1", or a bare "-c" for 1. `flag` names it in
+// errors ("-c/--check").
+CLI::Option* add_zero_or_one_switch(CLI::App& app, const std::string& names, const char* flag, bool& target,
+                                    const std::string& description);
+
 enum class CommandLineRequest { run, help, version };
 
 // What the command line asked for, and for help or the version the text to print.

@@ -87,6 +87,11 @@ double parse_timeout_seconds(const std::string& text, const char* flag) {
   return seconds;
 }
 
+bool parse_zero_or_one(const std::string& text, const char* flag) {
+  if (text != "0" && text != "1") throw UsageError(fmt::format("{}: expected 0 or 1 (got {})", flag, text));
+  return text == "1";
+}
+
 double parse_duration_seconds(const std::string& text, const char* flag) {
   std::string number = text;
   double unit = 1;

@@ -46,10 +46,7 @@ inline auto non_negative_number(const char* flag) {
 }
 
 inline auto zero_or_one(const char* flag) {
-  return [flag](const std::string& text) {
-    if (text != "0" && text != "1") throw UsageError(fmt::format("{}: expected 0 or 1 (got {})", flag, text));
-    return std::optional<bool>(text == "1");
-  };
+  return [flag](const std::string& text) { return std::optional<bool>(parse_zero_or_one(text, flag)); };
 }
 
 // --pattern, --preset and the model's shape (pattern_model_flags.cpp).

@@ -133,6 +133,7 @@ class BadInput(TempDirTest):
              % socket.gethostname()),
             (None, ["--local"], "bench-p2p: error: --backend: does not apply to --local"),
             (None, ["--methods", "nccl"], "bench-p2p: error: --methods: applies to --local only"),
+            (None, ["-c", "2"], "bench-p2p: error: -c/--check: expected 0 or 1 (got 2)"),
         ]
         for np, args, message in cases:
             with self.subTest(args=args):

@@ -25,6 +25,9 @@ double parse_timeout_seconds(const std::string& text, const char* flag = "-T/--t
 // Positive, at most a year; UsageError naming `flag` otherwise.
 double parse_duration_seconds(const std::string& text, const char* flag);
 
+// "0" or "1", as nccl-tests spells its switches (-c 1); UsageError naming `flag` otherwise.
+bool parse_zero_or_one(const std::string& text, const char* flag);
+
 // Whether two paths name one file: the same file once both exist (links included), else
 // the same path once resolved.
 bool same_file(const std::string& first, const std::string& second);
