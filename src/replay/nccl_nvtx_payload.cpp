@@ -56,7 +56,9 @@ std::optional<std::uint64_t> member(std::string_view payload, const std::optiona
 }  // namespace
 
 NcclPayloadSchemas::NcclPayloadSchemas(const SqliteDatabase& db) {
-  if (!db.has_table("NVTX_PAYLOAD_SCHEMA_ENTRIES")) return;
+  // A table of another layout (another nsys) leaves the payloads unread, not the report.
+  for (const char* column : {"domainId", "schemaId", "idx", "type", "name", "offset"})
+    if (!db.has_column("NVTX_PAYLOAD_SCHEMA_ENTRIES", column)) return;
   // The first entry's offset is stored as NULL: it is 0. Another entry without one would
   // need the struct's alignment rules to place: it is left out.
   db.each_row("SELECT domainId, schemaId, idx, type, name, offset FROM NVTX_PAYLOAD_SCHEMA_ENTRIES",

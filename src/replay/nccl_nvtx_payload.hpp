@@ -26,7 +26,8 @@ struct NcclRangePayload {
 
 class NcclPayloadSchemas {
  public:
-  // The schemas of the export; none where it has no NVTX_PAYLOAD_SCHEMA_ENTRIES.
+  // The schemas of the export; none where it has no NVTX_PAYLOAD_SCHEMA_ENTRIES of the
+  // layout nsys 2025.3 writes.
   explicit NcclPayloadSchemas(const SqliteDatabase& db);
   bool empty() const { return schemas_.empty(); }
   // The payload of a range of NVTX domain `domain`, from its binaryData as nsys writes it:

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -43,6 +45,15 @@ std::string first_line_of(const std::string& path) {
   while (std::getline(in, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
   return "";
+}
+
+// Whether the export's log says `text` anywhere (an option it refused, after any banner).
+bool log_mentions(const std::string& path, std::string_view text) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(text) != std::string::npos) return true;
+  return false;
 }
 
 // Stops the export and whatever it started (it runs in a process group of its own). The
@@ -186,8 +197,7 @@ ExportedReport export_nsys_report(const std::string& report_path, double limit_s
   const std::string log_path = folder + "/export.log";
   ExportRun run = run_export(report_path, exported.sqlite_path(), log_path, limit_seconds, true);
   // An nsys older than the option refuses it, naming it: the export again without payloads.
-  if (run.spawn_error == 0 && run.end.status && *run.end.status != 0 &&
-      first_line_of(log_path).find("include-blobs") != std::string::npos)
+  if (run.spawn_error == 0 && run.end.status && *run.end.status != 0 && log_mentions(log_path, "include-blobs"))
     run = run_export(report_path, exported.sqlite_path(), log_path, limit_seconds, false);
   if (run.spawn_error != 0)
     throw UsageError(fmt::format(

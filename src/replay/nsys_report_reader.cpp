@@ -76,27 +76,42 @@ enum class CallSource { pytorch, nccl_ranges, nccl_kernels };
 // Where NCCL's ranges sized their calls, and why some could not be.
 struct NcclSizing {
   std::size_t without_payload = 0;  // the export holds no payload for the range
-  std::size_t without_ranks = 0;    // a gather or scatter whose communicator's size is not in the report
+  std::size_t unreadable = 0;       // a payload of a schema or shape this reader does not know
+  std::size_t without_ranks = 0;    // a per-rank size whose communicator's size is not in the report
+};
+
+// What an NCCL range's payload gave: none in the export, one this reader cannot read, or its
+// members.
+struct NcclRangeReading {
+  bool in_export = false;
+  std::optional<NcclRangePayload> payload;
 };
 
 // One of NCCL's ranges that can be a call, with what its payload says.
 struct NcclRangeCall {
   json event;
   std::string op;
-  std::optional<NcclRangePayload> payload;
+  NcclRangeReading reading;
 };
 
-// nccl-tests' bytes of a call from NCCL's payload: an all-gather's and a reduce-scatter's
-// payload is one rank's part of the gathered or scattered buffer.
+// NCCL's payload holds one rank's part for these (an all-gather's send, a reduce-scatter's
+// receive, an all-to-all's, gather's or scatter's part per peer); nccl-tests' size is the
+// whole buffer.
+bool payload_is_one_part(const std::string& op) {
+  return op == "allgather" || op == "reducescatter" || op == "alltoall" || op == "gather" || op == "scatter";
+}
+
+// nccl-tests' bytes of a call from NCCL's payload and its communicator's size.
 std::optional<std::uint64_t> nccl_tests_bytes(const NcclRangeCall& call, const std::map<std::uint64_t, int>& ranks,
                                               NcclSizing& sizing) {
-  if (!call.payload || !call.payload->message_bytes) {
-    ++sizing.without_payload;
+  const std::optional<NcclRangePayload>& payload = call.reading.payload;
+  if (!payload || !payload->message_bytes) {
+    ++(call.reading.in_export ? sizing.unreadable : sizing.without_payload);
     return std::nullopt;
   }
-  std::uint64_t bytes = *call.payload->message_bytes;
-  if (call.op == "allgather" || call.op == "reducescatter") {
-    const auto found = call.payload->communicator ? ranks.find(*call.payload->communicator) : ranks.end();
+  std::uint64_t bytes = *payload->message_bytes;
+  if (payload_is_one_part(call.op)) {
+    const auto found = payload->communicator ? ranks.find(*payload->communicator) : ranks.end();
     if (found == ranks.end()) {
       ++sizing.without_ranks;
       return std::nullopt;
@@ -146,7 +161,7 @@ std::string nvtx_ranges_sql(bool payloads) {
 
 // A call, its run by gloo or a step, added to its process's events.
 void add_range(ProcessEvents& process, const std::string& text, double start_us, double end_us, std::int64_t thread,
-               const std::string& torch_type, const std::optional<NcclRangePayload>& payload) {
+               const std::string& torch_type, const NcclRangeReading& reading) {
   if (const std::optional<int> step = nvtx_step_number(text)) {
     process.events.add(chrome_event(fmt::format("ProfilerStep#{}", *step), start_us, end_us, thread, "", torch_type));
     return;
@@ -155,7 +170,7 @@ void add_range(ProcessEvents& process, const std::string& text, double start_us,
   if (canonical_comm_op(range.name).empty()) return;
   if (range.name.rfind("nccl", 0) == 0) {
     process.nccl_calls.push_back(
-        {chrome_event(range.name, start_us, end_us, thread, "", torch_type), canonical_comm_op(range.name), payload});
+        {chrome_event(range.name, start_us, end_us, thread, "", torch_type), canonical_comm_op(range.name), reading});
     return;
   }
   const bool backend = range.name.rfind("gloo:", 0) == 0;
@@ -177,11 +192,11 @@ struct ReportRanges {
 ReportRanges read_ranges(const SqliteDatabase& db, const ReportFacts& facts, const std::string& torch_type) {
   ReportRanges ranges;
   const NcclPayloadSchemas schemas(db);
-  const bool payloads = !schemas.empty() && db.has_column("NVTX_EVENTS", "binaryData");
+  const bool blobs = db.has_column("NVTX_EVENTS", "binaryData");
   const std::string sql = fmt::format(
       "SELECT start, end, CASE WHEN name LIKE 'aten::%' THEN NULL ELSE name END, globalTid, domain, payload FROM ({}) "
       "WHERE name LIKE 'aten::%' OR {}",
-      nvtx_ranges_sql(payloads), kWantedNames);
+      nvtx_ranges_sql(blobs), kWantedNames);
   db.each_row(sql, [&](const SqliteDatabase::Row& row) {
     const double start_us = facts.epoch_us + static_cast<double>(row.integer(0)) * 1e-3;
     const double end_us = facts.epoch_us + static_cast<double>(row.integer(1)) * 1e-3;
@@ -192,13 +207,18 @@ ReportRanges read_ranges(const SqliteDatabase& db, const ReportFacts& facts, con
       return;
     }
     const std::string name = row.text(2);
-    std::optional<NcclRangePayload> payload;
-    if (payloads && !row.is_null(5) && name.rfind("nccl", 0) == 0)
-      payload = schemas.decode(row.integer(4), row.bytes(5));
-    // ncclCommInitRank, ncclCommSplit, ...: the communicator's size, for its calls' bytes.
-    if (payload && payload->communicator && payload->ranks && name.rfind("ncclComm", 0) == 0)
+    NcclRangeReading reading;
+    reading.in_export = blobs && !row.is_null(5);
+    if (reading.in_export && !schemas.empty() && name.rfind("nccl", 0) == 0)
+      reading.payload = schemas.decode(row.integer(4), row.bytes(5));
+    // The communicator's size, for its calls' bytes: from its creation by ncclCommInitRank*
+    // and its end, whose payloads are the communicator's own. ncclCommSplit's and
+    // ncclCommShrink's payloads give the parent's size, not the new communicator's.
+    const std::optional<NcclRangePayload>& payload = reading.payload;
+    if (payload && payload->communicator && payload->ranks &&
+        (name.rfind("ncclCommInitRank", 0) == 0 || name == "ncclCommDestroy" || name == "ncclCommAbort"))
       ranges.communicator_ranks[*payload->communicator] = *payload->ranks;
-    add_range(process, name, start_us, end_us, thread, torch_type, payload);
+    add_range(process, name, start_us, end_us, thread, torch_type, reading);
   });
   return ranges;
 }
@@ -237,13 +257,18 @@ void note_what_names_the_calls(const std::set<CallSource>& unsized, const NcclSi
   if (nccl.without_payload > 0)
     notes.push_back(
         "calls named by NCCL's own NVTX ranges (ncclAllReduce, ...) are counted, not sized: the export holds no "
-        "readable payload for them, where NCCL writes the message size (export with `nsys export --type sqlite "
+        "payload for them, where NCCL writes the message size (export with `nsys export --type sqlite "
         "--include-blobs=true`; nsys 2025.3 and newer leave payloads out by default)");
+  if (nccl.unreadable > 0)
+    notes.push_back(
+        "calls named by NCCL's own NVTX ranges are counted, not sized: their payloads are of a schema or layout this "
+        "reader does not know");
   if (nccl.without_ranks > 0)
     notes.push_back(
-        "all-gathers and reduce-scatters named by NCCL's ranges are counted, not sized: NCCL's payload holds one "
-        "rank's part, and the creation of their communicator (ncclCommInitRank, ncclCommSplit), which gives its "
-        "size, is not in the report");
+        "all-gathers, reduce-scatters and all-to-alls named by NCCL's ranges are counted, not sized: NCCL's payload "
+        "holds one rank's part, and the size of their communicator is in none of the report's ncclCommInitRank, "
+        "ncclCommDestroy or ncclCommAbort ranges (a communicator made by ncclCommSplit names only its parent's "
+        "size)");
   if (unsized.count(CallSource::nccl_kernels) > 0)
     notes.push_back(
         "no NVTX range names the calls: NCCL's kernels are the calls, counted and timed, not sized (a generic "

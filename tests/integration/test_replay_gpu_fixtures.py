@@ -168,7 +168,7 @@ class GpuNsysReports(GpuFixtureCase):
         out, doc = self.replay(folder, "no-payloads")
         self.assertTrue(doc["collectives"])
         self.assertTrue(all(c["bytes"] == 0 for c in doc["collectives"]), doc["collectives"])
-        self.assertEqual(out.count("the export holds no readable payload for them"), 1, out)
+        self.assertEqual(out.count("the export holds no payload for them"), 1, out)
         self.assertIn("nsys export --type sqlite --include-blobs=true", out)
 
     def test_payloads_of_another_shape_are_not_read_past_their_end(self):
@@ -182,7 +182,8 @@ class GpuNsysReports(GpuFixtureCase):
                 out, doc = self.replay(folder, name)
                 self.assertTrue(doc["collectives"])
                 self.assertTrue(all(c["bytes"] == 0 for c in doc["collectives"]), doc["collectives"])
-                self.assertIn("the export holds no readable payload for them", out)
+                self.assertIn("their payloads are of a schema or layout this reader does not know", out)
+                self.assertNotIn("--include-blobs", out)
 
     def test_a_gather_whose_communicator_was_made_before_the_report_is_not_sized(self):
         folder = self.report_copy(
@@ -195,8 +196,29 @@ class GpuNsysReports(GpuFixtureCase):
             by_op.setdefault(c["op"], set()).add(c["bytes"])
         self.assertEqual(by_op["allgather"], {0})
         self.assertNotIn(0, by_op["allreduce"])  # an all-reduce's payload is the whole buffer
-        self.assertIn("all-gathers and reduce-scatters named by NCCL's ranges are counted, not sized", out)
+        self.assertIn("all-gathers, reduce-scatters and all-to-alls named by NCCL's ranges are counted, not sized",
+                      out)
         self.assertIn("ncclCommInitRank", out)
+
+    def test_a_split_communicators_range_gives_its_parents_size_not_its_own(self):
+        # NCCL's ncclCommSplit payload names the new communicator and the parent's size:
+        # the same range renamed must not size the gathers of the communicator it names.
+        # Its end (ncclCommDestroy or ncclCommAbort) would give its own size: left out here.
+        folder = self.report_copy("nsys-llama-ddp", "split", WITHOUT_PYTORCH_RANGES,
+                                  "UPDATE StringIds SET value = 'ncclCommSplit' WHERE value LIKE 'ncclCommInitRank%'",
+                                  "DELETE FROM NVTX_EVENTS WHERE textId IN (SELECT id FROM StringIds WHERE value IN "
+                                  "('ncclCommDestroy', 'ncclCommAbort'))")
+        out, doc = self.replay(folder, "split")
+        self.assertEqual({c["bytes"] for c in doc["collectives"] if c["op"] == "allgather"}, {0})
+        self.assertIn("a communicator made by ncclCommSplit names only its parent's size", out)
+
+    def test_a_schema_table_of_another_layout_leaves_the_payloads_unread_not_the_report(self):
+        folder = self.report_copy("nsys-llama-ddp", "schema-layout", WITHOUT_PYTORCH_RANGES,
+                                  "ALTER TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES RENAME COLUMN offset TO byteOffset")
+        out, doc = self.replay(folder, "schema-layout")
+        self.assertTrue(doc["collectives"])
+        self.assertTrue(all(c["bytes"] == 0 for c in doc["collectives"]), doc["collectives"])
+        self.assertIn("their payloads are of a schema or layout this reader does not know", out)
 
 
 if __name__ == "__main__":

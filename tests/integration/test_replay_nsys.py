@@ -328,7 +328,7 @@ class NsysNcclJob(FolderCase):
         for r in doc["ranks"]:
             self.assertAlmostEqual(r["exposed_seconds"], len(ops) * 0.0005 * (r["rank"] + 1), places=9)
         self.assertEqual(out.count("calls named by NCCL's own NVTX ranges (ncclAllReduce, ...) are counted, not sized: "
-                                   "the export holds no readable payload for them"), 1, out)
+                                   "the export holds no payload for them"), 1, out)
         self.assertIn("--include-blobs=true", out)
         self.assertNotIn("a call's time is its NVTX range", out)
         self.assertNotIn("PyTorch's NVTX ranges give element counts", out)
@@ -445,7 +445,8 @@ class NsysBadInput(FolderCase):
 FAKE_NSYS = """#!/bin/sh
 printf '%s\\n' "$*" >> "$FAKE_NSYS_ARGS"
 case "$FAKE_NSYS_MODE" in
-  old) case "$*" in *--include-blobs*) echo "unrecognised option '--include-blobs=true'"; exit 1 ;; esac ;;
+  old) case "$*" in *--include-blobs*) echo "NVIDIA Nsight Systems"; echo "unrecognised option '--include-blobs=true'"
+                 exit 1 ;; esac ;;
   hang) sh -c 'trap "" TERM; exec sleep 300' & echo $! > "$FAKE_NSYS_ARGS.children"
         sleep 300 & echo $! >> "$FAKE_NSYS_ARGS.children"; wait; exit 0 ;;
   fail) echo "Failed to open the report file: it is no Nsight Systems report"; echo second line; exit 1 ;;
