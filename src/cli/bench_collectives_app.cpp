@@ -1,4 +1,5 @@
 #include "commbench/cli/bench_collectives_app.hpp"
+#include "commbench/runner/batch_length.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,5 @@
 #include "commbench/cli/collectives_options.hpp"
+#include "commbench/runner/batch_length.hpp"
 
 #include <algorithm>
 #include <array>
@@ -346,7 +347,5 @@ void validate_for_ranks(const CollectivesOptions& options, int ranks) {
                                  rooted ? "" : " (it would apply to broadcast and reduce)"));
   if (options.debug_corrupt_rank >= ranks) throw UsageError("--debug-corrupt-rank: outside [0, ranks)");
 }
-
-double default_batch_seconds(const std::string& backend) { return backend == "nccl" ? 0.005 : 0.001; }
 
 }  // namespace commbench

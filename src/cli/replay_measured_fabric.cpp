@@ -9,6 +9,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/size.hpp"
+#include "commbench/runner/batch_length.hpp"
 #include "commbench/runner/runner.hpp"
 #include "replay_fabric.hpp"
 
@@ -56,6 +57,7 @@ MeasuredFabric::MeasuredFabric(const TraceSummary& job, Backend& backend, Watchd
   RunnerSettings settings;
   settings.stopping = stopping;
   settings.warmup_iterations = warmup;
+  settings.target_batch_seconds = default_batch_seconds(backend.name());
   Runner runner(backend, settings, &watchdog);
   runner.prepare(plan);
   for (const OpCase& c : plan) {

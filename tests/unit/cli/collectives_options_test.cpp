@@ -7,6 +7,7 @@
 
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/runner/batch_length.hpp"
 
 namespace commbench {
 namespace {
