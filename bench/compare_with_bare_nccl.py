@@ -11,8 +11,8 @@ that is larger) and its fastest launch is slower than the bare loop's fastest by
 --tolerance. A cost the harness adds slows every launch, the fastest too; a process that
 landed in a slow state (a launch of a small call on a one-GPU VM reads 4.0 or 6.5 us, in
 either program, results/gpu/h200/2026-11-28-2af8b41/spread-*.md) moves the medians of five
-launches apart but not the fastest. Faster is never a failure: a harness cannot make NCCL
-faster, so it is the launch spread, marked "(faster)". Exits 2 when a file is
+launches apart but not the fastest: such a case is marked "(median only)". Faster is never a
+failure: a harness cannot make NCCL faster, so it is the launch spread, marked "(faster)". Exits 2 when a file is
 missing or unreadable or a sweep lacks a timed case (one line naming the file). scripts/gpu-session.sh
 runs it after five interleaved launches:
 
@@ -142,7 +142,9 @@ def main():
             bound = max(bound, (max(printed) - min(printed)) / ours)
         fastest = (min(printed) - min(bare[(op, size)])) / min(bare[(op, size)])
         slower = difference > bound and fastest > arguments.tolerance
-        mark = " **outside**" if slower else " (faster)" if difference < -bound else ""
+        median_only = difference > bound and not slower  # the launches' states, not the harness
+        mark = (" **outside**" if slower else " (median only)" if median_only else
+                " (faster)" if difference < -bound else "")
         outside += slower
         print("| %s | %s | %.3f | %s | %.3f | %s | %+.1f %%%s | +%.1f %% | %+.1f %% |" %
               (op, size_text(size), ours, range_text(printed), theirs, range_text(bare[(op, size)]), 100 * difference,

@@ -99,9 +99,9 @@ class Comparison(unittest.TestCase):
 
     def test_launches_in_a_slow_state_are_no_harness_cost_the_fastest_launch_tells(self):
         # The H200 run's own files: five launches of each program, interleaved. At 4 KiB and
-        # 256 KiB broadcast, three of bench-collectives' launches and one of the bare loop's
-        # landed in the slow state (about 6 us against 4.5), so the medians are 31 % and 33 %
-        # apart, beyond the bare loop's spread; the fastest launches are within 1 %.
+        # 256 KiB broadcast, three of bench-collectives' launches and two of the bare loop's
+        # landed in the slow state (5.7 to 6.5 us against 4.5), so the medians are 31 % and
+        # 33 % apart, beyond the bare loop's spread; the fastest launches are within 1.2 %.
         run = os.path.join(ROOT, "results", "gpu", "h200", "2026-11-28-7661eef", "bare-nccl")
         sweeps = [os.path.join(run, "commbench-%d.csv" % launch) for launch in range(1, 6)]
 
@@ -118,7 +118,7 @@ class Comparison(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         rows = {(r[0], r[1]): r for r in self.table(p.stdout)}
         self.assertEqual(len(rows), 24)
-        self.assertEqual(rows[("broadcast", "4 KiB")][6], "+30.7 %")
+        self.assertEqual(rows[("broadcast", "4 KiB")][6], "+30.7 % (median only)")
         self.assertEqual(rows[("broadcast", "4 KiB")][8], "-0.2 %")
         self.assertNotIn("**outside**", p.stdout)
         # The same launches with bench-collectives 12 % slower in every one: outside.
