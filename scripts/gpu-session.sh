@@ -22,7 +22,8 @@
 #           under nsys where one is found, on the PATH or under /opt/nvidia: the NVTX
 #           summary), then records bench-replay's GPU fixtures (tests/fixtures/gpu: one
 #           step of each case, DDP, and FSDP2 on two GPUs or more, with NCCL under
-#           torch.profiler and under nsys, by the machine's own PyTorch, into
+#           torch.profiler and under nsys, with and without PyTorch's operator ranges, by the
+#           machine's own PyTorch, into
 #           gpu-traces/), reads each with bench-replay and
 #           replays the DDP step on the GPU (replay-*), and writes the programs'
 #           own CSV/JSON/tables and logs to the folder.
