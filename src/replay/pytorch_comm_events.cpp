@@ -238,6 +238,9 @@ void PytorchCommEvents::add(const json& event) {
   if (!event.is_object() || text_member(event, "ph") != "X") return;
   const std::string name = text_member(event, "name");
   if (name.rfind("ProfilerStep#", 0) == 0) {
+    // A GPU trace also holds the step's range as the GPU ran it (gpu_user_annotation): a
+    // projection of the same step, not a step of its own.
+    if (text_member(event, "cat") == "gpu_user_annotation") return;
     StepWindow step;
     const char* digits = name.c_str() + 13;
     if (std::from_chars(digits, name.c_str() + name.size(), step.number).ec != std::errc())

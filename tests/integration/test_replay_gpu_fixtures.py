@@ -129,6 +129,30 @@ class GpuTorchProfiler(GpuFixtureCase):
                 self.assertIn("or the job ran on one rank, where NCCL runs a call as a copy", out)
 
 
+    def test_the_step_is_the_cpu_range_of_profilerstep_not_its_gpu_projection(self):
+        for case in TORCH_CASES:
+            with self.subTest(case=case):
+                events = load(os.path.join(GPU, case, "rank0.json.gz"))["traceEvents"]
+                steps = [e for e in events if str(e.get("name", "")).startswith("ProfilerStep#")]
+                # A GPU trace holds the step twice: the CPU's range and the GPU's projection of it.
+                self.assertEqual(sorted(e["cat"] for e in steps), ["gpu_user_annotation", "user_annotation"])
+                cpu = next(e for e in steps if e["cat"] == "user_annotation")
+                _, doc = self.replay(os.path.join(GPU, case), case + "-steps")
+                self.assertEqual(len(doc["steps"]), 1)
+                self.assertAlmostEqual(doc["steps"][0]["step_seconds"], cpu["dur"] * 1e-6, places=9)
+                self.assertAlmostEqual(doc["ranks"][0]["step_seconds"], cpu["dur"] * 1e-6, places=9)
+                # The schedule's first gap is from the step's start to the first call.
+                schedule = os.path.join(self.dir, case + ".jsonl")
+                code, _, err = run(os.path.join(GPU, case), "--dump-schedule", schedule, "--force")
+                self.assertEqual(code, 0, err)
+                with open(schedule) as f:
+                    first = json.loads(f.readline())
+                calls = sorted(e["ts"] for e in events if e.get("name") == "record_param_comms")
+                self.assertEqual(first["label"], "before call 1")
+                self.assertGreater(first["seconds"], 0)
+                self.assertLessEqual(first["seconds"], (calls[0] - cpu["ts"]) * 1e-6 + 1e-9)
+
+
 class GpuNsysReports(GpuFixtureCase):
     def test_pytorch_ranges_give_the_calls_the_profiler_trace_gives(self):
         for case in TORCH_CASES:
@@ -160,6 +184,8 @@ class GpuNsysReports(GpuFixtureCase):
         # part, times the communicator's size (1) from ncclCommInitRankConfig's payload.
         self.assertIn(("allgather", 8), sized)
         self.assertTrue(all(c["dtype"] == "" for c in doc["collectives"]), "NCCL's payload names no type")
+        self.assertEqual(doc["backend"], "nccl")  # NCCL's own ranges name the calls
+        self.assertIn("every call is taken as one over all 1 process\n", out)
         self.assertNotIn("counted, not sized", out)
 
     def test_an_export_without_payloads_counts_the_calls_and_says_how_to_export(self):
@@ -170,6 +196,14 @@ class GpuNsysReports(GpuFixtureCase):
         self.assertTrue(all(c["bytes"] == 0 for c in doc["collectives"]), doc["collectives"])
         self.assertEqual(out.count("the export holds no payload for them"), 1, out)
         self.assertIn("nsys export --type sqlite --include-blobs=true", out)
+        # A schedule of unsized calls would fail later in bench-patterns: refused now, saying why.
+        schedule = os.path.join(self.dir, "no-payloads.jsonl")
+        code, out, err = run(folder, "--dump-schedule", schedule)
+        self.assertEqual(code, 2, out + err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("call 1 (ncclBroadcast) has no size in the trace", err)
+        self.assertIn("--include-blobs=true", err)
+        self.assertFalse(os.path.exists(schedule))
 
     def test_payloads_of_another_shape_are_not_read_past_their_end(self):
         header = "X'0100000000000000' || X'0500000100000000' || X'1800000000000000'"
