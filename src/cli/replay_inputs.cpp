@@ -70,7 +70,7 @@ std::vector<TraceFile> trace_files(const std::vector<std::string>& arguments, st
     if (error) throw UsageError(fmt::format("{}: cannot list ({})", argument, error.message()));
     if (found.empty())
       throw UsageError(
-          fmt::format("{}: no trace (.json, .json.gz) or Nsight Systems report (.sqlite, .nsys-rep) in "
+          fmt::format("{}: no trace (.json, .json.gz) or Nsight Systems report (.sqlite, .sqlite.gz, .nsys-rep) in "
                       "this folder",
                       argument));
     std::sort(found.begin(), found.end());
@@ -200,8 +200,8 @@ void number_ranks(std::vector<std::pair<std::string, NsysProcess>>& processes, s
                     world - 1));
   notes.push_back(
       fmt::format("the reports do not say the process groups: every call is taken as one over all {} "
-                  "processes",
-                  world));
+                  "process{}",
+                  world, world == 1 ? "" : "es"));
 }
 
 // One process in two reports is one rank given twice (a file named twice, or a copy):

@@ -81,6 +81,12 @@ ScheduleStep collective_step(const RankTrace& trace, const TracedCollective& cal
   if (!call.collective || *call.collective == Collective::sendrecv)
     throw UsageError(fmt::format("{}: {}: call {} is {}; point-to-point calls are not replayed", flag, trace.path,
                                  index + 1, call.op));
+  if (call.bytes == 0)
+    throw UsageError(fmt::format(
+        "{}: {}: call {} ({}) has no size in the trace (an Nsight Systems report sizes NCCL's calls by their "
+        "payloads, exported with `nsys export --include-blobs=true`, or by PyTorch's ranges with record_shapes); "
+        "only sized calls are replayed",
+        flag, trace.path, index + 1, call.name));
   step.op = *call.collective;
   step.dtype = data_type_of(call, guessed_type);
   step.bytes = call.bytes;

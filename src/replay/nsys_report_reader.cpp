@@ -275,8 +275,8 @@ void note_what_names_the_calls(const std::set<CallSource>& unsized, const NcclSi
         "kernel, ncclDevKernel_Generic, names no operation and is not one)");
 }
 
-NsysProcess rank_of(std::int64_t pid, ProcessEvents& process, std::vector<TracedCollective> collectives,
-                    const std::string& path, const ReportFacts& facts) {
+NsysProcess rank_of(std::int64_t pid, ProcessEvents& process, CallSource source,
+                    std::vector<TracedCollective> collectives, const std::string& path, const ReportFacts& facts) {
   NsysProcess rank;
   rank.pid = pid;
   rank.trace.path = path;
@@ -287,7 +287,7 @@ NsysProcess rank_of(std::int64_t pid, ProcessEvents& process, std::vector<Traced
   // their time.
   rank.trace.call_times_only = !process.gpu && !process.backend;
   if (process.backend) rank.trace.backend = "gloo";
-  if (process.gpu) rank.trace.backend = "nccl";
+  if (process.gpu || source == CallSource::nccl_ranges) rank.trace.backend = "nccl";
   rank.trace.exposed_seconds = process.events.exposed_seconds();
   rank.trace.exposed_on_the_training_thread =
       rank.trace.exposed_seconds && process.events.exposed_on_the_training_thread();
@@ -316,7 +316,7 @@ NsysReport read_exported(const std::string& path, const std::string& shown_path,
     if (collectives.empty()) continue;
     if (source == CallSource::nccl_kernels || (source == CallSource::pytorch && !process.sized)) unsized.insert(source);
     report.sized_by_pytorch_ranges = report.sized_by_pytorch_ranges || (source == CallSource::pytorch && process.sized);
-    report.processes.push_back(rank_of(pid, process, std::move(collectives), shown_path, facts));
+    report.processes.push_back(rank_of(pid, process, source, std::move(collectives), shown_path, facts));
   }
   if (report.processes.empty())
     throw UsageError(fmt::format(

@@ -748,7 +748,7 @@ class BadInput(unittest.TestCase):
         empty = self.path("empty")
         os.mkdir(empty)
         self.assertTrue(self.refused(empty).endswith(
-            "empty: no trace (.json, .json.gz) or Nsight Systems report (.sqlite, .nsys-rep) in this folder"))
+            "empty: no trace (.json, .json.gz) or Nsight Systems report (.sqlite, .sqlite.gz, .nsys-rep) in this folder"))
         code, _, err = run()
         self.assertEqual(code, 2)
         self.assertIn("TRACE", err)
