@@ -78,6 +78,16 @@ void add_bandwidth(TracedClass& c, const std::optional<Collective>& collective) 
   if (collective && c.group_ranks > 1) c.busbw_gbps = *c.algbw_gbps * bus_bandwidth_factor(*collective, c.group_ranks);
 }
 
+// Whether a rank last at `most` of `calls` calls among `ranks` is more than arrival noise:
+// last at more than twice its share of the calls, at two calls or more. Of two ranks one is
+// always last, so there it must be last at 90 % of 10 calls or more (by chance alone, one
+// of two ranks is that often last about 2 % of the time).
+bool names_a_straggler(std::uint64_t most, std::uint64_t calls, std::size_t ranks) {
+  if (ranks < 2 || most < 2) return false;
+  if (ranks == 2) return calls >= 10 && most * 10 >= calls * 9;
+  return most * ranks > 2 * calls;
+}
+
 std::string verdict_of(const TraceSummary& summary) {
   // A rank not read may be the one the others waited for.
   if (summary.ranks.size() < static_cast<std::size_t>(summary.world_size))
@@ -85,6 +95,12 @@ std::string verdict_of(const TraceSummary& summary) {
         "no straggler can be named: {} of the job's {} ranks {} read, and the rank the others waited for may be "
         "among those not read (give every rank's trace)",
         summary.ranks.size(), summary.world_size, summary.ranks.size() == 1 ? "was" : "were");
+  if (summary.ranks.size() == 1) return "no straggler: one rank, with no other to wait for";
+  if (!summary.straggler && summary.ranks.size() == 2)
+    return fmt::format(
+        "no straggler named: of two ranks one is always last, and it takes one last at 90 % of 10 calls or more "
+        "({} calls matched)",
+        summary.calls);
   if (!summary.straggler)
     return fmt::format("no straggler: the last arrival is spread over the ranks ({} calls matched)", summary.calls);
   const RankTraceSummary& rank = *std::find_if(summary.ranks.begin(), summary.ranks.end(),
@@ -198,7 +214,8 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
       rank.wait_seconds += timing.waits[r];
       if (timed) rank.communication_seconds = rank.communication_seconds.value_or(0) + timing.durations[r];
     }
-    if (traces.size() > 1) {
+    // Arrivals at one time (a tie) name no rank last.
+    if (traces.size() > 1 && timing.lateness > 0) {
       ++summary.ranks[timing.last].last_arrivals;
       lateness_sum[timing.last] += timing.lateness;
     }
@@ -244,9 +261,7 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
       summary.straggler = rank.rank;
     }
   }
-  // Last at no more than twice its share of the calls, or at one call alone: arrival
-  // order is noise, not a straggler.
-  if (traces.size() < 2 || most < 2 || most * traces.size() <= 2 * summary.calls ||
+  if (!names_a_straggler(most, summary.calls, traces.size()) ||
       traces.size() < static_cast<std::size_t>(summary.world_size))
     summary.straggler.reset();
   summary.verdict = verdict_of(summary);

@@ -93,6 +93,40 @@ TEST(TraceSummary, EachProfilerStepSaysItsCallsBytesAndTimes) {
   EXPECT_EQ(summary.steps[2].calls, 0u);
 }
 
+// Two ranks, rank 1 arriving 5 ms late at every one of `calls` calls.
+std::vector<RankTrace> two_ranks(std::size_t calls) {
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 2; ++rank) {
+    traces.push_back(rank_trace(rank, std::vector<double>(calls, rank == 1 ? 1000 : 6000)));
+    traces.back().world_size = 2;
+  }
+  return traces;
+}
+
+TEST(TraceSummary, OfTwoRanksOneIsAlwaysLastSoItTakesMostOfManyCalls) {
+  const TraceSummary few = summarize_traces(two_ranks(3));
+  EXPECT_FALSE(few.straggler.has_value());
+  EXPECT_EQ(few.ranks[1].last_arrivals, 3u);
+  EXPECT_EQ(few.verdict,
+            "no straggler named: of two ranks one is always last, and it takes one last at 90 % of 10 calls or "
+            "more (3 calls matched)");
+  const TraceSummary many = summarize_traces(two_ranks(10));
+  ASSERT_TRUE(many.straggler.has_value());
+  EXPECT_EQ(*many.straggler, 1);
+  EXPECT_EQ(many.verdict, "straggler: rank 1 arrives last at 10 of 10 calls, 5 ms after the others' median");
+}
+
+TEST(TraceSummary, RanksArrivingTogetherNameNoneLastAndOneRankNoStraggler) {
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 4; ++rank) traces.push_back(rank_trace(rank, std::vector<double>(3, 2000)));
+  const TraceSummary tied = summarize_traces(traces);
+  EXPECT_FALSE(tied.straggler.has_value());
+  for (const RankTraceSummary& rank : tied.ranks) EXPECT_EQ(rank.last_arrivals, 0u);
+  RankTrace alone = rank_trace(0, {2000, 2000});
+  alone.world_size = 1;
+  EXPECT_EQ(summarize_traces({alone}).verdict, "no straggler: one rank, with no other to wait for");
+}
+
 TEST(TraceSummary, CallsTheBackendDidNotTimeHaveNoTimeAndArriveWhenEachRankCalledThem) {
   // An NCCL job profiled without CUDA activity: each call's range is its queueing (20 us
   // on every rank), and rank 1 calls every one 3 ms after the others.
