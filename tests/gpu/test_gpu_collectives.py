@@ -8,6 +8,7 @@ import io
 import json
 import os
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -68,6 +69,18 @@ class NcclCollectives(unittest.TestCase):
         self.check_rows(rows, 1)
         big = [r for r in rows if r["op"] == "broadcast" and int(r["bytes"]) == 16 << 20]
         self.assertTrue(all(float(r["busbw_gbps"]) > 1.0 for r in big), big)
+
+    def test_one_rank_says_why_nccls_choices_are_empty_and_batches_last_5_ms(self):
+        with tempfile.TemporaryDirectory() as folder:
+            json_path = os.path.join(folder, "one.json")
+            rc, out, err = run(1, "--op", "allreduce", "-b", "1M", "-e", "1M", "--json", json_path)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("# note: nccl_algo, nccl_proto, nccl_channels: empty: on one rank NCCL runs each "
+                          "collective as a copy", out)
+            with open(json_path) as f:
+                doc = json.load(f)
+        self.assertEqual(doc["provenance"]["settings"]["batch_time_s"], "0.005")
+        self.assertTrue(all(r["nccl_algo"] is None for r in doc["rows"]), doc["rows"])
 
     def test_a_large_copy_takes_the_time_memory_needs(self):
         # Out of place on one rank, a 1 GiB broadcast copies the buffer: it reads and writes
