@@ -3,7 +3,7 @@
 // time, or a one-line UsageError.
 #include <cmath>
 
-#include "commbench/cli/sweep_cost_model.hpp"
+#include "commbench/analysis/sweep_cost_model.hpp"
 #include "fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

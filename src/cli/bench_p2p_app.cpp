@@ -13,13 +13,13 @@
 
 #include "command_line_parser.hpp"
 #include "commbench/backend/backend_factory.hpp"
-#include "commbench/cli/collectives_bandwidth.hpp"
+#include "commbench/analysis/collectives_bandwidth.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
-#include "commbench/cli/nic_watch.hpp"
-#include "commbench/cli/pair_cell_model.hpp"
+#include "commbench/analysis/nic_watch.hpp"
+#include "commbench/analysis/pair_cell_model.hpp"
 #include "commbench/config.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
@@ -34,7 +34,7 @@
 #include "commbench/runner/interruption.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/gpu_nics.hpp"
-#include "p2p_local_run.hpp"
+#include "commbench/analysis/p2p_local_run.hpp"
 
 namespace commbench {
 namespace {

@@ -16,14 +16,14 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
-#include "commbench/cli/bandwidth_cost_model.hpp"
+#include "commbench/analysis/bandwidth_cost_model.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
-#include "commbench/cli/live_probe.hpp"
-#include "commbench/cli/pattern_bandwidth.hpp"
-#include "commbench/cli/sweep_cost_model.hpp"
+#include "commbench/analysis/live_probe.hpp"
+#include "commbench/analysis/pattern_bandwidth.hpp"
+#include "commbench/analysis/sweep_cost_model.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
@@ -42,12 +42,12 @@
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
-#include "optional_json.hpp"
+#include "commbench/analysis/optional_json.hpp"
 #include "pattern_flags.hpp"
 #include "pattern_options.hpp"
-#include "pattern_results.hpp"
+#include "commbench/analysis/pattern_results.hpp"
 #include "pattern_run.hpp"
-#include "pattern_tuning.hpp"
+#include "commbench/analysis/pattern_tuning.hpp"
 
 namespace commbench {
 namespace {

@@ -16,7 +16,8 @@
 #include "command_line_parser.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/flag_values.hpp"
-#include "commbench/cli/sweep_cost_model.hpp"
+#include "commbench/analysis/replay_cause.hpp"
+#include "commbench/analysis/sweep_cost_model.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
@@ -28,19 +29,19 @@
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/topology/topology_json.hpp"
-#include "optional_json.hpp"
+#include "commbench/analysis/optional_json.hpp"
 #include "pattern_flag_parsers.hpp"
 #include "pattern_flags.hpp"
 #include "pattern_run.hpp"
-#include "replay_fabric.hpp"
-#include "replay_inputs.hpp"
-#include "replay_measured_fabric.hpp"
-#include "replay_model_comparison.hpp"
-#include "replay_nic_load.hpp"
+#include "commbench/analysis/replay_fabric.hpp"
+#include "commbench/replay/trace_inputs.hpp"
+#include "commbench/analysis/replay_measured_fabric.hpp"
+#include "commbench/analysis/replay_model_comparison.hpp"
+#include "commbench/analysis/replay_nic_load.hpp"
 #include "replay_options.hpp"
-#include "replay_records.hpp"
-#include "replay_run.hpp"
-#include "replay_schedule.hpp"
+#include "commbench/analysis/replay_records.hpp"
+#include "commbench/analysis/replay_run.hpp"
+#include "commbench/analysis/replay_schedule.hpp"
 
 namespace commbench {
 
@@ -208,11 +209,11 @@ std::optional<NodeTopology> topology_of(const ReplayOptions& options) {
 std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
   const auto started = std::chrono::steady_clock::now();
   const std::optional<NodeTopology> topology = topology_of(options);
-  ReadInput input = read_replay_input(input_request(options));
+  ReadInput input = read_traces(input_request(options));
   std::optional<FabricComparison> fabric;
   if (!options.fabric_path.empty()) {
     const SweepCostModel sweep(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options));
-    fabric = compare_with_fabric(input.summary, sweep, input.nodes);
+    fabric = judge_against_fabric(input.summary, sweep, input.nodes);
     fabric->basis = fabric_basis(options);
   }
   return report_reading(options, command_line, std::move(input), fabric, topology, started);
@@ -224,7 +225,7 @@ int measure_fabric_and_report(const ReplayOptions& options, JobSession& session)
   const auto started = std::chrono::steady_clock::now();
   const std::optional<NodeTopology> topology = topology_of(options);
   ReadInput input;
-  session.step("reading the traces", [&] { input = read_replay_input(input_request(options)); });
+  session.step("reading the traces", [&] { input = read_traces(input_request(options)); });
   // On one process a collective is a copy: no fabric is in it to measure.
   if (session.world().size() < 2)
     throw UsageError(fmt::format(
@@ -239,7 +240,7 @@ int measure_fabric_and_report(const ReplayOptions& options, JobSession& session)
   session.step("measuring the job's collectives on this fabric", [&] {
     measured.emplace(input.summary, backend, session.watchdog(), stopping, options.measurement.warmup);
   });
-  FabricComparison fabric = compare_with_fabric(input.summary, *measured, input.nodes);
+  FabricComparison fabric = judge_against_fabric(input.summary, *measured, input.nodes);
   fabric.basis = measured->basis();
   if (!session.reporting()) return 0;
   const std::size_t files = input.files.size();
@@ -257,7 +258,7 @@ int replay_traced_step(const ReplayOptions& options, JobSession& session) {
   std::vector<RankSchedule> schedules;
   std::vector<std::string> notes;
   session.step("reading the traces", [&] {
-    input = read_replay_input(input_request(options));
+    input = read_traces(input_request(options));
     if (input.traces.empty())
       throw UsageError("--replay: needs the job's traces; a DeepSpeed comms log does not say the calls' order");
     schedules = extract_schedules(input.traces, notes, {"--replay", true});

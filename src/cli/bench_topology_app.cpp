@@ -11,7 +11,7 @@
 
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_session.hpp"
-#include "commbench/cli/live_probe.hpp"
+#include "commbench/analysis/live_probe.hpp"
 #include "commbench/cli/topology_options.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"

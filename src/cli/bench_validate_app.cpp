@@ -14,7 +14,7 @@
 #include "command_line_parser.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/flag_values.hpp"
-#include "commbench/cli/job_cluster_probe.hpp"
+#include "commbench/analysis/job_cluster_probe.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/cli/validate_soak.hpp"

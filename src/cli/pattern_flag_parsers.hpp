@@ -50,8 +50,6 @@ inline auto zero_or_one(const char* flag) {
 }
 
 // --pattern, --preset and the model's shape (pattern_model_flags.cpp).
-void add_model_flags(CLI::App& app, PatternFlags& flags);
-// The model the flags and the preset describe; UsageError naming the flag otherwise.
-ModelShape model_of(const PatternFlags& flags);
+void add_model_flags(CLI::App& app, PatternRequest& flags);
 
 }  // namespace commbench

@@ -30,7 +30,7 @@ double parse_parameter_count(const std::string& text) {
 }  // namespace
 
 // --pattern, --preset and the model's shape.
-void add_model_flags(CLI::App& app, PatternFlags& flags) {
+void add_model_flags(CLI::App& app, PatternRequest& flags) {
   add_parsed_option(
       app, "--pattern", flags.pattern,
       [](const std::string& text) { return std::optional(parse_pattern_kind(text, "--pattern")); },
@@ -87,78 +87,6 @@ void add_model_flags(CLI::App& app, PatternFlags& flags) {
       ->group(kModelGroup);
   app.add_flag("--tie-embeddings", flags.tie_embeddings, "The output head shares the embedding's weight (no lm_head)")
       ->group(kModelGroup);
-}
-
-namespace {
-
-// --vocab, --heads, --kv-heads and --tie-embeddings on the model: each checked against
-// the shape it lands on.
-void apply_vocabulary_and_heads(const PatternFlags& flags, ModelShape& model) {
-  if (flags.vocabulary && flags.parameters)
-    throw UsageError("--vocab: with --params the embedding and head are what the layers leave; give one of them");
-  if (flags.vocabulary) model.vocabulary = *flags.vocabulary;
-  if (flags.attention_heads) {
-    model.attention_heads = *flags.attention_heads;
-    model.kv_heads = 0;
-  }
-  if (flags.kv_heads) {
-    if (model.attention_heads == 0) throw UsageError("--kv-heads: needs --heads");
-    model.kv_heads = *flags.kv_heads;
-  }
-  if ((flags.attention_heads || flags.kv_heads) && model.hidden == 0)
-    throw UsageError("--heads: needs --hidden (the heads split it)");
-  if (model.attention_heads > 0 && model.hidden % model.attention_heads != 0)
-    throw UsageError(fmt::format("--heads {}: does not divide --hidden {}", model.attention_heads, model.hidden));
-  if (model.kv_heads > 0 && model.attention_heads % model.kv_heads != 0)
-    throw UsageError(fmt::format("--kv-heads {}: does not divide --heads {}", model.kv_heads, model.attention_heads));
-  if (flags.tie_embeddings) {
-    if (model.vocabulary == 0) throw UsageError("--tie-embeddings: needs --vocab (or a preset's vocabulary)");
-    model.tied_embeddings = true;
-  }
-}
-
-}  // namespace
-
-ModelShape model_of(const PatternFlags& flags) {
-  ModelShape model;
-  if (!flags.preset.empty()) {
-    model = model_preset(flags.preset, "--preset");
-  } else {
-    if (!flags.layers) throw UsageError("--layers: needed without --preset (with --params, or --hidden and --ffn)");
-    if (!flags.parameters && !flags.hidden)
-      throw UsageError("--params: needed without --preset and --hidden (e.g. --params 8B --layers 32)");
-    model.name = "custom";
-    model.sequence = 4096;
-  }
-  if (flags.parameters) {
-    model.parameters = *flags.parameters;
-    model.vocabulary = 0;  // what the layers do not hold becomes the embedding and head
-  }
-  if (flags.layers) model.layers = *flags.layers;
-  if (flags.hidden) {
-    model.hidden = *flags.hidden;
-    // A preset's heads no longer fit a hidden size they do not divide.
-    if (model.attention_heads > 0 && model.hidden % model.attention_heads != 0) {
-      model.attention_heads = 0;
-      model.kv_heads = 0;
-    }
-  }
-  if (flags.ffn) model.ffn = *flags.ffn;
-  if (model.hidden > 0 && model.ffn == 0) model.ffn = 4 * model.hidden;
-  if (flags.ffn && model.hidden == 0) throw UsageError("--ffn: needs --hidden");
-  if (flags.sequence) model.sequence = *flags.sequence;
-  if (flags.micro_batch) model.micro_batch = *flags.micro_batch;
-  if (flags.gradient_accumulation) model.gradient_accumulation = *flags.gradient_accumulation;
-  if (flags.dtype) model.dtype = *flags.dtype;
-  if (flags.experts) model.experts = *flags.experts;
-  if (flags.top_k) model.top_k = *flags.top_k;
-  if (model.experts > 1 && model.hidden == 0) throw UsageError("--experts: needs --hidden and --ffn (expert shapes)");
-  apply_vocabulary_and_heads(flags, model);
-  // The total the tensors add up to (presets, or shapes without --params).
-  double total = 0;
-  for (const ParameterTensor& tensor : model_tensors(model)) total += static_cast<double>(tensor.elements);
-  model.parameters = total;
-  return model;
 }
 
 }  // namespace commbench

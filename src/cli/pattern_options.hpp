@@ -12,7 +12,7 @@
 
 #include "commbench/cli/command_shell.hpp"
 #include "pattern_flags.hpp"
-#include "pattern_tuning.hpp"
+#include "commbench/analysis/pattern_tuning.hpp"
 
 namespace commbench {
 
@@ -30,7 +30,7 @@ struct PatternRunOptions {
   bool tune = false;
   bool tune_measure_all = false;
   TuneRequest tune_request;
-  PatternFlags pattern;
+  PatternRequest pattern;
 };
 
 void add_pattern_run_options(CLI::App& app, PatternRunOptions& options);

@@ -11,8 +11,8 @@
 
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
-#include "commbench/cli/nic_watch.hpp"
-#include "commbench/cli/pattern_bandwidth.hpp"
+#include "commbench/analysis/nic_watch.hpp"
+#include "commbench/analysis/pattern_bandwidth.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/pattern/pattern_executor.hpp"
 #include "commbench/pattern/pattern_measurement.hpp"
@@ -23,8 +23,8 @@
 #include "commbench/report/output_file.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
-#include "pattern_results.hpp"
-#include "pattern_tuning.hpp"
+#include "commbench/analysis/pattern_results.hpp"
+#include "commbench/analysis/pattern_tuning.hpp"
 
 namespace commbench {
 

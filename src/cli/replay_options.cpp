@@ -39,12 +39,12 @@ ReplayInputRequest input_request(const ReplayOptions& options) {
   return request;
 }
 
-bool describes_a_model(const PatternFlags& flags) {
+bool describes_a_model(const PatternRequest& flags) {
   return flags.pattern || !flags.preset.empty() || flags.layers || !flags.deepspeed_config.empty() ||
          !flags.schedule.empty();
 }
 
-std::string first_model_flag(const PatternFlags& flags) {
+std::string first_model_flag(const PatternRequest& flags) {
   if (flags.pattern) return "--pattern";
   if (!flags.preset.empty()) return "--preset";
   if (flags.layers) return "--layers";

@@ -9,7 +9,7 @@
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/replay/nsys_report_reader.hpp"
 #include "pattern_flags.hpp"
-#include "replay_inputs.hpp"
+#include "commbench/replay/trace_inputs.hpp"
 
 namespace commbench {
 
@@ -20,7 +20,7 @@ struct ReplayOptions {
   double export_limit_seconds = kDefaultNsysExportSeconds;  // --export-timeout
   std::string dump_path;      // --dump-schedule: the traced step in bench-patterns' format
   std::string topology_path;  // --topology: a node's bench-topology JSON, for its NICs
-  PatternFlags pattern;       // bench-patterns' model flags: the step to compare the job's with
+  PatternRequest pattern;       // bench-patterns' model flags: the step to compare the job's with
   JobOptions job;             // --csv, --json, --force; with --replay also --backend and -T
   // --replay: the traced step run on this job's ranks; -n/-w its steps, --trace its timeline
   bool replay = false;
@@ -32,14 +32,14 @@ struct ReplayOptions {
   bool iterations_given = false;
 };
 
-// What read_replay_input is asked for.
+// What read_traces is asked for.
 ReplayInputRequest input_request(const ReplayOptions& options);
 
 // Whether the model flags describe a step to compare the job's with.
-bool describes_a_model(const PatternFlags& flags);
+bool describes_a_model(const PatternRequest& flags);
 
 // The model flag given first, to name in what the comparison with the model refuses.
-std::string first_model_flag(const PatternFlags& flags);
+std::string first_model_flag(const PatternRequest& flags);
 
 void add_replay_options(CLI::App& app, ReplayOptions& options);
 

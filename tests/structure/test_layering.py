@@ -2,8 +2,12 @@
 validate and backend build on core; p2p (pair schedules, matrices and the matrix's
 measurement) on the backend's peer rounds and the runner, and validate (bench-validate's
 plan) on p2p's schedules; the runner on backend; pattern (bench-patterns' schedules and
-their executor) on the runner and the bandwidth model; replay (a job's own traces) on core
-alone; cli, the commands' shells, may use everything, and no layer uses cli.
+their executor) on the runner and the bandwidth model; replay (a job's own traces, every
+format) on core alone; analysis (what joins the domains: a job's trace against the
+fabric, tuning, soak events, the cost models) on every domain; cli, the command shell,
+on everything, and each of its files uses the shell (CLI11, the command shell or the job
+session): what does not is analysis or a domain's, and belongs there. No file's includes
+go round in a circle.
 A header of a higher layer in a lower one (the CSV reporter in the topology matrix, as
 before) fails here, naming the file and the include.
 """
@@ -22,7 +26,10 @@ ALLOWED = {
     "runner": {"core", "backend", "runner"},
     "pattern": {"core", "backend", "runner", "topology", "pattern"},
     "replay": {"core", "replay"},
-    "cli": {"core", "backend", "runner", "topology", "report", "validate", "p2p", "pattern", "replay", "cli"},
+    "analysis": {"core", "backend", "runner", "topology", "report", "validate", "p2p", "pattern", "replay",
+                 "analysis"},
+    "cli": {"core", "backend", "runner", "topology", "report", "validate", "p2p", "pattern", "replay", "analysis",
+            "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"commbench/([a-z0-9_]+)/', re.MULTILINE)
 
@@ -44,6 +51,81 @@ def violations():
                     if included not in allowed:
                         found.append(f"{os.path.relpath(path, ROOT)} includes commbench/{included}/")
     return found
+
+
+# What makes a file of cli part of the shell: it declares options (CLI11) or reads their
+# values, runs a command (the command shell, the job session, the job's watch) or is one
+# of those.
+SHELL_HEADERS = ("CLI/CLI.hpp", "commbench/cli/flag_values.hpp", "commbench/cli/command_shell.hpp",
+                 "commbench/cli/job_session.hpp", "commbench/cli/job_command.hpp", "commbench/cli/job_watch.hpp", "command_line_parser.hpp",
+                 "pattern_flag_parsers.hpp")
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]', re.MULTILINE)
+
+
+def includes_of(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return ANY_INCLUDE.findall(f.read())
+
+
+def cli_files_without_the_shell():
+    """Files of cli (a source with its own header, taken together) that use no part of the shell."""
+    rooms = {}
+    for path in sources_of("cli"):
+        rooms.setdefault(os.path.splitext(os.path.basename(path))[0], []).append(path)
+    found = []
+    for stem, paths in sorted(rooms.items()):
+        included = [name for path in paths for name in includes_of(path)]
+        own = {f"commbench/cli/{stem}.hpp", f"{stem}.hpp"}
+        if not any(name.endswith(SHELL_HEADERS) or name in SHELL_HEADERS for name in included if name not in own) and \
+                f"commbench/cli/{stem}.hpp" not in SHELL_HEADERS and f"{stem}.hpp" not in SHELL_HEADERS:
+            found.append(os.path.relpath(paths[0], ROOT))
+    return found
+
+
+def include_graph():
+    """Each file of src/ and include/ with the files of the tree it includes."""
+    graph = {}
+    for layer in ALLOWED:
+        for path in sources_of(layer):
+            folder = os.path.dirname(path)
+            edges = graph.setdefault(os.path.relpath(path, ROOT), set())
+            for name in includes_of(path):
+                target = os.path.join(ROOT, "include", name) if name.startswith("commbench/") else \
+                    os.path.join(folder, name)
+                if os.path.exists(target):
+                    edges.add(os.path.relpath(os.path.normpath(target), ROOT))
+    return graph
+
+
+def include_circles(graph):
+    """Every set of files whose includes lead from each to each (Tarjan's algorithm), of two or more."""
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(room):
+        index[room] = low[room] = len(index)
+        stack.append(room)
+        on_stack.add(room)
+        for other in sorted(graph.get(room, ())):
+            if other not in index:
+                visit(other)
+                low[room] = min(low[room], low[other])
+            elif other in on_stack:
+                low[room] = min(low[room], index[other])
+        if low[room] == index[room]:
+            circle = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                circle.append(member)
+                if member == room:
+                    break
+            if len(circle) > 1:
+                circles.append(sorted(circle))
+
+    for room in sorted(graph):
+        if room not in index:
+            visit(room)
+    return circles
 
 
 # One concept per file, functions that fit on a screen: a file of src/ over FILE_LIMIT
@@ -145,6 +227,16 @@ class Layering(unittest.TestCase):
 
     def test_no_layer_includes_a_higher_one(self):
         self.assertEqual(violations(), [])
+
+    def test_every_file_of_cli_uses_the_shell(self):
+        self.assertEqual(cli_files_without_the_shell(), [])
+
+    def test_no_includes_go_round_in_a_circle(self):
+        self.assertEqual(include_circles(include_graph()), [])
+
+    def test_the_circle_finder_finds_a_circle(self):
+        graph = {"a/x": {"a/y"}, "a/y": {"a/z"}, "a/z": {"a/x"}, "a/w": {"a/x"}}
+        self.assertEqual(include_circles(graph), [["a/x", "a/y", "a/z"]])
 
     def test_files_and_functions_fit_their_limits(self):
         self.assertEqual(size_violations(), [])

@@ -19,11 +19,12 @@
 #include "commbench/cli/job_command.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/report/run_context.hpp"
+#include "commbench/runner/job_steps.hpp"
 #include "commbench/runner/watchdog.hpp"
 
 namespace commbench {
 
-class JobSession {
+class JobSession final : public JobSteps {
  public:
   // Collective: joins the job's ranks and opens the heartbeat channel, both guarded.
   // `schema` names the layout of the command's JSON ("commbench.collectives/2").
@@ -32,14 +33,10 @@ class JobSession {
   JobSession(const JobSession&) = delete;
   JobSession& operator=(const JobSession&) = delete;
 
-  Bootstrap& world() { return *world_; }
-  Watchdog& watchdog() { return start_.watch.watchdog(); }
-  // Rank 0 prints and writes the results.
-  bool reporting() const { return world_->rank() == 0; }
-
-  // Runs `body` on every rank under the watchdog (named `what` in a timeout) and makes
-  // every rank leave it the same way (collective_try): one error message, one exit code.
-  void step(const std::string& what, const std::function<void()>& body);
+  Bootstrap& world() override { return *world_; }
+  Watchdog& watchdog() override { return start_.watch.watchdog(); }
+  bool reporting() const override { return world_->rank() == 0; }
+  void step(const std::string& what, const std::function<void()>& body) override;
 
   // Builds the backend the user asked for (collective, guarded). From then on a timeout
   // names each rank's GPUs, and the watchdog aborts the backend before the process ends.

@@ -1,6 +1,6 @@
 // NCCL's algorithm against the model's: which names are the same algorithm, and the note
 // that names the sizes where NCCL ran another.
-#include "commbench/cli/algorithm_comparison.hpp"
+#include "commbench/analysis/algorithm_comparison.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // shares that host's NICs with the GPUs of the other ranks there).
 #include <gtest/gtest.h>
 
-#include "commbench/cli/collectives_bandwidth.hpp"
+#include "commbench/analysis/collectives_bandwidth.hpp"
 
 namespace commbench {
 namespace {

@@ -5,8 +5,8 @@
 #include <set>
 #include <utility>
 
-#include "commbench/cli/local_node_model.hpp"
-#include "commbench/cli/pair_cell_json.hpp"
+#include "commbench/analysis/local_node_model.hpp"
+#include "commbench/analysis/pair_cell_json.hpp"
 #include "commbench/topology/nccl_topo_xml.hpp"
 
 namespace commbench {

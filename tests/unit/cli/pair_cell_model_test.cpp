@@ -3,7 +3,7 @@
 // and two HDR NICs per PCIe switch): host a runs all eight GPUs, host b GPU 0 alone.
 #include <gtest/gtest.h>
 
-#include "commbench/cli/pair_cell_model.hpp"
+#include "commbench/analysis/pair_cell_model.hpp"
 #include "../topology/model_fixtures.hpp"
 
 namespace commbench {

@@ -12,9 +12,9 @@ namespace {
 
 using testing::usage_error_of;
 
-PatternFlags parsed_flags(std::vector<std::string> arguments) {
+PatternRequest parsed_flags(std::vector<std::string> arguments) {
   CLI::App app{"test"};
-  PatternFlags flags;
+  PatternRequest flags;
   add_pattern_flags(app, flags);
   std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last first
   app.parse(arguments);
@@ -30,9 +30,9 @@ std::string error_of(const std::vector<std::string>& arguments, int ranks = 8) {
   return usage_error_of([&] { resolved(arguments, ranks); });
 }
 
-TEST(PatternFlags, HelpListsTheFlagsByGroup) {
+TEST(PatternRequest, HelpListsTheFlagsByGroup) {
   CLI::App app{"test"};
-  PatternFlags flags;
+  PatternRequest flags;
   add_pattern_flags(app, flags);
   const std::string help = app.help();
   for (const char* expected : {"Model:", "Parallel layout:", "Framework settings:", "Compute stand-in:", "--preset",
@@ -41,7 +41,7 @@ TEST(PatternFlags, HelpListsTheFlagsByGroup) {
   EXPECT_EQ(*parsed_flags({"-M", "16"}).micro_batches, 16);
 }
 
-TEST(PatternFlags, CountsTakeExponentsAndSuffixes) {
+TEST(PatternRequest, CountsTakeExponentsAndSuffixes) {
   EXPECT_EQ(*parsed_flags({"--params", "8e9"}).parameters, 8e9);
   EXPECT_EQ(*parsed_flags({"--params", "8B"}).parameters, 8e9);
   EXPECT_EQ(*parsed_flags({"--params", "1.5T"}).parameters, 1.5e12);
@@ -53,7 +53,7 @@ TEST(PatternFlags, CountsTakeExponentsAndSuffixes) {
   EXPECT_EQ(*parsed_flags({"--params", "1000T"}).parameters, 1e15);
 }
 
-TEST(PatternFlags, PresetGivesThePublishedShape) {
+TEST(PatternRequest, PresetGivesThePublishedShape) {
   const PatternConfig config = resolved({"--preset", "llama-3-8b"});
   EXPECT_EQ(config.model.layers, 32);
   EXPECT_EQ(config.model.hidden, 4096);
@@ -67,7 +67,7 @@ TEST(PatternFlags, PresetGivesThePublishedShape) {
             "--preset: unknown preset 'gpt-5'; expected one of: llama-3-8b, mistral-7b, llama-3-70b, llama-4-scout");
 }
 
-TEST(PatternFlags, CustomModelNeedsItsSize) {
+TEST(PatternRequest, CustomModelNeedsItsSize) {
   EXPECT_EQ(error_of({"--params", "8B"}), "--layers: needed without --preset (with --params, or --hidden and --ffn)");
   EXPECT_EQ(error_of({"--layers", "32"}),
             "--params: needed without --preset and --hidden (e.g. --params 8B --layers 32)");
@@ -77,7 +77,7 @@ TEST(PatternFlags, CustomModelNeedsItsSize) {
             "--params 1000000000: cannot hold 32 layers of 268443648 parameters (--hidden 4096, --ffn 16384)");
 }
 
-TEST(PatternFlags, VocabularyHeadsAndTiedEmbeddingsShapeTheTensors) {
+TEST(PatternRequest, VocabularyHeadsAndTiedEmbeddingsShapeTheTensors) {
   const std::vector<std::string> shape{"--layers", "2", "--hidden", "256", "--ffn", "512", "--vocab", "1000"};
   const ModelShape plain = resolved(shape).model;
   EXPECT_EQ(plain.vocabulary, 1000);
@@ -107,7 +107,7 @@ TEST(PatternFlags, VocabularyHeadsAndTiedEmbeddingsShapeTheTensors) {
             "--vocab: with --params the embedding and head are what the layers leave; give one of them");
 }
 
-TEST(PatternFlags, LayoutDefaultsAndLimits) {
+TEST(PatternRequest, LayoutDefaultsAndLimits) {
   const PatternConfig config = resolved({"--preset", "llama-3-8b", "--tp", "2", "--pp", "2"});
   EXPECT_EQ(config.layout.data, 2);
   EXPECT_EQ(config.micro_batches(), 4);  // 2 x stages without --grad-accum
@@ -121,7 +121,7 @@ TEST(PatternFlags, LayoutDefaultsAndLimits) {
   EXPECT_EQ(moe.routing.kind, PeerDistribution::Kind::zipf);
 }
 
-TEST(PatternFlags, FrameworkFlagsApplyToTheirFramework) {
+TEST(PatternRequest, FrameworkFlagsApplyToTheirFramework) {
   const PatternConfig ddp = resolved({"--preset", "mistral-7b", "--bucket-cap-mb", "50", "--broadcast-buffers", "0"});
   EXPECT_EQ(ddp.ddp.bucket_cap_mb, 50);
   EXPECT_DOUBLE_EQ(first_bucket_cap_mb(ddp.ddp), 50);  // given, it caps DDP's first bucket too
@@ -154,7 +154,7 @@ TEST(PatternFlags, FrameworkFlagsApplyToTheirFramework) {
             "--sequence-parallel: needs tensor parallelism (--tp above 1)");
 }
 
-TEST(PatternFlags, ComputeSettings) {
+TEST(PatternRequest, ComputeSettings) {
   const PatternConfig config = resolved({"--preset", "llama-3-8b", "--tflops", "800", "--compute-scale", "0.5"});
   EXPECT_EQ(config.compute.tflops, 800);
   EXPECT_EQ(config.compute.scale, 0.5);

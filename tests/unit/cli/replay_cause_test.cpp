@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "replay_cause.hpp"
+#include "commbench/analysis/replay_cause.hpp"
 
 namespace commbench {
 namespace {
@@ -51,7 +51,7 @@ struct Judged {
 };
 Judged judge(const TraceSummary& summary) {
   const TenMicrosecondFabric fabric;
-  Judged judged{compare_with_fabric(summary, fabric, 1), {}};
+  Judged judged{judge_against_fabric(summary, fabric, 1), {}};
   judged.cause = top_cause(summary, judged.comparison, fabric, 1);
   return judged;
 }

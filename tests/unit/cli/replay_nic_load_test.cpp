@@ -6,7 +6,7 @@
 #include <string>
 
 #include "commbench/topology/nccl_topo_xml.hpp"
-#include "replay_nic_load.hpp"
+#include "commbench/analysis/replay_nic_load.hpp"
 
 namespace commbench {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "replay_run.hpp"
+#include "commbench/analysis/replay_run.hpp"
 
 namespace commbench {
 namespace {

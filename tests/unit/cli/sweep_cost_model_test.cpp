@@ -1,7 +1,7 @@
 // The --from cost model on a hand-written sweep: log-log interpolation between sizes,
 // the floor and the bandwidth beyond them, conversion to other rank counts through
 // busbw, and the errors naming what is missing.
-#include "commbench/cli/sweep_cost_model.hpp"
+#include "commbench/analysis/sweep_cost_model.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // (tests/fixtures/traces): every call of the profiled step in its order and size, the
 // time between calls as compute that together spans the step, and the calls it cannot
 // replay refused.
-#include "replay_schedule.hpp"
+#include "commbench/analysis/replay_schedule.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // --predict without --from: each collective's time from the bandwidth model of a real
 // NCCL topology dump (8 x H100 SXM), checked against the formula of docs/patterns.md
 // worked out from the model's own figure: latency + bytes x bus factor / achievable busbw.
-#include "commbench/cli/bandwidth_cost_model.hpp"
+#include "commbench/analysis/bandwidth_cost_model.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // hand from docs/bandwidth-model.md.
 #include <gtest/gtest.h>
 
-#include "commbench/cli/collectives_bandwidth.hpp"
+#include "commbench/analysis/collectives_bandwidth.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/hwloc_probe.hpp"
 #include "commbench/topology/node_probe.hpp"

@@ -1,4 +1,4 @@
-#include "commbench/cli/collectives_soak.hpp"
+#include "commbench/analysis/collectives_soak.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // bench-collectives' NIC watch on one process: the sampling, the text the ranks pool, the
 // records and the rails table, on counter trees written by the test.
-#include "commbench/cli/nic_watch.hpp"
+#include "commbench/analysis/nic_watch.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,355 @@
+#include "commbench/analysis/pattern_tuning.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commbench/analysis/optional_json.hpp"
+#include "commbench/core/csv_field.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/core/text_table.hpp"
+#include "commbench/pattern/fitted_cost_model.hpp"
+#include "commbench/pattern/pattern_executor.hpp"
+#include "commbench/pattern/pattern_groups.hpp"
+#include "commbench/pattern/pattern_measurement.hpp"
+#include "commbench/pattern/step_prediction.hpp"
+#include "commbench/pattern/tuning_search.hpp"
+#include "commbench/report/output_file.hpp"
+#include "commbench/report/provenance_json.hpp"
+#include "commbench/report/scheduler_job.hpp"
+#include "commbench/runner/interruption.hpp"
+
+namespace commbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
+
+// A trial's figures: its median step (the slowest rank's), whole, so one step that a
+// loaded machine preempted does not decide the search; its noise is the median absolute
+// deviation of the steps, relative, as robust to that step as the median is.
+TrialMeasurement median_step(std::vector<StepBreakdown> steps) {
+  TrialMeasurement result;
+  if (steps.empty()) return result;
+  std::sort(steps.begin(), steps.end(),
+            [](const StepBreakdown& a, const StepBreakdown& b) { return a.step_seconds < b.step_seconds; });
+  const StepBreakdown& median = steps[(steps.size() - 1) / 2];
+  result.step_seconds = median.step_seconds;
+  result.exposed_seconds = median.exposed_seconds;
+  result.communication_seconds = median.communication_seconds;
+  std::vector<double> deviations;
+  for (const StepBreakdown& step : steps) deviations.push_back(std::abs(step.step_seconds - median.step_seconds));
+  std::sort(deviations.begin(), deviations.end());
+  if (median.step_seconds > 0) result.noise = deviations[(deviations.size() - 1) / 2] / median.step_seconds;
+  return result;
+}
+
+// The trials on the job's backend. Every answer it gives the search is agreed over the
+// world (the measurement loop's slowest-rank breakdown, a broadcast prediction, the
+// longest clock), so every rank's search takes the same path.
+class JobTuningTrials final : public TuningTrials {
+ public:
+  JobTuningTrials(JobSteps& session, Backend& backend, const TuneRequest& request, const std::string& pattern)
+      : session_(session), backend_(backend), request_(request), pattern_(pattern), started_(Clock::now()) {}
+
+  ~JobTuningTrials() override {
+    // Freeing sub-communicators may wait for peers: under the watchdog.
+    auto guard = session_.watchdog().guard("releasing the pattern's groups");
+    groups_.reset();
+  }
+
+  TrialMeasurement measure(const PatternConfig& config) override {
+    const Clock::time_point trial_started = Clock::now();
+    Bootstrap& world = session_.world();
+    RankSchedule schedule;
+    session_.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });
+    ensure_groups(config, schedule);
+    PatternStepWorkload workload(*groups_, schedule, fmt::format("{} step, trial {}", pattern_, ++trials_run_));
+    const PatternMeasurement measured =
+        measure_pattern(workload, world, request_.steps, request_.warmup, &session_.watchdog());
+    // A trial cut short is no trial to compare: the whole tuning stops (on every rank alike).
+    if (measured.interrupted_by != 0) throw Interrupted(measured.interrupted_by);
+    if (request_.prune && !fitted_ && world.rank() == 0)
+      fitted_ = std::make_unique<FittedCostModel>(config.layout, schedule, workload.last_timings());
+    longest_trial_ = std::max(longest_trial_, agreed_max("agreeing on a trial's duration", seconds_since(trial_started)));
+
+    const TrialMeasurement result = median_step(measured.steps);
+    if (session_.reporting()) {
+      fmt::print("# trial {}: step {} ms, exposed {} ms ({} s of the budget used)\n", trials_run_,
+                 ms(result.step_seconds), ms(result.exposed_seconds), significant_text(seconds_since(started_), 3));
+      std::fflush(stdout);
+    }
+    return result;
+  }
+
+  // The slowest simulated rank's step under the model fitted on rank 0, broadcast.
+  std::optional<double> predict(const PatternConfig& config) override {
+    if (!request_.prune) return std::nullopt;
+    Bootstrap& world = session_.world();
+    auto guard = session_.watchdog().guard("agreeing on a trial's predicted step");
+    std::string text;
+    if (world.rank() == 0 && fitted_) {
+      try {
+        double step = 0;
+        for (const PredictedRank& rank : predict_step(config, *fitted_).ranks)
+          for (const ItemTiming& timing : rank.timings) step = std::max(step, timing.end_seconds);
+        if (std::isfinite(step)) text = fmt::format("{:.17g}", step);
+      } catch (const UsageError&) {
+        // A kind of communication the start trial did not have: no prediction, measure it.
+      }
+    }
+    text = world.broadcast(text, 0);
+    if (text.empty()) return std::nullopt;
+    return std::stod(text);
+  }
+
+  bool room_for_another() override {
+    const double elapsed = agreed_max("agreeing on the tuning budget", seconds_since(started_));
+    return elapsed + longest_trial_ <= request_.budget_seconds;
+  }
+
+  // The search's wall time so far, the slowest rank's.
+  double agreed_elapsed() { return agreed_max("agreeing on the search's time", seconds_since(started_)); }
+
+ private:
+  // Every agreement waits for all ranks: under the watchdog, so a rank that stalls between
+  // trials is named (exit 4) instead of leaving the others waiting in silence.
+  double agreed_max(const std::string& what, double value) {
+    auto guard = session_.watchdog().guard(what);
+    return session_.world().max(value);
+  }
+
+  // The groups of the first trial serve every trial whose schedule uses no other role
+  // (the knobs regroup bytes, they do not change the layout): splitting a communicator
+  // is the slowest set-up step on NCCL.
+  void ensure_groups(const PatternConfig& config, const RankSchedule& schedule) {
+    bool missing = !groups_;
+    if (groups_)
+      for (const ScheduleStep& step : schedule.steps)
+        if (step.kind != StepKind::compute && !groups_->has(step.group)) missing = true;
+    bool any_missing = false;
+    {
+      auto guard = session_.watchdog().guard("agreeing whether the groups serve a trial");
+      any_missing = session_.world().any(missing);
+    }
+    if (!any_missing) return;
+    {
+      auto guard = session_.watchdog().guard("releasing the pattern's groups");
+      groups_.reset();
+    }
+    session_.step("splitting the pattern's groups",
+                  [&] { groups_ = std::make_unique<PatternGroups>(backend_, config.layout, schedule); });
+  }
+
+  JobSteps& session_;
+  Backend& backend_;
+  const TuneRequest& request_;
+  std::string pattern_;
+  Clock::time_point started_;
+  std::unique_ptr<PatternGroups> groups_;
+  std::unique_ptr<FittedCostModel> fitted_;  // rank 0 only
+  double longest_trial_ = 0;
+  int trials_run_ = 0;
+};
+
+void print_trials(const TuningOutcome& outcome) {
+  TextTable table({{{"#"}, Align::right, 3},
+                   {{"knob"}, Align::left, std::nullopt, 2},
+                   {{"value"}, Align::right, std::nullopt, 2},
+                   {{"step ms"}, Align::right, 10},
+                   {{"exposed ms"}, Align::right, 11},
+                   {{"comm ms"}, Align::right, 10},
+                   {{"predicted"}, Align::right, 10},
+                   {{"verdict"}, Align::left, std::nullopt, 2}},
+                  "  ", "  ");
+  for (std::size_t i = 0; i < outcome.trials.size(); ++i) {
+    const TuningTrial& trial = outcome.trials[i];
+    const auto measured = [&](double TrialMeasurement::*field) {
+      return trial.measured ? ms((*trial.measured).*field) : std::string("-");
+    };
+    const char* unnamed = trial.verdict == TrialVerdict::confirm ? "(measured again)" : "(your settings)";
+    table.add_row({std::to_string(i), trial.knob.empty() ? std::string(unnamed) : trial.knob,
+                   trial.value.empty() ? "-" : trial.value, measured(&TrialMeasurement::step_seconds),
+                   measured(&TrialMeasurement::exposed_seconds), measured(&TrialMeasurement::communication_seconds),
+                   trial.predicted_seconds ? ms(*trial.predicted_seconds) : "-",
+                   std::string(name_of(trial.verdict))});
+  }
+  fmt::print("{}", table.render());
+}
+
+std::vector<std::pair<std::string, std::string>> changed_settings(const TuningOutcome& outcome) {
+  std::vector<std::pair<std::string, std::string>> changed;
+  const auto& start = outcome.start().settings;
+  const auto& best = outcome.best_settings;
+  for (std::size_t i = 0; i < best.size(); ++i)
+    if (best[i].second != start[i].second) changed.push_back(best[i]);
+  return changed;
+}
+
+void print_recommendation(const TuningOutcome& outcome, const PatternConfig& best, const TuneRequest& request,
+                          double elapsed) {
+  const TrialMeasurement& start = outcome.start_step;
+  const TrialMeasurement& tuned = outcome.best_step;
+  std::size_t measured = 0, pruned = 0, skipped = 0;
+  for (const TuningTrial& trial : outcome.trials) {
+    measured += trial.measured.has_value();
+    pruned += trial.verdict == TrialVerdict::pruned;
+    skipped += trial.verdict == TrialVerdict::skipped;
+  }
+  fmt::print("trials: {} measured, {} pruned by the fitted model, {} skipped for the budget; {} s of {} s\n", measured,
+             pruned, skipped, significant_text(elapsed, 3), significant_text(request.budget_seconds, 3));
+  const auto changed = changed_settings(outcome);
+  if (changed.empty() && outcome.unconfirmed) {
+    fmt::print(
+        "recommendation: keep your settings (step {} ms); the search's best was not faster beyond the noise when "
+        "measured again ({} ms)\n",
+        ms(start.step_seconds), ms(outcome.unconfirmed_step.step_seconds));
+  } else if (changed.empty()) {
+    fmt::print("recommendation: keep your settings (step {} ms); no candidate was faster beyond the noise\n",
+               ms(start.step_seconds));
+  } else {
+    std::string list;
+    for (const auto& [key, value] : changed) list += (list.empty() ? "" : ", ") + key + "=" + value;
+    fmt::print("recommendation: {}: step {} ms instead of {} ms ({}% faster{}), exposed {} ms instead of {} ms\n", list,
+               ms(tuned.step_seconds), ms(start.step_seconds), significant_text(100 * (1 - outcome.speedup()), 3),
+               outcome.confirmed ? ", each the fastest of its runs measured again in alternating rounds"
+                                 : ", not confirmed: no budget left",
+               ms(tuned.exposed_seconds), ms(start.exposed_seconds));
+  }
+  if (outcome.budget_exhausted)
+    fmt::print("# note: the budget (--tune-budget {}) ended the search before every candidate was measured\n",
+               significant_text(request.budget_seconds, 3));
+  fmt::print("settings ({}):\n{}", tuned_settings_usage(best), tuned_settings_json(best));
+  if (!request.output_path.empty()) fmt::print("written to {}\n", request.output_path);
+  std::fflush(stdout);
+}
+
+// CSV: the pattern's parameters, then one row per trial with every knob's value.
+std::string trials_csv(const RunContext& context, const TuningOutcome& outcome) {
+  std::vector<std::string> header, prefix;
+  for (const auto& [key, value] : context.settings) {
+    header.push_back(csv_escape(key));
+    prefix.push_back(csv_escape(value));
+  }
+  for (const char* column : {"trial", "knob", "value", "verdict", "step_seconds", "exposed_seconds",
+                             "communication_seconds", "predicted_seconds"})
+    header.emplace_back(column);
+  for (const auto& [key, value] : outcome.start().settings) header.push_back(csv_escape(key));
+  std::string csv = slurm_comment_line(context);
+  fmt::format_to(std::back_inserter(csv), "{}\n", fmt::join(header, ","));
+  const auto number = [](double value) { return significant_text(value, 9); };
+  for (std::size_t i = 0; i < outcome.trials.size(); ++i) {
+    const TuningTrial& trial = outcome.trials[i];
+    std::vector<std::string> row = prefix;
+    row.insert(row.end(), {std::to_string(i), csv_escape(trial.knob), csv_escape(trial.value),
+                           std::string(name_of(trial.verdict))});
+    for (double TrialMeasurement::*field : {&TrialMeasurement::step_seconds, &TrialMeasurement::exposed_seconds,
+                                            &TrialMeasurement::communication_seconds})
+      row.push_back(trial.measured ? number((*trial.measured).*field) : "");
+    row.push_back(trial.predicted_seconds ? number(*trial.predicted_seconds) : "");
+    for (const auto& [key, value] : trial.settings) row.push_back(csv_escape(value));
+    csv += fmt::format("{}\n", fmt::join(row, ","));
+  }
+  return csv;
+}
+
+nlohmann::ordered_json trials_json(const RunContext& context, const TuningOutcome& outcome, const PatternConfig& best,
+                                   const TuneRequest& request, double elapsed) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "commbench.patterns-tune/1";
+  doc["provenance"] = provenance_json(context);
+  nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : context.settings) pattern[key] = value;
+  doc["pattern"] = pattern;
+  doc["budget_seconds"] = request.budget_seconds;
+  doc["elapsed_seconds"] = elapsed;
+  doc["budget_exhausted"] = outcome.budget_exhausted;
+  doc["steps_per_trial"] = request.steps;
+  doc["warmup_per_trial"] = request.warmup;
+  doc["trials"] = nlohmann::ordered_json::array();
+  for (const TuningTrial& trial : outcome.trials) {
+    nlohmann::ordered_json row;
+    row["knob"] = trial.knob.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trial.knob);
+    row["value"] = trial.value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trial.value);
+    row["verdict"] = name_of(trial.verdict);
+    if (trial.measured)
+      row["measured"] = {{"step_seconds", trial.measured->step_seconds},
+                         {"exposed_seconds", trial.measured->exposed_seconds},
+                         {"communication_seconds", trial.measured->communication_seconds},
+                         {"noise", trial.measured->noise}};
+    else
+      row["measured"] = nullptr;
+    row["predicted_step_seconds"] = optional_json(trial.predicted_seconds);
+    nlohmann::ordered_json settings = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : trial.settings) settings[key] = value;
+    row["settings"] = settings;
+    doc["trials"].push_back(row);
+  }
+  nlohmann::ordered_json recommendation = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : outcome.best_settings) recommendation[key] = value;
+  doc["recommendation"] = {{"settings", recommendation},
+                           {"framework_settings", nlohmann::ordered_json::parse(tuned_settings_json(best))},
+                           {"usage", tuned_settings_usage(best)},
+                           {"step_seconds", outcome.best_step.step_seconds},
+                           {"start_step_seconds", outcome.start_step.step_seconds},
+                           {"speedup", 1 / outcome.speedup()},
+                           {"confirmed", outcome.confirmed}};
+  return doc;
+}
+
+}  // namespace
+
+int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig& config, RunContext context,
+                       const TuneRequest& request) {
+  const std::vector<TuningKnob> knobs = tuning_space(config);
+  if (session.reporting()) {
+    std::size_t candidates = 0;
+    for (const TuningKnob& knob : knobs) candidates += knob.candidates.size() - 1;
+    fmt::print(
+        "# bench-patterns --tune: {}, tp {} x pp {} x dp {}, {} knobs, {} candidates besides your settings; "
+        "each trial {} warm-up + {} timed steps; budget {} s\n",
+        pattern_name(config), config.layout.tensor, config.layout.pipeline, config.layout.data, knobs.size(),
+        candidates, request.warmup, request.steps, significant_text(request.budget_seconds, 3));
+    std::fflush(stdout);
+  }
+  std::optional<TuningOutcome> outcome;
+  double elapsed = 0;
+  try {
+    JobTuningTrials trials(session, backend, request, pattern_name(config));
+    outcome = tune_pattern(config, knobs, trials);
+    elapsed = trials.agreed_elapsed();
+  } catch (const Interrupted& e) {
+    return static_cast<int>(e.exit_code());
+  }
+  if (!session.reporting()) return 0;
+  fmt::print("{}", slurm_comment_line(context));
+  print_trials(*outcome);
+  print_recommendation(*outcome, outcome->best, request, elapsed);
+  for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
+  if (!request.output_path.empty())
+    write_file_atomically(request.output_path, tuned_settings_json(outcome->best), "--tune-output");
+  if (!request.csv_path.empty()) write_file_atomically(request.csv_path, trials_csv(context, *outcome), "--csv");
+  if (!request.json_path.empty())
+    write_file_atomically(request.json_path,
+                          trials_json(context, *outcome, outcome->best, request, elapsed)
+                                  .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+                              "\n",
+                          "--json");
+  return 0;
+}
+
+}  // namespace commbench
