@@ -161,9 +161,9 @@ def main():
     parser.add_argument("--malloc", choices=sorted(ALLOCATOR_ENV), default="steady",
                         help="glibc allocator behaviour in every launched process (default: steady)")
     # bench-collectives' host buffers start on a page boundary; a std::vector's wherever
-    # malloc puts it (16-byte aligned). On an AMD EPYC VM that alone made a bare 16 MiB
-    # allgather markedly slower (docs/performance.md), so by default the bare loop's
-    # buffers are page-aligned too: the comparison is of the harness, not of alignment.
+    # malloc puts it (16-byte aligned). That alone can make a bare 16 MiB allgather markedly
+    # slower (docs/performance.md, "End to end against a bare MPI loop"), so by default the
+    # bare loop's buffers are page-aligned too: the comparison is of the harness, not of alignment.
     parser.add_argument("--bare-buffers", choices=["page", "vector"], default="page",
                         help="where the bare loop's buffers start: on a page boundary, as bench-collectives' "
                         "(default), or where std::vector puts them")

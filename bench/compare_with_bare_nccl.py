@@ -9,8 +9,8 @@ bench-collectives is slower than the bare loop by more than the case's bound (--
 or the bare loop's own launch-to-launch spread, (max - min) / median of its readings, where
 that is larger) and its fastest launch is slower than the bare loop's fastest by more than
 --tolerance. A cost the harness adds slows every launch, the fastest too; a process that
-landed in a slow state (a launch of a small call on a one-GPU VM reads 4.0 or 6.5 us, in
-either program, results/gpu/h200/2026-11-28-2af8b41/spread-*.md) moves the medians of five
+landed in a slow state (a small call's time moves by half or more from launch to launch,
+in either program: results/gpu/h200/2026-11-28-2af8b41/spread-*.md) moves the medians of five
 launches apart but not the fastest: such a case is marked "(median only)". Faster is never a
 failure: a harness cannot make NCCL faster, so it is the launch spread, marked "(faster)". Exits 2 when a file is
 missing or unreadable or a sweep lacks a timed case (one line naming the file). scripts/gpu-session.sh
@@ -25,7 +25,7 @@ spreads (the same program runs on both): gpu-session.sh holds the sweeps with
 commbench's NCCL profiler plugin against the same sweeps with NCCL_PROFILER_PLUGIN=none
 (--reference "plugin-off sweep"), which tells whether recording NCCL's choices changes the times.
 
-Why medians over launches: on one H100 VM a 4 us NCCL call took 3.8 to 6.7 us from launch to
+Why medians over launches: a small NCCL call's time moves by half or more from launch to
 launch in either program (results/gpu/h100-80gb-hbm3/2026-11-26-acf6cba/launch-spread.txt).
 """
 import argparse

@@ -123,7 +123,8 @@ case "${1:-}" in
     collect_libraries "$unpacked/lib" "$unpacked"/bench-* "$unpacked/commbench-gpu-extensions-test"
     echo "carried libraries: $(ls "$unpacked/lib" | tr '\n' ' ')"
     # The nsys inside Nsight Compute's folder on the lent machines captures, but its
-    # QdstrmImporter cannot load without libdw.so.1 (2026-11-26): carried apart from the
+    # QdstrmImporter cannot load without libdw.so.1, which those machines lack
+    # (results/gpu/h100-80gb-hbm3/2026-11-26-65b7784/PROVENANCE.md): carried apart from the
     # programs' own libraries, for nsys alone.
     libdw="$(ldconfig -p | awk '$1 == "libdw.so.1" && $NF ~ /^\// { print $NF; exit }')"
     mkdir -p "$unpacked/nsys-lib"

@@ -4,7 +4,8 @@
 //     over the same for the bare benchmark;
 //   - alternating pairs: median over back-to-back (bare, harness) batch pairs of their
 //     ratio, balanced over which side's buffers were allocated first (at 64 MiB that
-//     alone moved a bare-vs-bare control by about 4 % on the development machine).
+//     alone moves a bare-vs-bare control by several percent: the "allocated first" and
+//     "second" figures in results/mpi-host-2core/harness-overhead/README.md).
 #pragma once
 
 #include <ostream>

@@ -67,9 +67,11 @@ StopReason agreed_reason(int bits) {
 // Holds the profiler's capture range open from construction to close(); a measurement
 // left by an exception closes it on the way out, and an error then would only hide the
 // one being thrown, so it is dropped there. Inside it, a range named `case_name` +
-// " (capture range)": the case's own range began before the capture opened, so a
-// captured profile would otherwise hold batches that name no collective (seen under
-// nsys on an H100, 2026-11-26).
+// " (capture range)": the case's own range begins before the capture opens, and a
+// capture keeps only the ranges opened inside it, so without this one a captured
+// profile holds batches that name no collective (compare
+// results/gpu/h100-80gb-hbm3/2026-11-26-65b7784/nsys/capture-range-nvtx_sum.csv with
+// results/gpu/h100-80gb-hbm3/2026-11-26-3e21210/nsys-nvtx_sum.csv).
 class CaptureScope {
  public:
   CaptureScope(std::function<void(bool)> capture, const std::function<std::string()>& case_name)

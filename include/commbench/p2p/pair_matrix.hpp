@@ -53,10 +53,10 @@ void flag_outliers(std::vector<PairCell>& cells, double fraction);
 // (--local) a both-ways cell is read against its peers only: its link's spec is a one-way
 // figure, both directions at once share the link with each other's requests and
 // completions, and the same link's one-way cell, measured beside it, carries the spec
-// verdict. Measured on one H100 (PCIe Gen5 x16, 63 GB/s per direction, 2026-11-26):
-// 53.75 GB/s host to GPU and 55.09 back alone, 43.99 each way at once (70 %), a healthy
-// link that the 0.7 fraction flagged. Between ranks, --both-ways replaces the one-way
-// cells, so there the spec still judges them.
+// verdict. A healthy link both ways at once reads near 70 % of its one-way spec, which the
+// 0.7 fraction would flag (results/gpu/h100-80gb-hbm3/2026-11-26-60722e7/p2p-local.txt).
+// Between ranks, --both-ways replaces the one-way cells, so there the spec still judges
+// them.
 bool read_against_spec(const PairCell& cell);
 
 // Whether a cell moved between two peers (two ranks, or two GPUs of one node), not between

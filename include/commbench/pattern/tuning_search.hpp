@@ -81,8 +81,8 @@ struct TuningOutcome {
 };
 
 // A prediction this much above the best one prunes a candidate (measurement decides the
-// rest): wide enough that the model's error seen on this machine (docs/patterns.md) does
-// not throw the best away.
+// rest): wide enough that the fitted model's error against the measured step
+// (docs/patterns.md, "Pruning") does not throw the best away.
 inline constexpr double kPruneAbovePredictedBest = 1.3;
 // A change must beat the best by this much at least, however quiet the trials were.
 inline constexpr double kMinimumGain = 0.02;

@@ -3,8 +3,8 @@
 // sampling interval. Bytes alone cannot name a slow link: in a collective every node
 // moves its share whatever its link does, and the slowest link sets everyone's pace. The
 // busiest interval can: a port throttled to a tenth of the others never exceeds that
-// tenth, while healthy ports burst to line rate whenever data is ready (measured on the
-// Slurm test cluster, results/slurm-cluster/nic-rates/).
+// tenth, while healthy ports burst to line rate whenever data is ready
+// (results/slurm-cluster/nic-rates/README.md).
 #pragma once
 
 #include <chrono>

@@ -8,10 +8,10 @@ namespace commbench::mpi {
 
 MpiEnvironment::MpiEnvironment(int* argc, char*** argv) {
   // SINGLE, as MPI_Init (a bare loop, nccl-tests) asks: only the main thread ever calls
-  // MPI; the watchdog, heartbeat and compute threads never do. Asking for FUNNELED made
-  // Open MPI 4.1 take locks in its progress path: a 1 KiB allreduce on 2 ranks read
-  // 1.27 us instead of 1.07 us (docs/performance.md), which no application that calls
-  // MPI_Init pays.
+  // MPI; the watchdog, heartbeat and compute threads never do. Asking for FUNNELED makes
+  // Open MPI 4.1 take locks in its progress path, which slows small collectives by a cost
+  // no application that calls MPI_Init pays (results/mpi-host-2core/README.md, "End to
+  // end against a bare loop").
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
     throw BackendError("MPI_Init_thread failed");

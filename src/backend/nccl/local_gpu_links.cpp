@@ -360,7 +360,7 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
   }
 
   // Two blocks of 512 threads per SM: many 16-byte stores in flight per SM, so the link,
-  // not the kernel, should bound the copy (a choice, not yet measured on a GPU).
+  // not the kernel, should bound the copy (a choice by reasoning, not by measurement).
   int sm_copy_blocks(int device) const { return 2 * multiprocessors_[index(device)]; }
 
   Lane device_lane(int from, int to, cudaStream_t stream) const {
@@ -426,7 +426,7 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
   // lane's stream; every other stream waits for the first event and the first waits for
   // theirs before the last, so the span covers every lane's transfers. The span starts
   // when the first transfer is queued, so for very short transfers the host's queuing
-  // rate may show in it (docs/p2p.md; not yet measured on a GPU).
+  // rate may show in it (docs/p2p.md).
   CopyTiming measure(const std::vector<Lane>& lanes, const std::vector<Lane>& streams, const std::function<void()>& one,
                      const CopyRequest& request, std::string note) {
     CopyTiming timing;
