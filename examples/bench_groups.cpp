@@ -1,12 +1,11 @@
 // bench-groups: the example command of docs/architecture.md ("How to add a command"). It
 // times an allreduce inside every group of K consecutive ranks at once, for each group
 // size K given: what a tensor-parallel group's collective does while the other groups run
-// theirs. It is built only on the seams: the command shell (its options, the shared
-// groups, validate, run), the job session, Backend::split, the runner over the one
-// measurement loop, and records with the command's own fields.
+// theirs. A command is its options, a validate step and a run that emits rows; the shell
+// opens and finishes the result files, and turns a signal into complete: false files.
 #include <CLI/CLI.hpp>
-#include <string>
-#include <vector>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/core/size.hpp"
@@ -17,8 +16,8 @@ namespace commbench {
 namespace {
 
 struct GroupsOptions {
-  JobOptions job{"auto", 60, {}};
-  MeasurementOptions measurement{20, 1};
+  JobOptions job{.backend = "auto", .timeout_seconds = 60};
+  MeasurementOptions measurement{.iterations = 20, .warmup = 1};
   std::vector<int> group_sizes{2};
   std::uint64_t bytes = 1 << 20;
 };
@@ -41,7 +40,7 @@ void add_options(CLI::App& app, GroupsOptions& options) {
 ResultRow measure_groups_of(int size, const GroupsOptions& options, Backend& world, JobSession& session) {
   std::unique_ptr<Backend> group;
   const int rank = world.group().rank();
-  session.step("splitting into groups of " + std::to_string(size), [&] { group = world.split(rank / size, rank); });
+  session.step(fmt::format("splitting into groups of {}", size), [&] { group = world.split(rank / size, rank); });
   RunnerSettings settings;
   settings.stopping.fixed_iterations = options.measurement.iterations;
   settings.warmup_iterations = options.measurement.warmup;
@@ -49,15 +48,13 @@ ResultRow measure_groups_of(int size, const GroupsOptions& options, Backend& wor
                                                           {ReduceOp::sum}, {Placement::out_of_place},
                                                           {options.bytes}, 0, group->ranks(), {}});
   ResultRow row;
-  int signal = 0;
-  try {
+  // A signal is agreed within the group first; the job agrees on it once the group is gone.
+  int signal = signal_that_stopped([&] {
     Runner runner(*group, settings, &session.watchdog());
     runner.prepare(plan);
     row = runner.run(plan.front());
-  } catch (const Interrupted& stop) {  // agreed within the group only: the job learns of it below
-    signal = stop.signal_number();
-  }
-  session.step("releasing the groups of " + std::to_string(size), [&] {
+  });
+  session.step(fmt::format("releasing the groups of {}", size), [&] {
     group.reset();  // freeing a sub-communicator may wait for its peers
     signal = world.group().max(signal);
   });
@@ -71,35 +68,15 @@ int run_groups(const GroupsOptions& options, JobSession& session) {
   session.step("checking the group sizes", [&] {
     for (int size : options.group_sizes)
       if (world.ranks() % size != 0)
-        throw UsageError("-k/--group-size: " + std::to_string(size) + " does not divide the " +
-                         std::to_string(world.ranks()) + " ranks");
+        throw UsageError(fmt::format("-k/--group-size: {} does not divide the {} ranks", size, world.ranks()));
   });
-  session.open_outputs(file_outputs(options.job.files, OutputFormat::table));
-  std::string sizes;
-  for (int size : options.group_sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
-  RunContext context = session.run_context({{"group_sizes", sizes},
+  RunContext context = session.run_context({{"group_sizes", fmt::format("{}", fmt::join(options.group_sizes, ","))},
                                             {"bytes", std::to_string(options.bytes)},
                                             {"iters", std::to_string(options.measurement.iterations)}});
   context.extra_columns = {"group_size", "groups"};
-  session.begin_results(context);
-  RunSummary summary;
-  double busbw_sum = 0;
-  try {
-    for (int size : options.group_sizes) {
-      const ResultRow row = measure_groups_of(size, options, world, session);
-      busbw_sum += row.busbw_gbps;
-      session.add_row(row);
-      summary.rows += 1;
-    }
-  } catch (const Interrupted& e) {  // every rank agreed on it: the rows so far are kept
-    summary.complete = false;
-    summary.exit_code = static_cast<int>(e.exit_code());
-    if (session.reporting()) print_command_error("bench-groups", e.what());
-  }
-  // Over the rows measured, as nccl-tests' "Avg bus bandwidth" is.
-  if (summary.rows > 0) summary.average_busbw_gbps = busbw_sum / static_cast<double>(summary.rows);
-  session.finish_results(summary);
-  return summary.exit_code;
+  session.begin_results(file_outputs(options.job.files, OutputFormat::table), context);
+  for (int size : options.group_sizes) session.add_row(measure_groups_of(size, options, world, session));
+  return 0;
 }
 
 }  // namespace
@@ -108,7 +85,12 @@ int run_groups(const GroupsOptions& options, JobSession& session) {
 int main(int argc, char** argv) {
   using namespace commbench;
   const Command<GroupsOptions> command{
-      "bench-groups", "bench-groups: allreduce inside every group of K consecutive ranks at once (an example command).",
-      "commbench.groups/1", ProfileCategory::collectives, add_options, {}, run_groups};
+      .name = "bench-groups",
+      .description = "bench-groups: allreduce inside every group of K consecutive ranks at once (an example command).",
+      .schema = "commbench.groups/1",
+      .profile_category = ProfileCategory::collectives,
+      .add_options = add_options,
+      .run = run_groups,
+  };
   return run_command(command, argc, argv);
 }

@@ -355,22 +355,20 @@ int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, Colle
 }  // namespace
 
 int run_bench_collectives(int argc, char** argv) {
-  const Command<CollectivesOptions> command{kProgram,
-                                            kCollectivesDescription,
-                                            kJsonSchema,
-                                            ProfileCategory::collectives,
-                                            add_collectives_options,
-                                            validate_collectives_options,
-                                            run_sweep,
-                                            // --version also lists the backends of this build.
-                                            true,
-                                            {},
-                                            {},
-                                            [](const CollectivesOptions& options) {
-                                              return std::vector<std::pair<std::string, const char*>>{
-                                                  {options.thresholds_path, "--thresholds"},
-                                                  {options.baseline_path, "--baseline"}};
-                                            }};
+  const Command<CollectivesOptions> command{
+      .name = kProgram,
+      .description = kCollectivesDescription,
+      .schema = kJsonSchema,
+      .profile_category = ProfileCategory::collectives,
+      .add_options = add_collectives_options,
+      .validate = validate_collectives_options,
+      .run = run_sweep,
+      .version_lists_backends = true,
+      .read_files =
+          [](const CollectivesOptions& options) {
+            return NamedPaths{{options.thresholds_path, "--thresholds"}, {options.baseline_path, "--baseline"}};
+          },
+  };
   return run_command(command, argc, argv);
 }
 

@@ -471,13 +471,19 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
 
 int run_bench_p2p(int argc, char** argv) {
   const Command<P2pOptions> command{
-      kProgram,
-      "bench-p2p: point-to-point bandwidth and latency between every pair of ranks, in rounds of disjoint pairs, "
-      "or with --local inside each node (GPU to GPU, host to GPU), each cell read against its link's spec; names "
-      "the slow links, ranks and GPUs.",
-      kSchema, ProfileCategory::p2p, add_p2p_options, validate_p2p_options, run_p2p,
+      .name = kProgram,
+      .description =
+          "bench-p2p: point-to-point bandwidth and latency between every pair of ranks, in rounds of disjoint pairs, "
+          "or with --local inside each node (GPU to GPU, host to GPU), each cell read against its link's spec; names "
+          "the slow links, ranks and GPUs.",
+      .schema = kSchema,
+      .profile_category = ProfileCategory::p2p,
+      .add_options = add_p2p_options,
+      .validate = validate_p2p_options,
+      .run = run_p2p,
       // --version also says which backends (and so whether --local's CUDA) this binary has.
-      true};
+      .version_lists_backends = true,
+  };
   return run_command(command, argc, argv);
 }
 

@@ -247,24 +247,30 @@ std::string predict_and_report(const PatternRunOptions& options, const std::stri
 
 int run_bench_patterns(int argc, char** argv) {
   const Command<PatternRunOptions> command{
-      kProgram,
-      "bench-patterns: the collectives of one training step (DDP, FSDP, ZeRO, pipeline, tensor and expert parallel), "
-      "run with compute standing in for the model; reports what communication is exposed and why.",
-      kPatternsSchema, ProfileCategory::patterns, add_pattern_run_options, validate_pattern_run_options, run_pattern,
-      false, pattern_replaced_files,
+      .name = kProgram,
+      .description = "bench-patterns: the collectives of one training step (DDP, FSDP, ZeRO, pipeline, tensor and "
+                     "expert parallel), run with compute standing in for the model; reports what communication is "
+                     "exposed and why.",
+      .schema = kPatternsSchema,
+      .profile_category = ProfileCategory::patterns,
+      .add_options = add_pattern_run_options,
+      .validate = validate_pattern_run_options,
+      .run = run_pattern,
+      .replaced_files = pattern_replaced_files,
       // --predict runs nothing: one process computes the step; the other processes of an
       // mpirun have nothing to do.
-      [](const PatternRunOptions& options, bool reporting,
-         const std::string& command_line) -> std::optional<std::string> {
+      .without_job = [](const PatternRunOptions& options, bool reporting,
+                        const std::string& command_line) -> std::optional<std::string> {
         if (!options.predict) return std::nullopt;
         return reporting ? predict_and_report(options, command_line) : std::string();
       },
-      [](const PatternRunOptions& options) {
-        return std::vector<std::pair<std::string, const char*>>{
-            {options.from_path, "--from"},
-            {options.pattern.deepspeed_config, "--deepspeed-config"},
-            {options.pattern.schedule, "--schedule"}};
-      }};
+      .read_files =
+          [](const PatternRunOptions& options) {
+            return NamedPaths{{options.from_path, "--from"},
+                              {options.pattern.deepspeed_config, "--deepspeed-config"},
+                              {options.pattern.schedule, "--schedule"}};
+          },
+  };
   return run_command(command, argc, argv);
 }
 

@@ -286,33 +286,39 @@ int replay_traced_step(const ReplayOptions& options, JobSession& session) {
 
 int run_bench_replay(int argc, char** argv) {
   const Command<ReplayOptions> command{
-      kProgram,
-      "bench-replay: a training job's own traces (torch.profiler, one file per rank), Nsight Systems reports or "
-      "DeepSpeed comms log read as the collectives it ran: sizes, times, bandwidth, exposed communication, and which "
-      "rank the others waited for.",
-      kReplaySchema, ProfileCategory::patterns, add_replay_options,
-      [](const CLI::App& app, ReplayOptions& options) { validate_replay_options(app, options); },
+      .name = kProgram,
+      .description = "bench-replay: a training job's own traces (torch.profiler, one file per rank), Nsight Systems "
+                     "reports or DeepSpeed comms log read as the collectives it ran: sizes, times, bandwidth, exposed "
+                     "communication, and which rank the others waited for.",
+      .schema = kReplaySchema,
+      .profile_category = ProfileCategory::patterns,
+      .add_options = add_replay_options,
+      .validate = [](const CLI::App& app, ReplayOptions& options) { validate_replay_options(app, options); },
       // Reading traces needs no job (without_job does all of it); --replay runs one.
-      [](const ReplayOptions& options, JobSession& session) {
-        return options.replay ? replay_traced_step(options, session) : measure_fabric_and_report(options, session);
-      },
-      false,
-      [](const ReplayOptions& options) {
-        return std::vector<std::pair<std::string, const char*>>{{options.dump_path, "--dump-schedule"},
-                                                                {options.trace_path, "--trace"}};
-      },
-      [](const ReplayOptions& options, bool reporting, const std::string& command_line) -> std::optional<std::string> {
+      .run =
+          [](const ReplayOptions& options, JobSession& session) {
+            return options.replay ? replay_traced_step(options, session)
+                                  : measure_fabric_and_report(options, session);
+          },
+      .replaced_files =
+          [](const ReplayOptions& options) {
+            return NamedPaths{{options.dump_path, "--dump-schedule"}, {options.trace_path, "--trace"}};
+          },
+      .without_job = [](const ReplayOptions& options, bool reporting,
+                        const std::string& command_line) -> std::optional<std::string> {
         if (options.replay || options.measure_fabric) return std::nullopt;
         return reporting ? read_and_report(options, command_line) : std::string();
       },
-      [](const ReplayOptions& options) {
-        std::vector<std::pair<std::string, const char*>> read{{options.fabric_path, "--fabric"},
-                                                              {options.topology_path, "--topology"},
-                                                              {options.pattern.deepspeed_config, "--deepspeed-config"},
-                                                              {options.pattern.schedule, "--schedule"}};
-        for (std::string& path : files_read_from(options.traces)) read.emplace_back(std::move(path), "TRACE");
-        return read;
-      }};
+      .read_files =
+          [](const ReplayOptions& options) {
+            NamedPaths read{{options.fabric_path, "--fabric"},
+                            {options.topology_path, "--topology"},
+                            {options.pattern.deepspeed_config, "--deepspeed-config"},
+                            {options.pattern.schedule, "--schedule"}};
+            for (std::string& path : files_read_from(options.traces)) read.emplace_back(std::move(path), "TRACE");
+            return read;
+          },
+  };
   return run_command(command, argc, argv);
 }
 

@@ -205,23 +205,22 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
 
 int run_bench_topology(int argc, char** argv) {
   const Command<TopologyOptions> command{
-      kProgram,
-      "bench-topology: show how GPUs, NICs and CPUs of each node are connected (like nvidia-smi topo -m and "
-      "ibstat), with the spec bandwidth of every link and the theoretical busbw of each collective.\n"
-      "Under mpirun/srun one rank per node probes and rank 0 reports nodes that differ from the majority.\n"
-      "Exit 0: consistent; 1: a node differs or a device is degraded; 2: bad input; 3: runtime error; 4: timeout.",
-      kTopologySchema,
-      ProfileCategory::topology,
-      add_topology_options,
-      validate_topology_options,
-      run_topology,
-      false,
-      {},
-      {},
-      [](const TopologyOptions& options) {
-        return std::vector<std::pair<std::string, const char*>>{{options.hwloc_xml, "--hwloc-xml"},
-                                                                {options.nccl_topo_xml, "--nccl-topo-xml"}};
-      }};
+      .name = kProgram,
+      .description =
+          "bench-topology: show how GPUs, NICs and CPUs of each node are connected (like nvidia-smi topo -m and "
+          "ibstat), with the spec bandwidth of every link and the theoretical busbw of each collective.\n"
+          "Under mpirun/srun one rank per node probes and rank 0 reports nodes that differ from the majority.\n"
+          "Exit 0: consistent; 1: a node differs or a device is degraded; 2: bad input; 3: runtime error; 4: timeout.",
+      .schema = kTopologySchema,
+      .profile_category = ProfileCategory::topology,
+      .add_options = add_topology_options,
+      .validate = validate_topology_options,
+      .run = run_topology,
+      .read_files =
+          [](const TopologyOptions& options) {
+            return NamedPaths{{options.hwloc_xml, "--hwloc-xml"}, {options.nccl_topo_xml, "--nccl-topo-xml"}};
+          },
+  };
   return run_command(command, argc, argv);
 }
 

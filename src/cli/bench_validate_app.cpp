@@ -361,32 +361,30 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
 
 int run_bench_validate(int argc, char** argv) {
   const Command<ValidateOptions> command{
-      kProgram,
-      "bench-validate: the check before a training job. Node-local checks, collectives inside every node, node "
-      "pairs in a fixed number of rounds (suspects re-tested with fresh partners), a collective over every node "
-      "(bisected when it falls short); names the bad nodes and links and prints --exclude=HOSTLIST.",
-      kSchema,
-      ProfileCategory::validate,
-      add_validate_options,
-      validate_validate_options,
-      [](const ValidateOptions& given, JobSession& session) {
-        const ValidateOptions options = with_site_file(given, session);
-        // A simulation measures nothing: the reporting rank runs the plan alone, in the
-        // same report format.
-        if (options.simulate_nodes > 0) return session.reporting() ? run_simulation(options) : 0;
-        return run_in_job(options, session);
-      },
-      false,
+      .name = kProgram,
+      .description =
+          "bench-validate: the check before a training job. Node-local checks, collectives inside every node, node "
+          "pairs in a fixed number of rounds (suspects re-tested with fresh partners), a collective over every node "
+          "(bisected when it falls short); names the bad nodes and links and prints --exclude=HOSTLIST.",
+      .schema = kSchema,
+      .profile_category = ProfileCategory::validate,
+      .add_options = add_validate_options,
+      .validate = validate_validate_options,
+      .run =
+          [](const ValidateOptions& given, JobSession& session) {
+            const ValidateOptions options = with_site_file(given, session);
+            // A simulation measures nothing: the reporting rank runs the plan alone, in the
+            // same report format.
+            if (options.simulate_nodes > 0) return session.reporting() ? run_simulation(options) : 0;
+            return run_in_job(options, session);
+          },
       // A simulation writes its CSV whole, renamed into place: not into a device or a FIFO.
-      [](const ValidateOptions& options) {
-        return options.simulate_nodes > 0
-                   ? std::vector<std::pair<std::string, const char*>>{{options.job.files.csv_path, "--csv"}}
-                   : std::vector<std::pair<std::string, const char*>>{};
-      },
-      {},
-      [](const ValidateOptions& options) {
-        return std::vector<std::pair<std::string, const char*>>{{options.expect_path, "--expect"}};
-      }};
+      .replaced_files =
+          [](const ValidateOptions& options) {
+            return options.simulate_nodes > 0 ? NamedPaths{{options.job.files.csv_path, "--csv"}} : NamedPaths{};
+          },
+      .read_files = [](const ValidateOptions& options) { return NamedPaths{{options.expect_path, "--expect"}}; },
+  };
   return run_command(command, argc, argv);
 }
 

@@ -8,6 +8,7 @@
 #include "commbench/backend/collective_try.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/build_info.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/report/provenance.hpp"
 #include "commbench/report/scheduler_job.hpp"
 
@@ -123,6 +124,23 @@ RunContext JobSession::run_context(std::vector<std::pair<std::string, std::strin
   return context;
 }
 
+int JobSession::run(const std::function<int()>& command_run) {
+  int exit_code = 0;
+  try {
+    exit_code = command_run();
+  } catch (const Interrupted& stop) {
+    summary_.complete = false;
+    exit_code = static_cast<int>(stop.exit_code());
+    if (reporting()) print_command_error(start_.program.c_str(), stop.what());
+  }
+  if (results_begun_ && !results_finished_) {
+    summary_.exit_code = exit_code;
+    if (summary_.rows > 0) summary_.average_busbw_gbps = busbw_sum_ / static_cast<double>(summary_.rows);
+    finish_results(summary_);
+  }
+  return exit_code;
+}
+
 void JobSession::open_outputs(const OutputRequest& request) {
   // Opening a FIFO with no reader blocks: the watchdog ends that too.
   step("opening the result files", [&] {
@@ -143,7 +161,14 @@ void JobSession::begin_results(const RunContext& context) {
   });
 }
 
+void JobSession::begin_results(const OutputRequest& request, const RunContext& context) {
+  open_outputs(request);
+  begin_results(context);
+}
+
 void JobSession::add_row(const ResultRow& row) {
+  summary_.rows += 1;
+  busbw_sum_ += row.busbw_gbps;
   // Not guarded: only the reporting rank writes, and a guard would move its step count
   // ahead of the other ranks', which the heartbeats compare.
   if (!reporting()) return;
@@ -162,6 +187,7 @@ void JobSession::add_record(const Record& record) {
 }
 
 void JobSession::finish_results(const RunSummary& summary) {
+  results_finished_ = true;
   // From here a timeout is the writing's own: the files are whole or absent as written.
   if (reporting()) start_.watch.set_expiry_report({});
   step("writing the results", [&] {

@@ -44,4 +44,13 @@ void sleep_unless_interrupted(double seconds) {
                                          std::chrono::duration<double>(until - std::chrono::steady_clock::now())));
 }
 
+int signal_that_stopped(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Interrupted& stop) {
+    return stop.signal_number();
+  }
+  return 0;
+}
+
 }  // namespace commbench

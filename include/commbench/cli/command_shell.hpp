@@ -69,7 +69,11 @@ OutputRequest file_outputs(const ResultFiles& files, OutputFormat console = Outp
 RunContext context_without_job(const char* schema, const char* program, const std::string& command_line,
                                std::vector<std::pair<std::string, std::string>> settings);
 
-// A command. `Options` holds a `JobOptions job` member.
+// Files a command names, each with the flag that names it.
+using NamedPaths = std::vector<std::pair<std::string, const char*>>;
+
+// A command, declared with named fields (`.name = ..., .run = ...`). `Options` holds a
+// `JobOptions job` member.
 template <typename Options>
 struct Command {
   const char* name;         // "bench-p2p": the program and its errors' prefix
@@ -81,13 +85,16 @@ struct Command {
   // After parsing, before the job: what the flags cannot say alone, as a UsageError
   // naming the flag. Must decide alike on every rank (no node's files).
   std::function<void(const CLI::App& app, Options& options)> validate = {};
-  // In the job: the work, its reports and its exit code.
+  // In the job: the work and its exit code. Its rows and records go through the session
+  // (begin_results opens the files and prints the header before the long work); the shell
+  // finishes results the command leaves open, and an Interrupted that leaves `run` as
+  // complete: false files with what was measured.
   std::function<int(const Options& options, JobSession& session)> run;
   // --version also lists the backends of this build.
   bool version_lists_backends = false;
   // Files the run writes whole and renames into place (a trace, a schedule; the CSV of a
   // command that does not stream it), refused before the job; empty for none.
-  std::function<std::vector<std::pair<std::string, const char*>>(const Options& options)> replaced_files = {};
+  std::function<NamedPaths(const Options& options)> replaced_files = {};
   // Work that needs no job, such as a prediction: nullopt runs the job; text ends the
   // command with exit 0, printed by the reporting process. Called before MPI starts on
   // every process (`reporting` says which one this is), after the files are checked, with
@@ -96,7 +103,7 @@ struct Command {
       without_job = {};
   // Files the run reads, with the flag that names each (a folder's files listed, not the
   // folder): each must exist, and no result file may be one of them.
-  std::function<std::vector<std::pair<std::string, const char*>>(const Options& options)> read_files = {};
+  std::function<NamedPaths(const Options& options)> read_files = {};
 };
 
 namespace shell_detail {
@@ -129,7 +136,6 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
     const std::string version_suffix = command.version_lists_backends ? "\nbackends: " + available_backends() : "";
     if (std::optional<std::string> text = shell_detail::parse(app, argc, argv, command.name, version_suffix))
       return text;
-    using NamedPaths = std::vector<std::pair<std::string, const char*>>;
     // A file not there is said first: validate could otherwise ask for what it would hold.
     // Files are the reporting node's (a site file reaches the other ranks from it), so the
     // reporting process looks.
@@ -153,7 +159,7 @@ int run_command(const Command<Options>& command, int argc, char** argv) {
       [&](JobStart& start) {
         set_profile_category(command.profile_category);
         JobSession session(start, command.schema);
-        return command.run(options, session);
+        return session.run([&] { return command.run(options, session); });
       });
 }
 

@@ -48,15 +48,28 @@ class JobSession final : public JobSteps {
   // every rank's devices).
   RunContext run_context(std::vector<std::pair<std::string, std::string>> settings);
 
+  // Runs a command's `run` in this session: the shell's side of the results' lifecycle.
+  // An Interrupted that leaves it (every rank agreed on the signal) is said once, by the
+  // reporting rank, and ends the run with 128 + the signal; results begun and not
+  // finished by the command are finished with summary(), complete: false when
+  // interrupted.
+  int run(const std::function<int()>& command_run);
+
   // The reporter set on the reporting rank (no-ops elsewhere). open_outputs and the
   // begin/finish calls are collective and guarded; a FIFO with no reader times out.
   // Between begin and finish, a timeout (exit 4) still closes the files with the records
   // made so far and complete: false.
   void open_outputs(const OutputRequest& request);
   void begin_results(const RunContext& context);
+  // open_outputs, then begin_results: the files and the header, before the long work.
+  void begin_results(const OutputRequest& request, const RunContext& context);
   void add_row(const ResultRow& row);
   void add_record(const Record& record);
   void finish_results(const RunSummary& summary);
+  // What the shell finishes the results with when the command does not: the rows added
+  // so far and their average busbw (nccl-tests' "Avg bus bandwidth") are counted here; a
+  // command adds its failures, notes and sections.
+  RunSummary& summary() { return summary_; }
 
  private:
   JobStart& start_;
@@ -69,6 +82,9 @@ class JobSession final : public JobSteps {
   ReporterSet reporters_;
   bool results_begun_ = false;
   bool results_closed_ = false;  // by a timeout: the main thread's later calls do nothing
+  bool results_finished_ = false;
+  RunSummary summary_;
+  double busbw_sum_ = 0;
   std::string record_kind_;
   std::size_t records_ = 0;
 

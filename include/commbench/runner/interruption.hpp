@@ -3,6 +3,8 @@
 // ranks agree on it, so they all stop at the same point and reporters can finish.
 #pragma once
 
+#include <functional>
+
 #include "commbench/core/interrupted.hpp"
 
 namespace commbench {
@@ -25,5 +27,10 @@ void clear_interruption();
 void sleep_unless_interrupted(double seconds);
 
 // The runner throws Interrupted (core/interrupted.hpp) once every rank knows of one.
+
+// Runs `body` and returns the signal of an Interrupted it throws, or 0. For work in a
+// sub-group: its ranks agree on a signal among themselves, release the group with the
+// others, and only then does the whole job agree to stop.
+int signal_that_stopped(const std::function<void()>& body);
 
 }  // namespace commbench
