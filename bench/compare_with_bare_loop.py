@@ -148,7 +148,8 @@ def commbench_time(build, ranks, op, size):
     return positive(command, value)
 
 
-def main():
+def parse_arguments():
+    """The command line, checked: every refusal is one line and exit 2."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: fail(2, message)  # one line, not argparse's usage block
     parser.add_argument("--build", default="build")
@@ -189,15 +190,22 @@ def main():
     for flag, build, program in programs:
         if not os.path.isfile(os.path.join(build, "bench", program)):
             parser.error(f"{flag} {build}: no bench/{program} there")
-    global allocator
-    allocator = args.malloc
+    return parser, args
+
+
+def open_launch_log(parser, path):
+    """The CSV writer of every launch's time (and its file), or (None, None) without --launch-log."""
     try:
-        log_file = open(args.launch_log, "w", newline="") if args.launch_log else None
+        log_file = open(path, "w", newline="") if path else None
     except OSError as error:
-        parser.error(f"--launch-log {args.launch_log}: {error.strerror}")
+        parser.error(f"--launch-log {path}: {error.strerror}")
     log = csv.writer(log_file) if log_file else None
     if log:
         log.writerow(["op", "size", "launch", "program", "time_us"])
+    return log, log_file
+
+
+def table_columns(args):
     # The table's columns after op and size, in order; each row fills them by name. The
     # paired difference and the bare range tell a bias from this machine's launch-to-launch
     # spread: the median of the launch-by-launch ratios (each bench-collectives launch
@@ -206,44 +214,66 @@ def main():
     columns += ["before median (us)", "before vs bare"] if args.before else []
     columns += ["bench-collectives median (us)", "difference", "paired difference", "bare launches min-max (us)"]
     columns += ["bare oneway=1 median (us)", "vs bare oneway=1"] if args.oneway_too else []
+    return columns
+
+
+def launch_times(args, op, name, iterations, log, log_file):
+    """Each program's time per launch of op at size `name`: (bare, bare oneway=1, before, ours)."""
+    size = SIZES[name]
+    bare, oneway, before, ours = [], [], [], []
+    for launch in range(1, args.launches + 1):
+        timed = [("bare", bare, lambda: bare_time(args.build, args.ranks, op, size, iterations,
+                                                  args.bare_buffers))]
+        if args.oneway_too:
+            timed.append(("bare oneway=1", oneway, lambda: bare_time(args.build, args.ranks, op, size,
+                                                                     iterations, args.bare_buffers, 1)))
+        if args.before:
+            timed.append(("before", before, lambda: commbench_time(args.before, args.ranks, op, size)))
+        timed.append(("bench-collectives", ours, lambda: commbench_time(args.build, args.ranks, op, size)))
+        for program, times, run in timed:
+            times.append(run())
+            if log:
+                log.writerow([op, name, launch, program, f"{times[-1]:.6g}"])
+                log_file.flush()
+    return bare, oneway, before, ours
+
+
+def row_cells(args, bare, oneway, before, ours):
+    """The table's cells of one op and size, by column, and bench-collectives' difference."""
+    # Every time read is above 0 (positive()), so no median here is 0.
+    b, c = statistics.median(bare), statistics.median(ours)
+    difference = c / b - 1
+    paired = statistics.median(ours[i] / bare[i] for i in range(args.launches)) - 1
+    cells = {"bare loop median (us)": f"{b:.3f}", "bench-collectives median (us)": f"{c:.3f}",
+             "difference": f"{difference * 100:+.1f} %", "paired difference": f"{paired * 100:+.1f} %",
+             "bare launches min-max (us)": f"{min(bare):.3f}-{max(bare):.3f}"}
+    if args.before:
+        p = statistics.median(before)
+        cells.update({"before median (us)": f"{p:.3f}", "before vs bare": f"{(p / b - 1) * 100:+.1f} %"})
+    if args.oneway_too:
+        o = statistics.median(oneway)
+        cells.update({"bare oneway=1 median (us)": f"{o:.3f}",
+                      "vs bare oneway=1": f"{(c / o - 1) * 100:+.1f} %"})
+    return cells, difference
+
+
+def main():
+    parser, args = parse_arguments()
+    global allocator
+    allocator = args.malloc
+    log, log_file = open_launch_log(parser, args.launch_log)
+    columns = table_columns(args)
     print("| op | size | " + " | ".join(columns) + " |")
     print("|---|---|" + "---|" * len(columns))
     worst = 0.0
     for op in args.ops.split(","):
         for name in args.sizes.split(","):
-            size = SIZES[name]
             # About a second of calls per bare launch, like an adaptive bench-collectives row.
-            iterations = max(20, int(1.0 / max(commbench_time(args.build, args.ranks, op, size) * 1e-6, 1e-7)))
-            bare, oneway, before, ours = [], [], [], []
-            for launch in range(1, args.launches + 1):
-                timed = [("bare", bare, lambda: bare_time(args.build, args.ranks, op, size, iterations,
-                                                          args.bare_buffers))]
-                if args.oneway_too:
-                    timed.append(("bare oneway=1", oneway, lambda: bare_time(args.build, args.ranks, op, size,
-                                                                             iterations, args.bare_buffers, 1)))
-                if args.before:
-                    timed.append(("before", before, lambda: commbench_time(args.before, args.ranks, op, size)))
-                timed.append(("bench-collectives", ours, lambda: commbench_time(args.build, args.ranks, op, size)))
-                for program, times, run in timed:
-                    times.append(run())
-                    if log:
-                        log.writerow([op, name, launch, program, f"{times[-1]:.6g}"])
-                        log_file.flush()
-            # Every time read is above 0 (positive()), so no median here is 0.
-            b, c = statistics.median(bare), statistics.median(ours)
-            difference = c / b - 1
+            time_us = commbench_time(args.build, args.ranks, op, SIZES[name])
+            iterations = max(20, int(1.0 / max(time_us * 1e-6, 1e-7)))
+            bare, oneway, before, ours = launch_times(args, op, name, iterations, log, log_file)
+            cells, difference = row_cells(args, bare, oneway, before, ours)
             worst = max(worst, abs(difference))
-            paired = statistics.median(ours[i] / bare[i] for i in range(args.launches)) - 1
-            cells = {"bare loop median (us)": f"{b:.3f}", "bench-collectives median (us)": f"{c:.3f}",
-                     "difference": f"{difference * 100:+.1f} %", "paired difference": f"{paired * 100:+.1f} %",
-                     "bare launches min-max (us)": f"{min(bare):.3f}-{max(bare):.3f}"}
-            if args.before:
-                p = statistics.median(before)
-                cells.update({"before median (us)": f"{p:.3f}", "before vs bare": f"{(p / b - 1) * 100:+.1f} %"})
-            if args.oneway_too:
-                o = statistics.median(oneway)
-                cells.update({"bare oneway=1 median (us)": f"{o:.3f}",
-                              "vs bare oneway=1": f"{(c / o - 1) * 100:+.1f} %"})
             print("| " + " | ".join([op, name] + [cells[column] for column in columns]) + " |", flush=True)
     print(f"\nlargest difference: {worst * 100:.1f} % (tolerance {args.tolerance * 100:.0f} %)")
     if log_file:

@@ -99,108 +99,131 @@ class TraceScanner {
     }
   }
 
+  // One byte of the document; what it means depends on where the scan is.
   void step(const char* data, std::size_t i, std::size_t& capture_from) {
     const char c = data[i];
     const std::uint64_t at = offset_ + i + 1;
     switch (place_) {
-      case Place::before:
-        if (c == '{')
-          place_ = Place::expect_key;
-        else if (c == '[' || c == '"' || c == '-' || c == 't' || c == 'f' || c == 'n' || (c >= '0' && c <= '9'))
-          trace_.not_an_object = true;  // JSON, but no trace: the rest is not read
-        else if (!is_space(c))
-          malformed(at);
-        return;
+      case Place::before: return begin_document(c, at);
       case Place::expect_key:
-        if (c == '"') {
-          key_.clear();
-          place_ = Place::in_key;
-        } else if (c == '}') {
-          place_ = Place::done;
-        } else if (!is_space(c)) {
-          malformed(at);
-        }
-        return;
       case Place::in_key:
-        if (escape_) {
-          escape_ = false;
-          key_ += c;
-        } else if (c == '\\') {
-          escape_ = true;
-        } else if (c == '"') {
-          place_ = Place::expect_colon;
-        } else {
-          key_ += c;
-        }
-        return;
-      case Place::expect_colon:
-        if (c == ':')
-          place_ = Place::expect_value;
-        else if (!is_space(c))
-          malformed(at);
-        return;
-      case Place::expect_value:
-        if (is_space(c)) return;
-        if (key_ == "traceEvents" && c == '[') {
-          trace_.had_events = true;
-          place_ = Place::in_events;
-          return;
-        }
-        start_capture(i, capture_from);
-        place_ = Place::in_value;
-        depth_ = 0;
-        if (c != '{' && c != '[' && c != '"') {  // a number, true, false or null
-          scalar_ = true;
-          return;
-        }
-        scalar_ = false;
-        value_ends(c);
-        return;
-      case Place::in_value:
-        if (scalar_) {
-          if (c == ',' || c == '}' || is_space(c)) {
-            trace_.members[key_] = parse_captured(end_capture(data, i, capture_from));
-            place_ = Place::after_value;
-            step(data, i, capture_from);
-          }
-          return;
-        }
-        if (value_ends(c)) {
-          trace_.members[key_] = parse_captured(end_capture(data, i + 1, capture_from));
-          place_ = Place::after_value;
-        }
-        return;
+      case Place::expect_colon: return read_key(c, at);
+      case Place::expect_value: return begin_value(data, i, capture_from);
+      case Place::in_value: return read_value(data, i, capture_from);
       case Place::after_value:
-        if (c == ',')
-          place_ = Place::expect_key;
-        else if (c == '}')
-          place_ = Place::done;
-        else if (!is_space(c))
-          malformed(at);
-        return;
+      case Place::done: return end_member(c, at);
       case Place::in_events:
-        if (c == '{') {
-          start_capture(i, capture_from);
-          depth_ = 0;
-          value_ends(c);
-          place_ = Place::in_event;
-        } else if (c == ']') {
-          place_ = Place::after_value;
-        } else if (c != ',' && !is_space(c)) {
-          malformed(at);
-        }
-        return;
-      case Place::in_event:
-        if (value_ends(c)) {
-          const std::string_view text = end_capture(data, i + 1, capture_from);
-          ++trace_.events;
-          if (wanted_(text)) on_event_(parse_captured(text));
-          place_ = Place::in_events;
-        }
-        return;
-      case Place::done:
-        if (!is_space(c)) malformed(at);
-        return;
+      case Place::in_event: return read_events(data, i, capture_from);
+    }
+  }
+
+  void begin_document(char c, std::uint64_t at) {
+    if (c == '{')
+      place_ = Place::expect_key;
+    else if (c == '[' || c == '"' || c == '-' || c == 't' || c == 'f' || c == 'n' || (c >= '0' && c <= '9'))
+      trace_.not_an_object = true;  // JSON, but no trace: the rest is not read
+    else if (!is_space(c))
+      malformed(at);
+  }
+
+  // A member's name, from the quote that opens it to the colon after it.
+  void read_key(char c, std::uint64_t at) {
+    if (place_ == Place::expect_key) {
+      if (c == '"') {
+        key_.clear();
+        place_ = Place::in_key;
+      } else if (c == '}') {
+        place_ = Place::done;
+      } else if (!is_space(c)) {
+        malformed(at);
+      }
+    } else if (place_ == Place::in_key) {
+      if (escape_) {
+        escape_ = false;
+        key_ += c;
+      } else if (c == '\\') {
+        escape_ = true;
+      } else if (c == '"') {
+        place_ = Place::expect_colon;
+      } else {
+        key_ += c;
+      }
+    } else if (c == ':') {
+      place_ = Place::expect_value;
+    } else if (!is_space(c)) {
+      malformed(at);
+    }
+  }
+
+  // The first byte of a member's value: traceEvents' array is read event by event, any
+  // other value is captured whole.
+  void begin_value(const char* data, std::size_t i, std::size_t& capture_from) {
+    const char c = data[i];
+    if (is_space(c)) return;
+    if (key_ == "traceEvents" && c == '[') {
+      trace_.had_events = true;
+      place_ = Place::in_events;
+      return;
+    }
+    start_capture(i, capture_from);
+    place_ = Place::in_value;
+    depth_ = 0;
+    if (c != '{' && c != '[' && c != '"') {  // a number, true, false or null
+      scalar_ = true;
+      return;
+    }
+    scalar_ = false;
+    value_ends(c);
+  }
+
+  void read_value(const char* data, std::size_t i, std::size_t& capture_from) {
+    const char c = data[i];
+    if (scalar_) {
+      if (c == ',' || c == '}' || is_space(c)) {
+        trace_.members[key_] = parse_captured(end_capture(data, i, capture_from));
+        place_ = Place::after_value;
+        step(data, i, capture_from);
+      }
+      return;
+    }
+    if (value_ends(c)) {
+      trace_.members[key_] = parse_captured(end_capture(data, i + 1, capture_from));
+      place_ = Place::after_value;
+    }
+  }
+
+  // After a member: another one, the end of the object, or (once it ended) only space.
+  void end_member(char c, std::uint64_t at) {
+    if (place_ == Place::done) {
+      if (!is_space(c)) malformed(at);
+    } else if (c == ',') {
+      place_ = Place::expect_key;
+    } else if (c == '}') {
+      place_ = Place::done;
+    } else if (!is_space(c)) {
+      malformed(at);
+    }
+  }
+
+  // traceEvents' array: each event is captured whole and handed on when wanted.
+  void read_events(const char* data, std::size_t i, std::size_t& capture_from) {
+    const char c = data[i];
+    if (place_ == Place::in_event) {
+      if (value_ends(c)) {
+        const std::string_view text = end_capture(data, i + 1, capture_from);
+        ++trace_.events;
+        if (wanted_(text)) on_event_(parse_captured(text));
+        place_ = Place::in_events;
+      }
+    } else if (c == '{') {
+      start_capture(i, capture_from);
+      depth_ = 0;
+      value_ends(c);
+      place_ = Place::in_event;
+    } else if (c == ']') {
+      place_ = Place::after_value;
+    } else if (c != ',' && !is_space(c)) {
+      malformed(offset_ + i + 1);
     }
   }
 

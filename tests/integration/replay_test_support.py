@@ -75,6 +75,15 @@ def run(*args):
     return p.returncode, p.stdout, p.stderr
 
 
+def replay_traces_json(folder, case):
+    """bench-replay's JSON of a fixture case's traces, written into folder."""
+    json_path = os.path.join(folder, case + "-traces.json")
+    code, _, err = run(os.path.join(TRACES, case), "--json", json_path, "--force")
+    assert code == 0, err
+    with open(json_path) as f:
+        return json.load(f)
+
+
 def load(path):
     with gzip.open(path, "rt") as f:
         return json.load(f)

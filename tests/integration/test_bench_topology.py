@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 import unittest
 
 BIN = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "build/bench/bench-topology")
@@ -58,19 +57,15 @@ class ThisMachine(TempDirTest):
             with self.subTest(phase=phase):
                 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                            COMMBENCH_DEBUG_STALL="1:" + phase)
-                started = time.monotonic()
                 p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "3", BIN, "-T", "2"],
                                    capture_output=True, text=True, timeout=60, env=env)
-                self.assertEqual(p.returncode, 4, p.stderr)
-                self.assertLess(time.monotonic() - started, 2 + 10)
+                self.assertEqual(p.returncode, 4, p.stderr)  # how soon: test_deadlines, label speed
                 self.assertRegex(p.stderr, r"bench-topology: timeout: rank 0 \(host [^)]+\): " + re.escape(phase) +
                                  r" did not complete within 2 s \(-T/--timeout\); not responding: rank 1 ")
 
     @unittest.skipUnless(MPIEXEC, "built without MPI")
     def test_four_ranks_without_gpu_or_hca_succeed_and_say_so(self):
-        start = time.monotonic()
         rc, out, err = run("--json", self.path("t.json"), np=4)
-        elapsed = time.monotonic() - start
         self.assertEqual(rc, 0, err)
         self.assertIn("1 node probed", out)  # one rank per node probes
         self.assertIn("All 1 node consistent", out)
@@ -87,13 +82,12 @@ class ThisMachine(TempDirTest):
         self.assertEqual(len(doc["provenance"]["rank_hosts"]), 4)
         self.assertEqual(len(doc["nodes"]), 1)
         self.assertEqual(doc["exit_code"], 0)
-        self.assertLess(doc["probe_seconds"], 2.0)  # the bound for probing one node
+        self.assertGreater(doc["probe_seconds"], 0)  # the bound on it: test_deadlines, label speed
         # Four host ranks on one node: shared memory, no spec figure, and it says so.
         if not node["gpus"]:
             allreduce = [r for r in doc["theoretical_busbw"] if r["collective"] == "allreduce"][0]
             self.assertIsNone(allreduce["spec_busbw_gbps"])
             self.assertIn("shared memory", allreduce["basis"])
-        self.assertLess(elapsed, 60)
 
     def test_single_process(self):
         rc, out, err = run()

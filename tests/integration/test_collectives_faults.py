@@ -134,30 +134,34 @@ def rank_pid(mpirun_pid, rank):
     return None
 
 
+def start_mid_sweep(rows_csv, timeout_s, quiet=True):
+    """bench-collectives on 4 ranks with -T timeout_s, once some of its rows are out:
+    (mpirun, its rank processes, rank 2's process or None)."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [MPIEXEC, *(["-q"] if quiet else []), "--oversubscribe", "-np", "4", BIN, "--op", "allreduce", "-b", "8",
+           "-e", "64M", "-T", str(timeout_s), "--csv", rows_csv]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    while time.time() < deadline:  # mid-sweep: some rows are out
+        if line_count(rows_csv) >= 3:
+            break
+        time.sleep(0.1)
+    return proc, children_of(proc.pid), rank_pid(proc.pid, 2)
+
+
 class FaultInjection(TempDirTest):
-    """A rank that stops or dies mid-sweep: the job ends within timeout + 10 s, names it."""
+    """A rank that stops or dies mid-sweep: the job ends and names it (how soon:
+    test_deadlines, label speed)."""
 
     TIMEOUT_S = 5
 
     def start(self, quiet=True):
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        cmd = [MPIEXEC, *(["-q"] if quiet else []), "--oversubscribe", "-np", "4", BIN, "--op", "allreduce", "-b", "8",
-               "-e", "64M", "-T", str(self.TIMEOUT_S), "--csv", self.path("rows.csv")]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        deadline = time.time() + 60
-        while time.time() < deadline:  # mid-sweep: some rows are out
-            if line_count(self.path("rows.csv")) >= 3:
-                break
-            time.sleep(0.1)
-        pids = children_of(proc.pid)
-        victim = rank_pid(proc.pid, 2)
+        proc, pids, victim = start_mid_sweep(self.path("rows.csv"), self.TIMEOUT_S, quiet)
         self.assertIsNotNone(victim)
         return proc, pids, victim
 
-    def finish(self, proc, pids, hit_at):
+    def finish(self, proc, pids):
         out, err = proc.communicate(timeout=self.TIMEOUT_S + 30)
-        elapsed = time.time() - hit_at
-        self.assertLessEqual(elapsed, self.TIMEOUT_S + 10, err)
         deadline = time.time() + 10
         while any(alive(pid) for pid in pids) and time.time() < deadline:
             time.sleep(0.1)
@@ -167,7 +171,7 @@ class FaultInjection(TempDirTest):
     def test_stopped_rank_is_named_and_the_job_exits_4(self):
         proc, pids, victim = self.start()
         os.kill(victim, signal.SIGSTOP)
-        err = self.finish(proc, pids, time.time())
+        err = self.finish(proc, pids)
         self.assertEqual(proc.returncode, 4, err)
         self.assertRegex(err, r"bench-collectives: timeout: rank 0 \(host [^)]+\): .* did not complete within 5 s "
                               r"\(-T/--timeout\); not responding: rank 2 \(host [^)]+\) "
@@ -177,14 +181,21 @@ class FaultInjection(TempDirTest):
     def test_killed_rank_ends_the_job_and_is_named(self):
         proc, pids, victim = self.start(quiet=False)  # without -q mpirun says who died
         os.kill(victim, signal.SIGKILL)
-        err = self.finish(proc, pids, time.time())
+        err = self.finish(proc, pids)
         self.assertNotEqual(proc.returncode, 0, err)
         self.assertRegex(err, r"process rank 2 .* exited on signal 9")
 
 
+def stalled_sweep(json_path, timeout_s):
+    """The command of a small checked sweep on 3 ranks with -T timeout_s, for run_stalled."""
+    return [MPIEXEC, "-q", "--oversubscribe", "-np", "3", BIN, "--op", "allreduce", "-b", "8", "-e", "1K",
+            "-n", "3", "-c", "-T", str(timeout_s), "--json", json_path, "--force"]
+
+
 class StallInEveryPhase(TempDirTest):
     """Issue 13: a rank that stalls in any phase, from joining the ranks to finalizing MPI, ends
-    the job within timeout + 10 s with exit 4 and a line naming the phase; once the
+    the job (within timeout + 10 s: test_deadlines, label speed) with exit 4 and a line
+    naming the phase; once the
     heartbeat channel is open, rank 0 also names the stalled rank. COMMBENCH_DEBUG_STALL
     makes rank 1 stop itself (SIGSTOP) at the first guarded step whose name contains the
     given text, so every phase the hook can reach is one the watchdog covers."""
@@ -203,17 +214,14 @@ class StallInEveryPhase(TempDirTest):
     # Every waiting rank also names itself and the phase (docs/methodology.md, "Timeouts").
 
     def stall(self, phase):
-        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "3", BIN, "--op", "allreduce", "-b", "8", "-e", "1K",
-               "-n", "3", "-c", "-T", str(self.TIMEOUT_S), "--json", self.path("out.json"), "--force"]
-        return run_stalled(cmd, phase, self.TIMEOUT_S)
+        return run_stalled(stalled_sweep(self.path("out.json"), self.TIMEOUT_S), phase, self.TIMEOUT_S)
 
     def test_a_rank_stalled_in_any_phase_is_reported_with_exit_4(self):
         for phase, how_named in self.PHASES:
             with self.subTest(phase=phase):
-                rc, err, elapsed, ranks = self.stall(phase)
+                rc, err, _, ranks = self.stall(phase)
                 self.assertIn("rank 1 stops itself at", err)  # the hook fired in this phase
                 self.assertEqual(rc, 4, err)
-                self.assertLessEqual(elapsed, self.TIMEOUT_S + 10, err)
                 self.assertTrue(ranks, "no rank process seen")
                 self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
                 waiting = [line for line in err.splitlines() if re.match(
@@ -244,10 +252,9 @@ class StallInEveryPhase(TempDirTest):
     def test_a_rank_stopped_before_mpi_init_returns_ends_the_job_with_exit_4(self):
         # MPI start-up gets at least 5 s whatever -T says; every rank waiting in it names
         # itself, its host and the phase.
-        rc, err, elapsed, ranks = self.stall("starting MPI")
+        rc, err, _, ranks = self.stall("starting MPI")
         self.assertIn("rank 1 stops itself at 'starting MPI (MPI_Init)'", err)
         self.assertEqual(rc, 4, err)
-        self.assertLessEqual(elapsed, max(self.TIMEOUT_S, 5) + 10, err)
         self.assertTrue(ranks, "no rank process seen")
         self.assertFalse(any(alive(pid) for pid in ranks), "orphan rank processes")
         for rank in (0, 2):

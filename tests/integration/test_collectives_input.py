@@ -9,7 +9,6 @@ import json
 import os
 import stat
 import subprocess
-import time
 import unittest
 
 from test_bench_collectives import BIN, TempDirTest, run
@@ -304,10 +303,8 @@ class Thresholds(TempDirTest):
     def test_a_rules_file_that_never_delivers_times_out(self):
         fifo = self.path("rules.fifo")
         os.mkfifo(fifo)
-        start = time.time()
         rc, out, err = run(2, *self.SWEEP, "--thresholds", fifo, "-T", "2", timeout=60)
-        self.assertEqual(rc, 4, err)
-        self.assertLess(time.time() - start, 2 + 10)
+        self.assertEqual(rc, 4, err)  # how soon: test_deadlines, label speed
         self.assertIn("reading --thresholds/--baseline did not complete within 2 s", err)
 
 

@@ -268,6 +268,13 @@ class Tuning(TempDirTest):
                 self.assertFalse(os.path.exists(same))
 
 
+def stalled_tuning(settings_path, timeout_s):
+    """The command of a one-trial --tune of DDP on 3 ranks with -T timeout_s, for run_stalled."""
+    return [MPIEXEC, "-q", "--oversubscribe", "-np", "3", PATTERNS, "--backend", "mpi", "--pattern", "ddp",
+            *SMALL_MODEL, "--compute-ms", "0", "-T", str(timeout_s), "--tune=1", "--tune-budget", "30",
+            "--tune-output", settings_path, "--force"]
+
+
 class TuningStall(TempDirTest):
     """--tune agrees over the world between trials (the budget, each prediction, each
     trial's duration, whether the groups serve the next trial, the search's time): a rank
@@ -280,11 +287,9 @@ class TuningStall(TempDirTest):
     def test_a_rank_stalled_between_trials_is_named_with_exit_4(self):
         for phase in self.PHASES:
             with self.subTest(phase=phase):
-                cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "3", PATTERNS, "--backend", "mpi", "--pattern", "ddp",
-                       *SMALL_MODEL, "--compute-ms", "0", "-T", str(self.TIMEOUT_S), "--tune=1", "--tune-budget", "30",
-                       "--tune-output", self.path("ddp.json"), "--force"]
+                cmd = stalled_tuning(self.path("ddp.json"), self.TIMEOUT_S)
                 for _ in range(2):
-                    code, err, elapsed, ranks = run_stalled(cmd, phase, self.TIMEOUT_S)
+                    code, err, _, ranks = run_stalled(cmd, phase, self.TIMEOUT_S)
                     # On a loaded machine (a sanitizer build beside the tests) a rank can
                     # outlast MPI_Init's 5 s floor, or a step before the phase its -T: such a
                     # run ends before rank 1 stops itself and says nothing of the phase under
@@ -292,11 +297,7 @@ class TuningStall(TempDirTest):
                     if "starting MPI (MPI_Init) did not complete" not in err and "rank 1 stops itself at" in err:
                         break
                 self.assertIn("rank 1 stops itself at", err)  # the hook fired in this phase
-                self.assertEqual(code, 4, err)
-                # The time includes the search up to the phase (trials in the later phases),
-                # about 20 s under a sanitizer on 2 cores; a rank waited for in silence would
-                # run to run_stalled's limit (timeout + 60 s) instead.
-                self.assertLessEqual(elapsed, self.TIMEOUT_S + 40, err)
+                self.assertEqual(code, 4, err)  # how soon: test_deadlines, label speed
                 # Rank 0 names rank 1; rank 0 itself may be a step further on (a broadcast's
                 # root does not wait for its receivers), so the phase is named by the ranks
                 # that wait in it.

@@ -128,76 +128,6 @@ def include_circles(graph):
     return circles
 
 
-# One concept per file, functions that fit on a screen: a file of src/ over FILE_LIMIT
-# lines or a function over FUNCTION_LIMIT fails, unless it is listed below with the size it
-# had when the limit came in. A listed one may only shrink; once it fits, its entry must
-# go. What is listed is still to be split along its concepts.
-FILE_LIMIT = 500
-FUNCTION_LIMIT = 80
-KNOWN_LONG_FILES = {
-}
-KNOWN_LONG_FUNCTIONS = {
-}
-# A definition at namespace scope: its signature starts in column 0 and its line ends with
-# "{"; its body ends at the first "}" in column 0. (Tables of data have no parameter list;
-# member functions defined inside a class body are not measured.)
-NAME = re.compile(r"([A-Za-z_][\w:]*)\s*\(")
-
-
-def source_files():
-    for folder, _, files in os.walk(os.path.join(ROOT, "src")):
-        for name in files:
-            if name.endswith((".hpp", ".cpp", ".cu", ".h")):
-                path = os.path.join(folder, name)
-                yield os.path.relpath(path, ROOT), path
-
-
-def long_functions(lines):
-    """(name, lines) of every namespace-scope function definition, signature included."""
-    found, i = [], 0
-    while i < len(lines):
-        start = i
-        while start < len(lines) and lines[start][:1] in ("", " ", "\t", "#", "/", "}"):
-            start += 1
-        if start >= len(lines):
-            break
-        end = start
-        while end < len(lines) and not lines[end].rstrip().endswith(("{", ";", "}")) and end - start < 8:
-            end += 1
-        signature = " ".join(lines[start:end + 1])
-        if end < len(lines) and lines[end].rstrip().endswith("{") and "(" in signature and \
-                not re.match(r"(namespace|struct|class|enum|union|extern)\b", signature) and "=" not in signature.split("(")[0]:
-            close = end + 1
-            while close < len(lines) and not lines[close].startswith("}"):
-                close += 1
-            match = NAME.search(signature.split("(")[0] + "(")
-            found.append((match.group(1) if match else signature[:40], close - start + 1))
-            i = close + 1
-        else:
-            i = end + 1
-    return found
-
-
-def size_violations():
-    found = []
-    for relative, path in source_files():
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().split("\n")
-        count = len(lines) - (1 if lines and lines[-1] == "" else 0)
-        limit = KNOWN_LONG_FILES.get(relative)
-        if count > (limit or FILE_LIMIT):
-            found.append(f"{relative}: {count} lines (at most {limit or FILE_LIMIT})")
-        elif limit and count <= FILE_LIMIT:
-            found.append(f"{relative}: {count} lines now fits; remove it from KNOWN_LONG_FILES")
-        for name, length in long_functions(lines):
-            known = KNOWN_LONG_FUNCTIONS.get((relative, name))
-            if length > (known or FUNCTION_LIMIT):
-                found.append(f"{relative}: {name} is {length} lines (at most {known or FUNCTION_LIMIT})")
-            elif known and length <= FUNCTION_LIMIT:
-                found.append(f"{relative}: {name} is {length} lines now; remove it from KNOWN_LONG_FUNCTIONS")
-    return found
-
-
 # Strings are made with {fmt}: one fmt::format call, not a chain of "text " +
 # std::to_string(x) + " more". Searched on whole-file text, so a chain split over lines is
 # found too.
@@ -238,20 +168,12 @@ class Layering(unittest.TestCase):
         graph = {"a/x": {"a/y"}, "a/y": {"a/z"}, "a/z": {"a/x"}, "a/w": {"a/x"}}
         self.assertEqual(include_circles(graph), [["a/x", "a/y", "a/z"]])
 
-    def test_files_and_functions_fit_their_limits(self):
-        self.assertEqual(size_violations(), [])
-
     def test_strings_are_made_with_fmt(self):
         self.assertEqual(to_string_concatenations(), [])
 
     def test_the_concatenation_finder_sees_a_chain_over_lines(self):
         text = 'x = "a " + std::to_string(n) + "\n";\ny = std::to_string(a) +\n    "b";\nz = std::to_string(k);'
         self.assertEqual(len(TO_STRING_CONCATENATION.findall(text)), 2)
-
-    def test_the_function_finder_measures_a_definition(self):
-        lines = ["namespace x {", "", "// why", "int f(int a,", "      int b) {", "  return a;", "}", "",
-                 "constexpr int table[] = {", "  1,", "};", "void g() {", "}", "}  // namespace x"]
-        self.assertEqual(long_functions(lines), [("f", 4), ("g", 2)])
 
 
 if __name__ == "__main__":

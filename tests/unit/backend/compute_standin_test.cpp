@@ -72,15 +72,15 @@ TEST(HostComputeStandIn, BusyForAtLeastTheRequestAndInOrder) {
   EXPECT_GE(stand_in.measure_uncorrected(0.01), 0.01);
 }
 
+// The first task's end is 10 s after its start on its own clock: had going away waited for
+// it, the task would test as ended.
 TEST(HostComputeStandIn, GoingAwayDoesNotWaitForQueuedCompute) {
-  const auto begin = std::chrono::steady_clock::now();
   std::unique_ptr<PendingOperation> pending;
   {
     HostComputeStandIn stand_in;
     pending = stand_in.start(10.0);
     (void)stand_in.start(10.0);
   }
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(), 1.0);
   EXPECT_FALSE(pending->test()) << "a task's end is its clock's, not the thread's";
 }
 
