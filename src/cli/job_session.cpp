@@ -133,7 +133,7 @@ int JobSession::run(const std::function<int()>& command_run) {
     exit_code = static_cast<int>(stop.exit_code());
     if (reporting()) print_command_error(start_.program.c_str(), stop.what());
   }
-  if (results_begun_ && !results_finished_) {
+  if (results_started_ && !results_finished_) {
     summary_.exit_code = exit_code;
     if (summary_.rows > 0) summary_.average_busbw_gbps = busbw_sum_ / static_cast<double>(summary_.rows);
     finish_results(summary_);
@@ -152,6 +152,7 @@ void JobSession::open_outputs(const OutputRequest& request) {
 }
 
 void JobSession::begin_results(const RunContext& context) {
+  results_started_ = true;
   step("writing the result headers", [&] {
     if (!reporting()) return;
     std::lock_guard lock(reporters_mutex_);

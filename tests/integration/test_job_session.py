@@ -6,9 +6,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
+
+from process_helpers import alive, children_of
 
 COLLECTIVES = os.environ.get("COMMBENCH_BENCH_COLLECTIVES", "build/bench/bench-collectives")
 TOPOLOGY = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "build/bench/bench-topology")
@@ -160,3 +164,43 @@ class SharedFlags(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ExampleCommandStopped(TempDirTest):
+    """The example has no try/catch: the shell says the signal once and closes its files."""
+
+    def test_sigterm_leaves_complete_false_files_with_the_rows_measured(self):
+        csv_path, json_path = self.path("groups.csv"), self.path("groups.json")
+        env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        # Far more group sizes than a few seconds measure.
+        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "4", GROUPS, "-k", ",".join(["2"] * 2000), "-b", "4",
+               "-n", "200", "-w", "0", "-T", "120", "--csv", csv_path, "--json", json_path]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (os.path.exists(csv_path) and os.path.getsize(csv_path) > 0):
+            time.sleep(0.05)
+        time.sleep(2)
+        ranks = children_of(proc.pid)
+        self.assertEqual(len(ranks), 4)
+        for pid in ranks:
+            os.kill(pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        for pid in ranks:
+            deadline = time.time() + 10
+            while alive(pid) and time.time() < deadline:
+                time.sleep(0.1)
+            self.assertFalse(alive(pid))
+        self.assertEqual(proc.returncode, 143, err)
+        self.assertEqual(err.count("bench-groups: error: interrupted by SIGTERM"), 1, err)
+        with open(json_path) as f:
+            doc = json.load(f)
+        self.assertFalse(doc["complete"])
+        self.assertEqual(doc["exit_code"] if "exit_code" in doc else doc["summary"]["exit_code"], 143)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        self.assertEqual(len(rows), len(doc["rows"]))
+        self.assertLess(len(rows), 2000)
+        self.assertTrue(all(r["group_size"] == "2" for r in rows))
+        self.assertIn("complete: no", out)
+

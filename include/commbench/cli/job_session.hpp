@@ -82,6 +82,8 @@ class JobSession final : public JobSteps {
   ReporterSet reporters_;
   bool results_begun_ = false;
   bool results_closed_ = false;  // by a timeout: the main thread's later calls do nothing
+  // On every rank (results_begun_ is the reporting rank's): finishing is collective.
+  bool results_started_ = false;
   bool results_finished_ = false;
   RunSummary summary_;
   double busbw_sum_ = 0;
