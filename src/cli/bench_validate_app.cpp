@@ -349,8 +349,7 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   summary.complete = outcome.complete;
   summary.exit_code = exit_code;
   const nlohmann::ordered_json sections = validation_json(outcome, options.plan);
-  for (const auto& [key, value] : sections.items())
-    summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
   session.finish_results(summary);
   if (session.reporting() && outcome.interrupted_by != 0)
     print_command_error(kProgram, Interrupted(outcome.interrupted_by).what());

@@ -76,8 +76,7 @@ int run_soak_in_job(JobSession& session, ClusterProbe& probe, RunContext context
   summary.complete = outcome.complete;
   summary.exit_code = soak_exit_code(outcome);
   const nlohmann::ordered_json sections = soak_json(outcome, settings, started_unix);
-  for (const auto& [key, value] : sections.items())
-    summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
   session.finish_results(summary);
   return summary.exit_code;
 }

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace commbench {
 
 struct RunContext {
@@ -51,9 +53,9 @@ struct RunSummary {
   double average_busbw_gbps = 0;  // over all rows, like nccl-tests' "Avg bus bandwidth"
   int exit_code = 0;
   // The command's own top-level JSON keys after its records (p2p's rounds, validate's
-  // plan and verdicts), each value JSON text. The "summary" object above is the row
-  // kind's only.
-  std::vector<std::pair<std::string, std::string>> sections;
+  // plan and verdicts), in the document's order, each value as the document holds it. The
+  // "summary" object above is the row kind's only.
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> sections;
   // What the run learned after its files began (an interruption, the compute stand-in's
   // calibration): JSON appends them to provenance.notes.
   std::vector<std::string> notes;
