@@ -41,6 +41,9 @@ struct RunContext {
   // The settings as constant columns after the records' own in the CSV (bench-patterns:
   // the CSVs of several runs concatenate and still say which run each line is of).
   bool settings_in_csv = false;
+  // With settings_in_csv: the settings lead each line instead (bench-patterns --tune's
+  // trials, whose CSV has always begun with the pattern's parameters).
+  bool settings_lead_csv = false;
 };
 
 struct RunSummary {
