@@ -58,7 +58,9 @@ void CsvReporter::begin(const RunContext& context) {
       constant_cells_ += ',' + csv_escape(value);
     }
   }
-  write_all(out_, slurm_comment_line(context) + header + "\n", label_);
+  std::string comments = slurm_comment_line(context);
+  for (const std::string& comment : context.csv_comments) comments += fmt::format("# {}\n", comment);
+  write_all(out_, comments + header + "\n", label_);
 }
 
 void CsvReporter::add_record(const Record& record) {

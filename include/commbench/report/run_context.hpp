@@ -29,6 +29,8 @@ struct RunContext {
   // The Slurm job, step and nodes (report/scheduler_job.hpp); empty outside Slurm.
   std::vector<std::pair<std::string, std::string>> slurm;
   std::vector<std::string> notes;  // what was skipped or is unknown, and why
+  // Lines the CSV begins with, each after "# " (a simulation says it is one).
+  std::vector<std::string> csv_comments;
   // Names of the command's own row fields (ResultRow::extra), in CSV column order.
   std::vector<std::string> extra_columns;
   // The kind of the run's records (core/record.hpp): the CSV's columns and the JSON
