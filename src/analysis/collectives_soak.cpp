@@ -108,7 +108,7 @@ std::string CollectivesSoak::console_text(const std::vector<CaseDip>& dips) cons
   return text;
 }
 
-std::string CollectivesSoak::json_section(const std::vector<CaseDip>& dips) const {
+nlohmann::ordered_json CollectivesSoak::json_section(const std::vector<CaseDip>& dips) const {
   using json = nlohmann::ordered_json;
   json events = json::array();
   for (const CaseDip& dip : dips)
@@ -124,15 +124,14 @@ std::string CollectivesSoak::json_section(const std::vector<CaseDip>& dips) cons
                       {"result", dip.fails ? "fail" : "pass"},
                       {"short_rails", dip.short_rails},
                       {"nodes", dip.nodes}});
-  const json section = {{"started_utc", utc_text(started_unix_, 0)},
-                        {"duration_s", duration_s_},
-                        {"interval_s", interval_s_},
-                        {"intervals", intervals_},
-                        {"fraction", rule_.fraction},
-                        {"least_depth", rule_.least_depth},
-                        {"spread_limit", rule_.spread_limit},
-                        {"events", events}};
-  return section.dump(-1, ' ', false, json::error_handler_t::replace);
+  return {{"started_utc", utc_text(started_unix_, 0)},
+          {"duration_s", duration_s_},
+          {"interval_s", interval_s_},
+          {"intervals", intervals_},
+          {"fraction", rule_.fraction},
+          {"least_depth", rule_.least_depth},
+          {"spread_limit", rule_.spread_limit},
+          {"events", events}};
 }
 
 }  // namespace commbench

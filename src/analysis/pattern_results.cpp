@@ -125,7 +125,7 @@ void add_pattern_records(const std::function<void(const Record&)>& add, const Pa
 }
 
 void add_section(RunSummary& summary, const std::string& key, const nlohmann::ordered_json& value) {
-  summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  summary.sections.emplace_back(key, value);
 }
 
 nlohmann::ordered_json settings_json(const std::vector<std::pair<std::string, std::string>>& settings) {

@@ -4,18 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include "commbench/analysis/optional_json.hpp"
-#include "commbench/core/csv_field.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/record.hpp"
 #include "commbench/core/text_table.hpp"
 #include "commbench/pattern/fitted_cost_model.hpp"
 #include "commbench/pattern/pattern_executor.hpp"
@@ -24,7 +20,7 @@
 #include "commbench/pattern/step_prediction.hpp"
 #include "commbench/pattern/tuning_search.hpp"
 #include "commbench/report/output_file.hpp"
-#include "commbench/report/provenance_json.hpp"
+#include "commbench/report/reporter_set.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/runner/interruption.hpp"
 
@@ -32,6 +28,8 @@ namespace commbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr const char* kTuneSchema = "commbench.patterns-tune/2";
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -238,77 +236,68 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
   std::fflush(stdout);
 }
 
-// CSV: the pattern's parameters, then one row per trial with every knob's value.
-std::string trials_csv(const RunContext& context, const TuningOutcome& outcome) {
-  std::vector<std::string> header, prefix;
-  for (const auto& [key, value] : context.settings) {
-    header.push_back(csv_escape(key));
-    prefix.push_back(csv_escape(value));
-  }
-  for (const char* column : {"trial", "knob", "value", "verdict", "step_seconds", "exposed_seconds",
-                             "communication_seconds", "predicted_seconds"})
-    header.emplace_back(column);
-  for (const auto& [key, value] : outcome.start().settings) header.push_back(csv_escape(key));
-  std::string csv = slurm_comment_line(context);
-  fmt::format_to(std::back_inserter(csv), "{}\n", fmt::join(header, ","));
-  const auto number = [](double value) { return significant_text(value, 9); };
-  for (std::size_t i = 0; i < outcome.trials.size(); ++i) {
-    const TuningTrial& trial = outcome.trials[i];
-    std::vector<std::string> row = prefix;
-    row.insert(row.end(), {std::to_string(i), csv_escape(trial.knob), csv_escape(trial.value),
-                           std::string(name_of(trial.verdict))});
-    for (double TrialMeasurement::*field : {&TrialMeasurement::step_seconds, &TrialMeasurement::exposed_seconds,
-                                            &TrialMeasurement::communication_seconds})
-      row.push_back(trial.measured ? number((*trial.measured).*field) : "");
-    row.push_back(trial.predicted_seconds ? number(*trial.predicted_seconds) : "");
-    for (const auto& [key, value] : trial.settings) row.push_back(csv_escape(value));
-    csv += fmt::format("{}\n", fmt::join(row, ","));
-  }
-  return csv;
+// A trial as a record: its knob and value (none for the start and the confirmation), its
+// measured figures (none when the search skipped or pruned it), and every knob's value in
+// it as its own fields, after the kind's columns.
+Record trial_record(std::size_t index, const TuningTrial& trial) {
+  const auto measured = [&](double TrialMeasurement::*field) {
+    return trial.measured ? FieldValue{(*trial.measured).*field} : FieldValue{};
+  };
+  const auto named = [](const std::string& text) { return text.empty() ? FieldValue{} : FieldValue{text}; };
+  Record record{&record_kind("trial"),
+                {whole_value(index), named(trial.knob), named(trial.value), std::string(name_of(trial.verdict)),
+                 measured(&TrialMeasurement::step_seconds), measured(&TrialMeasurement::exposed_seconds),
+                 measured(&TrialMeasurement::communication_seconds), measured(&TrialMeasurement::noise),
+                 optional_value(trial.predicted_seconds)},
+                {}};
+  for (const auto& [key, value] : trial.settings) record.extra.push_back({key, value});
+  return record;
 }
 
-nlohmann::ordered_json trials_json(const RunContext& context, const TuningOutcome& outcome, const PatternConfig& best,
-                                   const TuneRequest& request, double elapsed) {
-  nlohmann::ordered_json doc;
-  doc["schema"] = "commbench.patterns-tune/1";
-  doc["provenance"] = provenance_json(context);
+// The JSON document's own keys after the trials: what was searched, how long, and the
+// recommendation.
+std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(const RunContext& context,
+                                                                            const TuningOutcome& outcome,
+                                                                            const TuneRequest& request,
+                                                                            double elapsed) {
   nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
   for (const auto& [key, value] : context.settings) pattern[key] = value;
-  doc["pattern"] = pattern;
-  doc["budget_seconds"] = request.budget_seconds;
-  doc["elapsed_seconds"] = elapsed;
-  doc["budget_exhausted"] = outcome.budget_exhausted;
-  doc["steps_per_trial"] = request.steps;
-  doc["warmup_per_trial"] = request.warmup;
-  doc["trials"] = nlohmann::ordered_json::array();
-  for (const TuningTrial& trial : outcome.trials) {
-    nlohmann::ordered_json row;
-    row["knob"] = trial.knob.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trial.knob);
-    row["value"] = trial.value.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(trial.value);
-    row["verdict"] = name_of(trial.verdict);
-    if (trial.measured)
-      row["measured"] = {{"step_seconds", trial.measured->step_seconds},
-                         {"exposed_seconds", trial.measured->exposed_seconds},
-                         {"communication_seconds", trial.measured->communication_seconds},
-                         {"noise", trial.measured->noise}};
-    else
-      row["measured"] = nullptr;
-    row["predicted_step_seconds"] = optional_json(trial.predicted_seconds);
-    nlohmann::ordered_json settings = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : trial.settings) settings[key] = value;
-    row["settings"] = settings;
-    doc["trials"].push_back(row);
-  }
-  nlohmann::ordered_json recommendation = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : outcome.best_settings) recommendation[key] = value;
-  doc["recommendation"] = {{"settings", recommendation},
-                           {"framework_settings", nlohmann::ordered_json::parse(tuned_settings_json(best))},
-                           {"usage", tuned_settings_usage(best)},
-                           {"step_seconds", outcome.best_step.step_seconds},
-                           {"start_step_seconds", outcome.start_step.step_seconds},
-                           {"speedup", 1 / outcome.speedup()},
-                           {"confirmed", outcome.confirmed}};
-  return doc;
+  nlohmann::ordered_json recommended = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : outcome.best_settings) recommended[key] = value;
+  const nlohmann::ordered_json recommendation = {
+      {"settings", recommended},
+      {"framework_settings", nlohmann::ordered_json::parse(tuned_settings_json(outcome.best))},
+      {"usage", tuned_settings_usage(outcome.best)},
+      {"step_seconds", outcome.best_step.step_seconds},
+      {"start_step_seconds", outcome.start_step.step_seconds},
+      {"speedup", 1 / outcome.speedup()},
+      {"confirmed", outcome.confirmed}};
+  return {{"pattern", pattern},
+          {"budget_seconds", request.budget_seconds},
+          {"elapsed_seconds", elapsed},
+          {"budget_exhausted", outcome.budget_exhausted},
+          {"steps_per_trial", request.steps},
+          {"warmup_per_trial", request.warmup},
+          {"recommendation", recommendation},
+          {"exit_code", 0}};
+}
+
+// --csv and --json through the reporters every command writes with: a record per trial,
+// the CSV's lines led by the pattern's parameters and ending with every knob's value.
+void write_trials(RunContext context, const TuningOutcome& outcome, const TuneRequest& request, double elapsed) {
+  if (request.files.csv_path.empty() && request.files.json_path.empty()) return;
+  context.schema = kTuneSchema;
+  context.record_kind = "trial";
+  context.settings_in_csv = true;
+  context.settings_lead_csv = true;
+  for (const auto& [key, value] : outcome.start().settings) context.extra_columns.push_back(key);
+  ReporterSet reporters = ReporterSet::open(request.files);
+  reporters.begin(context);
+  for (std::size_t i = 0; i < outcome.trials.size(); ++i) reporters.add_record(trial_record(i, outcome.trials[i]));
+  RunSummary summary;
+  summary.rows = outcome.trials.size();
+  summary.sections = tuning_sections(context, outcome, request, elapsed);
+  reporters.finish(summary);
 }
 
 }  // namespace
@@ -342,13 +331,7 @@ int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig&
   for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   if (!request.output_path.empty())
     write_file_atomically(request.output_path, tuned_settings_json(outcome->best), "--tune-output");
-  if (!request.csv_path.empty()) write_file_atomically(request.csv_path, trials_csv(context, *outcome), "--csv");
-  if (!request.json_path.empty())
-    write_file_atomically(request.json_path,
-                          trials_json(context, *outcome, outcome->best, request, elapsed)
-                                  .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-                              "\n",
-                          "--json");
+  write_trials(context, *outcome, request, elapsed);
   return 0;
 }
 

@@ -101,7 +101,7 @@ void print_model_comparison(const ModelComparison& comparison) {
                          : std::string("the job's calls and the model's are alike, call for call"));
 }
 
-std::string model_comparison_json(const ModelComparison& comparison) {
+nlohmann::ordered_json model_comparison_json(const ModelComparison& comparison) {
   nlohmann::ordered_json json;
   json["model"] = comparison.model;
   json["job_calls"] = comparison.job_calls;
@@ -117,7 +117,7 @@ std::string model_comparison_json(const ModelComparison& comparison) {
                           {"job_bytes", counts.job_bytes},
                           {"model_bytes", counts.model_bytes}});
   json["operations"] = operations;
-  return json.dump();
+  return json;
 }
 
 }  // namespace commbench

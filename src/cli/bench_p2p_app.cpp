@@ -231,25 +231,25 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
 // The cells as records, then the run's own sections, through the session's reporters
 // (--csv streamed, --json replaced at the end; complete: false when interrupted).
 void write_cells(JobSession& session, const std::vector<PairCell>& cells,
-                 std::vector<std::pair<std::string, std::string>> sections, bool complete, int exit_code) {
+                 std::vector<std::pair<std::string, nlohmann::ordered_json>> sections, bool complete, int exit_code) {
   for (const PairCell& cell : cells) session.add_record(cell_record(cell));
   RunSummary summary;
   summary.complete = complete;
   summary.rows = cells.size();
   summary.exit_code = exit_code;
-  sections.emplace_back("exit_code", std::to_string(exit_code));
+  sections.emplace_back("exit_code", exit_code);
   summary.sections = std::move(sections);
   session.finish_results(summary);
 }
 
-std::string rounds_json(const std::vector<PairRound>& rounds) {
+nlohmann::ordered_json rounds_json(const std::vector<PairRound>& rounds) {
   nlohmann::ordered_json round_list = nlohmann::ordered_json::array();
   for (const PairRound& round : rounds) {
     nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
     for (const auto& [first, second] : round) pairs.push_back({first, second});
     round_list.push_back(pairs);
   }
-  return round_list.dump();
+  return round_list;
 }
 
 // Rank 0 holds every cell (about 420 bytes each with its strings) and builds one CSV line
@@ -313,7 +313,7 @@ void print_local_report(const RunContext& context, const LocalRunResult& result)
   std::fflush(stdout);
 }
 
-std::string local_nodes_json(const LocalRunResult& result) {
+nlohmann::ordered_json local_nodes_json(const LocalRunResult& result) {
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
   for (const LocalNodeResult& node : result.nodes)
     nodes.push_back({{"host", node.node.host},
@@ -323,7 +323,7 @@ std::string local_nodes_json(const LocalRunResult& result) {
                      {"numa_nodes", node.node.numa_nodes},
                      {"peer_access", node.peer_access},
                      {"notes", node.notes}});
-  return nodes.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return nodes;
 }
 
 int run_local(const P2pOptions& options, JobSession& session) {
@@ -354,7 +354,7 @@ int run_local(const P2pOptions& options, JobSession& session) {
     print_local_report(context, result);
     if (result.wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", result.wrong_bytes);
   });
-  write_cells(session, result.cells, {{"mode", "\"local\""}, {"nodes", local_nodes_json(result)}}, true, exit_code);
+  write_cells(session, result.cells, {{"mode", "local"}, {"nodes", local_nodes_json(result)}}, true, exit_code);
   return exit_code;
 }
 
@@ -461,8 +461,7 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
     fmt::print("{}", nic_watch.rails_table());
     if (wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", wrong_bytes);
   });
-  write_cells(session, cells, {{"rounds", rounds_json(rounds)}, {"slow_ranks", nlohmann::json(slow).dump()}},
-              !interruption, exit_code);
+  write_cells(session, cells, {{"rounds", rounds_json(rounds)}, {"slow_ranks", slow}}, !interruption, exit_code);
   if (session.reporting() && interruption) print_command_error(kProgram, interruption->what());
   return exit_code;
 }

@@ -52,18 +52,19 @@ constexpr const char* kReplaySchema = "commbench.replay/2";
 
 std::string fabric_basis(const ReplayOptions& options) { return "--fabric " + options.fabric_path; }
 
-std::string fabric_json(const FabricComparison* fabric) {
-  if (fabric == nullptr) return "null";
+// nlohmann::json, not ordered_json: these sections' keys are in name order.
+nlohmann::json fabric_json(const FabricComparison* fabric) {
+  if (fabric == nullptr) return nullptr;
   nlohmann::json figures;
   figures["basis"] = fabric->basis;
   figures["job_seconds"] = fabric->job_seconds;
   figures["fabric_seconds"] = fabric->fabric_seconds;
   figures["verdict"] = fabric->verdict;
   figures["cause"] = fabric->cause;
-  return figures.dump();
+  return figures;
 }
 
-std::string steps_json(const std::vector<StepSummary>& steps) {
+nlohmann::json steps_json(const std::vector<StepSummary>& steps) {
   nlohmann::json list = nlohmann::json::array();
   for (const StepSummary& step : steps)
     list.push_back({{"step", step.number},
@@ -72,7 +73,7 @@ std::string steps_json(const std::vector<StepSummary>& steps) {
                     {"step_seconds", step.step_seconds},
                     {"communication_seconds", optional_json(step.communication_seconds)},
                     {"wait_seconds", step.wait_seconds}});
-  return list.dump();
+  return list;
 }
 
 // What a reading is held against, each absent (null) when not asked for.
@@ -82,8 +83,8 @@ struct ReplayComparisons {
   const JobNicLoad* nics = nullptr;
 };
 
-std::string nics_json(const JobNicLoad* nics) {
-  if (nics == nullptr) return "null";
+nlohmann::json nics_json(const JobNicLoad* nics) {
+  if (nics == nullptr) return nullptr;
   return nlohmann::json{{"text", nics->text},
                         {"crosses_nodes", nics->crosses_nodes},
                         {"bytes_per_node", nics->bytes_per_node},
@@ -91,8 +92,7 @@ std::string nics_json(const JobNicLoad* nics) {
                         {"over_steps", nics->over_steps},
                         {"nics", nics->nics},
                         {"nic_gbps", optional_json(nics->nic_gbps)},
-                        {"gbps_per_nic", optional_json(nics->gbps_per_nic)}}
-      .dump();
+                        {"gbps_per_nic", optional_json(nics->gbps_per_nic)}};
 }
 
 void write_replay_files(const ReplayOptions& options, const TraceSummary& summary, ReplayComparisons against,
@@ -107,17 +107,17 @@ void write_replay_files(const ReplayOptions& options, const TraceSummary& summar
   add_replay_records([&](const Record& record) { reporters.add_record(record); }, summary, fabric);
   RunSummary end;
   end.rows = summary.classes.size() + summary.ranks.size();
-  end.sections = {{"traces", nlohmann::json(files).dump()},
-                  {"world_size", std::to_string(summary.world_size)},
-                  {"backend", nlohmann::json(summary.backend).dump()},
-                  {"calls_per_rank", std::to_string(summary.calls)},
+  end.sections = {{"traces", files},
+                  {"world_size", summary.world_size},
+                  {"backend", summary.backend},
+                  {"calls_per_rank", summary.calls},
                   {"steps", steps_json(summary.steps)},
-                  {"straggler", summary.straggler ? std::to_string(*summary.straggler) : "null"},
-                  {"verdict", nlohmann::json(summary.verdict).dump()},
+                  {"straggler", optional_json(summary.straggler)},
+                  {"verdict", summary.verdict},
                   {"fabric", fabric_json(fabric)},
-                  {"model", model ? model_comparison_json(*model) : "null"},
+                  {"model", model ? model_comparison_json(*model) : nlohmann::ordered_json()},
                   {"nics", nics_json(against.nics)},
-                  {"exit_code", "0"}};
+                  {"exit_code", 0}};
   reporters.finish(end);
 }
 

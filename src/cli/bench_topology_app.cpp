@@ -141,18 +141,15 @@ void write_results(JobSession& session, const TopologyReport& report, const std:
   for (const std::string& text : gathered) {
     if (session.reporting() && !text.empty()) nodes.push_back(nlohmann::ordered_json::parse(text));
   }
-  const auto text = [](const nlohmann::ordered_json& json) {
-    return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  };
   RunSummary summary;
   summary.complete = complete;
   summary.exit_code = exit_code;
-  summary.sections = {{"probe_seconds", text(probe_seconds)},
-                      {"nodes", text(nodes)},
-                      {"theoretical_busbw", text(report.bandwidth_rows)},
-                      {"findings", text(report.findings)},
-                      {"differences", text(report.differences)},
-                      {"exit_code", std::to_string(exit_code)}};
+  summary.sections = {{"probe_seconds", probe_seconds},
+                      {"nodes", std::move(nodes)},
+                      {"theoretical_busbw", report.bandwidth_rows},
+                      {"findings", report.findings},
+                      {"differences", report.differences},
+                      {"exit_code", exit_code}};
   session.finish_results(summary);
 }
 

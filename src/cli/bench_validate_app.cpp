@@ -25,8 +25,7 @@
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/profile_range.hpp"
 #include "commbench/core/size.hpp"
-#include "commbench/report/output_file.hpp"
-#include "commbench/report/provenance_json.hpp"
+#include "commbench/report/reporter_set.hpp"
 #include "commbench/report/scheduler_job.hpp"
 #include "commbench/validate/simulated_cluster.hpp"
 #include "commbench/validate/site_expectations.hpp"
@@ -239,17 +238,23 @@ ValidateOptions with_site_file(const ValidateOptions& options, JobSession& sessi
   return resolved;
 }
 
-// A simulation is no job: its files are written here, whole, at its end.
-void write_simulation_results(const ValidateOptions& options, const ValidationOutcome& outcome,
-                              nlohmann::ordered_json head, const std::string& csv_comment) {
-  if (!options.job.files.csv_path.empty())
-    write_file_atomically(options.job.files.csv_path, csv_comment + validation_csv(outcome), "--csv");
-  if (options.job.files.json_path.empty()) return;
-  nlohmann::ordered_json doc = std::move(head);
-  const nlohmann::ordered_json body = validation_json(outcome, options.plan);
-  for (const auto& [key, value] : body.items()) doc[key] = value;
-  write_file_atomically(options.job.files.json_path,
-                        doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", "--json");
+// A simulation's files, through the reporters a plan in a job writes with: its checks, then
+// the modelled cluster and the plan's sections.
+void write_simulation_results(const ValidateOptions& options, const ValidationOutcome& outcome, RunContext context,
+                              const nlohmann::ordered_json& simulation) {
+  if (options.job.files.csv_path.empty() && options.job.files.json_path.empty()) return;
+  context.record_kind = "check";
+  context.csv_comments = {fmt::format("simulated: {} nodes", options.simulate_nodes)};
+  ReporterSet reporters = ReporterSet::open(file_outputs(options.job.files));
+  reporters.begin(context);
+  for (const Record& record : validation_records(outcome)) reporters.add_record(record);
+  RunSummary summary;
+  summary.complete = outcome.complete;
+  summary.exit_code = validation_exit_code(outcome);
+  summary.sections.emplace_back("simulation", simulation);
+  const nlohmann::ordered_json sections = validation_json(outcome, options.plan);
+  for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
+  reporters.finish(summary);
 }
 
 // A fault's time window is a soak's: without one, or past its end, the fault would never
@@ -267,7 +272,9 @@ void refuse_windows_that_never_hold(const std::vector<Degradation>& degradations
   }
 }
 
-int run_simulation(const ValidateOptions& options) {
+// Run on the reporting rank alone: the session gives the provenance of the process, with
+// no backend and nothing collective.
+int run_simulation(const ValidateOptions& options, JobSession& session) {
   SimulationModel model;
   model.nodes = options.simulate_nodes;
   model.seed = options.plan.seed;
@@ -279,6 +286,7 @@ int run_simulation(const ValidateOptions& options) {
     degradations = parse_degradations(options.degrade, model.nodes, options.degrade_factor, "--degrade");
   refuse_windows_that_never_hold(degradations, options.soak.duration_s);
   SimulatedCluster cluster(model, degradations);
+  RunContext context = session.run_context(options.describe());
   if (options.soak.duration_s > 0)
     return run_simulated_soak(
         cluster, options.soak,
@@ -286,24 +294,22 @@ int run_simulation(const ValidateOptions& options) {
                     "degraded: {}\n",
                     kProgram, commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps),
                     significant_text(options.noise), options.degrade.empty() ? "none" : options.degrade.c_str()),
-        options.job.files.csv_path, options.job.files.json_path);
+        std::move(context), file_outputs(options.job.files));
   const ValidationOutcome outcome = run_validation_plan(cluster, options.plan);
   fmt::print("# {} {} (commit {}), simulated: {} nodes, {} GB/s per node, noise {}, degraded: {}\n", kProgram,
              commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps),
              significant_text(options.noise), options.degrade.empty() ? "none" : options.degrade.c_str());
   fmt::print("{}", validation_summary(outcome, options.plan));
   std::fflush(stdout);
-  nlohmann::ordered_json head;
-  head["schema"] = kSchema;
-  head["simulation"] = {{"nodes", model.nodes},
-                        {"nic_gbps", model.nic_gbps},
-                        {"noise", model.noise},
-                        {"degrade", options.degrade},
-                        {"degrade_factor", options.degrade_factor},
-                        {"seed", model.seed},
-                        {"version", commbench::version()},
-                        {"commit", git_commit()}};
-  write_simulation_results(options, outcome, head, fmt::format("# simulated: {} nodes\n", model.nodes));
+  const nlohmann::ordered_json simulation = {{"nodes", model.nodes},
+                                             {"nic_gbps", model.nic_gbps},
+                                             {"noise", model.noise},
+                                             {"degrade", options.degrade},
+                                             {"degrade_factor", options.degrade_factor},
+                                             {"seed", model.seed},
+                                             {"version", commbench::version()},
+                                             {"commit", git_commit()}};
+  write_simulation_results(options, outcome, std::move(context), simulation);
   return validation_exit_code(outcome);
 }
 
@@ -349,8 +355,7 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   summary.complete = outcome.complete;
   summary.exit_code = exit_code;
   const nlohmann::ordered_json sections = validation_json(outcome, options.plan);
-  for (const auto& [key, value] : sections.items())
-    summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
   session.finish_results(summary);
   if (session.reporting() && outcome.interrupted_by != 0)
     print_command_error(kProgram, Interrupted(outcome.interrupted_by).what());
@@ -375,7 +380,7 @@ int run_bench_validate(int argc, char** argv) {
             const ValidateOptions options = with_site_file(given, session);
             // A simulation measures nothing: the reporting rank runs the plan alone, in the
             // same report format.
-            if (options.simulate_nodes > 0) return session.reporting() ? run_simulation(options) : 0;
+            if (options.simulate_nodes > 0) return session.reporting() ? run_simulation(options, session) : 0;
             return run_in_job(options, session);
           },
       // A simulation writes its CSV whole, renamed into place: not into a device or a FIFO.

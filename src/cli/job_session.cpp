@@ -209,7 +209,7 @@ void JobSession::close_results_on_timeout() {
   summary.rows = records_;
   summary.exit_code = static_cast<int>(ExitCode::timeout);
   // Other kinds than rows keep their exit code at the top level of the JSON.
-  if (record_kind_ != "row") summary.sections.emplace_back("exit_code", std::to_string(summary.exit_code));
+  if (record_kind_ != "row") summary.sections.emplace_back("exit_code", summary.exit_code);
   try {
     reporters_.finish_files(summary);
   } catch (const std::exception&) {

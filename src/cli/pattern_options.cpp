@@ -101,8 +101,7 @@ void check_tuning_flags(const CLI::App& app, PatternRunOptions& options) {
   options.tune_request.prune = !measure_all;
   options.tune_request.steps = app.count("--iters") > 0 ? options.measurement.iterations : 3;
   options.tune_request.warmup = app.count("--warmup") > 0 ? options.measurement.warmup : 1;
-  options.tune_request.csv_path = options.job.files.csv_path;
-  options.tune_request.json_path = options.job.files.json_path;
+  options.tune_request.files = file_outputs(options.job.files);
   check_distinct_paths(options.job.files.csv_path, "--csv", options.tune_request.output_path, "--tune-output");
   check_distinct_paths(options.job.files.json_path, "--json", options.tune_request.output_path, "--tune-output");
 }

@@ -85,7 +85,7 @@ nlohmann::ordered_json nics_json(const std::vector<NodeNic>& nics) {
 void add_nics_section(RunSummary& summary, const std::vector<NodeNic>& nics) {
   const auto end = std::find_if(summary.sections.begin(), summary.sections.end(),
                                 [](const auto& section) { return section.first == "exit_code"; });
-  summary.sections.insert(end, {"nics", nics_json(nics).dump()});
+  summary.sections.insert(end, {"nics", nics_json(nics)});
 }
 
 // --trace: every rank's last measured step, gathered on the reporting rank.

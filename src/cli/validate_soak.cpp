@@ -8,8 +8,6 @@
 #include <fmt/format.h>
 
 #include "commbench/core/number_text.hpp"
-#include "commbench/report/json_reporter.hpp"
-#include "commbench/report/output_file.hpp"
 #include "commbench/validate/soak_report.hpp"
 
 namespace commbench {
@@ -76,40 +74,32 @@ int run_soak_in_job(JobSession& session, ClusterProbe& probe, RunContext context
   summary.complete = outcome.complete;
   summary.exit_code = soak_exit_code(outcome);
   const nlohmann::ordered_json sections = soak_json(outcome, settings, started_unix);
-  for (const auto& [key, value] : sections.items())
-    summary.sections.emplace_back(key, value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
   session.finish_results(summary);
   return summary.exit_code;
 }
 
 int run_simulated_soak(ClusterProbe& cluster, const SoakSettings& settings, const std::string& header,
-                       const std::string& csv_path, const std::string& json_path) {
+                       RunContext context, const OutputRequest& files) {
   const std::vector<std::string> names = names_of(cluster);
+  context.record_kind = "interval";
+  context.mixed_record_kinds = {"interval", "event"};
+  ReporterSet reporters = ReporterSet::open(files);
+  reporters.begin(context);
   const double started_unix = unix_now();
-  std::vector<Record> records;
   const SoakOutcome outcome = run_soak(cluster, settings, [&](const SoakInterval& interval) {
-    for (Record& record : soak_interval_records(interval, names)) records.push_back(std::move(record));
+    for (const Record& record : soak_interval_records(interval, names)) reporters.add_record(record);
   });
-  for (Record& record : soak_event_records(outcome, started_unix)) records.push_back(std::move(record));
+  for (const Record& record : soak_event_records(outcome, started_unix)) reporters.add_record(record);
   fmt::print("{}{}", header, soak_summary(outcome, settings, started_unix));
   std::fflush(stdout);
-  const std::vector<const RecordKind*> kinds{&record_kind("interval"), &record_kind("event")};
-  if (!csv_path.empty()) {
-    std::string text = mixed_csv_header(kinds, {}) + "\n";
-    for (const Record& record : records) text += mixed_csv_record_line(record, kinds, {}) + "\n";
-    write_file_atomically(csv_path, text, "--csv");
-  }
-  if (!json_path.empty()) {
-    nlohmann::ordered_json doc;
-    doc["schema"] = "commbench.validate/1";
-    for (const RecordKind* kind : kinds) doc[std::string(kind->plural)] = nlohmann::ordered_json::array();
-    for (const Record& record : records) doc[std::string(record.kind->plural)].push_back(record_json(record));
-    const nlohmann::ordered_json sections = soak_json(outcome, settings, started_unix);
-    for (const auto& [key, value] : sections.items()) doc[key] = value;
-    write_file_atomically(json_path, doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n",
-                          "--json");
-  }
-  return soak_exit_code(outcome);
+  RunSummary summary;
+  summary.complete = outcome.complete;
+  summary.exit_code = soak_exit_code(outcome);
+  const nlohmann::ordered_json sections = soak_json(outcome, settings, started_unix);
+  for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
+  reporters.finish(summary);
+  return summary.exit_code;
 }
 
 }  // namespace commbench

@@ -219,6 +219,20 @@ constexpr std::array kEventColumns{
     Column{"changes", text, "", false},
 };
 
+// bench-patterns --tune's trials: the step run with the user's settings, with one knob
+// changed, or measured again; a trial the search did not run has no measured figures.
+constexpr std::array kTrialColumns{
+    Column{"trial", integer, "", false},
+    Column{"knob", text, "", true},
+    Column{"value", text, "", true},
+    Column{"verdict", text, "", false},
+    Column{"step_seconds", number, "s", true},
+    Column{"exposed_seconds", number, "s", true},
+    Column{"communication_seconds", number, "s", true},
+    Column{"noise", number, "fraction", true},
+    Column{"predicted_seconds", number, "s", true},
+};
+
 constexpr RecordKind kRow{"row", "rows", kRowColumns};
 constexpr RecordKind kCell{"cell", "cells", kCellColumns};
 constexpr RecordKind kCheck{"check", "checks", kCheckColumns};
@@ -230,8 +244,9 @@ constexpr RecordKind kRank{"rank", "ranks", kRankColumns};
 constexpr RecordKind kNic{"nic", "nics", kNicColumns};
 constexpr RecordKind kInterval{"interval", "intervals", kIntervalColumns};
 constexpr RecordKind kEvent{"event", "events", kEventColumns};
-constexpr std::array<const RecordKind*, 11> kKinds{&kRow,    &kCell, &kCheck, &kLink,     &kStep, &kType,
-                                                   &kTraced, &kRank, &kNic,   &kInterval, &kEvent};
+constexpr RecordKind kTrial{"trial", "trials", kTrialColumns};
+constexpr std::array<const RecordKind*, 12> kKinds{&kRow,    &kCell, &kCheck, &kLink,     &kStep,  &kType,
+                                                   &kTraced, &kRank, &kNic,   &kInterval, &kEvent, &kTrial};
 
 }  // namespace
 

@@ -43,13 +43,24 @@ void CsvReporter::begin(const RunContext& context) {
   for (const std::string& name : context.mixed_record_kinds) mixed_kinds_.push_back(&record_kind(name));
   std::string header =
       mixed_kinds_.empty() ? csv_header(*kind_, extra_columns_) : mixed_csv_header(mixed_kinds_, extra_columns_);
+  leading_cells_.clear();
   constant_cells_.clear();
-  if (context.settings_in_csv)
+  if (context.settings_in_csv && context.settings_lead_csv) {
+    std::string names;
+    for (const auto& [name, value] : context.settings) {
+      names += csv_escape(name) + ',';
+      leading_cells_ += csv_escape(value) + ',';
+    }
+    header = names + header;
+  } else if (context.settings_in_csv) {
     for (const auto& [name, value] : context.settings) {
       header += ',' + csv_escape(name);
       constant_cells_ += ',' + csv_escape(value);
     }
-  write_all(out_, slurm_comment_line(context) + header + "\n", label_);
+  }
+  std::string comments = slurm_comment_line(context);
+  for (const std::string& comment : context.csv_comments) comments += fmt::format("# {}\n", comment);
+  write_all(out_, comments + header + "\n", label_);
 }
 
 void CsvReporter::add_record(const Record& record) {
@@ -58,7 +69,7 @@ void CsvReporter::add_record(const Record& record) {
   if (mixed_kinds_.empty() && record.kind != kind_) return;
   const std::string line = mixed_kinds_.empty() ? csv_record_line(record, *kind_, extra_columns_)
                                                 : mixed_csv_record_line(record, mixed_kinds_, extra_columns_);
-  write_all(out_, line + constant_cells_ + "\n", label_);
+  write_all(out_, leading_cells_ + line + constant_cells_ + "\n", label_);
 }
 
 }  // namespace commbench

@@ -146,15 +146,18 @@ class Tuning(TempDirTest):
         for trial in trials:
             self.assertIn(trial["verdict"], {"start", "better", "kept", "pruned", "skipped", "confirm"})
             if trial["verdict"] in {"start", "better", "kept", "confirm"}:
-                self.assertGreater(trial["measured"]["step_seconds"], 0)
-                self.assertGreaterEqual(trial["measured"]["exposed_seconds"], 0)
-                self.assertLessEqual(trial["measured"]["exposed_seconds"], trial["measured"]["step_seconds"] * 1.0001)
+                self.assertGreater(trial["step_seconds"], 0)
+                self.assertGreaterEqual(trial["exposed_seconds"], 0)
+                self.assertLessEqual(trial["exposed_seconds"], trial["step_seconds"] * 1.0001)
+                self.assertGreaterEqual(trial["noise"], 0)
             else:
-                self.assertIsNone(trial["measured"])
+                for figure in ("step_seconds", "exposed_seconds", "communication_seconds", "noise"):
+                    self.assertIsNone(trial[figure], figure)
         with open(csv_path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
         self.assertEqual(len(rows), len(trials))
         self.assertEqual([row["verdict"] for row in rows], [t["verdict"] for t in trials])
+        self.assertEqual([row["trial"] for row in rows], [str(t["trial"]) for t in trials])
         # The console table has a row per trial, numbered from 0.
         table_rows = [line.split() for line in out.splitlines() if line[:5].strip().isdigit()]
         self.assertEqual([int(cells[0]) for cells in table_rows], list(range(len(trials))))
@@ -167,7 +170,9 @@ class Tuning(TempDirTest):
         self.assertEqual(code, 0, err)
         self.assertLess(elapsed, budget + 20, "the run outlasted its budget")
         doc = read_json(json_path)
-        self.assertEqual(doc["schema"], "commbench.patterns-tune/1")
+        self.assertEqual(doc["schema"], "commbench.patterns-tune/2")
+        self.assertTrue(doc["complete"])
+        self.assertEqual(doc["exit_code"], 0)
         self.assertLessEqual(doc["elapsed_seconds"], budget)
         self.check_trials(doc, csv_path, out)
         # Every candidate of every knob has its row: 1 + sum(candidates - 1).
@@ -237,11 +242,11 @@ class Tuning(TempDirTest):
         self.assertLessEqual(set(read_json(kwargs)), FSDP_KWARGS)
         # The model fitted to the start predicts every candidate, even those the budget
         # skipped; --tune-measure-all asks it nothing.
-        self.assertTrue(all(t["predicted_step_seconds"] > 0 for t in doc["trials"][1:]), doc["trials"])
+        self.assertTrue(all(t["predicted_seconds"] > 0 for t in doc["trials"][1:]), doc["trials"])
         code, out, err, _ = self.tune("--pattern", "fsdp", *SMALL_MODEL, "--tune-measure-all", "--json", json_path,
                                       "--force", budget=0.001)
         self.assertEqual(code, 0, err)
-        self.assertTrue(all(t["predicted_step_seconds"] is None for t in read_json(json_path)["trials"]))
+        self.assertTrue(all(t["predicted_seconds"] is None for t in read_json(json_path)["trials"]))
 
     def test_bad_tuning_flags_are_one_line_exit_2_and_no_file(self):
         pipeline = ["--pattern", "pipeline", "--pp", "2"]

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/result_row.hpp"
 #include "commbench/topology/nic_rails.hpp"
@@ -49,8 +51,8 @@ class CollectivesSoak {
   std::vector<CaseDip> dips() const;
   // The console's lines: one per dip, and the exclude line of failing dips' nodes.
   std::string console_text(const std::vector<CaseDip>& dips) const;
-  // The JSON section "soak" (text): settings, intervals and the dips.
-  std::string json_section(const std::vector<CaseDip>& dips) const;
+  // The JSON section "soak": settings, intervals and the dips.
+  nlohmann::ordered_json json_section(const std::vector<CaseDip>& dips) const;
   int intervals() const { return intervals_; }
   const SoakRule& rule() const { return rule_; }
 

@@ -10,6 +10,7 @@
 #include "commbench/backend/backend.hpp"
 #include "commbench/runner/job_steps.hpp"
 #include "commbench/pattern/pattern_config.hpp"
+#include "commbench/report/reporter_set.hpp"
 #include "commbench/report/run_context.hpp"
 
 namespace commbench {
@@ -20,7 +21,7 @@ struct TuneRequest {
   std::uint64_t warmup = 1;  // per trial
   bool prune = true;         // let a cost model fitted to the start trial skip clear losers
   std::string output_path;   // the tuned settings (ds_config fragment / keyword arguments)
-  std::string csv_path, json_path;
+  OutputRequest files;       // --csv and --json: the trials
 };
 
 // Collective. Returns the exit code (0, or the Interrupted's code of a timed-out trial).

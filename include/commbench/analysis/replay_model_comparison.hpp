@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "commbench/pattern/schedule.hpp"
 
 namespace commbench {
@@ -33,6 +35,6 @@ ModelComparison compare_with_model(const RankSchedule& job, const RankSchedule& 
 
 void print_model_comparison(const ModelComparison& comparison);
 // The comparison as the JSON document's "model" section.
-std::string model_comparison_json(const ModelComparison& comparison);
+nlohmann::ordered_json model_comparison_json(const ModelComparison& comparison);
 
 }  // namespace commbench

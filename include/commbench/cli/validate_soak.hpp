@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commbench/cli/job_session.hpp"
+#include "commbench/report/reporter_set.hpp"
 #include "commbench/report/run_context.hpp"
 #include "commbench/validate/soak_run.hpp"
 #include "commbench/validate/validation_plan.hpp"
@@ -16,8 +17,8 @@ namespace commbench {
 int run_soak_in_job(JobSession& session, ClusterProbe& probe, RunContext context, const SoakSettings& settings);
 
 // A simulated soak (one process): prints its summary and returns the exit code; the
-// files, when asked for, are written whole at its end.
+// files, when asked for, are written through the reporters a soak in a job writes with.
 int run_simulated_soak(ClusterProbe& cluster, const SoakSettings& settings, const std::string& header,
-                       const std::string& csv_path, const std::string& json_path);
+                       RunContext context, const OutputRequest& files);
 
 }  // namespace commbench

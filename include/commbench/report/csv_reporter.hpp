@@ -34,6 +34,7 @@ class CsvReporter final : public Reporter {
   const RecordKind* kind_ = &record_kind("row");  // until begin() names the run's kind
   std::vector<const RecordKind*> mixed_kinds_;     // a run of several kinds
   std::string constant_cells_;                     // ",value" of each setting, with settings_in_csv
+  std::string leading_cells_;                      // "value," of each, with settings_lead_csv
   std::vector<std::string> extra_columns_;
 };
 

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace commbench {
 
 struct RunContext {
@@ -27,6 +29,8 @@ struct RunContext {
   // The Slurm job, step and nodes (report/scheduler_job.hpp); empty outside Slurm.
   std::vector<std::pair<std::string, std::string>> slurm;
   std::vector<std::string> notes;  // what was skipped or is unknown, and why
+  // Lines the CSV begins with, each after "# " (a simulation says it is one).
+  std::vector<std::string> csv_comments;
   // Names of the command's own row fields (ResultRow::extra), in CSV column order.
   std::vector<std::string> extra_columns;
   // The kind of the run's records (core/record.hpp): the CSV's columns and the JSON
@@ -39,6 +43,9 @@ struct RunContext {
   // The settings as constant columns after the records' own in the CSV (bench-patterns:
   // the CSVs of several runs concatenate and still say which run each line is of).
   bool settings_in_csv = false;
+  // With settings_in_csv: the settings lead each line instead (bench-patterns --tune's
+  // trials, whose CSV has always begun with the pattern's parameters).
+  bool settings_lead_csv = false;
 };
 
 struct RunSummary {
@@ -51,9 +58,9 @@ struct RunSummary {
   double average_busbw_gbps = 0;  // over all rows, like nccl-tests' "Avg bus bandwidth"
   int exit_code = 0;
   // The command's own top-level JSON keys after its records (p2p's rounds, validate's
-  // plan and verdicts), each value JSON text. The "summary" object above is the row
-  // kind's only.
-  std::vector<std::pair<std::string, std::string>> sections;
+  // plan and verdicts), in the document's order, each value as the document holds it. The
+  // "summary" object above is the row kind's only.
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> sections;
   // What the run learned after its files began (an interruption, the compute stand-in's
   // calibration): JSON appends them to provenance.notes.
   std::vector<std::string> notes;

@@ -218,6 +218,35 @@ TEST(Json, MixedKindsSettingsInCsvAndLateNotes) {
   fs::remove_all(dir);
 }
 
+// bench-patterns --tune's trials: the settings lead every line, the knobs follow the
+// kind's columns as extra fields, and the CSV's own comment lines come before the header.
+TEST(Csv, SettingsLeadTheLineAfterTheCommentLines) {
+  const testing::TempDir dir;
+  RunContext context = sample_context();
+  context.record_kind = "trial";
+  context.settings = {{"pattern", "ddp"}, {"model", "a,b"}};
+  context.settings_in_csv = true;
+  context.settings_lead_csv = true;
+  context.extra_columns = {"bucket_cap_mb"};
+  context.csv_comments = {"simulated: 8 nodes"};
+  const Record trial{&record_kind("trial"),
+                     {std::int64_t{1}, std::string("bucket_cap_mb"), std::string("5"), std::string("kept"), 0.25, 0.125,
+                      0.2, 0.01, FieldValue{}},
+                     {ExtraField{"bucket_cap_mb", std::string("5")}}};
+  {
+    FileHandle file = open_output_file(dir.path("t.csv"), "--csv", true);
+    CsvReporter csv(file.get());
+    csv.begin(context);
+    csv.add_record(trial);
+    csv.finish(RunSummary{});
+  }
+  EXPECT_EQ(read_file(dir.path("t.csv")),
+            "# simulated: 8 nodes\n"
+            "pattern,model,trial,knob,value,verdict,step_seconds,exposed_seconds,communication_seconds,noise,"
+            "predicted_seconds,bucket_cap_mb\n"
+            "ddp,\"a,b\",1,bucket_cap_mb,5,kept,0.25,0.125,0.2,0.01,,5\n");
+}
+
 TEST(OutputFile, RefusesToOverwriteWithoutForce) {
   const fs::path dir = temp_dir();
   const fs::path path = dir / "nested" / "out.csv";

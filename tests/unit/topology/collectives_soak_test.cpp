@@ -64,11 +64,11 @@ TEST(CollectivesSoak, FindsTheDipOfTheCaseThatDippedAndTheRailThatFellShort) {
   EXPECT_NE(text.find("# soak: 40 intervals over 39.5 s; 1 dip\n"), std::string::npos) << text;
   EXPECT_NE(text.find("# FAIL allreduce 4MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("\n--exclude=b\n"), std::string::npos) << text;
-  const nlohmann::json section = nlohmann::json::parse(soak.json_section(dips));
+  const nlohmann::ordered_json section = soak.json_section(dips);
   EXPECT_EQ(section["intervals"], 40);
   ASSERT_EQ(section["events"].size(), 1u);
   EXPECT_EQ(section["events"][0]["result"], "fail");
-  EXPECT_EQ(section["events"][0]["nodes"], nlohmann::json::array({"b"}));
+  EXPECT_EQ(section["events"][0]["nodes"], nlohmann::ordered_json::array({"b"}));
 }
 
 TEST(CollectivesSoak, AnInterruptedSoakSaysHowLongItRanOfTheTimeAskedFor) {
