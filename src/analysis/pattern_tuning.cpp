@@ -315,14 +315,14 @@ int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig&
         candidates, request.warmup, request.steps, significant_text(request.budget_seconds, 3));
     std::fflush(stdout);
   }
+  // A signal ends the search on every rank alike (Interrupted, said by the command shell):
+  // a trial cut short is no trial to compare.
   std::optional<TuningOutcome> outcome;
   double elapsed = 0;
-  try {
+  {
     JobTuningTrials trials(session, backend, request, pattern_name(config));
     outcome = tune_pattern(config, knobs, trials);
     elapsed = trials.agreed_elapsed();
-  } catch (const Interrupted& e) {
-    return static_cast<int>(e.exit_code());
   }
   if (!session.reporting()) return 0;
   fmt::print("{}", slurm_comment_line(context));

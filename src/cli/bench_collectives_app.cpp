@@ -215,8 +215,6 @@ struct SweepPass {
   const CollectiveBandwidths& bandwidths;
   ThresholdCheck& thresholds;
   CollectivesSoak& soak;
-  RunSummary& summary;
-  double busbw_sum = 0;
   AlgorithmComparison algorithms{};
 
   void run(const std::vector<OpCase>& plan, int interval, double start_s, const std::function<double()>& clock) {
@@ -227,11 +225,10 @@ struct SweepPass {
       apply_bandwidth_model(bandwidths, row);
       algorithms.add(row);
       if (soak.enabled()) soak.add(c, interval, start_s, clock(), row, nics);
+      RunSummary& summary = session.summary();
       for (std::string& failure : thresholds.evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
       summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;
-      summary.rows += 1;
       summary.wrong_elements += row.wrong.value_or(0);
-      busbw_sum += row.busbw_gbps;
       session.add_row(row);
       for (const NodeNic& nic : nics) session.add_record(nic_record(c, nic));
     }
@@ -261,8 +258,30 @@ void run_passes(SweepPass& pass, const std::vector<OpCase>& plan, CollectivesSoa
 
 SoakRule soak_rule() { return SoakRule{}; }
 
-int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, CollectivesSoak& soak, SweepPass& pass,
-                 const std::optional<Interrupted>& interruption);
+// What the sweep learned besides its rows, after its last case or a signal; the exit code
+// of a sweep that went to its end.
+int summarise_sweep(RunSummary& summary, Runner& runner, NicWatch& nic_watch, CollectivesSoak& soak,
+                    AlgorithmComparison& algorithms) {
+  summary.check_failures = runner.check_failures();
+  for (std::string& note : algorithms.notes()) summary.notes.push_back(std::move(note));
+  for (std::string& note : nic_watch.flag_notes()) summary.notes.push_back(std::move(note));
+  const std::vector<CaseDip> dips = soak.dips();
+  const bool dipped = std::any_of(dips.begin(), dips.end(), [](const CaseDip& dip) { return dip.fails; });
+  summary.console_text = algorithms.console_text() + nic_watch.rails_table() + soak.console_text(dips);
+  if (soak.enabled()) summary.sections.emplace_back("soak", soak.json_section(dips));
+  const bool failed = !summary.check_failures.empty() || !summary.threshold_failures.empty() || dipped;
+  return failed ? static_cast<int>(ExitCode::check_failed) : 0;
+}
+
+// The reporting rank's closing lines on stderr: each failed check and rule, and a dip.
+void report_sweep_failures(const RunSummary& summary, CollectivesSoak& soak) {
+  for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
+  print_threshold_failures(summary.threshold_failures);
+  const std::vector<CaseDip> dips = soak.dips();
+  if (std::any_of(dips.begin(), dips.end(), [](const CaseDip& dip) { return dip.fails; }))
+    print_error(fmt::format("soak: a case's busbw dipped below {} % of its steady level (the lines above)",
+                            significant_text(100 * soak.rule().fraction, 3)));
+}
 
 int run_sweep(const CollectivesOptions& given, JobSession& session) {
   CollectivesOptions options = given;  // the backend may narrow "-d all" and "-o all"
@@ -312,44 +331,12 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
 
   NicWatch nic_watch(backend.group(), counts_nics(options, backend), options.nic_fraction);
   if (node) nic_watch.name_nearest_gpus(gpus_nearest_each_nic(*node));
-  RunSummary summary;
-  SweepPass pass{session, runner, nic_watch, bandwidths, *thresholds, soak, summary};
-  std::optional<Interrupted> interruption;
-  try {
-    run_passes(pass, plan, soak, session);
-  } catch (const Interrupted& e) {
-    // Every rank agreed on it inside the measurement loop, so all of them finish here together.
-    interruption = e;
-    summary.complete = false;
-  }
-  return finish_sweep(session, runner, nic_watch, soak, pass, interruption);
-}
-
-int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, CollectivesSoak& soak, SweepPass& pass,
-                 const std::optional<Interrupted>& interruption) {
-  RunSummary& summary = pass.summary;
-  summary.average_busbw_gbps = summary.rows ? pass.busbw_sum / static_cast<double>(summary.rows) : 0;
-  summary.check_failures = runner.check_failures();
-  for (std::string& note : pass.algorithms.notes()) summary.notes.push_back(std::move(note));
-  for (std::string& note : nic_watch.flag_notes()) summary.notes.push_back(std::move(note));
-  const std::vector<CaseDip> dips = soak.dips();
-  const bool dipped = std::any_of(dips.begin(), dips.end(), [](const CaseDip& dip) { return dip.fails; });
-  summary.console_text = pass.algorithms.console_text() + nic_watch.rails_table() + soak.console_text(dips);
-  if (soak.enabled()) summary.sections.emplace_back("soak", soak.json_section(dips));
-  const bool failed = !summary.check_failures.empty() || !summary.threshold_failures.empty() || dipped;
-  summary.exit_code = interruption ? static_cast<int>(interruption->exit_code())
-                      : failed     ? static_cast<int>(ExitCode::check_failed)
-                                   : 0;
-  session.finish_results(summary);
-  if (session.reporting()) {
-    for (const std::string& failure : summary.check_failures) print_error("check failed: " + failure);
-    print_threshold_failures(summary.threshold_failures);
-    if (dipped)
-      print_error(fmt::format("soak: a case's busbw dipped below {} % of its steady level (the lines above)",
-                              significant_text(100 * soak.rule().fraction, 3)));
-    if (interruption) print_error(interruption->what());
-  }
-  return summary.exit_code;
+  SweepPass pass{session, runner, nic_watch, bandwidths, *thresholds, soak};
+  session.end_run_with({.summarise = [&](RunSummary& summary) {
+                          return summarise_sweep(summary, runner, nic_watch, soak, pass.algorithms);
+                        },
+                        .report = [&](const RunSummary& summary) { report_sweep_failures(summary, soak); }});
+  return session.finish_after([&] { run_passes(pass, plan, soak, session); });
 }
 
 }  // namespace

@@ -230,16 +230,12 @@ void print_report(const RunContext& context, const std::vector<PairCell>& cells,
 
 // The cells as records, then the run's own sections, through the session's reporters
 // (--csv streamed, --json replaced at the end; complete: false when interrupted).
-void write_cells(JobSession& session, const std::vector<PairCell>& cells,
-                 std::vector<std::pair<std::string, nlohmann::ordered_json>> sections, bool complete, int exit_code) {
+// The cells as records, and the command's own sections; the shell adds the exit code.
+void add_cells(JobSession& session, const std::vector<PairCell>& cells, RunSummary& summary,
+               std::vector<std::pair<std::string, nlohmann::ordered_json>> sections) {
   for (const PairCell& cell : cells) session.add_record(cell_record(cell));
-  RunSummary summary;
-  summary.complete = complete;
   summary.rows = cells.size();
-  summary.exit_code = exit_code;
-  sections.emplace_back("exit_code", exit_code);
   summary.sections = std::move(sections);
-  session.finish_results(summary);
 }
 
 nlohmann::ordered_json rounds_json(const std::vector<PairRound>& rounds) {
@@ -354,8 +350,9 @@ int run_local(const P2pOptions& options, JobSession& session) {
     print_local_report(context, result);
     if (result.wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", result.wrong_bytes);
   });
-  write_cells(session, result.cells, {{"mode", "local"}, {"nodes", local_nodes_json(result)}}, true, exit_code);
-  return exit_code;
+  add_cells(session, result.cells, session.summary(), {{"mode", "local"}, {"nodes", local_nodes_json(result)}});
+  session.end_run_with({.summarise = [exit_code](RunSummary&) { return exit_code; }});
+  return session.finish_after([] {});
 }
 
 // bench-collectives' --nic-fraction default: a rail below 0.7 of the median rail falls short.
@@ -439,31 +436,23 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
                           : RoundNicWatch{});
   std::vector<PairCell> cells;
   std::uint64_t wrong_bytes = 0;
-  int exit_code = 0;
-  std::optional<Interrupted> interruption;
-  try {
-    run.measure(rounds, cells, wrong_bytes);
-  } catch (const Interrupted& e) {
-    // Every rank agreed on it inside the measurement loop: all finish here together.
-    interruption = e;
-    exit_code = static_cast<int>(e.exit_code());
-  }
-  flag_outliers(cells, options.outlier_fraction);
-  name_short_nics(cells);
-  const std::vector<int> slow = slow_ranks(cells);
-  bool any_flagged = false;
-  for (const PairCell& cell : cells) any_flagged = any_flagged || cell.flagged;
-  if (exit_code == 0 && wrong_bytes > 0) exit_code = static_cast<int>(ExitCode::check_failed);
-  if (exit_code == 0 && any_flagged && options.fail_on_outlier) exit_code = static_cast<int>(ExitCode::check_failed);
-  session.step("writing the report", [&] {
-    if (!session.reporting()) return;
-    print_report(context, cells, backend.ranks(), slow, static_cast<int>(rounds.size()));
-    fmt::print("{}", nic_watch.rails_table());
-    if (wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", wrong_bytes);
-  });
-  write_cells(session, cells, {{"rounds", rounds_json(rounds)}, {"slow_ranks", slow}}, !interruption, exit_code);
-  if (session.reporting() && interruption) print_command_error(kProgram, interruption->what());
-  return exit_code;
+  // The matrix as far as it was measured, after its last round or a signal.
+  session.end_run_with({.summarise = [&](RunSummary& summary) {
+    flag_outliers(cells, options.outlier_fraction);
+    name_short_nics(cells);
+    const std::vector<int> slow = slow_ranks(cells);
+    const bool any_flagged = std::any_of(cells.begin(), cells.end(), [](const PairCell& cell) { return cell.flagged; });
+    session.step("writing the report", [&] {
+      if (!session.reporting()) return;
+      print_report(context, cells, backend.ranks(), slow, static_cast<int>(rounds.size()));
+      fmt::print("{}", nic_watch.rails_table());
+      if (wrong_bytes > 0) fmt::print("check failed: {} bytes received wrong\n", wrong_bytes);
+    });
+    add_cells(session, cells, summary, {{"rounds", rounds_json(rounds)}, {"slow_ranks", slow}});
+    const bool failed = wrong_bytes > 0 || (any_flagged && options.fail_on_outlier);
+    return failed ? static_cast<int>(ExitCode::check_failed) : 0;
+  }});
+  return session.finish_after([&] { run.measure(rounds, cells, wrong_bytes); });
 }
 
 }  // namespace

@@ -125,19 +125,47 @@ RunContext JobSession::run_context(std::vector<std::pair<std::string, std::strin
 }
 
 int JobSession::run(const std::function<int()>& command_run) {
-  int exit_code = 0;
   try {
-    exit_code = command_run();
+    const int exit_code = command_run();
+    return results_started_ && !results_finished_ ? finish_open_results(exit_code, 0) : exit_code;
   } catch (const Interrupted& stop) {
-    summary_.complete = false;
-    exit_code = static_cast<int>(stop.exit_code());
+    // Every rank agreed on the signal: the records so far are kept, said as incomplete.
+    // The command's frame is gone, and with it what its ending referred to.
+    ending_ = {};
+    const int exit_code = static_cast<int>(stop.exit_code());
+    if (results_started_ && !results_finished_) finish_open_results(exit_code, exit_code);
     if (reporting()) print_command_error(start_.program.c_str(), stop.what());
+    return exit_code;
   }
-  if (results_started_ && !results_finished_) {
-    summary_.exit_code = exit_code;
-    if (summary_.rows > 0) summary_.average_busbw_gbps = busbw_sum_ / static_cast<double>(summary_.rows);
-    finish_results(summary_);
+}
+
+int JobSession::finish_after(const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const Interrupted& stop) {
+    const int exit_code = static_cast<int>(stop.exit_code());
+    finish_open_results(exit_code, exit_code);
+    if (reporting()) print_command_error(start_.program.c_str(), stop.what());
+    return exit_code;
   }
+  return finish_open_results(0, 0);
+}
+
+int JobSession::finish_open_results(int exit_code, int interruption) {
+  if (summary_.rows > 0) summary_.average_busbw_gbps = busbw_sum_ / static_cast<double>(summary_.rows);
+  if (ending_.summarise) {
+    const int completed = ending_.summarise(summary_);
+    if (interruption == 0) exit_code = completed;
+  }
+  if (interruption != 0) {
+    summary_.complete = false;
+    exit_code = interruption;
+  }
+  summary_.exit_code = exit_code;
+  // Other kinds than rows keep their exit code at the top level of the JSON.
+  if (record_kind_ != "row") summary_.sections.emplace_back("exit_code", exit_code);
+  finish_results(summary_);
+  if (ending_.report && reporting()) ending_.report(summary_);
   return exit_code;
 }
 

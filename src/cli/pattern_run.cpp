@@ -125,7 +125,9 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   NicWatch nic_watch(world, world.node_count() > 1, kNicFraction);
   std::vector<NodeNic> nics;
   int exit_code = 0;
-  try {
+  // A signal before the first timed step stops the run with no records: the groups are
+  // released first, then the shell closes the files (complete: false).
+  const int signal_before_steps = signal_that_stopped([&] {
     PatternStepWorkload workload(*groups, schedule, pattern_name(config) + " step");
     // A signal during the timed steps keeps those measured (interrupted_by); one before
     // the first is Interrupted, with nothing to report.
@@ -147,23 +149,12 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
     context.notes.insert(context.notes.end(), workload.notes().begin(), workload.notes().end());
     if (!workload.compute_occupies().empty())
       context.notes.push_back("compute stand-in: " + workload.compute_occupies());
-  } catch (const Interrupted& e) {
-    exit_code = static_cast<int>(e.exit_code());
-    if (session.reporting()) print_command_error(program, e.what());
-  }
+  });
   {
     auto guard = session.watchdog().guard("releasing the pattern's groups");
     groups.reset();
   }
-  if (exit_code != 0 && measured.interrupted_by == 0) {
-    // Stopped before the first timed step: the files say so, with no records.
-    RunSummary summary;
-    summary.complete = false;
-    summary.exit_code = exit_code;
-    add_section(summary, "exit_code", exit_code);
-    session.finish_results(summary);
-    return exit_code;
-  }
+  if (signal_before_steps != 0) throw Interrupted(signal_before_steps);
   if (!options.trace_path.empty()) write_measured_trace(options.trace_path, config, schedule, last_timings, session);
   const PatternReport report = build_pattern_report(measured.step, median_sizes(schedule), model.bandwidths, model.nic);
   if (session.reporting()) {

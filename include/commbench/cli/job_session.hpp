@@ -71,6 +71,22 @@ class JobSession final : public JobSteps {
   // command adds its failures, notes and sections.
   RunSummary& summary() { return summary_; }
 
+  // How a command's run ends, after its last record or after a signal: `summarise` adds
+  // to summary() what the run learned (failures, notes, sections) and says the exit code
+  // of a run that went to its end; `report` prints the reporting rank's closing lines
+  // once the files are written.
+  struct RunEnding {
+    std::function<int(RunSummary& summary)> summarise;
+    std::function<void(const RunSummary& summary)> report = {};
+  };
+  void end_run_with(RunEnding ending) { ending_ = std::move(ending); }
+  // Runs the command's long work, then summarises, writes the files and reports as
+  // end_run_with says; returns the exit code. A signal in `work` (Interrupted: every rank
+  // agreed on it) ends it there: what was measured is written with complete: false, the
+  // signal is said once, and its exit code returned. The ending's functions run here,
+  // while what they refer to is alive.
+  int finish_after(const std::function<void()>& work);
+
  private:
   JobStart& start_;
   std::string schema_;
@@ -87,6 +103,10 @@ class JobSession final : public JobSteps {
   bool results_finished_ = false;
   RunSummary summary_;
   double busbw_sum_ = 0;
+  RunEnding ending_;
+
+  // Finishes what a run left open: `interruption` is the signal's exit code, or 0.
+  int finish_open_results(int exit_code, int interruption);
   std::string record_kind_;
   std::size_t records_ = 0;
 
