@@ -4,7 +4,8 @@
 // bit, so no message needs a text format of its own.
 //
 // A struct's visitor names each member once, for writing and reading alike, as
-// topology_json.cpp's do; it is found by argument-dependent lookup:
+// topology/topology_fields.hpp's do. It is found by argument-dependent lookup, so it is
+// declared in the struct's own namespace (the unnamed one for a struct of one file):
 //   template <typename Self, typename Visit>
 //   requires std::same_as<std::remove_const_t<Self>, Thing>
 //   void fields(Self& thing, Visit& v) { v("name", thing.name); v("count", thing.count); }
