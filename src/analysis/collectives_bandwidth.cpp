@@ -1,47 +1,50 @@
 #include "commbench/analysis/collectives_bandwidth.hpp"
 
 #include "commbench/analysis/live_probe.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/error.hpp"
-#include "commbench/core/name_lookup.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/topology/node_probe.hpp"
+#include "commbench/topology/topology_fields.hpp"
 #include "commbench/topology/topology_json.hpp"
 
 namespace commbench {
 
 std::optional<NodeTopology> probe_reporting_node(Bootstrap& group, std::string& failure) {
-  // Rank 0 probes its node and sends it as the JSON bench-topology gathers nodes with; a
-  // failed probe sends its reason instead, which becomes the basis of every figure.
-  std::string node_json;
+  // Rank 0 probes its node and sends its model; a failed probe sends its reason instead,
+  // which becomes the basis of every figure.
+  std::optional<NodeTopology> node;
   failure.clear();
   if (group.rank() == 0) {
     try {
-      node_json = topology_to_json_text(probe_node(probe_options_for_this_build("", "", "")));
+      node = probe_node(probe_options_for_this_build("", "", ""));
     } catch (const Error& e) {
       failure = e.what();
     }
   }
-  node_json = group.broadcast(node_json, 0);
-  failure = group.broadcast(failure, 0);
+  node = broadcast_as(group, node, 0);
+  failure = broadcast_as(group, failure, 0);
   if (!failure.empty()) return std::nullopt;
-  // Every rank reads the same text, so all agree on success or on the same failure.
+  // Every rank reads the same model as its file would hold it (bench-topology's), so all
+  // agree on success or on the same failure.
   try {
-    return topology_from_json_text(node_json, "the topology model of rank 0");
+    return topology_as_written(node.value(), "the topology model of rank 0");
   } catch (const Error& e) {
     failure = e.what();
     return std::nullopt;
   }
 }
 
-JobLayout layout_on_host(const std::vector<std::string>& hostnames, const std::vector<std::string>& bus_ids_of_process,
-                         const std::string& host, int nodes, int ranks_per_process) {
+JobLayout layout_on_host(const std::vector<std::string>& hostnames,
+                         const std::vector<std::vector<std::string>>& bus_ids_of_process, const std::string& host,
+                         int nodes, int ranks_per_process) {
   JobLayout layout;
   layout.nodes = nodes;
   int processes_on_host = 0;
   for (std::size_t process = 0; process < hostnames.size() && process < bus_ids_of_process.size(); ++process) {
     if (hostnames[process] != host) continue;
     ++processes_on_host;
-    for (const std::string& id : detail::split_list(bus_ids_of_process[process]))
+    for (const std::string& id : bus_ids_of_process[process])
       if (!id.empty()) layout.gpu_bus_ids.push_back(id);
   }
   layout.ranks_per_node = processes_on_host * ranks_per_process;
@@ -52,9 +55,7 @@ JobLayout layout_of_group(Backend& backend) {
   Bootstrap& group = backend.group();
   // Every rank models the layout of the first rank's node from what all ranks know: the
   // GPUs of the processes on that host, and how many processes and ranks run there.
-  std::string own_ids;
-  for (const std::string& id : backend.device_bus_ids()) own_ids += (own_ids.empty() ? "" : ",") + id;
-  const std::vector<std::string> all_ids = group.all_gather(own_ids);
+  const std::vector<std::vector<std::string>> all_ids = all_gather_as(group, backend.device_bus_ids());
   const int ranks_per_process = group.size() > 0 ? backend.ranks() / group.size() : 1;
   return layout_on_host(group.hostnames(), all_ids, group.hostnames().front(), group.node_count(), ranks_per_process);
 }

@@ -3,8 +3,8 @@
 #include <thread>
 
 #include <algorithm>
+#include <optional>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -25,6 +25,7 @@
 #include "commbench/topology/gpu_nics.hpp"
 #include "commbench/topology/node_comparison.hpp"
 #include "commbench/topology/node_probe.hpp"
+#include "commbench/topology/topology_fields.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/validate/site_expectations.hpp"
 
@@ -64,29 +65,27 @@ void JobClusterProbe::wait_until(double seconds) {
 
 std::vector<std::vector<std::string>> JobClusterProbe::node_changes() {
   Bootstrap& group = backend_.group();
-  std::string mine;
+  std::vector<std::string> mine;
   if (group.local_rank() == 0) {
     NicHealthSnapshot now = read_nic_health();
     if (health_)
-      for (const std::string& change : nic_health_changes(*health_, now)) mine += change + "\n";
+      for (const std::string& change : nic_health_changes(*health_, now)) mine.push_back(change);
     health_ = std::move(now);
     if (!gpu_monitor_) gpu_monitor_ = std::make_unique<GpuHealthMonitor>();
     GpuHealthSnapshot gpus = gpu_monitor_->read();
     if (gpu_health_)
-      for (const std::string& change : gpu_health_changes(*gpu_health_, gpus)) mine += change + "\n";
+      for (const std::string& change : gpu_health_changes(*gpu_health_, gpus)) mine.push_back(change);
     gpu_health_ = std::move(gpus);
   }
-  std::vector<std::string> all;
+  std::vector<std::vector<std::string>> all;
   {
     auto guard = session_.watchdog().guard("gathering the NICs' error counters");
-    all = group.all_gather(mine);
+    all = all_gather_as(group, mine);
   }
   std::vector<std::vector<std::string>> changes(node_names_.size());
   for (std::size_t node = 0; node < node_ranks_.size(); ++node)
-    for (int rank : node_ranks_[node]) {
-      std::istringstream lines(all[static_cast<std::size_t>(rank)]);
-      for (std::string line; std::getline(lines, line);) changes[node].push_back(line);
-    }
+    for (int rank : node_ranks_[node])
+      for (const std::string& change : all[static_cast<std::size_t>(rank)]) changes[node].push_back(change);
   return changes;
 }
 
@@ -118,23 +117,24 @@ double JobClusterProbe::subgroup_busbw(Backend* backend, double idle, int& signa
 std::vector<std::vector<std::string>> JobClusterProbe::local_findings() {
   Bootstrap& group = backend_.group();
   // One rank per node probes (the same node for all its ranks), as bench-topology does.
-  std::string own_model;
+  std::optional<NodeTopology> own_model;
   std::string failure;
   if (group.local_rank() == 0) {
     auto guard = session_.watchdog().guard("probing this node's topology");
     try {
       NodeTopology node = probe_node(probe_options_for_this_build("", "", ""));
       node.hostname = group.hostname();
-      own_model = topology_to_json_text(node);
+      own_model = std::move(node);
     } catch (const Error& e) {
       failure = std::string("topology probe failed: ") + e.what();
     }
   }
-  std::vector<std::string> models, failures;
+  std::vector<std::optional<NodeTopology>> models;
+  std::vector<std::string> failures;
   {
     auto guard = session_.watchdog().guard("gathering the nodes' topologies");
-    models = group.all_gather(own_model);
-    failures = group.all_gather(failure);
+    models = all_gather_as(group, own_model);
+    failures = all_gather_as(group, failure);
   }
   std::vector<std::vector<std::string>> findings(node_names_.size());
   std::vector<NodeTopology> probed;
@@ -145,7 +145,7 @@ std::vector<std::vector<std::string>> JobClusterProbe::local_findings() {
       findings[node].push_back(failures[leader]);
       continue;
     }
-    probed.push_back(topology_from_json_text(models[leader], "the topology of " + node_names_[node]));
+    probed.push_back(topology_as_written(models[leader].value(), "the topology of " + node_names_[node]));
     probed_node.push_back(static_cast<int>(node));
     nic_watch_->name_nearest_gpus(gpus_nearest_each_nic(probed.back()), node_names_[node]);
     for (const std::string& found : node_findings(probed.back())) findings[node].push_back(found);

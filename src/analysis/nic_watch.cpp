@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/collective.hpp"
 #include "commbench/core/dtype.hpp"
 #include "commbench/core/error.hpp"
@@ -16,57 +17,23 @@
 namespace commbench {
 namespace {
 
-using nlohmann::json;
-
 // Short enough that a healthy port bursts to line rate within one interval (the test
 // cluster's did, results/slurm-cluster/nic-rates/); each reading is one file per port.
 constexpr std::chrono::milliseconds kSamplingInterval{10};
-
-json optional_json(const std::optional<std::uint64_t>& value) { return value ? json(*value) : json(nullptr); }
-
-std::optional<std::uint64_t> optional_count(const json& value) {
-  return value.is_number_unsigned() ? std::optional<std::uint64_t>(value.get<std::uint64_t>()) : std::nullopt;
-}
 
 std::string gb(double bytes) { return fmt::format("{:.3f}", bytes / 1e9); }
 
 }  // namespace
 
-std::string nic_case_text(const NicCaseTraffic& traffic) {
-  json nics = json::array();
-  for (std::size_t i = 0; i < traffic.traffic.size(); ++i) {
-    const NicTraffic& t = traffic.traffic[i];
-    nics.push_back({{"device", t.device},
-                    {"port", t.port},
-                    {"rdma", t.rdma},
-                    {"tx", optional_json(t.tx_bytes)},
-                    {"rx", optional_json(t.rx_bytes)},
-                    {"note", t.note},
-                    {"peak", traffic.peak_bytes_per_second[i]}});
-  }
-  return json{{"seconds", traffic.seconds}, {"nics", nics}}.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::vector<NodeNic> nics_from_text(const std::string& text, const std::string& node) {
+std::vector<NodeNic> nics_of_node(const NicCaseTraffic& traffic, const std::string& node) {
   std::vector<NodeNic> nics;
-  if (text.empty()) return nics;  // a rank that does not sample its node
-  try {
-    const json doc = json::parse(text);
-    for (const json& entry : doc.at("nics")) {
-      NodeNic nic;
-      nic.node = node;
-      nic.traffic.device = entry.at("device").get<std::string>();
-      nic.traffic.port = entry.at("port").get<int>();
-      nic.traffic.rdma = entry.at("rdma").get<bool>();
-      nic.traffic.tx_bytes = optional_count(entry.at("tx"));
-      nic.traffic.rx_bytes = optional_count(entry.at("rx"));
-      nic.traffic.note = entry.at("note").get<std::string>();
-      nic.peak_bytes_per_second = entry.at("peak").get<double>();
-      nic.seconds = doc.at("seconds").get<double>();
-      nics.push_back(std::move(nic));
-    }
-  } catch (const json::exception& e) {
-    throw BackendError(fmt::format("internal error: a node's NIC counters do not read back: {}", e.what()));
+  for (std::size_t i = 0; i < traffic.traffic.size(); ++i) {
+    NodeNic nic;
+    nic.node = node;
+    nic.traffic = traffic.traffic[i];
+    nic.peak_bytes_per_second = traffic.peak_bytes_per_second[i];
+    nic.seconds = traffic.seconds;
+    nics.push_back(std::move(nic));
   }
   return nics;
 }
@@ -87,12 +54,13 @@ std::vector<NodeNic> NicWatch::finish_case(const OpCase& c) {
 
 std::vector<NodeNic> NicWatch::finish(const std::string& what, const std::set<std::string>& taking_part) {
   if (!enabled_) return {};
-  const std::string mine = sampler_ ? nic_case_text(sampler_->stop()) : std::string();
-  const std::vector<std::string> all = group_.all_gather(mine);
+  // A rank that does not sample its node sends none.
+  const std::optional<NicCaseTraffic> mine = sampler_ ? std::optional(sampler_->stop()) : std::nullopt;
+  const std::vector<std::optional<NicCaseTraffic>> all = all_gather_as(group_, mine);
   std::vector<NodeNic> nics;
   for (std::size_t rank = 0; rank < all.size(); ++rank)
-    if (taking_part.empty() || taking_part.count(group_.hostnames()[rank]))
-      for (NodeNic& nic : nics_from_text(all[rank], group_.hostnames()[rank])) nics.push_back(std::move(nic));
+    if (all[rank] && (taking_part.empty() || taking_part.count(group_.hostnames()[rank])))
+      for (NodeNic& nic : nics_of_node(*all[rank], group_.hostnames()[rank])) nics.push_back(std::move(nic));
   const RailsJudgement judgement = judge_rails(nics, fraction_);
   cases_ += 1;
   if (!judgement.compared) {

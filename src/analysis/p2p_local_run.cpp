@@ -1,18 +1,20 @@
 #include "commbench/analysis/p2p_local_run.hpp"
 
 #include <algorithm>
+#include <concepts>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "commbench/analysis/live_probe.hpp"
 #include "commbench/analysis/local_node_model.hpp"
-#include "commbench/analysis/pair_cell_json.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/config.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/topology/node_probe.hpp"
@@ -48,6 +50,28 @@ std::string test_text(const LocalNode& node, const LocalLinkTest& test) {
     case LocalTransfer::gpu_to_host: return fmt::format("{} {} -> host{}", method_text(test), gpu(test.gpu), ways);
   }
   return method_text(test);
+}
+
+// What a node's first rank measured, as it travels to rank 0. The node's access matrix
+// stays home: `peer_access` says it for the report.
+struct NodeCells {
+  LocalNodeResult result;
+  std::uint64_t wrong_bytes = 0;
+  std::vector<PairCell> cells;
+};
+
+template <typename Self, typename Visit>
+requires std::same_as<std::remove_const_t<Self>, NodeCells>
+void fields(Self& m, Visit& v) {
+  v("host", m.result.node.host);
+  v("rank", m.result.node.rank);
+  v("gpus", m.result.node.bus_ids);
+  v("gpu_numa", m.result.node.gpu_numa);
+  v("numa_nodes", m.result.node.numa_nodes);
+  v("peer_access", m.result.peer_access);
+  v("notes", m.result.notes);
+  v("wrong_bytes", m.wrong_bytes);
+  v("cells", m.cells);
 }
 
 // One thing the node's first rank measures, under its own watchdog step.
@@ -103,7 +127,7 @@ class NodeMeasurement {
   }
 
   // The node's report, once every item has run: latencies joined to their cells.
-  nlohmann::ordered_json result_json() {
+  NodeCells result() {
     for (PairCell& cell : cells_) {
       if (cell.direction == PairDirection::both) continue;
       const int source = index_of(cell.src_device);
@@ -116,19 +140,18 @@ class NodeMeasurement {
           cell.latency_us = found->second;
       }
     }
-    nlohmann::ordered_json json;
-    json["host"] = node_.host;
-    json["rank"] = node_.rank;
-    json["gpus"] = node_.bus_ids;
-    json["gpu_numa"] = node_.gpu_numa;
-    json["numa_nodes"] = node_.numa_nodes;
-    json["peer_access"] = peer_access_codes(node_, nvlink_matrix(topology(), node_.bus_ids));
-    json["notes"] = plan_.notes;
-    if (!model_.topology) json["notes"].push_back("topology probe failed: " + model_.failure);
-    json["wrong_bytes"] = wrong_bytes_;
-    json["cells"] = nlohmann::ordered_json::array();
-    for (const PairCell& cell : cells_) json["cells"].push_back(cell_json(cell));
-    return json;
+    NodeCells measured;
+    measured.result.node.host = node_.host;
+    measured.result.node.rank = node_.rank;
+    measured.result.node.bus_ids = node_.bus_ids;
+    measured.result.node.gpu_numa = node_.gpu_numa;
+    measured.result.node.numa_nodes = node_.numa_nodes;
+    measured.result.peer_access = peer_access_codes(node_, nvlink_matrix(topology(), node_.bus_ids));
+    measured.result.notes = plan_.notes;
+    if (!model_.topology) measured.result.notes.push_back("topology probe failed: " + model_.failure);
+    measured.wrong_bytes = wrong_bytes_;
+    measured.cells = cells_;
+    return measured;
   }
 
  private:
@@ -165,18 +188,6 @@ class NodeMeasurement {
   std::map<int, double> host_latency_us_;
   std::uint64_t wrong_bytes_ = 0;
 };
-
-LocalNodeResult node_from_json(const nlohmann::ordered_json& json) {
-  LocalNodeResult result;
-  result.node.host = json.at("host").get<std::string>();
-  result.node.rank = json.at("rank").get<int>();
-  result.node.bus_ids = json.at("gpus").get<std::vector<std::string>>();
-  result.node.gpu_numa = json.at("gpu_numa").get<std::vector<int>>();
-  result.node.numa_nodes = json.at("numa_nodes").get<std::vector<int>>();
-  result.notes = json.at("notes").get<std::vector<std::string>>();
-  result.peer_access = json.at("peer_access").get<PeerAccessCodes>();
-  return result;
-}
 
 }  // namespace
 
@@ -222,15 +233,14 @@ LocalRunResult run_local_links(JobSteps& session, const LocalRunSettings& settin
   }
   LocalRunResult result;
   session.step("gathering every node's cells", [&] {
-    const std::string own = measurement ? measurement->result_json().dump() : "";
-    const std::vector<std::string> gathered = world.all_gather(own);
+    const std::optional<NodeCells> own = measurement ? std::optional(measurement->result()) : std::nullopt;
+    const std::vector<std::optional<NodeCells>> gathered = all_gather_as(world, own);
     if (world.rank() != 0) return;
-    for (const std::string& text : gathered) {
-      if (text.empty()) continue;
-      const nlohmann::ordered_json json = nlohmann::ordered_json::parse(text);
-      result.nodes.push_back(node_from_json(json));
-      result.wrong_bytes += json.at("wrong_bytes").get<std::uint64_t>();
-      for (const auto& cell : json.at("cells")) result.cells.push_back(cell_from_json(cell));
+    for (const std::optional<NodeCells>& node : gathered) {
+      if (!node) continue;
+      result.nodes.push_back(node->result);
+      result.wrong_bytes += node->wrong_bytes;
+      result.cells.insert(result.cells.end(), node->cells.begin(), node->cells.end());
     }
   });
   session.step("releasing this node's GPUs", [&] {

@@ -23,7 +23,10 @@ void apply_link_model(const std::optional<NodeTopology>& node, const std::string
     budget = single_nic_budget(*node, JobLayout{2, 1, {}});
   } else {
     // The sender's NICs depend on which GPUs of its own host the job uses.
-    budget = gpu_network_budget(*node, layout_on_host(hostnames, bus_ids, cell.src_host, 2, 1), bus(cell.src_rank));
+    std::vector<std::vector<std::string>> bus_ids_of_process;
+    for (const std::string& id : bus_ids) bus_ids_of_process.push_back({id});
+    budget = gpu_network_budget(*node, layout_on_host(hostnames, bus_ids_of_process, cell.src_host, 2, 1),
+                                bus(cell.src_rank));
   }
   cell.link = budget.description;
   cell.theoretical_gbps = budget.spec_gbps;

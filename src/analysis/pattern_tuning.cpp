@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/record.hpp"
 #include "commbench/core/text_table.hpp"
@@ -99,20 +100,18 @@ class JobTuningTrials final : public TuningTrials {
     if (!request_.prune) return std::nullopt;
     Bootstrap& world = session_.world();
     auto guard = session_.watchdog().guard("agreeing on a trial's predicted step");
-    std::string text;
+    std::optional<double> predicted;
     if (world.rank() == 0 && fitted_) {
       try {
         double step = 0;
         for (const PredictedRank& rank : predict_step(config, *fitted_).ranks)
           for (const ItemTiming& timing : rank.timings) step = std::max(step, timing.end_seconds);
-        if (std::isfinite(step)) text = fmt::format("{:.17g}", step);
+        if (std::isfinite(step)) predicted = step;
       } catch (const UsageError&) {
         // A kind of communication the start trial did not have: no prediction, measure it.
       }
     }
-    text = world.broadcast(text, 0);
-    if (text.empty()) return std::nullopt;
-    return std::stod(text);
+    return broadcast_as(world, predicted, 0);
   }
 
   bool room_for_another() override {

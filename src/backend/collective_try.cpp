@@ -3,6 +3,7 @@
 #include <exception>
 #include <string>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/error.hpp"
 
 namespace commbench {
@@ -26,9 +27,9 @@ void collective_try(Bootstrap& group, const std::function<void()>& step) {
   }
   const int first = group.first_rank_where(failure != nullptr);
   if (first < 0) return;
-  const std::string agreed = group.broadcast(std::to_string(static_cast<int>(code)), first);
+  const int agreed = broadcast_as(group, static_cast<int>(code), first);
   if (group.rank() == first) std::rethrow_exception(failure);
-  throw ReportedByAnotherRank(static_cast<ExitCode>(std::stoi(agreed)));
+  throw ReportedByAnotherRank(static_cast<ExitCode>(agreed));
 }
 
 }  // namespace commbench

@@ -16,6 +16,7 @@
 #include "commbench/backend/job_runtime.hpp"
 #include "commbench/analysis/algorithm_comparison.hpp"
 #include "commbench/analysis/collectives_bandwidth.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/cli/collectives_options.hpp"
 #include "commbench/analysis/collectives_soak.hpp"
 #include "commbench/cli/command_shell.hpp"
@@ -44,7 +45,7 @@ void print_error(const std::string& message) { print_command_error(kProgram, mes
 std::optional<std::string> agreed_reason(Bootstrap& world, const std::optional<std::string>& local) {
   const int first = world.first_rank_where(local.has_value());
   if (first < 0) return std::nullopt;
-  const std::string reason = world.broadcast(local.value_or(""), first);
+  const std::string reason = broadcast_as(world, local.value_or(""), first);
   return first == 0 ? reason : fmt::format("{} (on rank {})", reason, first);
 }
 
@@ -123,8 +124,8 @@ ThresholdFiles read_threshold_files(const CollectivesOptions& options, Bootstrap
     if (!options.baseline_path.empty())
       files.baseline_text = read_input_file(options.baseline_path, files.baseline_origin);
   });
-  files.rules_text = world.broadcast(files.rules_text, 0);
-  files.baseline_text = world.broadcast(files.baseline_text, 0);
+  files.rules_text = broadcast_as(world, files.rules_text, 0);
+  files.baseline_text = broadcast_as(world, files.baseline_text, 0);
   return files;
 }
 

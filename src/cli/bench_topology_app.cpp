@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_session.hpp"
 #include "commbench/analysis/live_probe.hpp"
@@ -24,6 +26,7 @@
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/node_comparison.hpp"
+#include "commbench/topology/topology_fields.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/topology/topology_matrix.hpp"
 
@@ -83,12 +86,11 @@ struct TopologyReport {
   std::string bandwidth_text;         // the console's busbw tables
 };
 
-TopologyReport judge_nodes(const TopologyOptions& options, const std::vector<std::string>& gathered,
+TopologyReport judge_nodes(const TopologyOptions& options, const std::vector<std::optional<NodeTopology>>& gathered,
                            int host_ranks_per_node) {
   TopologyReport report;
   for (std::size_t r = 0; r < gathered.size(); ++r) {
-    if (!gathered[r].empty())
-      report.nodes.push_back(topology_from_json_text(gathered[r], fmt::format("model of rank {}", r)));
+    if (gathered[r]) report.nodes.push_back(topology_as_written(*gathered[r], fmt::format("model of rank {}", r)));
   }
   const NodeTopology& first = report.nodes.front();
   const int model_nodes = options.model_nodes > 0 ? options.model_nodes : static_cast<int>(report.nodes.size());
@@ -132,14 +134,14 @@ void print_report(const TopologyReport& report, const RunContext& context, doubl
 }
 
 // The links of every node as records, then the document's own sections.
-void write_results(JobSession& session, const TopologyReport& report, const std::vector<std::string>& gathered,
-                   double probe_seconds, bool complete, int exit_code) {
+void write_results(JobSession& session, const TopologyReport& report, double probe_seconds, bool complete,
+                   int exit_code) {
   for (const NodeTopology& node : report.nodes) {
     for (const LinkRow& row : link_rows(node)) session.add_record(link_record(row));
   }
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
-  for (const std::string& text : gathered) {
-    if (session.reporting() && !text.empty()) nodes.push_back(nlohmann::ordered_json::parse(text));
+  for (const NodeTopology& node : report.nodes) {
+    if (session.reporting()) nodes.push_back(nlohmann::ordered_json::parse(topology_to_json_text(node)));
   }
   RunSummary summary;
   summary.complete = complete;
@@ -158,20 +160,20 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
   const auto started = std::chrono::steady_clock::now();
   // One rank per node probes: the node is the same for all its ranks, and several hwloc
   // discoveries at once would only slow each other down.
-  std::string own_model;
+  std::optional<NodeTopology> own_model;
   session.step("probing this node", [&] {
     if (world.local_rank() != 0) return;
     NodeTopology node =
         probe_node(probe_options_for_this_build(options.hwloc_xml, options.sysfs_root, options.nccl_topo_xml));
     if (options.hwloc_xml.empty() && options.nccl_topo_xml.empty()) node.hostname = world.hostname();
-    own_model = topology_to_json_text(node);
+    own_model = std::move(node);
   });
   const double probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::vector<std::string> gathered;
+  std::vector<std::optional<NodeTopology>> gathered;
   int signal_number = 0;
   {
     auto guard = session.watchdog().guard("gathering the nodes' models");
-    gathered = world.all_gather(own_model);
+    gathered = all_gather_as(world, own_model);
     // A SIGINT/SIGTERM during the probe: the models made are kept, the run is incomplete.
     signal_number = signal_of_agreement_key(world.max(interruption_agreement_key()));
   }
@@ -192,7 +194,7 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
   session.step("writing the report", [&] {
     if (session.reporting()) print_report(report, context, probe_seconds);
   });
-  write_results(session, report, gathered, probe_seconds, signal_number == 0, exit_code);
+  write_results(session, report, probe_seconds, signal_number == 0, exit_code);
   if (session.reporting() && signal_number != 0) print_command_error(kProgram, Interrupted(signal_number).what());
   auto guard = session.watchdog().guard("agreeing on the exit code");
   return world.max(exit_code);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "command_line_parser.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/analysis/job_cluster_probe.hpp"
@@ -234,7 +235,7 @@ ValidateOptions with_site_file(const ValidateOptions& options, JobSession& sessi
   session.step("reading --expect", [&] {
     if (session.reporting()) text = read_input_file(options.expect_path, "--expect " + options.expect_path);
   });
-  session.step("parsing --expect", [&] { apply_site_file(resolved, session.world().broadcast(text, 0)); });
+  session.step("parsing --expect", [&] { apply_site_file(resolved, broadcast_as(session.world(), text, 0)); });
   return resolved;
 }
 

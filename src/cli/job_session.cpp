@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "commbench/backend/collective_try.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/interrupted.hpp"
@@ -19,18 +20,12 @@ std::string rank_name(int rank, const std::string& label) { return fmt::format("
 
 // "rank R: GPU ..." for every device of every rank, on every rank.
 std::vector<std::string> gathered_devices(Bootstrap& group, const Backend& backend) {
-  std::string local_devices;
+  std::vector<std::string> local_devices;
   for (const std::string& device : backend.device_descriptions())
-    local_devices += fmt::format("{}rank {}: {}", local_devices.empty() ? "" : "\n", group.rank(), device);
+    local_devices.push_back(fmt::format("rank {}: {}", group.rank(), device));
   std::vector<std::string> devices;
-  for (const std::string& lines : group.all_gather(local_devices)) {
-    std::size_t start = 0;
-    while (start < lines.size()) {
-      const std::size_t end = std::min(lines.find('\n', start), lines.size());
-      devices.push_back(lines.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  for (const std::vector<std::string>& rank_devices : all_gather_as(group, local_devices))
+    devices.insert(devices.end(), rank_devices.begin(), rank_devices.end());
   return devices;
 }
 
@@ -85,9 +80,8 @@ Backend& JobSession::create_backend(const BackendRequest& request) {
   start_.watch.set_backend(backend_.get());
   // From here on a timeout names the GPUs of each rank too, not only its host.
   auto guard = watchdog().guard("exchanging each rank's GPUs");
-  std::string own_buses;
-  for (const std::string& bus : backend_->device_bus_ids()) own_buses += (own_buses.empty() ? "" : " ") + bus;
-  const std::vector<std::string> labels = rank_labels(world_->hostnames(), world_->all_gather(own_buses));
+  const std::vector<std::string> labels =
+      rank_labels(world_->hostnames(), all_gather_as(*world_, backend_->device_bus_ids()));
   start_.watch.relabel_ranks(labels);
   watchdog().set_identity(rank_name(world_->rank(), labels[static_cast<std::size_t>(world_->rank())]));
   return *backend_;

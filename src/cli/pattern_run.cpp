@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/cli/command_shell.hpp"
 #include "commbench/cli/job_command.hpp"
 #include "commbench/analysis/nic_watch.hpp"
@@ -95,7 +96,7 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
   session.step("writing the trace", [&] {
     const std::string own = rank_trace_events(schedule, last_timings, world.rank(),
                                               fmt::format("rank {} (host {})", world.rank(), world.hostname()));
-    const std::vector<std::string> fragments = world.all_gather(own);
+    const std::vector<std::string> fragments = all_gather_as(world, own);
     if (session.reporting())
       write_file_atomically(path, chrome_trace(fragments, pattern_name(config) + " step, last measured"), "--trace");
   });

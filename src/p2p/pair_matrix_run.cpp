@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "commbench/backend/collective_try.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/stopping_rule.hpp"
 #include "commbench/runner/peer_round_workload.hpp"
@@ -45,8 +46,8 @@ void PairMatrixRun::measure(const std::vector<PairRound>& rounds, std::vector<Pa
   {
     auto guard = watchdog_.guard("exchanging each rank's device");
     collective_try(group, [&] {
-      devices = group.all_gather(own_buses.empty() ? "host" : "GPU " + own_buses.front());
-      bus_ids = group.all_gather(own_buses.empty() ? "" : own_buses.front());
+      devices = all_gather_as(group, own_buses.empty() ? std::string("host") : "GPU " + own_buses.front());
+      bus_ids = all_gather_as(group, own_buses.empty() ? std::string() : own_buses.front());
     });
   }
   for (std::size_t r = 0; r < rounds.size(); ++r) {

@@ -8,9 +8,12 @@
 
 #include <fmt/format.h>
 
+#include <concepts>
 #include <cstring>
-#include <sstream>
+#include <optional>
+#include <type_traits>
 
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/number_text.hpp"
 
 namespace commbench {
@@ -35,6 +38,19 @@ std::string host_address() {
 
 std::string seconds(std::chrono::nanoseconds d) { return fixed_text(std::chrono::duration<double>(d).count(), 1); }
 
+// Where rank 0 collects the heartbeats, as it travels to the other ranks.
+struct CollectorAddress {
+  std::string address;
+  int port = 0;
+};
+
+template <typename Self, typename Visit>
+requires std::same_as<std::remove_const_t<Self>, CollectorAddress>
+void fields(Self& where, Visit& v) {
+  v("address", where.address);
+  v("port", where.port);
+}
+
 }  // namespace
 
 HeartbeatChannel::HeartbeatChannel(int rank, int size, int socket_fd)
@@ -47,9 +63,9 @@ HeartbeatChannel::~HeartbeatChannel() {
 }
 
 std::unique_ptr<HeartbeatChannel> HeartbeatChannel::open(Bootstrap& world) {
-  // Rank 0 binds first and publishes "address port"; an empty answer means no channel.
+  // Rank 0 binds first and publishes its address and port; none means no channel.
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  std::string where;
+  std::optional<CollectorAddress> where;
   if (world.rank() == 0 && fd >= 0) {
     sockaddr_in any{};
     any.sin_family = AF_INET;
@@ -60,19 +76,16 @@ std::unique_ptr<HeartbeatChannel> HeartbeatChannel::open(Bootstrap& world) {
         getsockname(fd, reinterpret_cast<sockaddr*>(&any), &length) == 0) {
       timeval wait{0, 200000};  // the collector re-checks `stopping_` this often
       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-      where = fmt::format("{} {}", address, ntohs(any.sin_port));
+      where = CollectorAddress{address, ntohs(any.sin_port)};
     }
   }
-  where = world.broadcast(where, 0);
+  where = broadcast_as(world, where, 0);
   const bool everyone_has_socket = !world.any(fd < 0);
-  if (where.empty() || !everyone_has_socket) {
+  if (!where || !everyone_has_socket) {
     if (fd >= 0) close(fd);
     return nullptr;
   }
-  std::istringstream parts(where);
-  std::string address;
-  int port = 0;
-  parts >> address >> port;
+  const auto& [address, port] = *where;
   auto channel = std::unique_ptr<HeartbeatChannel>(new HeartbeatChannel(world.rank(), world.size(), fd));
   sockaddr_in destination{};
   destination.sin_family = AF_INET;
@@ -115,12 +128,13 @@ std::vector<RankHeartbeat> HeartbeatChannel::snapshot() const {
   return last_;
 }
 
-std::vector<std::string> rank_labels(const std::vector<std::string>& hosts, const std::vector<std::string>& bus_ids) {
+std::vector<std::string> rank_labels(const std::vector<std::string>& hosts,
+                                     const std::vector<std::vector<std::string>>& bus_ids) {
   std::vector<std::string> labels = hosts;
   for (std::size_t r = 0; r < labels.size() && r < bus_ids.size(); ++r) {
     if (bus_ids[r].empty()) continue;
-    labels[r] += bus_ids[r].find(' ') == std::string::npos ? ", GPU " : ", GPUs ";
-    labels[r] += bus_ids[r];
+    labels[r] += bus_ids[r].size() == 1 ? ", GPU " : ", GPUs ";
+    for (std::size_t i = 0; i < bus_ids[r].size(); ++i) labels[r] += (i == 0 ? "" : " ") + bus_ids[r][i];
   }
   return labels;
 }

@@ -32,10 +32,11 @@ std::optional<NodeTopology> probe_reporting_node(Bootstrap& group, std::string& 
 JobLayout layout_of_group(Backend& backend);
 // The layout of the ranks on `host`, from what every rank knows: the processes there
 // (by `hostnames`, one per process) times `ranks_per_process`, and the GPUs they drive
-// (each process's comma-separated bus ids in `bus_ids_of_process`, empty for host
-// memory), as one node of `nodes`.
-JobLayout layout_on_host(const std::vector<std::string>& hostnames, const std::vector<std::string>& bus_ids_of_process,
-                         const std::string& host, int nodes, int ranks_per_process);
+// (each process's bus ids in `bus_ids_of_process`, none for host memory), as one node of
+// `nodes`.
+JobLayout layout_on_host(const std::vector<std::string>& hostnames,
+                         const std::vector<std::vector<std::string>>& bus_ids_of_process, const std::string& host,
+                         int nodes, int ranks_per_process);
 
 // Fills theoretical_busbw_gbps, achievable_busbw_gbps, efficiency and model_algo of a row.
 void apply_bandwidth_model(const CollectiveBandwidths& model, ResultRow& row);

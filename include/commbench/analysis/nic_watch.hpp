@@ -75,8 +75,7 @@ class NicWatch {
 
 Record nic_record(const OpCase& c, const NodeNic& nic);
 
-// Text sent from each node's sampling rank to the others, and back.
-std::string nic_case_text(const NicCaseTraffic& traffic);
-std::vector<NodeNic> nics_from_text(const std::string& text, const std::string& node);
+// A node's ports as its sampling rank measured them over a case, one entry per port.
+std::vector<NodeNic> nics_of_node(const NicCaseTraffic& traffic, const std::string& node);
 
 }  // namespace commbench

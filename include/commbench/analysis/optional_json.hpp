@@ -1,4 +1,4 @@
-// An optional value as JSON and back: null when it is absent. nlohmann/json 3.11 has no
+// An optional value as JSON: null when it is absent. nlohmann/json 3.11 has no
 // std::optional conversion of its own.
 #pragma once
 
@@ -11,11 +11,6 @@ namespace commbench {
 template <typename Value>
 nlohmann::ordered_json optional_json(const std::optional<Value>& value) {
   return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
-
-template <typename Value>
-std::optional<Value> optional_from_json(const nlohmann::ordered_json& json) {
-  return json.is_null() ? std::nullopt : std::optional<Value>(json.get<Value>());
 }
 
 }  // namespace commbench

@@ -1,5 +1,4 @@
-// A bench-p2p cell as JSON: the shape of the "cells" of --json (commbench.p2p/1), which is
-// also how bench-p2p --local sends a node's cells to rank 0.
+// A bench-p2p cell as JSON: the shape of the "cells" of --json (commbench.p2p/1).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,7 +8,5 @@
 namespace commbench {
 
 nlohmann::ordered_json cell_json(const PairCell& cell);
-// Inverse of cell_json (the round-trip keeps every field).
-PairCell cell_from_json(const nlohmann::ordered_json& json);
 
 }  // namespace commbench

@@ -3,9 +3,11 @@
 // links, the console matrices and the long-form CSV. Pure: no communication.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,31 @@ struct PairCell {
   // empty inside a node or where the NICs were not read.
   std::string nics;
 };
+
+// Its fields, for the exchange between ranks (backend/typed_exchange.hpp).
+template <typename Self, typename Visit>
+requires std::same_as<std::remove_const_t<Self>, PairCell>
+void fields(Self& c, Visit& v) {
+  v("src_rank", c.src_rank);
+  v("dst_rank", c.dst_rank);
+  v("src_host", c.src_host);
+  v("dst_host", c.dst_host);
+  v("src_device", c.src_device);
+  v("dst_device", c.dst_device);
+  v("bytes", c.bytes);
+  v("direction", c.direction);
+  v("round", c.round);
+  v("rail", c.rail);
+  v("method", c.method);
+  v("gbps", c.gbps);
+  v("latency_us", c.latency_us);
+  v("theoretical_gbps", c.theoretical_gbps);
+  v("efficiency", c.efficiency);
+  v("link", c.link);
+  v("flagged", c.flagged);
+  v("reason", c.flag_reason);
+  v("nics", c.nics);
+}
 
 // A cell is an outlier when its bandwidth is below `fraction` of the ranks' median (over
 // ranks, of each rank's median cell, among cells measured the same way: the same method,

@@ -58,8 +58,9 @@ class HeartbeatChannel {
 
 // How timeout messages name each rank after "host ": the host alone, or with the GPUs
 // the rank drives ("gpu01, GPU 0000:1b:00.0", "gpu01, GPUs 0000:1b:00.0 0000:2c:00.0").
-// `bus_ids` holds each rank's bus ids separated by spaces ("" for host memory).
-std::vector<std::string> rank_labels(const std::vector<std::string>& hosts, const std::vector<std::string>& bus_ids);
+// `bus_ids` holds each rank's bus ids (none for host memory).
+std::vector<std::string> rank_labels(const std::vector<std::string>& hosts,
+                                     const std::vector<std::vector<std::string>>& bus_ids);
 
 // Rank 0's account of a timeout: who is silent, who is behind, or that all ranks are in
 // the step (then the operation itself is stuck). `hosts` is indexed by rank.

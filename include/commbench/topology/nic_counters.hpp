@@ -12,9 +12,11 @@
 // read is reported as such, and the measurement goes on.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,18 @@ struct NicTraffic {
   std::uint64_t bytes() const { return tx_bytes.value_or(0) + rx_bytes.value_or(0); }
   bool known() const { return tx_bytes.has_value() && rx_bytes.has_value(); }
 };
+
+// Its fields, for the exchange between ranks (backend/typed_exchange.hpp).
+template <typename Self, typename Visit>
+requires std::same_as<std::remove_const_t<Self>, NicTraffic>
+void fields(Self& t, Visit& v) {
+  v("device", t.device);
+  v("port", t.port);
+  v("rdma", t.rdma);
+  v("tx", t.tx_bytes);
+  v("rx", t.rx_bytes);
+  v("note", t.note);
+}
 
 // /proc/net/dev's interfaces but loopback, each with its fields after the name (8 receive
 // counters, then 8 transmit: bytes, packets, errs, drop, fifo, frame or colls, compressed

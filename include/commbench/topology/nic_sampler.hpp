@@ -8,12 +8,14 @@
 #pragma once
 
 #include <chrono>
+#include <concepts>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "commbench/topology/nic_counters.hpp"
@@ -25,6 +27,15 @@ struct NicCaseTraffic {
   std::vector<NicTraffic> traffic;            // over the whole case
   std::vector<double> peak_bytes_per_second;  // per traffic entry: the busiest interval, tx + rx
 };
+
+// Its fields, for the exchange between ranks (backend/typed_exchange.hpp).
+template <typename Self, typename Visit>
+requires std::same_as<std::remove_const_t<Self>, NicCaseTraffic>
+void fields(Self& t, Visit& v) {
+  v("seconds", t.seconds);
+  v("traffic", t.traffic);
+  v("peak", t.peak_bytes_per_second);
+}
 
 class NicSampler {
  public:

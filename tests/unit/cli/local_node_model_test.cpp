@@ -7,6 +7,8 @@
 
 #include "commbench/analysis/local_node_model.hpp"
 #include "commbench/analysis/pair_cell_json.hpp"
+#include "commbench/backend/local_bootstrap.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/topology/nccl_topo_xml.hpp"
 
 namespace commbench {
@@ -133,7 +135,9 @@ TEST(LocalNodeModel, WithoutATopologyNothingIsKnownAndTheFailureIsSaid) {
   EXPECT_EQ(unknown.description, "the GPU's PCIe link is unknown to the topology probe");
 }
 
-TEST(PairCellJson, ACellTravelsToRankZeroWithEveryField) {
+// bench-p2p --local sends each node's cells to rank 0 through the typed exchange.
+TEST(PairCellExchange, ACellTravelsToRankZeroWithEveryField) {
+  LocalBootstrap group;
   PairCell cell;
   cell.src_rank = 3;
   cell.dst_rank = 3;
@@ -152,12 +156,15 @@ TEST(PairCellJson, ACellTravelsToRankZeroWithEveryField) {
   cell.flagged = true;
   cell.flag_reason = "why";
   cell.method = "pinned-far";
-  const PairCell back = cell_from_json(nlohmann::ordered_json::parse(cell_json(cell).dump()));
+  cell.nics = "gpu07 mlx5_0:1 0.61 GB/s";
+  const PairCell back = all_gather_as(group, cell).at(0);
   EXPECT_EQ(cells_csv({back}), cells_csv({cell}));
+  EXPECT_EQ(cell_json(back), cell_json(cell));
   EXPECT_EQ(back.direction, PairDirection::both);
+  EXPECT_EQ(back.nics, cell.nics);
 
   PairCell sparse;  // what is unknown stays unknown
-  const PairCell sparse_back = cell_from_json(cell_json(sparse));
+  const PairCell sparse_back = all_gather_as(group, sparse).at(0);
   EXPECT_EQ(sparse_back.latency_us, std::nullopt);
   EXPECT_EQ(sparse_back.theoretical_gbps, std::nullopt);
   EXPECT_EQ(sparse_back.rail, std::nullopt);

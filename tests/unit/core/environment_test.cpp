@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commbench/backend/local_bootstrap.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/host_memory.hpp"
 #include "commbench/core/launcher_env.hpp"
@@ -93,7 +94,7 @@ TEST(LocalBootstrap, OneRankWhoseAgreementsAreTheIdentity) {
   EXPECT_EQ(alone.first_rank_where(true), 0);
   EXPECT_EQ(alone.first_rank_where(false), -1);
   EXPECT_DOUBLE_EQ(alone.max_with_rank(2.5).value, 2.5);
-  EXPECT_EQ(alone.all_gather("x"), std::vector<std::string>{"x"});
+  EXPECT_EQ(all_gather_as(alone, std::string("x")), std::vector<std::string>{"x"});
   EXPECT_EQ(alone.split(3, 0)->size(), 1);
 }
 

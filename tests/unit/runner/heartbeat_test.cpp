@@ -61,16 +61,16 @@ namespace commbench {
 namespace {
 
 TEST(RankLabels, HostsWithTheGpusEachRankDrives) {
-  EXPECT_EQ(rank_labels({"gpu01", "gpu01", "gpu02"}, {"0000:1b:00.0", "0000:2c:00.0 0000:3d:00.0", ""}),
+  EXPECT_EQ(rank_labels({"gpu01", "gpu01", "gpu02"}, {{"0000:1b:00.0"}, {"0000:2c:00.0", "0000:3d:00.0"}, {}}),
             (std::vector<std::string>{"gpu01, GPU 0000:1b:00.0", "gpu01, GPUs 0000:2c:00.0 0000:3d:00.0", "gpu02"}));
   // Host ranks (MPI backend) keep their host names; so does a short bus-id list.
-  EXPECT_EQ(rank_labels({"a", "b"}, {"", ""}), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(rank_labels({"a", "b"}, {"0000:1b:00.0"}), (std::vector<std::string>{"a, GPU 0000:1b:00.0", "b"}));
+  EXPECT_EQ(rank_labels({"a", "b"}, {{}, {}}), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rank_labels({"a", "b"}, {{"0000:1b:00.0"}}), (std::vector<std::string>{"a, GPU 0000:1b:00.0", "b"}));
   // describe_stragglers puts them after "host".
   std::vector<RankHeartbeat> ranks(2);
   ranks[0] = RankHeartbeat{true, std::chrono::steady_clock::now(), 5, "timing"};
-  const std::string text = describe_stragglers(ranks, rank_labels({"n1", "n2"}, {"0000:1b:00.0", "0000:2c:00.0"}), 5,
-                                               std::chrono::steady_clock::now(), std::chrono::seconds(2));
+  const std::string text = describe_stragglers(ranks, rank_labels({"n1", "n2"}, {{"0000:1b:00.0"}, {"0000:2c:00.0"}}),
+                                               5, std::chrono::steady_clock::now(), std::chrono::seconds(2));
   EXPECT_EQ(text, "not responding: rank 1 (host n2, GPU 0000:2c:00.0) never reported");
 }
 

@@ -6,11 +6,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include "commbench/backend/local_bootstrap.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/error.hpp"
 #include "temp_dir.hpp"
 
@@ -100,7 +102,11 @@ TEST(NicWatch, WhatTheRanksPoolReadsBack) {
   port.note = "its 32-bit counter wrapped";
   traffic.traffic.push_back(port);
   traffic.peak_bytes_per_second.push_back(4.5e10);
-  const std::vector<NodeNic> nics = nics_from_text(nic_case_text(traffic), "node7");
+  LocalBootstrap group;
+  const std::vector<std::optional<NicCaseTraffic>> pooled = all_gather_as(group, std::optional(traffic));
+  ASSERT_EQ(pooled.size(), 1u);
+  ASSERT_TRUE(pooled[0].has_value());
+  const std::vector<NodeNic> nics = nics_of_node(*pooled[0], "node7");
   ASSERT_EQ(nics.size(), 1u);
   EXPECT_EQ(describe_nic(nics[0]), "node7 mlx5_0:1");
   EXPECT_EQ(nics[0].traffic.tx_bytes, 1ull << 40);
@@ -108,8 +114,10 @@ TEST(NicWatch, WhatTheRanksPoolReadsBack) {
   EXPECT_EQ(nics[0].traffic.note, "its 32-bit counter wrapped");
   EXPECT_DOUBLE_EQ(nics[0].peak_bytes_per_second, 4.5e10);
   EXPECT_DOUBLE_EQ(nics[0].seconds, 0.5);
-  EXPECT_TRUE(nics_from_text("", "node8").empty());  // a rank that does not sample
-  EXPECT_THROW(nics_from_text("{\"nics\": 3}", "node9"), BackendError);
+  // A rank that does not sample its node sends none.
+  const std::vector<std::optional<NicCaseTraffic>> none = all_gather_as(group, std::optional<NicCaseTraffic>());
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_FALSE(none[0].has_value());
 }
 
 // Two RDMA ports on one node are compared with each other: the one that carried a

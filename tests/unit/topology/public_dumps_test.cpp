@@ -3,16 +3,20 @@
 // say stays unknown, and each figure it can say matches what NCCL and nvidia-smi print.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "commbench/backend/local_bootstrap.hpp"
+#include "commbench/backend/typed_exchange.hpp"
 #include "commbench/core/collective.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
 #include "commbench/topology/hwloc_probe.hpp"
 #include "commbench/topology/nic_roles.hpp"
 #include "commbench/topology/node_probe.hpp"
 #include "commbench/topology/pci_path.hpp"
+#include "commbench/topology/topology_fields.hpp"
 #include "commbench/topology/topology_json.hpp"
 #include "commbench/topology/topology_matrix.hpp"
 
@@ -227,7 +231,22 @@ TEST(PublicHwlocExports, ProvenanceNamesTheHwlocThatWroteTheFile) {
       << handwritten.sources[0];
 }
 
-// bench-topology hands each node to rank 0 as JSON: what is unknown must stay unknown.
+// bench-topology hands each node to rank 0 through the typed exchange: the model arrives
+// as its sender would write it.
+TEST(PublicDumps, ModelsCrossTheRankExchangeWhole) {
+  std::vector<NodeTopology> nodes{nccl_dump("hgx-a100-switches.xml"), nccl_dump("dual-port-roce.xml")};
+  if (hwloc_available()) nodes.push_back(hwloc_export("jureca-dc-a100.xml"));
+  LocalBootstrap group;
+  for (const NodeTopology& node : nodes) {
+    const std::vector<std::optional<NodeTopology>> gathered = all_gather_as(group, std::optional(node));
+    ASSERT_EQ(gathered.size(), 1u);
+    ASSERT_TRUE(gathered[0].has_value());
+    EXPECT_EQ(topology_to_json_text(*gathered[0]), topology_to_json_text(node));
+    EXPECT_EQ(matrix_entries(*gathered[0]), matrix_entries(node));
+  }
+}
+
+// bench-topology's file holds each node as JSON: what is unknown must stay unknown.
 TEST(PublicDumps, UnknownsSurviveTheJsonRoundTrip) {
   std::vector<NodeTopology> nodes{nccl_dump("hgx-a100-switches.xml"), nccl_dump("dual-port-roce.xml")};
   if (hwloc_available()) nodes.push_back(hwloc_export("jureca-dc-a100.xml"));

@@ -193,6 +193,17 @@ TEST(TopologyJson, ModelsWithBadIndexesOrFieldsAreRefused) {
   EXPECT_EQ(error_of(not_a_list).rfind("rank 1: not a commbench topology model (", 0), 0u) << error_of(not_a_list);
 }
 
+// A model received from another rank is judged as its file holds it: bytes of a name that
+// are not UTF-8 replaced, its PCI indexes checked.
+TEST(TopologyJson, AModelAsWrittenHasUtf8NamesAndCheckedIndexes) {
+  NodeTopology node;
+  node.hostname = "node\xff";
+  EXPECT_EQ(topology_as_written(node, "rank 1").hostname, "node\xef\xbf\xbd");
+  node.gpus.push_back(Gpu{});
+  node.gpus[0].pci = 2;
+  EXPECT_EQ(testing::usage_error_of([&] { topology_as_written(node, "rank 1"); }), "rank 1: PCI index out of range");
+}
+
 TEST(NodeProbe, DevicesKnownOnlyByBusIdAreAttachedToTheTree) {
   NodeTopology node;
   node.numa_nodes = {{0, {0, 1}}, {1, {2, 3}}};
