@@ -16,7 +16,7 @@ namespace commbench {
 namespace {
 
 struct GroupsOptions {
-  JobOptions job{.backend = "auto", .timeout_seconds = 60};
+  JobOptions job{.backend = "auto", .timeout_seconds = 60, .files = {}};
   MeasurementOptions measurement{.iterations = 20, .warmup = 1};
   std::vector<int> group_sizes{2};
   std::uint64_t bytes = 1 << 20;

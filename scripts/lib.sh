@@ -98,3 +98,43 @@ commbench_default_ranks() {
   gpus="$(commbench_gpu_count)"
   if [ "$gpus" -gt 0 ]; then echo "$gpus"; else echo 4; fi
 }
+
+# A new folder for one run under $1, named by the UTC time it began (a suffix when two runs
+# begin in the same second), and $1/latest pointed at it. Prints the folder.
+commbench_new_results_folder() {
+  local root="$1" stamp folder suffix=1
+  mkdir -p "$root"
+  stamp="$(date -u +%Y-%m-%dT%H-%M-%SZ)"
+  folder="$root/$stamp"
+  until mkdir "$folder" 2>/dev/null; do
+    suffix=$((suffix + 1))
+    [ "$suffix" -le 100 ] || { commbench_log "cannot make a results folder under $root"; return 2; }
+    folder="$root/$stamp-$suffix"
+  done
+  ln -sfn "$(basename "$folder")" "$root/latest"
+  printf '%s\n' "$folder"
+}
+
+# How this machine starts $1 local ranks: Open MPI refuses root without
+# --allow-run-as-root, and more ranks than it counts cores without --oversubscribe (it
+# counts physical cores, so it is always given: harmless where the cores suffice).
+commbench_mpirun_prefix() {
+  local prefix=(mpirun)
+  if [ "$(id -u)" -eq 0 ]; then prefix+=(--allow-run-as-root); fi
+  prefix+=(--oversubscribe -np "$1")
+  printf '%s\n' "${prefix[*]}"
+}
+
+# What to try after run.sh: commands of README.md's table (tests/integration/test_scripts.py
+# checks they are there), started as $1 starts them, from the repository root.
+commbench_print_next_steps() {
+  local mpirun="$1" latest="$2" build
+  build="${COMMBENCH_BUILD#"$COMMBENCH_ROOT"/}"
+  latest="${latest#"$COMMBENCH_ROOT"/}"
+  commbench_log "what to try next (README.md's table of commands; each command takes --help):"
+  printf '  %s\n' \
+    "$mpirun $build/bench/bench-p2p --schedule ring --both-ways --fail-on-outlier" \
+    "$mpirun $build/examples/bench-groups -k 2,4" \
+    "$mpirun $build/bench/bench-patterns --pattern zero3 --preset llama-3-8b" \
+    "scripts/plot $latest/collectives.json -o sweep.png" >&2
+}

@@ -7,7 +7,9 @@
 # Tests labelled `gpu` skip themselves (exit code 77 -> "skipped") where no GPU exists.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON)
+# Warnings in commbench's own sources are errors in the builds here but the sanitizers'
+# (COMMBENCH_WERROR: cmake/CommbenchWarnings.cmake), so the build stays free of them.
+COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WERROR=ON)
 # Only the tests need a browser: the HTML report is checked in headless Chromium
 # (tests/integration/test_plots.py). Heavy, so not in run.sh's list.
 COMMBENCH_PACKAGES+=(chromium)
@@ -36,7 +38,7 @@ trap 'commbench_log "stage times: ${stage_times[*]/%/,} total ${SECONDS} s"' EXI
 # libibverbs, so the paths that say "built without ..." are exercised.
 nompi_configuration() {
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-nompi"
-  COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_HWLOC=OFF
+  COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WERROR=ON -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_HWLOC=OFF
                         -DCOMMBENCH_WITH_IBVERBS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF)
 }
 
@@ -52,6 +54,8 @@ sanitize_configuration() {
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-sanitize"
   COMMBENCH_BUILD_TYPE=RelWithDebInfo
   local sanitize="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+  # No -Werror here: GCC's manual advises against it with sanitizers, which make its
+  # flow-based warnings (-Wmaybe-uninitialized) report false positives.
   COMMBENCH_CMAKE_ARGS=(-DCOMMBENCH_BUILD_TESTS=ON -DCOMMBENCH_WITH_CUDA=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF
                         "-DCMAKE_CXX_FLAGS=$sanitize" "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
                         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$checking_optimization")
@@ -64,7 +68,7 @@ fuzz_configuration() {
   COMMBENCH_BUILD="$COMMBENCH_ROOT/build-fuzz"
   COMMBENCH_BUILD_TARGETS=(--target fuzzers)  # not the commands: only the parsers are fuzzed
   COMMBENCH_BUILD_TYPE=RelWithDebInfo
-  COMMBENCH_CMAKE_ARGS=(-DCMAKE_CXX_COMPILER=clang++ -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_CUDA=OFF
+  COMMBENCH_CMAKE_ARGS=(-DCMAKE_CXX_COMPILER=clang++ -DCOMMBENCH_WERROR=ON -DCOMMBENCH_WITH_MPI=OFF -DCOMMBENCH_WITH_CUDA=OFF
                         -DCOMMBENCH_BUILD_TESTS=OFF -DCOMMBENCH_BUILD_MICROBENCH=OFF -DCOMMBENCH_BUILD_FUZZERS=ON
                         "-DCOMMBENCH_FUZZ_SECONDS=${COMMBENCH_FUZZ_SECONDS:-20}"
                         "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link,address,undefined"

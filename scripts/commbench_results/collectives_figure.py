@@ -1,5 +1,7 @@
-"""The sweep plot: busbw, algbw and efficiency against message size, one line per
-collective and run, the theoretical busbw dashed in the line's colour.
+"""The sweep plot: busbw, algbw, time and efficiency against message size, one line per
+collective and run, the theoretical busbw dashed in the line's colour. Time has a log axis:
+small messages are bound by latency, and their bandwidth, on a linear axis beside the large
+sizes', is indistinguishable from zero; their time is what tells them apart.
 
 build_collectives_figure() returns a matplotlib Figure without drawing it anywhere, so
 tests can inspect its lines and the scripts can save it as PNG or SVG.
@@ -36,13 +38,14 @@ def build_collectives_figure(results, yscale="linear"):
     colours = _colours(series)
     # Without any theoretical figure the efficiency panel only says why: keep it short.
     has_efficiency = any(s.rows["efficiency"].notna().any() for s in series)
-    figure = Figure(figsize=(11, 10 if has_efficiency else 9), layout="constrained")
-    busbw_axes, algbw_axes, efficiency_axes = figure.subplots(
-        3, 1, sharex=True, gridspec_kw={"height_ratios": [3.2, 2, 1.6 if has_efficiency else 0.55]})
+    figure = Figure(figsize=(11, 12.5 if has_efficiency else 11.5), layout="constrained")
+    busbw_axes, algbw_axes, time_axes, efficiency_axes = figure.subplots(
+        4, 1, sharex=True, gridspec_kw={"height_ratios": [3.2, 2, 2, 1.6 if has_efficiency else 0.55]})
     for colour, s in zip(colours, series):
-        _draw_series(s, colour, busbw_axes, algbw_axes, efficiency_axes)
+        _draw_series(s, colour, (busbw_axes, algbw_axes, time_axes), efficiency_axes)
     _style_bandwidth_axes(busbw_axes, "busbw (GB/s)", yscale)
     _style_bandwidth_axes(algbw_axes, "algbw (GB/s)", yscale)
+    _style_time_axes(time_axes)
     _style_efficiency_axes(efficiency_axes, results)
     _size_axis(efficiency_axes, [b for s in series for b in s.rows["bytes"]])
     _legend(busbw_axes, series, results)
@@ -110,12 +113,14 @@ def _shade(colour, run):
     return colorsys.hls_to_rgb(hue, lightness, saturation)
 
 
-def _draw_series(s, colour, busbw_axes, algbw_axes, efficiency_axes):
+def _draw_series(s, colour, measured_axes, efficiency_axes):
+    busbw_axes, algbw_axes, time_axes = measured_axes
     sizes = list(s.rows["bytes"])
     marker = RUN_MARKERS[s.run % len(RUN_MARKERS)]
     style = dict(color=colour, marker=marker, markersize=3.5, linewidth=1.6)
     busbw_axes.plot(sizes, s.rows["busbw_gbps"], label=s.label, **style)
     algbw_axes.plot(sizes, s.rows["algbw_gbps"], label=s.label, **style)
+    time_axes.plot(sizes, s.rows["time_us"], label=s.label, **style)
     theoretical = s.rows["theoretical_busbw_gbps"]
     if theoretical.notna().any():
         # A leading underscore keeps it out of the legend; one legend entry explains the dashes.
@@ -135,6 +140,13 @@ def _style_bandwidth_axes(axes, ylabel, yscale):
     axes.set_yscale(yscale)
     if yscale == "linear":
         axes.set_ylim(bottom=0)
+    axes.grid(True, which="major", alpha=0.35)
+    axes.grid(True, which="minor", axis="x", alpha=0.12)
+
+
+def _style_time_axes(axes):
+    axes.set_ylabel("time (µs, log scale)\nslowest rank's mean")
+    axes.set_yscale("log")
     axes.grid(True, which="major", alpha=0.35)
     axes.grid(True, which="minor", axis="x", alpha=0.12)
 

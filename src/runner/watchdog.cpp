@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 
@@ -100,9 +102,10 @@ void Watchdog::watch() {
     if (stopping_) break;
     if (heartbeat_ != nullptr) heartbeat_->send(sequence_, armed_ ? step_ : "between steps");
     if (!armed_ || std::chrono::steady_clock::now() < deadline_) continue;
-    std::string message = program_ + ": timeout: " + who_ + ": " + step_ + " did not complete within " +
-                          seconds_text(step_limit_) + " s (-T/--timeout" +
-                          (step_limit_ > timeout_ ? " " + seconds_text(timeout_) + ", raised for this step" : "") + ")";
+    const std::string raised =
+        step_limit_ > timeout_ ? fmt::format(" {}, raised for this step", seconds_text(timeout_)) : std::string();
+    std::string message = fmt::format("{}: timeout: {}: {} did not complete within {} s (-T/--timeout{})", program_, who_,
+                                      step_, seconds_text(step_limit_), raised);
     if (heartbeat_ != nullptr && heartbeat_->collecting())
       message += "; " + describe_stragglers(heartbeat_->snapshot(), hosts_, sequence_, std::chrono::steady_clock::now(),
                                             silence_threshold());

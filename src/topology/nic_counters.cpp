@@ -88,12 +88,15 @@ std::vector<NicCounterReading> read_rdma_ports(const fs::path& root) {
 std::vector<NicCounterReading> read_interfaces(const std::string& proc_net_dev) {
   std::vector<NicCounterReading> readings;
   for (const auto& [name, values] : proc_net_dev_lines(proc_net_dev)) {
+    // Read before the reading is built: filled in place, GCC 12 reports a false
+    // -Wmaybe-uninitialized on it.
+    const bool complete = values.size() >= 9;
+    const std::optional<std::uint64_t> rx_bytes = complete ? whole_number(values[0]) : std::nullopt;
+    const std::optional<std::uint64_t> tx_bytes = complete ? whole_number(values[8]) : std::nullopt;
     NicCounterReading reading;
     reading.device = name;
-    if (values.size() >= 9) {
-      reading.rx_bytes = whole_number(values[0]);
-      reading.tx_bytes = whole_number(values[8]);
-    }
+    reading.rx_bytes = rx_bytes;
+    reading.tx_bytes = tx_bytes;
     if (!reading.rx_bytes || !reading.tx_bytes)
       reading.problem = fmt::format("{}: the line of {} is not one of byte counters", proc_net_dev, name);
     readings.push_back(std::move(reading));

@@ -7,6 +7,7 @@ real run and on copies with an injected 20 % drop or a broken line.
 """
 import csv
 import json
+import math
 import os
 import re
 import shutil
@@ -125,7 +126,7 @@ def legend_lines(axes):
 class Figure(RealRunTest):
     def test_one_line_per_op_with_the_sizes_on_a_log2_axis(self):
         figure = build_collectives_figure([read_result(self.csv)])
-        busbw, algbw, efficiency = figure.axes
+        busbw, algbw, _, efficiency = figure.axes
         self.assertEqual([line.get_label() for line in legend_lines(busbw)], list(OPS))
         self.assertEqual(len(legend_lines(algbw)), len(OPS))
         for line, op in zip(legend_lines(busbw), OPS):
@@ -148,9 +149,24 @@ class Figure(RealRunTest):
         self.assertIn("bench-collectives · mpi", title)
         self.assertIn("2 ranks on 1 node", title)
 
+    def test_time_on_a_log_axis_keeps_small_messages_apart_from_zero(self):
+        figure = build_collectives_figure([read_result(self.csv)])
+        time_axes = figure.axes[2]
+        self.assertEqual(time_axes.get_yscale(), "log")
+        self.assertTrue(time_axes.get_ylabel().startswith("time (µs"), time_axes.get_ylabel())
+        low, high = time_axes.get_ylim()
+        heights = []  # of each point, as a fraction of the panel's height
+        for line, op in zip(legend_lines(time_axes), OPS):
+            rows = sorted((r for r in self.rows if r["op"] == op), key=lambda r: int(r["bytes"]))
+            self.assertEqual(list(line.get_ydata()), [float(r["time_us"]) for r in rows])
+            heights += [(math.log(float(r["time_us"])) - math.log(low)) / (math.log(high) - math.log(low))
+                        for r in rows if int(r["bytes"]) <= 4096]
+        # On a linear axis the rows to 4 KiB sat on zero; here each stands clear of the bottom.
+        self.assertGreater(min(heights), 0.02, heights)
+
     def test_theoretical_busbw_dashed_in_the_line_colour_and_efficiency_panel(self):
         figure = build_collectives_figure([read_result(self.with_theoretical("theo.csv", 40.0))])
-        busbw, _, efficiency = figure.axes
+        busbw, _, _, efficiency = figure.axes
         solid = legend_lines(busbw)
         dashed = [line for line in busbw.lines if line.get_linestyle() == THEORETICAL_STYLE]
         self.assertEqual(len(dashed), len(OPS))
@@ -195,7 +211,7 @@ class Figure(RealRunTest):
         with open(png, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
         image = matplotlib.image.imread(png)
-        self.assertEqual(image.shape[:2], (1350, 1650))  # 11 x 9 inches at 150 dpi
+        self.assertEqual(image.shape[:2], (1725, 1650))  # 11 x 11.5 inches at 150 dpi
         # tab:blue, the first line's colour, covers a real stretch of the picture.
         blue = (abs(image[:, :, 0] - 0.122) < 0.05) & (abs(image[:, :, 1] - 0.467) < 0.05) & \
                (abs(image[:, :, 2] - 0.706) < 0.05)

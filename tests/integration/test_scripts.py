@@ -1,6 +1,7 @@
 """The scripts' own decisions, through the seam where they read the machine: how many
 ranks the main job (scripts/run.sh) starts on machines with 0, 1 and 8 GPUs. A stand-in
-`nvidia-smi` first on PATH plays the GPUs; the real lib.sh functions run in bash."""
+`nvidia-smi` first on PATH plays the GPUs; the real lib.sh functions run in bash. And
+scripts/run.sh itself: what it builds, where it keeps each run, what it says to try next."""
 import gzip
 import os
 import re
@@ -13,7 +14,11 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 LIB = os.path.join(HERE, "..", "..", "scripts", "lib.sh")
+RUN = os.path.join(ROOT, "scripts", "run.sh")
+README = os.path.join(ROOT, "README.md")
+BUILD_DIR = os.environ.get("COMMBENCH_BUILD_DIR", "")
 GPU_SESSION = os.path.join(HERE, "..", "..", "scripts", "gpu-session.sh")
 TOPOLOGY = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "")
 
@@ -63,6 +68,93 @@ class DefaultRanks(unittest.TestCase):
             rc, out, err = self.ranks(bad)
             self.assertEqual(rc, 2, bad)
             self.assertIn(f"COMMBENCH_NP='{bad}' is not a positive whole number", err)
+
+
+def readme_table_examples():
+    """The Example column of README.md's table of commands."""
+    with open(README) as f:
+        rows = [line for line in f if line.startswith("| `bench-")]
+    return [re.findall(r"`([^`]*)`", row.split("|")[3])[0] for row in rows]
+
+
+def without_launcher(command):
+    """A command without its `mpirun [flags] -np N` or `srun [flags]` in front."""
+    return re.sub(r"^(mpirun( --[a-z-]+)* -np \d+|srun( -\S+( \d+)?)*) ", "", command)
+
+
+class RunScript(unittest.TestCase):
+    """scripts/run.sh end to end on the built programs: stand-ins for cmake (the build is
+    ctest's; the stand-in records what run.sh asks to build) and dpkg-query (every package
+    installed), the real mpirun, bench-topology, bench-collectives and scripts/plot."""
+
+    def test_it_builds_every_program_the_readme_names(self):
+        with open(RUN) as f:
+            built = set(re.search(r"COMMBENCH_PROGRAMS=\(([^)]*)\)", f.read()).group(1).split())
+        named = {os.path.basename(without_launcher(example).split()[0]) for example in readme_table_examples()}
+        self.assertEqual(len(named), 7, named)
+        self.assertLessEqual(named, built)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="commbench-run-sh-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.bin = os.path.join(self.dir, "bin")
+        os.mkdir(self.bin)
+        self.cmake_log = os.path.join(self.dir, "cmake.log")
+        for name, body in (("cmake", f'printf "%s\\n" "$*" >> "{self.cmake_log}"\n'),
+                           ("dpkg-query", "printf 'install ok installed'\n")):
+            path = os.path.join(self.bin, name)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\n" + body)
+            os.chmod(path, stat.S_IRWXU)
+        self.results = os.path.join(self.dir, "results")
+
+    def run_script(self):
+        env = dict(os.environ, PATH=self.bin + os.pathsep + "/usr/bin" + os.pathsep + "/bin",
+                   COMMBENCH_BUILD=BUILD_DIR, COMMBENCH_RESULTS=self.results, COMMBENCH_NP="2")
+        p = subprocess.run(["bash", RUN, "-b", "8", "-e", "1K", "--op", "allreduce", "-n", "2", "-w", "0"],
+                           capture_output=True, text=True, env=env, timeout=240)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return p
+
+    def runs(self):
+        return sorted(name for name in os.listdir(self.results) if name != "latest")
+
+    @unittest.skipUnless(BUILD_DIR, "COMMBENCH_BUILD_DIR names no build")
+    def test_each_run_keeps_its_folder_and_says_what_to_try_next(self):
+        first = self.run_script()
+        with open(self.cmake_log) as f:
+            build_lines = [line.split() for line in f if line.startswith("--build")]
+        self.assertEqual(len(build_lines), 1, build_lines)
+        targets = build_lines[0][build_lines[0].index("--target") + 1:]
+        self.assertEqual(sorted(targets), sorted(["bench-collectives", "bench-topology", "bench-patterns", "bench-replay",
+                                                  "bench-p2p", "bench-validate", "bench-groups"]))
+        [run] = self.runs()
+        self.assertRegex(run, r"^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ$")
+        self.assertEqual(os.readlink(os.path.join(self.results, "latest")), run)
+        files = {"collectives.csv", "collectives.json", "collectives.png", "topology.json", "topology-links.csv"}
+        self.assertLessEqual(files, set(os.listdir(os.path.join(self.results, run))))
+        with open(os.path.join(self.results, run, "collectives.csv")) as f:
+            first_csv = f.read()
+
+        self.run_script()
+        runs = self.runs()
+        self.assertEqual(len(runs), 2, runs)
+        self.assertEqual(os.readlink(os.path.join(self.results, "latest")), runs[1])
+        with open(os.path.join(self.results, run, "collectives.csv")) as f:
+            self.assertEqual(f.read(), first_csv, "the second run changed the first run's files")
+
+        # What to try next: commands of README's table, started as this machine starts them.
+        advice = first.stderr[first.stderr.index("what to try next"):].splitlines()[1:]
+        prefix = "mpirun --allow-run-as-root" if os.getuid() == 0 else "mpirun"
+        build = os.path.relpath(BUILD_DIR, ROOT) if BUILD_DIR.startswith(ROOT + os.sep) else BUILD_DIR
+        table = {without_launcher(example) for example in readme_table_examples()}
+        commands = [line.strip() for line in advice if line.startswith("  ")]
+        launched = [c for c in commands if c.startswith("mpirun")]
+        self.assertGreaterEqual(len(launched), 3, advice)
+        for command in launched:
+            self.assertTrue(command.startswith(prefix + " --oversubscribe -np 2 "), command)
+            self.assertIn(without_launcher(command).replace(build + "/", "build/"), table)
+        self.assertIn(f"scripts/plot {self.results}/latest/collectives.json -o sweep.png", commands)
 
 
 class GpuSessionStaging(unittest.TestCase):

@@ -75,7 +75,7 @@ TEST(TraceSummary, EachProfilerStepSaysItsCallsBytesAndTimes) {
   for (int rank = 0; rank < 4; ++rank) {
     RankTrace trace = rank_trace(rank, std::vector<double>(5, rank == 3 ? 1000 : 2000));
     for (std::size_t i = 0; i < trace.collectives.size(); ++i) trace.collectives[i].step = i < 3 ? 7 : 8;
-    trace.steps = {{7, 0, 30'000}, {8, 30'000, rank == 1 ? 55'000 : 50'000}, {9, 55'000, 60'000}};
+    trace.steps = {{7, 0, 30'000}, {8, 30'000, rank == 1 ? 55'000.0 : 50'000.0}, {9, 55'000, 60'000}};
     traces.push_back(trace);
   }
   const TraceSummary summary = summarize_traces(traces);
