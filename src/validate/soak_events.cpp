@@ -19,9 +19,6 @@ constexpr double kLeastGbps = 1e-9;
 // A partner's low readings are as deep as another's when their medians are within this
 // ratio: one throttled NIC's partners read within some tens of percent of each other.
 constexpr double kAlikeDepth = 2;
-// A reading this many cadences long or longer is held up by what it measures, not by a
-// process stalled for a moment: it counts for the time it covers.
-constexpr double kLongReading = 3;
 
 // A node's low readings with one partner: their figures and the time they cover.
 struct PartnerLows {
@@ -31,23 +28,15 @@ struct PartnerLows {
 
 bool is_low(const SoakReading& reading, const SoakLevels& levels) { return reading.gbps < levels.low_below_gbps; }
 
-// The soak's cadence: the median time from one interval's start to the next. The time a
-// reading covers is counted in these: a fault makes fewer readings the worse it is (one
-// round held up for 15 s is one reading), so readings alone would hide the deepest dips.
 double cadence_of(const std::vector<SoakReading>& readings) {
-  std::set<double> starts;
-  for (const SoakReading& reading : readings) starts.insert(reading.start_s);
-  std::vector<double> steps;
-  for (auto it = starts.begin(); it != starts.end() && std::next(it) != starts.end(); ++it)
-    steps.push_back(*std::next(it) - *it);
-  return steps.empty() ? 0 : median_of(steps);
+  std::vector<double> starts;
+  starts.reserve(readings.size());
+  for (const SoakReading& reading : readings) starts.push_back(reading.start_s);
+  return soak_cadence(starts);
 }
 
-// How many intervals' worth of time a reading stands for: one, or its length in cadences
-// where it lasted far longer than one (its whole length is then the dip's).
 double time_weight(const SoakReading& reading, double cadence) {
-  const double length = reading.end_s - reading.start_s;
-  return cadence > 0 && length >= kLongReading * cadence ? length / cadence : 1.0;
+  return reading_weight(reading.end_s - reading.start_s, cadence);
 }
 
 bool involves(const SoakReading& reading, int node) { return reading.first == node || reading.second == node; }
@@ -243,6 +232,24 @@ void attach_changes(SoakEvent& event, const std::vector<SoakChange>& changes) {
 }
 
 }  // namespace
+
+// The time a reading covers is counted in cadences: a fault makes fewer readings the worse
+// it is (one round held up for 15 s is one reading), so readings alone would hide the
+// deepest dips.
+double soak_cadence(const std::vector<double>& starts) {
+  const std::set<double> distinct(starts.begin(), starts.end());
+  std::vector<double> steps;
+  for (auto it = distinct.begin(); it != distinct.end() && std::next(it) != distinct.end(); ++it)
+    steps.push_back(*std::next(it) - *it);
+  return steps.empty() ? 0 : median_of(steps);
+}
+
+double reading_weight(double length_s, double cadence_s) {
+  // A reading this many cadences long or longer is held up by what it measures, not by a
+  // process stalled for a moment.
+  constexpr double kLongReading = 3;
+  return cadence_s > 0 && length_s >= kLongReading * cadence_s ? length_s / cadence_s : 1.0;
+}
 
 SoakLevels soak_levels(const std::vector<SoakReading>& readings, const SoakRule& rule) {
   std::vector<double> values;

@@ -103,6 +103,13 @@ struct Dip {
 };
 std::vector<Dip> dips_in(const std::vector<double>& series, double low_below);
 
+// The soak's cadence: the median time from one interval's start to the next (`starts`,
+// one per reading, in any order; repeats are one interval). 0 with fewer than two.
+double soak_cadence(const std::vector<double>& starts);
+// How many intervals' worth of time a reading of `length_s` stands for: 1, or, where it
+// lasted 3 cadences or more, its length in cadences (its whole length is then the dip's).
+double reading_weight(double length_s, double cadence_s);
+
 // The events in order of their start. `readings` in the order measured.
 std::vector<SoakEvent> find_soak_events(const std::vector<SoakReading>& readings,
                                         const std::vector<SoakChange>& changes, const SoakLevels& levels,
