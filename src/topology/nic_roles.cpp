@@ -127,6 +127,9 @@ std::vector<std::string> apart_by_address(const NodeTopology& node, const NicRol
 }  // namespace
 
 std::string nic_card(const Nic& nic) {
+  // A card's functions take consecutive node GUIDs of its range (and one function's ports
+  // share one): that holds where a VM gives each function a slot of its own.
+  if (nic.guid != 0) return fmt::format("guid {:014x}", nic.guid >> 8);
   // "0000:01:00.2": the functions of one card share all but the function number.
   const std::size_t dot = nic.bus_id.rfind('.');
   return dot == std::string::npos ? "" : nic.bus_id.substr(0, dot);

@@ -55,9 +55,9 @@ std::string nic_kind(const NodeTopology& node, const Nic& nic);
 // `other`. Virtual interfaces never count. docs/topology.md gives the order of evidence.
 NicRoles nic_roles(const NodeTopology& node);
 
-// The card a NIC port belongs to, as far as the source says: its PCI bus id without the
-// function number (a card's ports are functions of one PCI device, or ports of one
-// function); empty where the bus id is unknown.
+// The card a NIC port belongs to, as far as the source says: its node GUID but for the
+// lowest byte ("guid 5c25730300d7f0"), where the source gives one; else its PCI bus id
+// without the function number ("0000:01:00"); empty where neither is known.
 std::string nic_card(const Nic& nic);
 
 // One line per NIC that is not a compute NIC, saying why it is left out ("mlx5_8: Ethernet

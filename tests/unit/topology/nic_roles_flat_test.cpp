@@ -43,9 +43,26 @@ TEST(NicRolesFlat, VmFrontEndPortsAreSetApartByTheirBus) {
   const NicRoles roles = nic_roles(node);
   EXPECT_EQ(roles.apart_because[4],
             "on PCI bus 0000:00 with no GPU, while every GPU has a NIC of this kind on its own bus");
-  EXPECT_EQ(roles.compared_within_card[0], "0000:01:00");
-  EXPECT_EQ(roles.compared_within_card[4], "0000:01:01");
+  EXPECT_EQ(roles.compared_within_card[0], "guid 5c25730300d7f0");
+  EXPECT_EQ(roles.compared_within_card[3], "guid 5c25730300d7f0");
+  EXPECT_EQ(roles.compared_within_card[4], "guid 9c63c00300e4a2");
   EXPECT_EQ(roles.compared_within_card[5], "");
+}
+
+TEST(NicRolesFlat, AFrontEndCardsFunctionsInSlotsOfTheirOwnAreOneCardByTheirGuids) {
+  NodeTopology node = fixture("vm-8xb200-flat.xml");
+  // As a VM may pass each function through: 0000:01:00.0, 0000:02:00.0, ... one slot each.
+  for (int function = 0; function < 4; ++function) {
+    Nic& nic = nic_named(node, "mlx5_" + std::to_string(function));
+    nic.bus_id = "0000:0" + std::to_string(function + 1) + ":00.0";
+    node.pci[static_cast<std::size_t>(nic.pci)].bus_id = nic.bus_id;
+  }
+  nic_named(node, "mlx5_3").ports[0].rate_gbit = 50;
+  EXPECT_EQ(node_findings(node), std::vector<std::string>{"mlx5_3 port 1: 50 Gb/s, other ports run at 100 Gb/s"});
+  // Without GUIDs each function is a card of its own, and nothing is compared with it.
+  for (Nic& nic : node.nics) nic.guid = 0;
+  EXPECT_EQ(node_findings(node), std::vector<std::string>{});
+  EXPECT_EQ(nic_roles(node).compared_within_card[0], "0000:01:00");
 }
 
 TEST(NicRolesFlat, VmSlowPortsAreStillFound) {
