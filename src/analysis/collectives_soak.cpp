@@ -61,9 +61,15 @@ std::vector<CaseDip> CollectivesSoak::dips() const {
   for (const std::string& what : order_) {
     const Series& series = by_case_.at(what);
     const SoakLevels levels = soak_levels(series.busbw, rule_);
+    const double cadence = soak_cadence(series.start_s);
     for (const Dip& dip : dips_in(series.busbw, levels.low_below_gbps)) {
-      // One case's series has one reading per interval, as a node's has: the node's least.
-      if (dip.low < rule_.least_node_readings) continue;
+      // One case's series has one reading per interval, as a node's has: the node's least,
+      // counted in time, as a node's is (a case held up for 15 s is one reading).
+      double low_time = 0;
+      for (std::size_t i = dip.first; i <= dip.last; ++i)
+        if (series.busbw[i] < levels.low_below_gbps)
+          low_time += reading_weight(series.end_s[i] - series.start_s[i], cadence);
+      if (low_time < rule_.least_node_readings) continue;
       CaseDip found;
       found.what = what;
       found.first_interval = series.intervals[dip.first];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -397,6 +398,20 @@ class Loader {
     topo_.nvlinks.push_back(std::move(group));
   }
 
+  // "0x" and 1 to 16 hex digits; "0x0" where the device has none.
+  std::uint64_t node_guid(const XmlElement& element, const std::string& text) const {
+    const std::string expected = "0x and 1 to 16 hex digits (e.g. 0x5c25730300d7f010)";
+    const bool prefixed = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    if (!prefixed || text.size() > 18) bad_value(element, "guid", text, expected);
+    std::uint64_t value = 0;
+    for (const char c : std::string_view(text).substr(2)) {
+      const int digit = hex_value(c);
+      if (digit < 0) bad_value(element, "guid", text, expected);
+      value = value << 4 | static_cast<std::uint64_t>(digit);
+    }
+    return value;
+  }
+
   void nic(const XmlElement& element, const Locality& locality, int pci_index) {
     for (const XmlElement& child : element.children)
       if (wanted(element, child)) net(child, locality, pci_index);
@@ -421,6 +436,7 @@ class Loader {
     port.state_code = 4;
     port.state = "ACTIVE";
     entry.ports.push_back(std::move(port));
+    if (const std::string* guid = element.attribute("guid")) entry.guid = node_guid(element, *guid);
     entry.pci = pci_index;
     if (pci_index >= 0) entry.bus_id = topo_.pci[static_cast<std::size_t>(pci_index)].bus_id;
     entry.numa = locality.numa;

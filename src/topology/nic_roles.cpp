@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <array>
 #include <map>
+#include <set>
 #include <string_view>
 #include <tuple>
 
@@ -64,7 +65,75 @@ bool every_gpu_has_a_switch_nic(const NodeTopology& node, const std::vector<std:
   return true;
 }
 
+// Two levels of a PCI address that a flattened tree still shares between devices placed
+// together: the bus of the top-level object (what hangs directly under the CPU), and the
+// PCI domain. Empty where the source gives no bus id.
+enum class AddressLevel { top_bus, domain };
+
+std::string address_at(const NodeTopology& node, int pci, AddressLevel level) {
+  std::string bus_id;
+  for (std::size_t steps = 0; pci >= 0 && static_cast<std::size_t>(pci) < node.pci.size() && steps <= node.pci.size();
+       ++steps) {
+    const PciObject& object = node.pci[static_cast<std::size_t>(pci)];
+    if (!object.bus_id.empty()) bus_id = object.bus_id;
+    pci = object.parent;
+  }
+  const std::size_t domain_end = bus_id.find(':');
+  if (domain_end == std::string::npos) return "";
+  if (level == AddressLevel::domain) return bus_id.substr(0, domain_end);
+  const std::size_t bus_end = bus_id.find(':', domain_end + 1);
+  return bus_end == std::string::npos ? "" : bus_id.substr(0, bus_end);
+}
+
+// In a tree with no NIC of the compute kind on a GPU's switch: the NICs of that kind that
+// the first telling level of the address sets apart, and why. A level tells where every
+// GPU has a NIC of the kind at its address, those NICs are at least one per two GPUs (as
+// NCCL's rails are), and some NIC of the kind is at an address with no GPU.
+std::vector<std::string> apart_by_address(const NodeTopology& node, const NicRoles& roles) {
+  std::vector<std::string> reasons(node.nics.size());
+  const auto of_kind = [&](std::size_t n) {
+    return roles.kind[n] == roles.compute_kind && !virtual_interface_name(node.nics[n].name);
+  };
+  for (const AddressLevel level : {AddressLevel::top_bus, AddressLevel::domain}) {
+    std::set<std::string> gpu_addresses;
+    bool known = !node.gpus.empty();
+    for (const Gpu& gpu : node.gpus) {
+      const std::string address = address_at(node, gpu.pci, level);
+      known = known && !address.empty();
+      gpu_addresses.insert(address);
+    }
+    std::set<std::string> served;
+    std::size_t near = 0, away = 0;
+    for (std::size_t n = 0; n < node.nics.size(); ++n) {
+      const std::string address = of_kind(n) ? address_at(node, node.nics[n].pci, level) : "";
+      if (address.empty()) continue;
+      const bool beside_gpus = gpu_addresses.count(address) > 0;
+      (beside_gpus ? near : away) += 1;
+      if (beside_gpus) served.insert(address);
+    }
+    if (!known || served.size() != gpu_addresses.size() || away == 0 || near * 2 < node.gpus.size()) continue;
+    const char* what = level == AddressLevel::top_bus ? "bus" : "domain";
+    for (std::size_t n = 0; n < node.nics.size(); ++n) {
+      const std::string address = of_kind(n) ? address_at(node, node.nics[n].pci, level) : "";
+      if (!address.empty() && gpu_addresses.count(address) == 0)
+        reasons[n] = fmt::format("on PCI {} {} with no GPU, while every GPU has a NIC of this kind on its own {}",
+                                 what, address, what);
+    }
+    return reasons;
+  }
+  return reasons;
+}
+
 }  // namespace
+
+std::string nic_card(const Nic& nic) {
+  // A card's functions take consecutive node GUIDs of its range (and one function's ports
+  // share one): that holds where a VM gives each function a slot of its own.
+  if (nic.guid != 0) return fmt::format("guid {:014x}", nic.guid >> 8);
+  // "0000:01:00.2": the functions of one card share all but the function number.
+  const std::size_t dot = nic.bus_id.rfind('.');
+  return dot == std::string::npos ? "" : nic.bus_id.substr(0, dot);
+}
 
 bool virtual_interface_name(const std::string& name) {
   static constexpr std::array<std::string_view, 15> kPrefixes{"lo",   "lxcbr", "br-",     "virbr", "docker",
@@ -126,10 +195,26 @@ NicRoles nic_roles(const NodeTopology& node) {
   // on PCIe servers) a GPU uses a NIC of its socket, so none is set apart.
   const bool fabric_on_gpu_switches =
       !roles.compute_kind.empty() && every_gpu_has_a_switch_nic(node, roles.kind, roles.compute_kind);
+  // Where no NIC of the kind shares a switch with a GPU (a VM's flattened tree), the PCI
+  // address is the evidence left.
+  roles.apart_because = std::vector<std::string>(node.nics.size());
+  roles.compared_within_card = std::vector<std::string>(node.nics.size());
+  if (!roles.compute_kind.empty() && !kinds[roles.compute_kind].on_gpu_switch) {
+    roles.apart_because = apart_by_address(node, roles);
+    // The address says only that a port is not compute, not that the ports set apart
+    // are alike: a front-end bridge holds cards set up one by one (four 100 GbE ports of
+    // one card beside a 200 GbE card), so each is compared within its card.
+    for (std::size_t n = 0; n < node.nics.size(); ++n)
+      if (!roles.apart_because[n].empty()) roles.compared_within_card[n] = nic_card(node.nics[n]);
+  }
   for (std::size_t n = 0; n < node.nics.size(); ++n) {
+    if (fabric_on_gpu_switches && placements[n].away_from_gpus && roles.kind[n] == roles.compute_kind)
+      roles.apart_because[n] =
+          "no GPU under its host bridge or PCIe switch, while every GPU has a NIC of this kind on its own switch";
     if (virtual_interface_name(node.nics[n].name)) {
       roles.role.push_back(NicRole::virtual_interface);
-    } else if (roles.kind[n] != roles.compute_kind || (fabric_on_gpu_switches && placements[n].away_from_gpus)) {
+      roles.apart_because[n].clear();
+    } else if (roles.kind[n] != roles.compute_kind || !roles.apart_because[n].empty()) {
       roles.role.push_back(NicRole::other);
     } else {
       roles.role.push_back(NicRole::compute);
@@ -145,10 +230,9 @@ std::vector<std::string> describe_non_compute_nics(const NodeTopology& node, con
     if (roles.role[n] == NicRole::virtual_interface) {
       lines.push_back(name + ": a virtual interface (bridge or container network), not used between nodes");
     } else if (roles.role[n] == NicRole::other && roles.kind[n] == roles.compute_kind) {
-      lines.push_back(fmt::format(
-          "{}: {}, no GPU under its host bridge or PCIe switch, while every GPU has a NIC of this kind on its "
-          "own switch: front-end or storage, not used between nodes, not compared with compute ports",
-          name, roles.kind[n]));
+      lines.push_back(fmt::format("{}: {}, {}: front-end or storage, not used between nodes, not compared with "
+                                  "compute ports",
+                                  name, roles.kind[n], roles.apart_because[n]));
     } else if (roles.role[n] == NicRole::other) {
       lines.push_back(
           fmt::format("{}: {}, not the compute fabric ({}): not used between nodes, not compared with "

@@ -154,8 +154,10 @@ std::vector<std::string> node_findings(const NodeTopology& node) {
   // storage NIC is normal.
   const NicRoles roles = nic_roles(node);
   std::vector<std::string> peers;  // the group each NIC's ports are compared within
-  for (std::size_t n = 0; n < node.nics.size(); ++n)
-    peers.push_back(std::string(to_string(roles.role[n])) + ' ' + roles.kind[n]);
+  for (std::size_t n = 0; n < node.nics.size(); ++n) {
+    const std::string& card = roles.compared_within_card[n];
+    peers.push_back(fmt::format("{} {}{}", to_string(roles.role[n]), roles.kind[n], card.empty() ? "" : " card " + card));
+  }
   std::map<std::string, double> fastest;  // per group, among active RDMA ports
   for (std::size_t n = 0; n < node.nics.size(); ++n) {
     for (const NicPort& port : node.nics[n].ports) {

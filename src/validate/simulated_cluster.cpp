@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -93,20 +95,20 @@ SimulatedCluster::SimulatedCluster(SimulationModel model, std::vector<Degradatio
   for (const Degradation& degradation : degradations) (degradation.node >= 0 ? nodes_ : links_).push_back(degradation);
 }
 
-double SimulatedCluster::node_factor(int node) const {
+double SimulatedCluster::node_factor(int node, double at) const {
   double factor = 1;
   for (const Degradation& degradation : nodes_)
-    if (degradation.node == node && holds_at(degradation, elapsed_)) factor = std::min(factor, degradation.factor);
+    if (degradation.node == node && holds_at(degradation, at)) factor = std::min(factor, degradation.factor);
   return factor;
 }
 
 double SimulatedCluster::noisy(double figure) { return figure * std::exp(model_.noise * normal_(generator_)); }
 
-double SimulatedCluster::link_factor(int a, int b) const {
+double SimulatedCluster::link_factor(int a, int b, double at) const {
   const RankPair pair{std::min(a, b), std::max(a, b)};
   double factor = 1;
   for (const Degradation& link : links_)
-    if (link.link == pair && holds_at(link, elapsed_)) factor = std::min(factor, link.factor);
+    if (link.link == pair && holds_at(link, at)) factor = std::min(factor, link.factor);
   return factor;
 }
 
@@ -123,12 +125,48 @@ std::vector<std::optional<double>> SimulatedCluster::intra_node_busbw() {
   return busbw;
 }
 
+// The moment after `from` at which a window of a degradation on a pair begins or ends;
+// infinity when none does.
+double next_change(const std::vector<Degradation>& degradations, double from) {
+  double next = std::numeric_limits<double>::infinity();
+  for (const Degradation& degradation : degradations)
+    for (const double edge : {degradation.from_s, degradation.until_s})
+      if (edge > from) next = std::min(next, edge);
+  return next;
+}
+
+double SimulatedCluster::pair_factor(int a, int b, double at) const {
+  return std::min({node_factor(a, at), node_factor(b, at), link_factor(a, b, at)});
+}
+
+// What a pair reads when its transfer outlasts a change of its degradation: the bytes
+// move at each stretch's rate, so a reading that a window opens on is slow and long, and
+// one that a window closes on ends soon after. Nullopt when the rate holds throughout.
+std::optional<double> SimulatedCluster::stretched_gbps(int a, int b) const {
+  const double bytes = static_cast<double>(model_.iterations * model_.message_bytes);
+  const double first_rate = model_.nic_gbps * 1e9 * pair_factor(a, b, elapsed_);
+  double now = elapsed_, left = bytes, rate = first_rate;
+  bool rate_changed = false;
+  // Each step passes a window's edge, and there are two per degradation.
+  for (std::size_t stretch = 0; stretch <= 2 * (nodes_.size() + links_.size()); ++stretch) {
+    const double change = std::min(next_change(nodes_, now), next_change(links_, now));
+    if (left / rate <= change - now)
+      return rate_changed ? std::optional<double>(bytes / (now + left / rate - elapsed_) / 1e9) : std::nullopt;
+    left -= rate * (change - now);
+    now = change;
+    const double next_rate = model_.nic_gbps * 1e9 * pair_factor(a, b, now);
+    rate_changed = rate_changed || next_rate != rate;
+    rate = next_rate;
+  }
+  return std::nullopt;
+}
+
 std::vector<double> SimulatedCluster::measure_pairs(const PairRound& round) {
   std::vector<double> gbps;
   double slowest = model_.nic_gbps;
   for (const auto& [a, b] : round) {
-    const double factor = std::min({node_factor(a), node_factor(b), link_factor(a, b)});
-    gbps.push_back(noisy(model_.nic_gbps * factor));
+    const std::optional<double> stretched = stretched_gbps(a, b);
+    gbps.push_back(noisy(stretched.value_or(model_.nic_gbps * pair_factor(a, b, elapsed_))));
     slowest = std::min(slowest, gbps.back());
   }
   elapsed_ += model_.round_seconds + static_cast<double>(model_.iterations * model_.message_bytes) / (slowest * 1e9);
@@ -141,7 +179,7 @@ std::vector<double> SimulatedCluster::measure_groups(const std::vector<std::vect
   std::size_t largest = 0;
   for (const std::vector<int>& group : groups) {
     double factor = 1;
-    for (const int node : group) factor = std::min(factor, node_factor(node));
+    for (const int node : group) factor = std::min(factor, node_factor(node, elapsed_));
     for (const Degradation& link : links_)
       if (holds_at(link, elapsed_) && std::binary_search(group.begin(), group.end(), link.link.first) &&
           std::binary_search(group.begin(), group.end(), link.link.second))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,7 +20,24 @@ constexpr double kLeastGbps = 1e-9;
 // ratio: one throttled NIC's partners read within some tens of percent of each other.
 constexpr double kAlikeDepth = 2;
 
+// A node's low readings with one partner: their figures and the time they cover.
+struct PartnerLows {
+  std::vector<double> figures;
+  double weight = 0;
+};
+
 bool is_low(const SoakReading& reading, const SoakLevels& levels) { return reading.gbps < levels.low_below_gbps; }
+
+double cadence_of(const std::vector<SoakReading>& readings) {
+  std::vector<double> starts;
+  starts.reserve(readings.size());
+  for (const SoakReading& reading : readings) starts.push_back(reading.start_s);
+  return soak_cadence(starts);
+}
+
+double time_weight(const SoakReading& reading, double cadence) {
+  return reading_weight(reading.end_s - reading.start_s, cadence);
+}
 
 bool involves(const SoakReading& reading, int node) { return reading.first == node || reading.second == node; }
 
@@ -50,7 +68,8 @@ std::vector<std::vector<std::size_t>> low_runs(const std::vector<SoakReading>& r
 }
 
 SoakEvent event_of(FaultKind kind, std::vector<int> nodes, const std::vector<SoakReading>& readings,
-                   const std::vector<std::size_t>& run, const SoakLevels& levels, const SoakRule& rule) {
+                   const std::vector<std::size_t>& run, const SoakLevels& levels, const SoakRule& rule,
+                   double cadence) {
   SoakEvent event;
   event.kind = kind;
   event.nodes = std::move(nodes);
@@ -62,7 +81,10 @@ SoakEvent event_of(FaultKind kind, std::vector<int> nodes, const std::vector<Soa
   event.end_s = last.end_s;
   event.low_readings = static_cast<int>(run.size());
   event.lowest_gbps = first.gbps;
-  for (std::size_t index : run) event.lowest_gbps = std::min(event.lowest_gbps, readings[index].gbps);
+  for (std::size_t index : run) {
+    event.lowest_gbps = std::min(event.lowest_gbps, readings[index].gbps);
+    event.low_weight += time_weight(readings[index], cadence);
+  }
   event.depth = levels.steady_gbps > 0 ? 1 - event.lowest_gbps / levels.steady_gbps : 0;
   event.fails = event.lowest_gbps < rule.fraction * levels.steady_gbps;
   return event;
@@ -83,27 +105,27 @@ bool explained_by(const SoakReading& reading, const std::vector<SoakEvent>& node
 // make its end a slow node. The deepest is taken over partners read low at least twice
 // where there are any: one stalled reading of nothing must not make every other partner
 // look shallow.
-int readings_alike_with_others(const std::map<int, std::vector<double>>& by_partner) {
+double readings_alike_with_others(const std::map<int, PartnerLows>& by_partner) {
   int most_partner = -1;
-  std::size_t most = 0;
-  for (const auto& [partner, figures] : by_partner)
-    if (figures.size() > most) {
-      most = figures.size();
+  double most = 0;
+  for (const auto& [partner, lows] : by_partner)
+    if (lows.weight > most) {
+      most = lows.weight;
       most_partner = partner;
     }
   std::optional<double> deepest;
   for (const bool repeated_only : {true, false}) {
-    for (const auto& [partner, figures] : by_partner) {
-      if (repeated_only && figures.size() < 2) continue;
-      const double typical = median_of(figures);
+    for (const auto& [partner, lows] : by_partner) {
+      if (repeated_only && lows.weight < 2) continue;
+      const double typical = median_of(lows.figures);
       deepest = deepest ? std::min(*deepest, typical) : typical;
     }
     if (deepest) break;
   }
-  int alike = 0;
-  for (const auto& [partner, figures] : by_partner)
-    if (partner != most_partner && median_of(figures) <= kAlikeDepth * std::max(deepest.value_or(0), kLeastGbps))
-      alike += static_cast<int>(figures.size());
+  double alike = 0;
+  for (const auto& [partner, lows] : by_partner)
+    if (partner != most_partner && median_of(lows.figures) <= kAlikeDepth * std::max(deepest.value_or(0), kLeastGbps))
+      alike += lows.weight;
   return alike;
 }
 
@@ -117,16 +139,21 @@ std::vector<SoakEvent> node_candidates(const std::vector<SoakReading>& readings,
   for (std::size_t i = 0; i < readings.size(); ++i)
     if (involves(readings[i], node)) series.push_back(i);
   const auto unexplained = [&](const SoakReading& reading) { return !explained_by(reading, found); };
+  const double cadence = cadence_of(readings);
   std::vector<SoakEvent> candidates;
   for (const std::vector<std::size_t>& run : low_runs(readings, series, levels, unexplained)) {
-    std::map<int, std::vector<double>> by_partner;
-    for (std::size_t index : run) by_partner[partner_of(readings[index], node)].push_back(readings[index].gbps);
-    if (static_cast<int>(run.size()) < rule.least_node_readings || readings_alike_with_others(by_partner) < 2) continue;
-    SoakEvent event = event_of(FaultKind::node, {node}, readings, run, levels, rule);
+    std::map<int, PartnerLows> by_partner;
+    for (std::size_t index : run) {
+      PartnerLows& lows = by_partner[partner_of(readings[index], node)];
+      lows.figures.push_back(readings[index].gbps);
+      lows.weight += time_weight(readings[index], cadence);
+    }
+    SoakEvent event = event_of(FaultKind::node, {node}, readings, run, levels, rule, cadence);
+    if (event.low_weight < rule.least_node_readings || readings_alike_with_others(by_partner) < 2) continue;
     std::vector<double> low;
-    for (const auto& [partner, figures] : by_partner) {
+    for (const auto& [partner, lows] : by_partner) {
       event.partners.push_back(partner);
-      low.insert(low.end(), figures.begin(), figures.end());
+      low.insert(low.end(), lows.figures.begin(), lows.figures.end());
     }
     event.median_low_gbps = median_of(low);
     candidates.push_back(std::move(event));
@@ -161,8 +188,8 @@ std::vector<SoakEvent> node_events(const std::vector<SoakReading>& readings, int
     const SoakEvent* strongest = nullptr;
     for (const SoakEvent& candidate : candidates) {
       if (in_the_wake_of(candidate, found) || in_the_wake_of(candidate, candidates)) continue;
-      if (strongest == nullptr || candidate.low_readings > strongest->low_readings ||
-          (candidate.low_readings == strongest->low_readings && candidate.median_low_gbps < strongest->median_low_gbps))
+      if (strongest == nullptr || candidate.low_weight > strongest->low_weight ||
+          (candidate.low_weight == strongest->low_weight && candidate.median_low_gbps < strongest->median_low_gbps))
         strongest = &candidate;
     }
     if (strongest == nullptr) return found;
@@ -187,11 +214,13 @@ std::vector<SoakEvent> link_events(const std::vector<SoakReading>& readings, con
   const auto unexplained = [&](const SoakReading& reading) {
     return !explained_by(reading, by_node) && !during_node_event(reading);
   };
+  const double cadence = cadence_of(readings);
   std::vector<SoakEvent> events;
   for (const auto& [pair, indices] : series)
-    for (const std::vector<std::size_t>& run : low_runs(readings, indices, levels, unexplained))
-      if (static_cast<int>(run.size()) >= rule.least_link_readings)
-        events.push_back(event_of(FaultKind::link, {pair.first, pair.second}, readings, run, levels, rule));
+    for (const std::vector<std::size_t>& run : low_runs(readings, indices, levels, unexplained)) {
+      SoakEvent event = event_of(FaultKind::link, {pair.first, pair.second}, readings, run, levels, rule, cadence);
+      if (event.low_weight >= rule.least_link_readings) events.push_back(std::move(event));
+    }
   return events;
 }
 
@@ -203,6 +232,24 @@ void attach_changes(SoakEvent& event, const std::vector<SoakChange>& changes) {
 }
 
 }  // namespace
+
+// The time a reading covers is counted in cadences: a fault makes fewer readings the worse
+// it is (one round held up for 15 s is one reading), so readings alone would hide the
+// deepest dips.
+double soak_cadence(const std::vector<double>& starts) {
+  const std::set<double> distinct(starts.begin(), starts.end());
+  std::vector<double> steps;
+  for (auto it = distinct.begin(); it != distinct.end() && std::next(it) != distinct.end(); ++it)
+    steps.push_back(*std::next(it) - *it);
+  return steps.empty() ? 0 : median_of(steps);
+}
+
+double reading_weight(double length_s, double cadence_s) {
+  // A reading this many cadences long or longer is held up by what it measures, not by a
+  // process stalled for a moment.
+  constexpr double kLongReading = 3;
+  return cadence_s > 0 && length_s >= kLongReading * cadence_s ? length_s / cadence_s : 1.0;
+}
 
 SoakLevels soak_levels(const std::vector<SoakReading>& readings, const SoakRule& rule) {
   std::vector<double> values;

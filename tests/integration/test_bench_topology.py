@@ -256,6 +256,44 @@ class Fixtures(TempDirTest):
         self.assertEqual(doc["nodes"][0]["matrix"][0][15], "NV6")
 
 
+class NicRolesFromDumps(TempDirTest):
+    """Issue 55: which NICs are compute, in each layout an NCCL dump shows (fixtures/topology/nccl/README.md)."""
+
+    VM = fixture("nccl", "vm-8xb200-flat.xml")
+
+    def test_healthy_flattened_vm_passes_with_its_front_end_ports_noted(self):
+        rc, out, err = run("--nccl-topo-xml", self.VM)
+        self.assertEqual(rc, 0, out + err)
+        self.assertNotIn("FAIL", out)
+        notes = [l for l in out.splitlines() if l.startswith("note: mlx5_")]
+        self.assertEqual([n.split(":")[1].strip() for n in notes], ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"])
+        self.assertEqual(notes[0], "note: mlx5_0: link layer unknown 15b3:1021, on PCI bus 0000:00 with no GPU, while "
+                                   "every GPU has a NIC of this kind on its own bus: front-end or storage, not used "
+                                   "between nodes, not compared with compute ports")
+
+    def test_a_slow_compute_port_of_the_vm_still_fails(self):
+        slow = self.path("slow.xml")
+        with open(self.VM) as f:
+            text = f.read()
+        line = '<net name="mlx5_10" dev="10" speed="400000"'
+        self.assertIn(line, text)
+        with open(slow, "w") as f:
+            f.write(text.replace(line, line.replace("400000", "200000")))
+        rc, out, err = run("--nccl-topo-xml", slow)
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual([l for l in out.splitlines() if l.startswith("FAIL")],
+                         ["FAIL slow.xml: mlx5_10 port 1: 200 Gb/s, other ports run at 400 Gb/s"])
+
+    def test_bare_metal_and_bridged_pcie_cards_pass(self):
+        for name, notes in (("dgx-h100.xml", []), ("pcie-nvl-bridged.xml", ["mlx5_1"])):
+            with self.subTest(name):
+                rc, out, err = run("--nccl-topo-xml", fixture("nccl", name))
+                self.assertEqual(rc, 0, out + err)
+                self.assertNotIn("FAIL", out)
+                self.assertEqual([l.split(":")[1].strip() for l in out.splitlines() if l.startswith("note: mlx5_")],
+                                 notes)
+
+
 class PublicDumps(TempDirTest):
     """Reduced copies of real machines' dumps (origins in the fixture folders' README.md):
     each healthy one exits 0, and what its source cannot say is ? with an unknown: line."""

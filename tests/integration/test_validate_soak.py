@@ -7,6 +7,7 @@ test_slurm_soak.)"""
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,6 +94,23 @@ class SimulatedSoak(TempDirTest):
                 and 41 <= float(r["start_s"]) < 59]
         self.assertTrue(slow and all(float(r["gbps"]) < 20 for r in slow), slow[:3])
         self.assertEqual([r["kind"] for r in rows if r["record"] == "event"], ["node", "link"])
+
+    def test_a_fifteen_second_outage_is_one_event_on_its_node_on_every_seed(self):
+        # Issue 55: at 0.2 % of its rate node 2's rounds take 8 s each, two readings in the
+        # 15 s; counted as readings they were too few ("events: 0", exit 0).
+        for seed in (1, 2, 3):
+            with self.subTest(seed=seed):
+                rc, out, err = run("--simulate", 4, "--soak", "60", "--seed", seed, "--degrade", "node:2@0.002/25-40")
+                self.assertEqual(rc, 1, out + err)
+                lines = event_lines(out)
+                self.assertEqual(len(lines), 1, out)
+                window = re.match(r"FAIL node node02 from ([\d.]+) s to ([\d.]+) s ", lines[0])
+                self.assertIsNotNone(window, lines[0])
+                self.assertLess(abs(float(window.group(1)) - 25), 3, lines[0])
+                self.assertLess(abs(float(window.group(2)) - 40), 3, lines[0])
+                rc, out, err = run("--simulate", 4, "--soak", "60", "--seed", seed)
+                self.assertEqual(rc, 0, out + err)
+                self.assertIn("events: 0 (0 failing)", out)
 
     def test_a_shallow_dip_is_reported_and_passes(self):
         rc, out, err = run("--simulate", 4, "--soak", "60", "--degrade", "node:2@0.8/20-35")

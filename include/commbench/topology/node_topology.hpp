@@ -5,6 +5,7 @@
 // the bandwidth model and the cross-node comparison never care where a fact came from.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,7 @@ struct Nic {
   std::vector<NicPort> ports;
   std::string source;  // "ibverbs", "sysfs", "hwloc", "nccl-topo-xml"
   bool rdma = true;    // false for a plain network interface (/sys/class/net) without RDMA
+  std::uint64_t guid = 0;  // node GUID, where the source gives it (NCCL's dump); 0 unknown
 };
 
 // The node's CPU type as the sources name it. NCCL plans traffic between sockets with one

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -68,9 +69,13 @@ class SimulatedCluster final : public ClusterProbe {
 
  private:
   double noisy(double figure);
-  // What is left of a node's or a link's figure at the modelled time.
-  double node_factor(int node) const;
-  double link_factor(int a, int b) const;
+  // What is left of a node's or a link's figure at modelled time `at`.
+  double node_factor(int node, double at) const;
+  double link_factor(int a, int b, double at) const;
+  double pair_factor(int a, int b, double at) const;
+  // A pair's reading where its degradation changes while it moves its bytes (a window
+  // opens or closes): the bytes over the time they took. Nullopt where the rate holds.
+  std::optional<double> stretched_gbps(int a, int b) const;
 
   SimulationModel model_;
   std::vector<Degradation> nodes_, links_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +81,29 @@ TEST(CollectivesSoak, AnInterruptedSoakSaysHowLongItRanOfTheTimeAskedFor) {
   }
   EXPECT_EQ(soak.console_text(soak.dips()),
             "# soak: 3 intervals over 2.2 s (stopped before the 60 s asked for); 0 dips\n");
+}
+
+TEST(CollectivesSoak, OneCaseHeldUpForFifteenSecondsIsADipOverThatTime) {
+  // Issue 55: interval 25's case lasted 15 s, one reading; two readings of 2 s (a stalled
+  // process) in intervals 10 and 11 are too short to count for more than themselves, and
+  // put interval 25 at 27 s.
+  CollectivesSoak soak(60, 1, SoakRule{});
+  double start = 0;
+  for (int interval = 0; interval < 40; ++interval) {
+    const bool held = interval == 25, stalled = interval == 10 || interval == 11;
+    const double end = start + (held ? 15 : stalled ? 2 : 0.3);
+    ResultRow row;
+    row.busbw_gbps = held ? 0.05 : stalled ? 3 : 10 + 0.01 * (interval % 5);
+    soak.add(case_of(4 << 20), interval, start, end, row, {});
+    start = std::max(end, start + 1);
+  }
+  const std::vector<CaseDip> dips = soak.dips();
+  ASSERT_EQ(dips.size(), 1u);
+  EXPECT_EQ(dips[0].first_interval, 25);
+  EXPECT_EQ(dips[0].low_readings, 1);
+  EXPECT_DOUBLE_EQ(dips[0].start_s, 27);
+  EXPECT_DOUBLE_EQ(dips[0].end_s, 42);
+  EXPECT_TRUE(dips[0].fails);
 }
 
 TEST(CollectivesSoak, DisabledAddsNothing) {

@@ -120,6 +120,10 @@ TEST(NcclTopoXml, RejectsBadNicsAndMisplacedElementsNamingFileAndLine) {
       {"    <nic><net name=\"mlx5_0\" speed=\"-5\"/></nic>\n",
        "x.xml:3: <net> speed=\"-5\": expected a speed in Mb/s (or -1 when unknown)"},
       {"    <nic><net name=\"mlx5_0\" port=\"one\"/></nic>\n", "x.xml:3: <net> port=\"one\": expected a port number"},
+      {"    <nic><net name=\"mlx5_0\" guid=\"5c25730300d7f010\"/></nic>\n",
+       "x.xml:3: <net> guid=\"5c25730300d7f010\": expected 0x and 1 to 16 hex digits (e.g. 0x5c25730300d7f010)"},
+      {"    <nic><net name=\"mlx5_0\" guid=\"0x5c25730300d7f0100\"/></nic>\n",
+       "x.xml:3: <net> guid=\"0x5c25730300d7f0100\": expected 0x and 1 to 16 hex digits (e.g. 0x5c25730300d7f010)"},
       {"    <nic>\n      <net name=\"mlx5_0\"/>\n      <net name=\"mlx5_0\"/>\n    </nic>\n",
        "x.xml:5: NIC mlx5_0 listed twice (lines 4 and 5)"},
   });
