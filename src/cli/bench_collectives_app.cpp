@@ -216,7 +216,7 @@ struct SweepPass {
   ThresholdCheck& thresholds;
   CollectivesSoak& soak;
   RunSummary& summary;
-  double busbw_sum = 0;
+  RowTotals totals{};
   AlgorithmComparison algorithms{};
 
   void run(const std::vector<OpCase>& plan, int interval, double start_s, const std::function<double()>& clock) {
@@ -230,8 +230,7 @@ struct SweepPass {
       for (std::string& failure : thresholds.evaluate(row)) summary.threshold_failures.push_back(std::move(failure));
       summary.threshold_rows += row.threshold_passed.has_value() ? 1 : 0;
       summary.rows += 1;
-      summary.wrong_elements += row.wrong.value_or(0);
-      busbw_sum += row.busbw_gbps;
+      totals.add(row);
       session.add_row(row);
       for (const NodeNic& nic : nics) session.add_record(nic_record(c, nic));
     }
@@ -328,7 +327,8 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
 int finish_sweep(JobSession& session, Runner& runner, NicWatch& nic_watch, CollectivesSoak& soak, SweepPass& pass,
                  const std::optional<Interrupted>& interruption) {
   RunSummary& summary = pass.summary;
-  summary.average_busbw_gbps = summary.rows ? pass.busbw_sum / static_cast<double>(summary.rows) : 0;
+  summary.average_busbw_gbps = pass.totals.average_busbw_gbps();
+  summary.wrong_elements = pass.totals.wrong_elements();
   summary.check_failures = runner.check_failures();
   for (std::string& note : pass.algorithms.notes()) summary.notes.push_back(std::move(note));
   for (std::string& note : nic_watch.flag_notes()) summary.notes.push_back(std::move(note));
