@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 
 namespace commbench {
 
@@ -37,9 +38,9 @@ double BandwidthCostModel::seconds(const CommunicationCostQuery& query) const {
   const TheoreticalBusbw busbw = figure(query.op, query.ranks, query.nodes);
   if (!busbw.achievable_gbps || *busbw.achievable_gbps <= 0)
     throw UsageError(
-        fmt::format("--predict: no bandwidth figure for {} over {} ranks on {} nodes ({}); give --from a "
+        fmt::format("--predict: no bandwidth figure for {} over {} ranks on {} ({}); give --from a "
                     "bench-collectives CSV",
-                    name_of(query.op), query.ranks, query.nodes, busbw.basis));
+                    name_of(query.op), query.ranks, count_text(query.nodes, "node"), busbw.basis));
   const double hop = query.nodes > 1 ? kInterNodeHopLatencySeconds : kIntraNodeHopLatencySeconds;
   const double latency = kCollectiveBaseLatencySeconds + latency_steps(query.op, query.ranks) * hop;
   return latency + static_cast<double>(query.bytes) * bus_bandwidth_factor(query.op, query.ranks) /

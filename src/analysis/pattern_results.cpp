@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "commbench/analysis/optional_json.hpp"
-#include "commbench/core/record.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/record.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/text_table.hpp"
 #include "commbench/report/scheduler_job.hpp"
@@ -30,14 +30,15 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
                   const std::vector<std::string>& notes, const std::string& predicted_by) {
   const ParallelLayout& layout = config.layout;
   if (predicted_by.empty())
-    fmt::print("# bench-patterns: {}, tp {} x pp {} x dp {} (ep {}), {} steps, breakdown of rank {} (slowest)\n",
+    fmt::print("# bench-patterns: {}, tp {} x pp {} x dp {} (ep {}), {}, breakdown of rank {} (slowest)\n",
                pattern_name(config), layout.tensor, layout.pipeline, layout.data, layout.expert,
-               measured.loop.iterations, measured.breakdown_rank);
+               count_text(measured.loop.iterations, "step"), measured.breakdown_rank);
   else
-    fmt::print("# bench-patterns: PREDICTED (nothing run) {}, tp {} x pp {} x dp {} (ep {}), breakdown of rank {} "
-               "(slowest); cost model: {}\n",
-               pattern_name(config), layout.tensor, layout.pipeline, layout.data, layout.expert,
-               measured.breakdown_rank, predicted_by);
+    fmt::print(
+        "# bench-patterns: PREDICTED (nothing run) {}, tp {} x pp {} x dp {} (ep {}), breakdown of rank {} "
+        "(slowest); cost model: {}\n",
+        pattern_name(config), layout.tensor, layout.pipeline, layout.data, layout.expert, measured.breakdown_rank,
+        predicted_by);
   TextTable steps({{{"step"}, Align::right, 5},
                    {{"time ms"}, Align::right, 10},
                    {{"compute ms"}, Align::right, 11},
@@ -53,9 +54,9 @@ void print_report(const PatternConfig& config, const PatternMeasurement& measure
   const StepBreakdown& mean = report.step;
   fmt::print(
       "{}step {} ms (wall, slowest rank {} ms); compute {} ms; communication {} ms (busy {} ms); exposed {} ms\n",
-             predicted_by.empty() ? "" : "predicted ", ms(mean.step_seconds), ms(measured.loop.slowest_seconds),
-             ms(mean.compute_seconds), ms(mean.communication_seconds), ms(mean.communication_busy_seconds),
-             ms(mean.exposed_seconds));
+      predicted_by.empty() ? "" : "predicted ", ms(mean.step_seconds), ms(measured.loop.slowest_seconds),
+      ms(mean.compute_seconds), ms(mean.communication_seconds), ms(mean.communication_busy_seconds),
+      ms(mean.exposed_seconds));
   TextTable types({{{"type"}, Align::left, 24},
                    {{"count"}, Align::right, 6},
                    {{"bytes"}, Align::right, 10},

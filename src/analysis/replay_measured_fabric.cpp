@@ -5,13 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "commbench/analysis/replay_fabric.hpp"
 #include "commbench/core/dtype.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/core/op_case.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/runner/batch_length.hpp"
 #include "commbench/runner/runner.hpp"
-#include "commbench/analysis/replay_fabric.hpp"
 
 namespace commbench {
 namespace {
@@ -80,7 +81,8 @@ double MeasuredFabric::seconds(const CommunicationCostQuery& query) const {
 }
 
 std::string MeasuredFabric::basis() const {
-  return fmt::format("--measure-fabric: measured here on {} ranks, {} node{}", ranks_, nodes_, nodes_ == 1 ? "" : "s");
+  return fmt::format("--measure-fabric: measured here on {}, {}", count_text(ranks_, "rank"),
+                     count_text(nodes_, "node"));
 }
 
 }  // namespace commbench

@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "commbench/analysis/replay_fabric.hpp"
 #include "commbench/core/collective_descriptor.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/topology/bandwidth_model.hpp"
-#include "commbench/analysis/replay_fabric.hpp"
 
 namespace commbench {
 
@@ -47,7 +47,7 @@ JobNicLoad job_nic_load(const TraceSummary& summary, int nodes, const std::optio
     return load;
   }
   if (!load.crosses_nodes) {
-    load.text = fmt::format("no call's group spans the job's {} nodes: nothing crossed a NIC", nodes);
+    load.text = fmt::format("no call's group spans the job's {}: nothing crossed a NIC", count_text(nodes, "node"));
     return load;
   }
   traced_time(summary, load);

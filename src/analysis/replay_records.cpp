@@ -83,8 +83,8 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
                summary.ranks.size() == 1 ? "" : "s", summary.world_size,
                summary.backend.empty() ? "backend unknown" : summary.backend, summary.calls);
   else
-    fmt::print("# bench-replay: {}, {} rank{}, {} calls\n", summary.source, summary.world_size,
-               summary.world_size == 1 ? "" : "s", summary.calls);
+    fmt::print("# bench-replay: {}, {}, {}\n", summary.source, count_text(summary.world_size, "rank"),
+               count_text(summary.calls, "call"));
   const bool with_nccl = std::any_of(summary.classes.begin(), summary.classes.end(), [](const TracedClass& c) {
     return !c.nccl_algo.empty() || !c.nccl_proto.empty();
   });

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
 #include "commbench/validate/csv_table.hpp"
 
 namespace commbench {
@@ -84,6 +85,12 @@ SweepRow make_row(Collective op, const double (&numbers)[5], const std::string& 
   return row;
 }
 
+// A one-rank row's busbw is empty (nothing crosses a link): it reads as none, 0. `numbers`
+// holds the row's figures read so far, ranks among them before busbw.
+bool no_busbw(std::string_view column, bool empty, const double (&numbers)[5]) {
+  return empty && column == "busbw_gbps" && numbers[1] == 1;
+}
+
 bool looks_like_json(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   return first != std::string_view::npos && text[first] == '{';
@@ -105,9 +112,11 @@ std::vector<SweepRow> csv_rows(std::string_view text, const std::string& origin)
   for (const CsvRecord& record : table.records) {
     const Collective op =
         parse_collective(record.fields[columns[0]], fmt::format("{} line {}: op", origin, record.line));
-    double numbers[5];
+    double numbers[5] = {};
     for (std::size_t index = 0; index < 5; ++index)
-      numbers[index] = number_in(table, record, columns[index + 1], origin);
+      numbers[index] = no_busbw(kColumns[index + 1], record.fields[columns[index + 1]].empty(), numbers)
+                           ? 0.0
+                           : number_in(table, record, columns[index + 1], origin);
     rows.push_back(make_row(op, numbers, fmt::format("{} line {}:", origin, record.line)));
   }
   return rows;
@@ -132,8 +141,10 @@ std::vector<SweepRow> json_rows(std::string_view text, const std::string& origin
                         origin, index, name));
       return *value;
     };
+    double numbers[5] = {};
     const auto number = [&](const char* name) {
       const nlohmann::json& value = field(name);
+      if (no_busbw(name, value.is_null(), numbers)) return 0.0;
       if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
         throw UsageError(
             fmt::format("{}: rows[{}] {} {} is not a non-negative number", origin, index, name, value.dump()));
@@ -143,7 +154,6 @@ std::vector<SweepRow> json_rows(std::string_view text, const std::string& origin
     if (!op_name.is_string())
       throw UsageError(fmt::format("{}: rows[{}] op {} is not a name", origin, index, op_name.dump()));
     const Collective op = parse_collective(op_name.get<std::string>(), fmt::format("{}: rows[{}] op", origin, index));
-    double numbers[5];
     for (std::size_t column = 1; column < 6; ++column) numbers[column - 1] = number(kColumns[column]);
     rows.push_back(make_row(op, numbers, fmt::format("{}: rows[{}]", origin, index)));
   }
@@ -214,8 +224,8 @@ double SweepCostModel::seconds(const CommunicationCostQuery& query) const {
   SeriesKey chosen;
   const std::vector<SweepPoint>& points = series_for(query, chosen);
   const auto& [op, ranks, nodes] = chosen;
-  const std::string what = fmt::format("{} of {} over {} ranks on {} nodes", name_of(query.op), size_text(query.bytes),
-                                       query.ranks, query.nodes);
+  const std::string what = fmt::format("{} of {} over {} on {}", name_of(query.op), size_text(query.bytes),
+                                       count_text(query.ranks, "rank"), count_text(query.nodes, "node"));
   int outside = 0;
   double seconds = 0;
   if (ranks == query.ranks && nodes == query.nodes) {
@@ -232,11 +242,10 @@ double SweepCostModel::seconds(const CommunicationCostQuery& query) const {
     // Below the smallest size a call is bound by latency, not bandwidth: the smallest
     // size's busbw would give it almost no time at all.
     if (outside < 0) seconds = points.front().seconds;
-    notes_.insert(
-        fmt::format("{} {} over {} ranks on {} node{}: converted through busbw from the sweep's {} ranks on {} node{} "
-                    "(extrapolated)",
-                    origin_, name_of(query.op), query.ranks, query.nodes, query.nodes == 1 ? "" : "s", ranks, nodes,
-                    nodes == 1 ? "" : "s"));
+    notes_.insert(fmt::format(
+        "{} {} over {} ranks on {}: converted through busbw from the sweep's {} ranks on {} "
+        "(extrapolated)",
+        origin_, name_of(query.op), query.ranks, count_text(query.nodes, "node"), ranks, count_text(nodes, "node")));
   }
   if (outside < 0)
     notes_.insert(

@@ -107,8 +107,11 @@ void add_plan_options(CLI::App& app, ValidateOptions& options) {
       app, "--expect", options.expect_path,
       [](const std::string& text) { return non_empty_file_name(text, "--expect"); },
       "Site file of expected figures and node facts (docs/validate.md); default: the majority of the nodes", "FILE");
-  app.add_flag("!--no-collectives", options.plan.group_collectives,
-               "Skip the collective over every node (and its bisection)");
+  // A callback rather than CLI11's "!--no-collectives" negation, whose help reads
+  // "--no-collectives{false}".
+  app.add_flag_callback(
+      "--no-collectives", [&options] { options.plan.group_collectives = false; },
+      "Skip the collective over every node (and its bisection)");
   add_parsed_option(
       app, "--time-limit", options.plan.time_limit_seconds,
       [](const std::string& text) { return parse_timeout_seconds(text, "--time-limit"); },
@@ -245,7 +248,7 @@ void write_simulation_results(const ValidateOptions& options, const ValidationOu
                               const nlohmann::ordered_json& simulation) {
   if (options.job.files.csv_path.empty() && options.job.files.json_path.empty()) return;
   context.record_kind = "check";
-  context.csv_comments = {fmt::format("simulated: {} nodes", options.simulate_nodes)};
+  context.csv_comments = {fmt::format("simulated: {}", count_text(options.simulate_nodes, "node"))};
   ReporterSet reporters = ReporterSet::open(file_outputs(options.job.files));
   reporters.begin(context);
   for (const Record& record : validation_records(outcome)) reporters.add_record(record);
@@ -289,16 +292,16 @@ int run_simulation(const ValidateOptions& options, JobSession& session) {
   SimulatedCluster cluster(model, degradations);
   RunContext context = session.run_context(options.describe());
   if (options.soak.duration_s > 0)
-    return run_simulated_soak(
-        cluster, options.soak,
-        fmt::format("# {} {} (commit {}), simulated soak: {} nodes, {} GB/s per node, noise {}, "
-                    "degraded: {}\n",
-                    kProgram, commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps),
-                    significant_text(options.noise), options.degrade.empty() ? "none" : options.degrade.c_str()),
-        std::move(context), file_outputs(options.job.files));
+    return run_simulated_soak(cluster, options.soak,
+                              fmt::format("# {} {} (commit {}), simulated soak: {}, {} GB/s per node, noise {}, "
+                                          "degraded: {}\n",
+                                          kProgram, commbench::version(), git_commit(), count_text(model.nodes, "node"),
+                                          significant_text(model.nic_gbps), significant_text(options.noise),
+                                          options.degrade.empty() ? "none" : options.degrade.c_str()),
+                              std::move(context), file_outputs(options.job.files));
   const ValidationOutcome outcome = run_validation_plan(cluster, options.plan);
-  fmt::print("# {} {} (commit {}), simulated: {} nodes, {} GB/s per node, noise {}, degraded: {}\n", kProgram,
-             commbench::version(), git_commit(), model.nodes, significant_text(model.nic_gbps),
+  fmt::print("# {} {} (commit {}), simulated: {}, {} GB/s per node, noise {}, degraded: {}\n", kProgram,
+             commbench::version(), git_commit(), count_text(model.nodes, "node"), significant_text(model.nic_gbps),
              significant_text(options.noise), options.degrade.empty() ? "none" : options.degrade.c_str());
   fmt::print("{}", validation_summary(outcome, options.plan));
   std::fflush(stdout);
@@ -389,7 +392,10 @@ int run_bench_validate(int argc, char** argv) {
           [](const ValidateOptions& options) {
             return options.simulate_nodes > 0 ? NamedPaths{{options.job.files.csv_path, "--csv"}} : NamedPaths{};
           },
-      .read_files = [](const ValidateOptions& options) { return NamedPaths{{options.expect_path, "--expect"}}; },
+      .read_files =
+          [](const ValidateOptions& options) {
+            return NamedPaths{{options.expect_path, "--expect"}};
+          },
   };
   return run_command(command, argc, argv);
 }

@@ -1,13 +1,17 @@
 #include "command_line_parser.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/report/output_file.hpp"
 
@@ -15,12 +19,37 @@ namespace commbench {
 
 namespace {
 
+std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+
 // CLI11's "--iters: At Most 1 required but received 2" said as the other errors say things.
 std::string in_our_words(const std::string& message) {
   constexpr std::string_view kTwice = ": At Most 1 required but received ";
   const auto at = message.find(kTwice);
   if (at == std::string::npos) return message;
   return fmt::format("{}: given {} times; give it once", message.substr(0, at), message.substr(at + kTwice.size()));
+}
+
+// The first argument CLI11 could not place that looks like a flag ("--max-byte" or
+// "--max-byte=1M"), in the order the user typed, with the nearest flag the command has:
+// "unknown flag --max-byte (did you mean --max-bytes?)". Empty when every extra is a value.
+std::string unknown_flag_message(const CLI::App& app, const std::vector<std::string>& extras, int argc,
+                                 const char* const* argv) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  const std::vector<std::string_view> candidates(names.begin(), names.end());
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    if (argument.size() < 2 || argument.front() != '-' || std::isdigit(static_cast<unsigned char>(argument[1])))
+      continue;
+    const std::string_view flag = argument.substr(0, argument.find('='));
+    const auto is_extra = [&](const std::string& extra) { return extra == argument || extra == flag; };
+    if (std::none_of(extras.begin(), extras.end(), is_extra)) continue;
+    return fmt::format("unknown flag {}{}", flag, detail::did_you_mean(flag, candidates));
+  }
+  return {};
 }
 
 CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* argv, const CLI::Option& version_flag) {
@@ -35,11 +64,12 @@ CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* ar
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     return CommandLineRequest::help;
+  } catch (const CLI::ExtrasError& e) {
+    const std::string unknown = unknown_flag_message(app, app.remaining(), argc, argv);
+    if (unknown.empty()) throw UsageError(first_line(e.what()) + " (see --help)");
+    throw UsageError(unknown + " (see --help)");
   } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    const auto newline = message.find('\n');
-    if (newline != std::string::npos) message.resize(newline);
-    throw UsageError(in_our_words(message) + " (see --help)");
+    throw UsageError(in_our_words(first_line(e.what())) + " (see --help)");
   } catch (const UsageError&) {
     if (const auto request = asked()) return *request;
     throw;

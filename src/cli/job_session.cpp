@@ -10,6 +10,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/build_info.hpp"
 #include "commbench/core/interrupted.hpp"
+#include "commbench/core/launcher_env.hpp"
 #include "commbench/report/provenance.hpp"
 #include "commbench/report/scheduler_job.hpp"
 
@@ -146,7 +147,8 @@ int JobSession::finish_after(const std::function<void()>& work) {
 }
 
 int JobSession::finish_open_results(int exit_code, int interruption) {
-  if (summary_.rows > 0) summary_.average_busbw_gbps = busbw_sum_ / static_cast<double>(summary_.rows);
+  summary_.average_busbw_gbps = totals_.average_busbw_gbps();
+  summary_.wrong_elements = totals_.wrong_elements();
   if (ending_.summarise) {
     const int completed = ending_.summarise(summary_);
     if (interruption == 0) exit_code = completed;
@@ -173,10 +175,13 @@ void JobSession::open_outputs(const OutputRequest& request) {
   if (reporting()) start_.watch.set_expiry_report([this] { close_results_on_timeout(); });
 }
 
-void JobSession::begin_results(const RunContext& context) {
+void JobSession::begin_results(const RunContext& given) {
   results_started_ = true;
   step("writing the result headers", [&] {
     if (!reporting()) return;
+    RunContext context = given;
+    if (const auto note = one_rank_note(context.ranks, context.record_kind, started_by_launcher()))
+      context.notes.insert(context.notes.begin(), *note);
     std::lock_guard lock(reporters_mutex_);
     reporters_.begin(context);
     results_begun_ = true;
@@ -191,7 +196,7 @@ void JobSession::begin_results(const OutputRequest& request, const RunContext& c
 
 void JobSession::add_row(const ResultRow& row) {
   summary_.rows += 1;
-  busbw_sum_ += row.busbw_gbps;
+  totals_.add(row);
   // Not guarded: only the reporting rank writes, and a guard would move its step count
   // ahead of the other ranks', which the heartbeats compare.
   if (!reporting()) return;

@@ -22,4 +22,14 @@ std::optional<int> launcher_rank(const EnvironmentLookup& getenv_fn) {
   return std::nullopt;
 }
 
+namespace {
+
+// Read while the program starts, before MPI_Init: Open MPI's MPI_Init of a process started
+// alone (a singleton) sets PMIX_RANK itself.
+const bool kStartedByLauncher = launcher_rank([](const char* name) { return std::getenv(name); }).has_value();
+
+}  // namespace
+
+bool started_by_launcher() { return kStartedByLauncher; }
+
 }  // namespace commbench

@@ -38,7 +38,7 @@ constexpr std::array kRowColumns{
     Column{"slowest_rank", integer, "rank", false},
     Column{"slowest_host", text, "", false},
     Column{"algbw_gbps", number, "GB/s", false},
-    Column{"busbw_gbps", number, "GB/s", false},
+    Column{"busbw_gbps", number, "GB/s", true},
     Column{"theoretical_busbw_gbps", number, "GB/s", true},
     Column{"achievable_busbw_gbps", number, "GB/s", true},
     Column{"efficiency", number, "fraction", true},

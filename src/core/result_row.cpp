@@ -47,7 +47,7 @@ std::vector<Field> row_fields(const ResultRow& r) {
       i64(r.slowest_rank),
       r.slowest_host,
       r.algbw_gbps,
-      r.busbw_gbps,
+      has_bus_bandwidth(r) ? FieldValue{r.busbw_gbps} : FieldValue{std::monostate{}},
       optional_double(r.theoretical_busbw_gbps),
       optional_double(r.achievable_busbw_gbps),
       optional_double(r.efficiency),
@@ -68,6 +68,23 @@ std::vector<Field> row_fields(const ResultRow& r) {
   for (std::size_t i = 0; i < columns.size(); ++i) fields.push_back(Field{columns[i], std::move(values[i])});
   for (const ExtraField& extra : r.extra) fields.push_back(Field{extra.name, extra.value});
   return fields;
+}
+
+bool has_bus_bandwidth(const ResultRow& row) { return row.ranks > 1; }
+
+void RowTotals::add(const ResultRow& row) {
+  ++rows_;
+  if (has_bus_bandwidth(row)) {
+    ++bus_rows_;
+    busbw_sum_ += row.busbw_gbps;
+  }
+  if (row.wrong) wrong_ = wrong_.value_or(0) + *row.wrong;
+}
+
+std::optional<double> RowTotals::average_busbw_gbps() const {
+  if (rows_ == 0) return 0.0;
+  if (bus_rows_ == 0) return std::nullopt;
+  return busbw_sum_ / static_cast<double>(bus_rows_);
 }
 
 double algorithm_bandwidth_gbps(std::uint64_t bytes, double seconds) {

@@ -25,6 +25,29 @@ unsigned shift_for_suffix(char suffix) {
   }
 }
 
+// "1.5M": sizes are whole numbers of bytes or units; where the fraction is a whole number
+// of the next smaller unit, say how to write it ("write 1536K").
+std::string fraction_message(std::string_view flag, std::string_view text, std::uint64_t whole,
+                             std::string_view after_point) {
+  std::size_t digits = 0;
+  std::uint64_t numerator = 0, denominator = 1;
+  while (digits < after_point.size() && digits < 6 && std::isdigit(static_cast<unsigned char>(after_point[digits]))) {
+    numerator = numerator * 10 + static_cast<std::uint64_t>(after_point[digits] - '0');
+    denominator *= 10;
+    ++digits;
+  }
+  const std::string_view unit = after_point.substr(digits);
+  const unsigned shift = unit.empty() ? 64 : shift_for_suffix(unit.front());
+  static constexpr const char* kSmaller[] = {"", "K", "M", "G"};
+  if (digits > 0 && shift != 64 && whole < (std::uint64_t{1} << 40) && (numerator << 10) % denominator == 0) {
+    const std::uint64_t in_smaller = (whole << 10) + (numerator << 10) / denominator;
+    return quoted(flag, text,
+                  fmt::format("has a fraction; sizes are whole numbers of bytes or units: write {}{}", in_smaller,
+                              kSmaller[shift / 10 - 1]));
+  }
+  return quoted(flag, text, "has a fraction; sizes are whole numbers of bytes or units (K, M, G, T)");
+}
+
 }  // namespace
 
 std::uint64_t parse_size(std::string_view text, std::string_view flag) {
@@ -46,6 +69,8 @@ std::uint64_t parse_size(std::string_view text, std::string_view flag) {
   if (digits == 0) throw UsageError(quoted(flag, text, "is not a size; expected a size such as 8, 64K, 1M or 2G"));
 
   std::string_view rest = trimmed.substr(digits);
+  if (!rest.empty() && (rest.front() == '.' || rest.front() == ','))
+    throw UsageError(fraction_message(flag, text, value, rest.substr(1)));
   unsigned shift = 0;
   if (!rest.empty() && shift_for_suffix(rest.front()) != 64) {
     shift = shift_for_suffix(rest.front());

@@ -99,10 +99,11 @@ std::string verdict_of(const TraceSummary& summary) {
   if (!summary.straggler && summary.ranks.size() == 2)
     return fmt::format(
         "no straggler named: of two ranks one is always last, and it takes one last at 90 % of 10 calls or more "
-        "({} calls matched)",
-        summary.calls);
+        "({} matched)",
+        count_text(summary.calls, "call"));
   if (!summary.straggler)
-    return fmt::format("no straggler: the last arrival is spread over the ranks ({} calls matched)", summary.calls);
+    return fmt::format("no straggler: the last arrival is spread over the ranks ({} matched)",
+                       count_text(summary.calls, "call"));
   const RankTraceSummary& rank = *std::find_if(summary.ranks.begin(), summary.ranks.end(),
                                                [&](const RankTraceSummary& r) { return r.rank == *summary.straggler; });
   return fmt::format("straggler: rank {}{} arrives last at {} of {} calls, {} ms after the others' median", rank.rank,

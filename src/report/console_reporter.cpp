@@ -14,6 +14,11 @@
 namespace commbench {
 namespace {
 
+// Widths of the time and bandwidth columns: a figure wider than its column is shown with
+// fewer digits (fixed_text_within) rather than pushing the later columns right.
+constexpr std::size_t kFigureWidth = 10;
+constexpr std::size_t kBandwidthWidth = 9;
+
 // nccl-tests' layout: right-aligned columns under a two-line heading of names and units,
 // the heading commented out with '#' so tools reading the rows skip it.
 std::vector<TextColumn> result_columns() {
@@ -25,12 +30,12 @@ std::vector<TextColumn> result_columns() {
       {{"root"}, Align::right, 4},
       {{"size", "(B)"}, Align::right, 12},
       {{"count", "(elements)"}, Align::right, 12},
-      {{"time", "(us)"}, Align::right, 10},
-      {{"p99", "(us)"}, Align::right, 10},
+      {{"time", "(us)"}, Align::right, kFigureWidth},
+      {{"p99", "(us)"}, Align::right, kFigureWidth},
       {{"noise", "(%)"}, Align::right, 6},
-      {{"algbw", "(GB/s)"}, Align::right, 9},
-      {{"busbw", "(GB/s)"}, Align::right, 9},
-      {{"theo_bus", "(GB/s)"}, Align::right, 9},
+      {{"algbw", "(GB/s)"}, Align::right, kBandwidthWidth},
+      {{"busbw", "(GB/s)"}, Align::right, kBandwidthWidth},
+      {{"theo_bus", "(GB/s)"}, Align::right, kBandwidthWidth},
       {{"eff", "(%)"}, Align::right, 6},
       {{"#wrong"}, Align::right, 7},
       {{"thr"}, Align::right, 5},
@@ -39,16 +44,28 @@ std::vector<TextColumn> result_columns() {
 
 // With the NCCL backend, what NCCL chose (algorithm/protocol/channels) and the algorithm
 // the theoretical busbw is for, at the end where nccl-tests' readers do not look for
-// their columns.
-const TextTable& result_table(bool with_nccl) {
-  static const TextTable plain(result_columns(), "#", " ");
-  static const TextTable nccl = [] {
-    std::vector<TextColumn> columns = result_columns();
+// their columns; then the command's own fields (bench-groups' group_size and groups), so
+// rows that differ only in those can be told apart.
+TextTable result_table(bool with_nccl, const std::vector<std::string>& extra_columns) {
+  std::vector<TextColumn> columns = result_columns();
+  if (with_nccl) {
     columns.push_back({{"nccl", "(algo/proto/ch)"}, Align::right, 18});
     columns.push_back({{"model", "(algo)"}, Align::right, 9});
-    return TextTable(std::move(columns), "#", " ");
-  }();
-  return with_nccl ? nccl : plain;
+  }
+  for (const std::string& name : extra_columns)
+    columns.push_back({{name}, Align::right, std::max<std::size_t>(name.size(), 6)});
+  return TextTable(std::move(columns), "#", " ");
+}
+
+// A command's own field as the table shows it: "-" where the row lacks it.
+std::string extra_cell(const ResultRow& row, const std::string& name) {
+  for (const ExtraField& field : row.extra) {
+    if (field.name != name) continue;
+    if (const auto* text = std::get_if<std::string>(&field.value)) return *text;
+    if (const auto* whole = std::get_if<std::int64_t>(&field.value)) return std::to_string(*whole);
+    if (const auto* real = std::get_if<double>(&field.value)) return significant_text(*real);
+  }
+  return "-";
 }
 
 std::string nccl_choice(const ResultRow& r) {
@@ -111,7 +128,9 @@ void ConsoleReporter::begin(const RunContext& ctx) {
   for (const std::string& note : ctx.notes) write(fmt::format("# note: {}\n", note));
   if (ctx.record_kind != "row") kind_table_.emplace(kind_table(record_kind(ctx.record_kind)));
   nccl_columns_ = ctx.backend == "nccl";
-  write(fmt::format("#\n{}", kind_table_ ? kind_table_->heading() : result_table(nccl_columns_).heading()));
+  extra_columns_ = ctx.extra_columns;
+  row_table_.emplace(result_table(nccl_columns_, extra_columns_));
+  write(fmt::format("#\n{}", kind_table_ ? kind_table_->heading() : row_table_->heading()));
   std::fflush(out_);
 }
 
@@ -134,7 +153,8 @@ void ConsoleReporter::add_row(const ResultRow& r) {
   const char* verdict = !r.threshold_passed ? "-" : *r.threshold_passed ? "pass" : "FAIL";
   // "-" for the figures a row may lack; noise and efficiency in percent.
   const std::string noise = r.noise ? fixed_text(*r.noise * 100.0, 2) : "-";
-  const std::string theoretical = r.theoretical_busbw_gbps ? fixed_text(*r.theoretical_busbw_gbps, 3) : "-";
+  const std::string theoretical =
+      r.theoretical_busbw_gbps ? fixed_text_within(*r.theoretical_busbw_gbps, 3, kBandwidthWidth) : "-";
   const std::string efficiency = r.efficiency ? fixed_text(*r.efficiency * 100.0, 1) : "-";
   std::vector<std::string> cells{std::string(name_of(c.op)),
                                  std::string(name_of(c.placement)),
@@ -143,11 +163,11 @@ void ConsoleReporter::add_row(const ResultRow& r) {
                                  root,
                                  std::to_string(c.shape.bytes),
                                  std::to_string(c.shape.count),
-                                 fixed_text(r.time_us, 2),
-                                 fixed_text(r.p99_us, 2),
+                                 fixed_text_within(r.time_us, 2, kFigureWidth),
+                                 fixed_text_within(r.p99_us, 2, kFigureWidth),
                                  noise,
-                                 fixed_text(r.algbw_gbps, 3),
-                                 fixed_text(r.busbw_gbps, 3),
+                                 fixed_text_within(r.algbw_gbps, 3, kBandwidthWidth),
+                                 has_bus_bandwidth(r) ? fixed_text_within(r.busbw_gbps, 3, kBandwidthWidth) : "-",
                                  theoretical,
                                  efficiency,
                                  wrong,
@@ -156,7 +176,9 @@ void ConsoleReporter::add_row(const ResultRow& r) {
     cells.push_back(nccl_choice(r));
     cells.push_back(r.model_algo.empty() ? "-" : r.model_algo);
   }
-  write(result_table(nccl_columns_).line(cells));
+  for (const std::string& name : extra_columns_) cells.push_back(extra_cell(r, name));
+  if (!row_table_) row_table_.emplace(result_table(nccl_columns_, extra_columns_));
+  write(row_table_->line(cells));
   std::fflush(out_);
 }
 
@@ -166,9 +188,13 @@ void ConsoleReporter::finish(const RunSummary& summary) {
     std::fflush(out_);
     return;
   }
-  write(fmt::format("#\n# rows: {}  wrong elements: {}  complete: {}\n", summary.rows, summary.wrong_elements,
+  const std::string wrong = summary.wrong_elements ? std::to_string(*summary.wrong_elements) : "not checked";
+  write(fmt::format("#\n# rows: {}  wrong elements: {}  complete: {}\n", summary.rows, wrong,
                     summary.complete ? "yes" : "no"));
-  write(fmt::format("# Avg bus bandwidth    : {} GB/s\n", significant_text(summary.average_busbw_gbps)));
+  // Without a busbw (one rank) there is no average to give; the header's note says why.
+  const std::string average =
+      summary.average_busbw_gbps ? significant_text(*summary.average_busbw_gbps) + " GB/s" : "-";
+  write(fmt::format("# Avg bus bandwidth    : {}\n", average));
   for (const std::string& failure : summary.check_failures) write(fmt::format("# check failed: {}\n", failure));
   if (summary.threshold_rows > 0 || !summary.threshold_failures.empty())
     write(fmt::format("# thresholds: {} row{} checked, {} rule failure{}\n", summary.threshold_rows,

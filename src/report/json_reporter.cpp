@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commbench/core/error.hpp"
 #include "commbench/report/output_file.hpp"
@@ -13,6 +14,12 @@ namespace commbench {
 namespace {
 
 using nlohmann::ordered_json;
+
+// A summary figure the run may lack (no check, no busbw): null then, as the schema says.
+template <typename Value>
+ordered_json or_null(const std::optional<Value>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
 
 ordered_json to_json(const FieldValue& v, ValueType type = ValueType::text) {
   if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
@@ -75,11 +82,11 @@ void JsonReporter::finish(const RunSummary& summary) {
   for (const auto& [key, value] : summary.sections) doc[key] = value;
   if (state_->record_kind == "row")
     doc["summary"] = {{"rows", summary.rows},
-                      {"wrong_elements", summary.wrong_elements},
+                      {"wrong_elements", or_null(summary.wrong_elements)},
                       {"check_failures", summary.check_failures},
                       {"threshold_rows", summary.threshold_rows},
                       {"threshold_failures", summary.threshold_failures},
-                      {"average_busbw_gbps", summary.average_busbw_gbps},
+                      {"average_busbw_gbps", or_null(summary.average_busbw_gbps)},
                       {"exit_code", summary.exit_code}};
   const std::string text = doc.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
   if (state_->path.empty()) {

@@ -4,6 +4,8 @@
 #include <array>
 #include <ctime>
 
+#include <fmt/format.h>
+
 extern char** environ;
 
 namespace commbench {
@@ -68,6 +70,14 @@ std::string utc_timestamp() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+std::optional<std::string> one_rank_note(int ranks, std::string_view record_kind, bool launched) {
+  if (ranks != 1 || record_kind != "row") return std::nullopt;
+  const std::string busbw = "nothing crosses a link, so busbw is empty (- in the table) and has no average";
+  if (launched) return fmt::format("one rank: {}", busbw);
+  return fmt::format("ran one rank (started without mpirun or srun): {}; start more with mpirun -np N or srun -n N",
+                     busbw);
 }
 
 }  // namespace commbench

@@ -231,8 +231,7 @@ TheoreticalBusbw theoretical_busbw(Collective op, const NodeTopology& node, cons
   const int nodes = std::max(layout.nodes, 1);
   const int per_node = std::max(layout.ranks_per_node, 1);
   const int ranks = nodes * per_node;
-  if (ranks == 1)
-    return {std::nullopt, std::nullopt, "one rank: nothing crosses a link (busbw is 0 by definition)", ""};
+  if (ranks == 1) return {std::nullopt, std::nullopt, "one rank: nothing crosses a link", ""};
 
   std::vector<Term> terms;
   const double n = ranks, k = per_node;

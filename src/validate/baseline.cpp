@@ -89,6 +89,11 @@ class RowReader {
   const std::string& origin_;
 };
 
+// A one-rank row's busbw is empty (nothing crosses a link): it reads as none, 0.
+double busbw_of(const RowReader& row, const MeasurementKey& key) {
+  return key.ranks == 1 && row.field("busbw_gbps").empty() ? 0.0 : row.measurement("busbw_gbps");
+}
+
 MeasurementKey read_key(const RowReader& row) {
   MeasurementKey key;
   const OpLabel label = parse_op_label(row.field("op"), row.where("op"));
@@ -133,7 +138,7 @@ Baseline parse_baseline(std::string_view text, const std::string& origin) {
     const RowReader row(table, record, origin);
     const MeasurementKey key = read_key(row);
     BaselineRow values{
-        row.measurement("time_us"), row.measurement("algbw_gbps"), row.measurement("busbw_gbps"), record.line, "", 0};
+        row.measurement("time_us"), row.measurement("algbw_gbps"), busbw_of(row, key), record.line, "", 0};
     if (table.column("backend")) values.backend = row.field("backend");
     if (table.column("nodes")) values.nodes = static_cast<int>(row.count("nodes", 1, kMaxRanks));
     const auto [it, inserted] = baseline.rows.emplace(key, values);

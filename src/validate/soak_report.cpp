@@ -99,11 +99,12 @@ std::vector<std::string> soak_node_verdicts(const SoakOutcome& outcome) {
 
 std::string soak_summary(const SoakOutcome& outcome, const SoakSettings& settings, double started_unix,
                          std::size_t node_lines) {
-  std::string text = fmt::format(
-      "soak: {} nodes, {} intervals in {} s (one pair round each, at least {} s apart; {} rounds meet every "
-      "pair), {} pair readings\n",
-      outcome.node_names.size(), outcome.intervals, fixed_text(outcome.elapsed_seconds, 1),
-      significant_text(settings.interval_s, 3), outcome.schedule_rounds, outcome.readings.size());
+  std::string text =
+      fmt::format("soak: {}, {} in {} s (one pair round each, at least {} s apart; {} every pair), {}\n",
+                  count_text(outcome.node_names.size(), "node"), count_text(outcome.intervals, "interval"),
+                  fixed_text(outcome.elapsed_seconds, 1), significant_text(settings.interval_s, 3),
+                  count_text(outcome.schedule_rounds, "round") + (outcome.schedule_rounds == 1 ? " meets" : " meet"),
+                  count_text(outcome.readings.size(), "pair reading"));
   const SoakLevels& levels = outcome.levels;
   text += fmt::format(
       "steady level {} GB/s ({}), spread {} %: a reading below {} GB/s is low; an event fails below {} GB/s "
@@ -146,8 +147,8 @@ std::vector<Record> soak_interval_records(const SoakInterval& interval, const st
     const bool rated = nic.bytes && nic.seconds > 0;
     add("nic", name(nic.node), "", nic.nic,
         rated ? FieldValue{static_cast<double>(*nic.bytes) / nic.seconds / 1e9} : FieldValue{},
-        nic.bytes ? whole_value(*nic.bytes) : FieldValue{}, nic.peak_gbps > 0 ? FieldValue{nic.peak_gbps} : FieldValue{},
-        "");
+        nic.bytes ? whole_value(*nic.bytes) : FieldValue{},
+        nic.peak_gbps > 0 ? FieldValue{nic.peak_gbps} : FieldValue{}, "");
   }
   for (const SoakChange& change : interval.changes) add("change", name(change.node), "", "", {}, {}, {}, change.what);
   return records;
@@ -171,13 +172,20 @@ std::vector<Record> soak_event_records(const SoakOutcome& outcome, double starte
 nlohmann::ordered_json soak_json(const SoakOutcome& outcome, const SoakSettings& settings, double started_unix) {
   using json = nlohmann::ordered_json;
   json doc;
-  doc["soak"] = {{"started_utc", utc_text(started_unix, 0)},   {"duration_s", settings.duration_s},
-                 {"interval_s", settings.interval_s},          {"intervals", outcome.intervals},
-                 {"schedule_rounds", outcome.schedule_rounds}, {"elapsed_s", outcome.elapsed_seconds},
-                 {"steady_gbps", outcome.levels.steady_gbps},  {"steady_given", outcome.levels.given},
-                 {"spread", outcome.levels.spread},  {"low_below_gbps", outcome.levels.low_below_gbps},
-                 {"fraction", settings.rule.fraction},         {"least_depth", settings.rule.least_depth},
-                 {"spread_limit", settings.rule.spread_limit}, {"seed", settings.seed}};
+  doc["soak"] = {{"started_utc", utc_text(started_unix, 0)},
+                 {"duration_s", settings.duration_s},
+                 {"interval_s", settings.interval_s},
+                 {"intervals", outcome.intervals},
+                 {"schedule_rounds", outcome.schedule_rounds},
+                 {"elapsed_s", outcome.elapsed_seconds},
+                 {"steady_gbps", outcome.levels.steady_gbps},
+                 {"steady_given", outcome.levels.given},
+                 {"spread", outcome.levels.spread},
+                 {"low_below_gbps", outcome.levels.low_below_gbps},
+                 {"fraction", settings.rule.fraction},
+                 {"least_depth", settings.rule.least_depth},
+                 {"spread_limit", settings.rule.spread_limit},
+                 {"seed", settings.seed}};
   const std::vector<std::string> verdicts = soak_node_verdicts(outcome);
   json nodes = json::array();
   for (std::size_t node = 0; node < verdicts.size(); ++node)

@@ -21,10 +21,6 @@ std::string fault_subject(const ValidationOutcome& outcome, const Fault& fault) 
   return "?";
 }
 
-std::string plural(std::size_t count, const char* word) {
-  return fmt::format("{} {}{}", count, word, count == 1 ? "" : "s");
-}
-
 }  // namespace
 
 std::string exclude_option(const ValidationOutcome& outcome) {
@@ -38,24 +34,23 @@ int validation_exit_code(const ValidationOutcome& outcome) {
   return outcome.complete ? 0 : 4;
 }
 
-std::string validation_summary(const ValidationOutcome& outcome, const PlanSettings& settings,
-                               std::size_t node_lines) {
+std::string validation_summary(const ValidationOutcome& outcome, const PlanSettings& settings, std::size_t node_lines) {
   std::string text;
   const int rounds = outcome.pair_rounds + outcome.retest_rounds;
-  text += fmt::format("plan: {}, {} ({} first, {} re-test), {}, {} s\n", plural(outcome.node_names.size(), "node"),
-                      plural(static_cast<std::size_t>(rounds), "round"), outcome.pair_rounds, outcome.retest_rounds,
-                      plural(static_cast<std::size_t>(outcome.bisection_steps), "bisection step"),
+  text += fmt::format("plan: {}, {} ({} first, {} re-test), {}, {} s\n", count_text(outcome.node_names.size(), "node"),
+                      count_text(static_cast<std::size_t>(rounds), "round"), outcome.pair_rounds, outcome.retest_rounds,
+                      count_text(static_cast<std::size_t>(outcome.bisection_steps), "bisection step"),
                       fixed_text(outcome.elapsed_seconds, 2));
   const std::string fraction = significant_text(settings.expect.fraction, 3);
   const auto expectation = [&](double expected, bool given, const char* majority) {
     return fmt::format("expected >= {} GB/s ({} x {} GB/s, {})", significant_text(expected, 3), fraction,
-                       significant_text(expected / settings.expect.fraction, 3),
-                       given ? "from --expect" : majority);
+                       significant_text(expected / settings.expect.fraction, 3), given ? "from --expect" : majority);
   };
   if (outcome.intra_expected_gbps > 0)
-    text += "intra-node collectives: " +
-            expectation(outcome.intra_expected_gbps, settings.expect.intra_busbw_gbps.has_value(), "the nodes' median") +
-            "\n";
+    text +=
+        "intra-node collectives: " +
+        expectation(outcome.intra_expected_gbps, settings.expect.intra_busbw_gbps.has_value(), "the nodes' median") +
+        "\n";
   if (outcome.pair_reference_gbps > 0)
     text += "pairs: " +
             expectation(outcome.pair_expected_gbps, settings.expect.pair_gbps.has_value(),
@@ -65,15 +60,14 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
     for (const GroupResult& group : outcome.groups)
       if (group.phase == "all nodes")
         text += fmt::format("collective over {}: {} GB/s busbw, expected >= {} GB/s\n",
-                            plural(group.nodes.size(), "node"), significant_text(group.busbw_gbps, 3),
+                            count_text(group.nodes.size(), "node"), significant_text(group.busbw_gbps, 3),
                             significant_text(outcome.group_expected_gbps, 3));
   for (const Fault& fault : outcome.faults)
     text += fmt::format("FAIL {}: {}\n", fault_subject(outcome, fault), fault.reason);
   for (const std::string& note : outcome.notes) text += "note: " + note + "\n";
   if (outcome.excluded_nodes().size() * 2 > outcome.node_names.size())
     text += "note: more than half the nodes fail: the fabric as a whole, or the expected figure, is off\n";
-  if (outcome.wrong > 0)
-    text += fmt::format("FAIL check: {} bytes or elements received wrong\n", outcome.wrong);
+  if (outcome.wrong > 0) text += fmt::format("FAIL check: {} bytes or elements received wrong\n", outcome.wrong);
   if (outcome.interrupted_by != 0)
     text += fmt::format("INCOMPLETE: interrupted by {} during {}\n", interruption_signal_name(outcome.interrupted_by),
                         outcome.stopped_before);
@@ -87,20 +81,21 @@ std::string validation_summary(const ValidationOutcome& outcome, const PlanSetti
     for (std::size_t node = 0; node < verdicts.size(); ++node)
       text += fmt::format("  {:<16} {}\n", outcome.node_names[node], verdicts[node]);
   const auto healthy = std::count(verdicts.begin(), verdicts.end(), "ok");
-  text += fmt::format("nodes: {} ok, {} in a fault (node, link or group)\n", healthy, static_cast<long>(verdicts.size()) - healthy);
+  text += fmt::format("nodes: {} ok, {} in a fault (node, link or group)\n", healthy,
+                      static_cast<long>(verdicts.size()) - healthy);
 
   std::size_t nodes = 0, links = 0, groups = 0;
   for (const Fault& fault : outcome.faults)
     (fault.kind == FaultKind::node ? nodes : fault.kind == FaultKind::link ? links : groups) += 1;
   if (outcome.faults.empty() && outcome.wrong == 0)
     text += fmt::format("verdict: {} ({})\n",
-                        outcome.complete               ? "healthy"
+                        outcome.complete              ? "healthy"
                         : outcome.interrupted_by != 0 ? "nothing failed before the run was stopped"
                                                       : "nothing failed before the time limit",
-                        plural(outcome.node_names.size(), "node"));
+                        count_text(outcome.node_names.size(), "node"));
   else
-    text += fmt::format("verdict: FAILED: {}, {}, {}{}\n", plural(nodes, "node"), plural(links, "link"),
-                        plural(groups, "group"), outcome.wrong > 0 ? ", wrong data received" : "");
+    text += fmt::format("verdict: FAILED: {}, {}, {}{}\n", count_text(nodes, "node"), count_text(links, "link"),
+                        count_text(groups, "group"), outcome.wrong > 0 ? ", wrong data received" : "");
   if (const std::string exclude = exclude_option(outcome); !exclude.empty()) text += exclude + "\n";
   return text;
 }
@@ -148,12 +143,9 @@ nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const P
   using json = nlohmann::ordered_json;
   const auto optional = [](const std::optional<double>& value) { return value ? json(*value) : json(nullptr); };
   json doc;
-  doc["plan"] = {{"pair_rounds", outcome.pair_rounds},
-                 {"retest_rounds", outcome.retest_rounds},
-                 {"bisection_steps", outcome.bisection_steps},
-                 {"seed", settings.seed},
-                 {"fraction", settings.expect.fraction},
-                 {"time_limit_s", settings.time_limit_seconds},
+  doc["plan"] = {{"pair_rounds", outcome.pair_rounds},         {"retest_rounds", outcome.retest_rounds},
+                 {"bisection_steps", outcome.bisection_steps}, {"seed", settings.seed},
+                 {"fraction", settings.expect.fraction},       {"time_limit_s", settings.time_limit_seconds},
                  {"elapsed_s", outcome.elapsed_seconds}};
   doc["expected"] = {{"pair_gbps", outcome.pair_expected_gbps},
                      {"pair_reference_gbps", outcome.pair_reference_gbps},
@@ -163,13 +155,13 @@ nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const P
   const std::vector<std::string> verdicts = outcome.node_verdicts();
   json nodes = json::array();
   for (std::size_t node = 0; node < verdicts.size(); ++node)
-    nodes.push_back({{"host", outcome.node_names[node]},
-                     {"verdict", verdicts[node] == "ok" ? "ok" : "fail"},
-                     {"reason", verdicts[node] == "ok" ? "" : verdicts[node]},
-                     {"local_findings", node < outcome.local_findings.size() ? json(outcome.local_findings[node])
-                                                                               : json::array()},
-                     {"intra_busbw_gbps", node < outcome.intra_busbw.size() ? optional(outcome.intra_busbw[node])
-                                                                              : json(nullptr)}});
+    nodes.push_back(
+        {{"host", outcome.node_names[node]},
+         {"verdict", verdicts[node] == "ok" ? "ok" : "fail"},
+         {"reason", verdicts[node] == "ok" ? "" : verdicts[node]},
+         {"local_findings", node < outcome.local_findings.size() ? json(outcome.local_findings[node]) : json::array()},
+         {"intra_busbw_gbps",
+          node < outcome.intra_busbw.size() ? optional(outcome.intra_busbw[node]) : json(nullptr)}});
   doc["nodes"] = nodes;
   json faults = json::array();
   for (const Fault& fault : outcome.faults) {

@@ -44,7 +44,15 @@ BAD_INPUTS = [
     (["-d", "half"], "the mpi backend cannot use -d/--dtype half"),
     (["-d", "bfloat16"], "the mpi backend cannot use -d/--dtype bfloat16"),
     (["-o", "avg"], "the mpi backend cannot use -o/--redop avg"),
-    (["-e", "1T"], "-e/--max-bytes: 2147483648 elements exceed the 2^31-1 element count of an MPI call"),
+    (["-e", "1T"], "-e/--max-bytes: allreduce float of 8589934592 bytes (8GiB) needs 2147483648 elements in one MPI "
+                   "call, more than its 2^31-1; the largest size that works is 8589934588 bytes (-e 4GiB)"),
+    # Just past the limit: refused before anything is allocated or measured.
+    (["-b", "8589934592", "-e", "8589934592", "--op", "allreduce"],
+     "-e/--max-bytes: allreduce float of 8589934592 bytes (8GiB) needs 2147483648 elements"),
+    (["-e", "1.5M"], "-e/--max-bytes: '1.5M' has a fraction; sizes are whole numbers of bytes or units: write 1536K"),
+    (["--max-byte", "1M"], "bench-collectives: error: unknown flag --max-byte (did you mean --max-bytes?) (see --help)"),
+    (["--max-byte=1M"], "unknown flag --max-byte (did you mean --max-bytes?)"),
+    (["--op", "allreduc"], "--op: unknown value 'allreduc' (did you mean allreduce?); expected one of: "),
     (["--op", "allreduce", "-d", "double", "-e", "15G"], "-e/--max-bytes: the buffers and the library's scratch need 24GiB per rank x 2 ranks = 48GiB on host"),
     (["-n", "0"], "-n/--iters: must be at least 1"),
     (["-c", "5"], "-c/--check: expected 0 or 1"),

@@ -120,7 +120,14 @@ class ExampleCommand(TempDirTest):
         self.assertAlmostEqual(doc["summary"]["average_busbw_gbps"], average, places=9)
         self.assertRegex(out, r"# Avg bus bandwidth +: [0-9.e+-]+ GB/s")
         self.assertNotIn("# Avg bus bandwidth    : 0 GB/s", out)
-        self.assertIn("allreduce", out)  # the console table
+        # The console table has the command's own columns too, so the K=2 and K=4 rows differ
+        # there as well; its footer agrees with #wrong's N/A: nothing was checked.
+        self.assertRegex(out, r"#wrong +thr group_size groups\n")
+        table = [line.split() for line in out.splitlines() if line.strip() and not line.startswith("#")]
+        self.assertEqual([(r[0], r[-2], r[-1]) for r in table], [("allreduce", "2", "2"), ("allreduce", "4", "1")])
+        self.assertEqual([r[-4] for r in table], ["N/A", "N/A"])
+        self.assertIn("# rows: 2  wrong elements: not checked  complete: yes", out)
+        self.assertIsNone(doc["summary"]["wrong_elements"])
 
     def test_a_group_size_that_does_not_divide_the_ranks_is_one_error(self):
         rc, out, err = run(4, GROUPS, "-k", "3", "--json", self.path("never.json"))

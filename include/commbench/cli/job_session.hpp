@@ -17,6 +17,7 @@
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/job_runtime.hpp"
 #include "commbench/cli/job_command.hpp"
+#include "commbench/core/result_row.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/report/run_context.hpp"
 #include "commbench/runner/job_steps.hpp"
@@ -102,7 +103,7 @@ class JobSession final : public JobSteps {
   bool results_started_ = false;
   bool results_finished_ = false;
   RunSummary summary_;
-  double busbw_sum_ = 0;
+  RowTotals totals_;
   RunEnding ending_;
 
   // Finishes what a run left open: `interruption` is the signal's exit code, or 0.

@@ -14,6 +14,10 @@ using EnvironmentLookup = std::function<const char*(const char*)>;
 // holds a non-negative integer); nullopt when not launched by one of them.
 std::optional<int> launcher_rank(const EnvironmentLookup& getenv_fn);
 
+// Whether a launcher (mpirun, srun) started this process, as its environment said when the
+// program started: MPI_Init may add the variables to a process started alone.
+bool started_by_launcher();
+
 // Parses a non-negative decimal integer; nullopt for anything else.
 std::optional<int> parse_non_negative_int(const char* text);
 

@@ -15,6 +15,14 @@ namespace commbench::detail {
 std::string lower_case(std::string_view text);
 std::vector<std::string> split_list(std::string_view text);
 
+// The candidate nearest to `typed` by edit distance (case-insensitive), when it is near
+// enough to be a typo of it (at most a third of its letters, and at least one, differ);
+// empty otherwise. Ties go to the earlier candidate.
+std::string nearest_name(std::string_view typed, std::span<const std::string_view> candidates);
+
+// " (did you mean NAME?)" for nearest_name's answer, empty without one.
+std::string did_you_mean(std::string_view typed, std::span<const std::string_view> candidates);
+
 template <typename Enum>
 struct NamedValue {
   std::string_view name;
@@ -55,10 +63,13 @@ template <typename Enum>
 Enum lookup_name(std::span<const NamedValue<Enum>> names, std::string_view text, std::string_view flag,
                  std::string_view canonical_list) {
   const std::string wanted = lower_case(text);
-  for (const auto& entry : names)
+  std::vector<std::string_view> candidates;
+  for (const auto& entry : names) {
     if (entry.name == wanted) return entry.value;
-  throw UsageError(std::string(flag) + ": unknown value '" + std::string(text) +
-                   "'; expected one of: " + std::string(canonical_list));
+    candidates.push_back(entry.name);
+  }
+  throw UsageError(std::string(flag) + ": unknown value '" + std::string(text) + "'" +
+                   did_you_mean(wanted, candidates) + "; expected one of: " + std::string(canonical_list));
 }
 
 // "all" expands to `every`; otherwise each comma-separated item is parsed, duplicates

@@ -3,7 +3,9 @@
 // printf's %.Ng and %.Nf do (tables and tests depend on those exact digits).
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace commbench {
 
@@ -14,5 +16,15 @@ std::string significant_text(double value, int digits = 6);
 
 // Exactly `decimals` digits after the point: fixed_text(2.097152, 3) == "2.097".
 std::string fixed_text(double value, int decimals);
+
+// fixed_text when that fits in `width` characters; else fewer decimals, and past that
+// exponent form ("1.23e+09"), so an absurd figure cannot push a table's columns apart:
+// fixed_text_within(12334394.773, 3, 9) == "12334395".
+std::string fixed_text_within(double value, int decimals, std::size_t width);
+
+// A count and its noun, the noun plural unless the count is one: count_text(1, "node") ==
+// "1 node", count_text(3, "step") == "3 steps". `plural` for a noun that is not made
+// plural by an "s".
+std::string count_text(unsigned long long count, std::string_view noun, std::string_view plural = {});
 
 }  // namespace commbench

@@ -73,6 +73,28 @@ struct Field {
 std::span<const std::string_view> row_columns();
 std::vector<Field> row_fields(const ResultRow& row);
 
+// Whether the row's busbw is a bandwidth: with one rank nothing crosses a link, and the
+// bus factor makes busbw 0 or the speed of a local copy. The reporters leave it empty then
+// ("-" in the table) and the average leaves the row out.
+bool has_bus_bandwidth(const ResultRow& row);
+
+// What a run's footer says of its rows: nccl-tests' average busbw and the wrong elements.
+class RowTotals {
+ public:
+  void add(const ResultRow& row);
+  // The mean busbw of the rows that have one; 0 before any row (as nccl-tests prints),
+  // empty when rows came and none had a busbw (one rank).
+  std::optional<double> average_busbw_gbps() const;
+  // The sum of the checked rows' wrong elements; empty when no row was checked.
+  std::optional<std::uint64_t> wrong_elements() const { return wrong_; }
+
+ private:
+  std::size_t rows_ = 0;
+  std::size_t bus_rows_ = 0;
+  double busbw_sum_ = 0;
+  std::optional<std::uint64_t> wrong_;
+};
+
 // algbw = bytes / time (GB = 1e9 bytes); busbw = algbw * bus_bandwidth_factor.
 double algorithm_bandwidth_gbps(std::uint64_t bytes, double seconds);
 

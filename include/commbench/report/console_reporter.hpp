@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commbench/core/text_table.hpp"
 
@@ -28,8 +29,10 @@ class ConsoleReporter final : public Reporter {
   void write(const std::string& text) { std::fputs(text.c_str(), out_); }
 
   std::FILE* out_;
-  std::optional<TextTable> kind_table_;  // for a kind other than "row"
-  bool nccl_columns_ = false;            // the NCCL backend: what NCCL chose, beside the model's algorithm
+  std::optional<TextTable> kind_table_;     // for a kind other than "row"
+  std::optional<TextTable> row_table_;      // for the row kind
+  bool nccl_columns_ = false;               // the NCCL backend: what NCCL chose, beside the model's algorithm
+  std::vector<std::string> extra_columns_;  // the command's own row fields, shown after the fixed columns
   std::size_t records_ = 0;
 };
 

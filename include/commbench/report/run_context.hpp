@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,11 +52,14 @@ struct RunContext {
 struct RunSummary {
   bool complete = true;  // false when the sweep stopped early
   std::size_t rows = 0;
-  std::uint64_t wrong_elements = 0;
+  // Wrong output elements over the checked rows; empty when no row was checked (--check off).
+  std::optional<std::uint64_t> wrong_elements;
   std::vector<std::string> check_failures;
   std::size_t threshold_rows = 0;  // rows at least one threshold rule applied to
   std::vector<std::string> threshold_failures;
-  double average_busbw_gbps = 0;  // over all rows, like nccl-tests' "Avg bus bandwidth"
+  // Over the rows with a busbw (has_bus_bandwidth), like nccl-tests' "Avg bus bandwidth";
+  // empty when none has one (one rank).
+  std::optional<double> average_busbw_gbps;
   int exit_code = 0;
   // The command's own top-level JSON keys after its records (p2p's rounds, validate's
   // plan and verdicts), in the document's order, each value as the document holds it. The

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -87,6 +88,20 @@ MPI_Op mpi_op(ReduceOp op) {
     case ReduceOp::avg: break;
   }
   return MPI_OP_NULL;
+}
+
+// The largest byte size a case of this kind can have with `elements` scaled down to the
+// 2^31-1 of one MPI call, and the largest power of two within it (what -e is usually).
+struct CountLimit {
+  std::uint64_t bytes;
+  std::uint64_t power_of_two;
+};
+CountLimit count_limit(const OpCase& c, std::uint64_t elements) {
+  const long double per_element = static_cast<long double>(c.shape.bytes) / static_cast<long double>(elements);
+  const auto bytes = static_cast<std::uint64_t>(static_cast<long double>(INT32_MAX) * per_element);
+  std::uint64_t power = 1;
+  while (power <= bytes / 2) power *= 2;
+  return {bytes, power};
 }
 
 int as_count(std::uint64_t elements) {
@@ -309,6 +324,16 @@ CallArguments arguments_for(const OpCase& c, Buffers& buffers, const MpiBootstra
 
 }  // namespace
 
+std::optional<std::string> mpi_count_refusal(const OpCase& c, std::uint64_t elements) {
+  if (elements <= static_cast<std::uint64_t>(INT32_MAX)) return std::nullopt;
+  const CountLimit limit = count_limit(c, elements);
+  return fmt::format(
+      "-e/--max-bytes: {} {} of {} bytes ({}) needs {} elements in one MPI call, more than its 2^31-1; the largest "
+      "size that works is {} bytes (-e {})",
+      name_of(c.op), name_of(c.dtype), c.shape.bytes, format_size(c.shape.bytes), elements, limit.bytes,
+      format_size(limit.power_of_two));
+}
+
 MpiBackend::MpiBackend(std::unique_ptr<MpiBootstrap> group) : group_(std::move(group)) {}
 
 std::string MpiBackend::library_version() const { return MpiEnvironment::library_version(); }
@@ -324,9 +349,11 @@ std::optional<std::string> MpiBackend::unsupported_reason(Collective op, DataTyp
 
 void MpiBackend::validate_plan(std::span<const OpCase> plan) const {
   for (const OpCase& c : plan) {
-    as_count(c.shape.count);
     // MPI_Alltoallv's displacements are ints too: the whole buffers must be addressable.
-    if (descriptor_of(c.op).split_per_peer()) as_count(std::max(c.shape.send_elements, c.shape.recv_elements));
+    const std::uint64_t elements = descriptor_of(c.op).split_per_peer()
+                                       ? std::max({c.shape.count, c.shape.send_elements, c.shape.recv_elements})
+                                       : c.shape.count;
+    if (const auto refusal = mpi_count_refusal(c, elements)) throw UsageError(*refusal);
   }
 }
 
@@ -349,8 +376,8 @@ void MpiBackend::require_room_on_node(std::uint64_t bytes_per_rank, const std::s
   }
   const auto available = available_host_memory();
   if (!available || on_node <= *available) return;
-  const std::string per_rank = alike ? fmt::format("{} per rank", format_size(largest))
-                                     : fmt::format("up to {} per rank", format_size(largest));
+  const std::string per_rank =
+      alike ? fmt::format("{} per rank", format_size(largest)) : fmt::format("up to {} per rank", format_size(largest));
   throw UsageError(fmt::format("{} need {} x {} ranks = {} on host {}, but only {} is available", what, per_rank, ranks,
                                format_size(on_node), group_->hostname(), format_size(*available)));
 }
@@ -362,9 +389,7 @@ void MpiBackend::require_memory(std::uint64_t bytes_per_rank, const std::string&
   collective_try(*group_, [&] { require_room_on_node(bytes_per_rank, what); });
 }
 
-std::uint64_t MpiBackend::library_scratch_bytes(const OpCase& c) const {
-  return reduces(c.op) ? c.send_bytes() : 0;
-}
+std::uint64_t MpiBackend::library_scratch_bytes(const OpCase& c) const { return reduces(c.op) ? c.send_bytes() : 0; }
 
 std::unique_ptr<Buffers> MpiBackend::allocate(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
   std::unique_ptr<Buffers> buffers;

@@ -26,6 +26,7 @@
 #include "commbench/core/size.hpp"
 #include "copy_kernels.hpp"
 #include "cuda_resources.hpp"
+#include "nccl_support.hpp"
 
 namespace commbench {
 namespace nccl {
@@ -137,7 +138,7 @@ class CudaLocalGpuLinks final : public LocalGpuLinks {
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess || count == 0) {
-      const std::string reason = status != cudaSuccess ? cudaGetErrorString(status) : "none visible";
+      const std::string reason = status != cudaSuccess ? nccl::detail::no_device_reason(status) : "none visible";
       (void)cudaGetLastError();
       throw BackendError("no CUDA device: " + reason);
     }

@@ -17,6 +17,14 @@ void check_cuda(cudaError_t code, const std::string& what) {
   if (code != cudaSuccess) throw BackendError(what + ": " + cudaGetErrorString(code));
 }
 
+std::string no_device_reason(cudaError_t status) {
+  int driver = 0;
+  const bool no_driver = cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0;
+  if (status == cudaErrorInsufficientDriver && no_driver) return "no NVIDIA driver/GPU found";
+  if (status == cudaErrorNoDevice) return "no NVIDIA GPU found";
+  return cudaGetErrorString(status);
+}
+
 void check_nccl(ncclResult_t code, const std::string& what, ncclComm_t comm) {
   if (code == ncclSuccess || code == ncclInProgress) return;
   std::string message = what + ": " + ncclGetErrorString(code);
@@ -113,7 +121,7 @@ std::vector<CudaDeviceInfo> list_cuda_devices(std::string& why_none) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    why_none = cudaGetErrorString(status);
+    why_none = detail::no_device_reason(status);
     (void)cudaGetLastError();
     return devices;
   }

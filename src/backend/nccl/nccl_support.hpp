@@ -19,6 +19,11 @@ namespace commbench::nccl::detail {
 void check_cuda(cudaError_t code, const std::string& what);
 void check_nccl(ncclResult_t code, const std::string& what, ncclComm_t comm = nullptr);
 
+// Why cudaGetDeviceCount found no device, in words for a machine without GPUs: the CUDA
+// runtime answers "CUDA driver version is insufficient" where no driver is installed at
+// all, which reads as if an upgrade would help.
+std::string no_device_reason(cudaError_t status);
+
 ncclDataType_t nccl_type(DataType t);
 ncclRedOp_t nccl_op(ReduceOp op);
 // "2.28.9" from NCCL's version code.

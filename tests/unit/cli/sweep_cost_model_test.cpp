@@ -73,6 +73,16 @@ TEST(SweepCostModel, AnOpTheSweepLacksIsAUsageErrorNamingIt) {
             "allreduce; run bench-collectives --op allgather)");
 }
 
+// One rank's busbw is empty (nothing crosses a link): the file still reads; a row of two
+// ranks without one is malformed.
+TEST(SweepCostModel, AOneRankRowsEmptyBusbwReads) {
+  const std::string header = "op,bytes,ranks,nodes,time_us,busbw_gbps\n";
+  EXPECT_EQ(testing::usage_error_of([&] { SweepCostModel(header + "allreduce,1024,1,1,10,\n", "a.csv"); }),
+            "(accepted)");
+  EXPECT_EQ(testing::usage_error_of([&] { SweepCostModel(header + "allreduce,1024,2,1,10,\n", "a.csv"); }),
+            "a.csv line 2: busbw_gbps '' is not a non-negative number");
+}
+
 TEST(SweepCostModel, AFileWithoutTheColumnsIsAUsageErrorNamingTheColumn) {
   EXPECT_EQ(testing::usage_error_of([] { SweepCostModel("op,bytes,ranks,nodes,busbw_gbps\n", "--from a.csv"); }),
             "--from a.csv: no 'time_us' column (a bench-collectives --csv file has op, bytes, ranks, nodes, time_us, "

@@ -33,16 +33,30 @@ TEST(DataTypeNames, UnknownNameListsTheChoices) {
     FAIL();
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
-                 "-d/--dtype: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, "
+                 "-d/--dtype: unknown value 'flaot' (did you mean float?); expected one of: int8, uint8, int32, "
+                 "uint32, int64, uint64, "
                  "half, bfloat16, float, double, f8e4m3, f8e5m2");
   }
   // A list flag also takes "all", and says so where it could have been given instead.
   EXPECT_EQ(testing::usage_error_of([] { parse_data_type_list("flaot", "-d"); }),
-            "-d: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, "
+            "-d: unknown value 'flaot' (did you mean float?); expected one of: int8, uint8, int32, uint32, int64, "
+            "uint64, half, bfloat16, "
             "float, double, f8e4m3, f8e5m2, all");
   EXPECT_EQ(testing::usage_error_of([] { parse_data_type_list("float,flaot", "-d"); }),
-            "-d: unknown value 'flaot'; expected one of: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, "
+            "-d: unknown value 'flaot' (did you mean float?); expected one of: int8, uint8, int32, uint32, int64, "
+            "uint64, half, bfloat16, "
             "float, double, f8e4m3, f8e5m2");
+}
+
+TEST(NearestName, SuggestsATypoFixButNotAGuess) {
+  const std::vector<std::string_view> ops{"allreduce", "allgather", "reducescatter", "broadcast", "reduce"};
+  EXPECT_EQ(detail::nearest_name("allreduc", ops), "allreduce");
+  EXPECT_EQ(detail::nearest_name("ALLGATHR", ops), "allgather");
+  EXPECT_EQ(detail::nearest_name("braodcast", ops), "broadcast");  // a swap is one step
+  EXPECT_EQ(detail::nearest_name("gather", ops), "");              // too far from any
+  EXPECT_EQ(detail::nearest_name("xyz", ops), "");
+  EXPECT_EQ(detail::did_you_mean("reduse", ops), " (did you mean reduce?)");
+  EXPECT_EQ(detail::did_you_mean("zzz", ops), "");
 }
 
 // The help lists what the parser accepts: every name it shows parses, the fp8 types and

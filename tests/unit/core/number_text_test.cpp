@@ -22,6 +22,25 @@ TEST(NumberText, SignificantDigits) {
   EXPECT_EQ(significant_text(123456789.0, 9), "123456789");
 }
 
+TEST(NumberText, FixedWithinAWidthDropsDecimalsThenTakesAnExponent) {
+  EXPECT_EQ(fixed_text_within(2.097152, 3, 9), "2.097");  // fits: as fixed_text
+  EXPECT_EQ(fixed_text_within(12345.6789, 3, 9), "12345.679");
+  EXPECT_EQ(fixed_text_within(123456.6789, 3, 9), "123456.68");
+  EXPECT_EQ(fixed_text_within(12334394.773, 3, 9), "12334395");
+  EXPECT_EQ(fixed_text_within(1.5e12, 3, 9), "1.50e+12");
+  EXPECT_EQ(fixed_text_within(1.5e12, 3, 5), "2e+12");
+  for (double value : {0.0, 1.0, 9.99e8, 1e9, 3.4e38, 1e300})
+    EXPECT_LE(fixed_text_within(value, 3, 9).size(), 9u) << value;
+}
+
+TEST(NumberText, CountsTakeTheNounsNumber) {
+  EXPECT_EQ(count_text(1, "node"), "1 node");
+  EXPECT_EQ(count_text(0, "node"), "0 nodes");
+  EXPECT_EQ(count_text(3, "step"), "3 steps");
+  EXPECT_EQ(count_text(1, "process", "processes"), "1 process");
+  EXPECT_EQ(count_text(2, "process", "processes"), "2 processes");
+}
+
 TEST(NumberText, FixedDecimals) {
   EXPECT_EQ(fixed_text(2.097152, 3), "2.097");
   EXPECT_EQ(fixed_text(500, 2), "500.00");

@@ -40,11 +40,18 @@ TEST(ParseSize, RejectsBadValuesNamingTheFlag) {
   expect_rejected("0", "zero");
   expect_rejected("0K", "zero");
   expect_rejected("abc", "not a size");
-  expect_rejected("1.5M", "unknown unit");
   expect_rejected("12Q", "unknown unit");
   expect_rejected("4KK", "unknown unit");
   expect_rejected("99999999999999999999", "too large");  // > 2^64
   expect_rejected("16777216T", "too large");             // 2^24 * 2^40 = 2^64
+}
+
+TEST(ParseSize, AFractionIsNamedWithTheWholeNumberToWrite) {
+  expect_rejected("1.5M", "has a fraction; sizes are whole numbers of bytes or units: write 1536K");
+  expect_rejected("2.25G", "write 2304M");
+  expect_rejected("1.5K", "write 1536");
+  expect_rejected("0.1M", "has a fraction; sizes are whole numbers of bytes or units (K, M, G, T)");
+  expect_rejected("1.5", "has a fraction");
 }
 
 TEST(ParseSize, ControlCharactersInTheInputStayOnOneLine) {

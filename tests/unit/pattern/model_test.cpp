@@ -13,7 +13,8 @@ TEST(PatternModel, NamesOfPatternsPhasesAndFsdpSettings) {
   EXPECT_EQ(parse_pattern_kind("ZeRO3", "--pattern"), PatternKind::zero3);
   EXPECT_EQ(name_of(PatternKind::pipeline), "pipeline");
   EXPECT_EQ(testing::usage_error_of([] { parse_pattern_kind("zero4", "--pattern"); }),
-            "--pattern: unknown value 'zero4'; expected one of: ddp, fsdp, zero1, zero2, zero3, pipeline, tp, ep");
+            "--pattern: unknown value 'zero4' (did you mean zero1?); expected one of: ddp, fsdp, zero1, zero2, zero3, "
+            "pipeline, tp, ep");
   EXPECT_EQ(name_of(StepPhase::optimizer), "optimizer");
   EXPECT_EQ(parse_fsdp_sharding("HYBRID_SHARD", "--fsdp-sharding"), FsdpSharding::hybrid_shard);
   EXPECT_EQ(name_of(FsdpSharding::shard_grad_op), "SHARD_GRAD_OP");

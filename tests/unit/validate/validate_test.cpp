@@ -154,6 +154,15 @@ TEST(Baseline, MalformedRowsNameLineAndColumn) {
   }
 }
 
+// A one-rank run's CSV leaves busbw empty (nothing crosses a link): as a baseline it reads 0.
+TEST(Baseline, AOneRankRowsEmptyBusbwReadsAsNone) {
+  const std::string header = "op,placement,dtype,redop,root,bytes,ranks,time_us,algbw_gbps,busbw_gbps\n";
+  const Baseline b = parse_baseline(header + "allreduce,out,float,sum,,1048576,1,10,100,\n", "b.csv");
+  ASSERT_EQ(b.rows.size(), 1u);
+  EXPECT_EQ(b.rows.begin()->second.busbw_gbps, 0.0);
+  EXPECT_EQ(b.rows.begin()->second.algbw_gbps, 100.0);
+}
+
 // How bench-collectives reads --baseline and --thresholds (rank 0 reads, all parse).
 TEST(InputFile, ErrorsNameTheFlagAndFile) {
   testing::TempDir dir;

@@ -5,7 +5,10 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "commbench/backend/backend.hpp"
 #include "commbench/backend/mpi/mpi_bootstrap.hpp"
@@ -47,5 +50,10 @@ class MpiBackend final : public Backend {
   void require_room_on_node(std::uint64_t bytes_per_rank, const std::string& what) const;
   std::unique_ptr<MpiBootstrap> group_;
 };
+
+// One MPI call takes at most 2^31-1 elements. A case whose call needs `elements` more
+// than that is refused before anything is measured, with a one-line message naming its
+// byte size and the largest size that works; empty when the case fits.
+std::optional<std::string> mpi_count_refusal(const OpCase& c, std::uint64_t elements);
 
 }  // namespace commbench::mpi

@@ -12,6 +12,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/runner/runner.hpp"
 #include "mpi_test_support.hpp"
+#include "usage_error.hpp"
 
 namespace commbench {
 namespace {
@@ -72,7 +73,9 @@ TEST(MpiBootstrap, TextsSurviveTheSymmetricControlPlane) {
   const std::string binary("a\0b\xff\0", 5);
   EXPECT_EQ(g.broadcast(g.rank() == 0 ? binary : "noise the root's bytes must not meet", 0), binary);
   EXPECT_EQ(g.broadcast(g.rank() == 0 ? "" : "not the root's", 0), "");
-  auto text_of = [](int rank) { return rank % 2 == 0 ? std::string(static_cast<std::size_t>(3 * rank), '\0') + "z" : ""; };
+  auto text_of = [](int rank) {
+    return rank % 2 == 0 ? std::string(static_cast<std::size_t>(3 * rank), '\0') + "z" : "";
+  };
   const auto gathered = g.all_gather(text_of(g.rank()));
   ASSERT_EQ(gathered.size(), static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) EXPECT_EQ(gathered[r], text_of(r)) << "rank " << r;
@@ -263,6 +266,29 @@ TEST(MpiBackend, ImpossibleAllocationIsAUsageErrorOnEveryRank) {
     EXPECT_EQ(backend->group().rank(), 0);
     EXPECT_NE(std::string(e.what()).find("-e/--max-bytes"), std::string::npos) << e.what();
   }
+}
+
+// Nothing is allocated: the plan is refused before any buffer or measurement.
+TEST(MpiBackend, RefusesACallPastTwoToThe31ElementsNamingTheSizeAndTheLargestThatWorks) {
+  auto backend = world_backend();
+  const int n = world_size();
+  const auto plan_of = [n](Collective op, std::uint64_t bytes) {
+    return plan_for({op}, {DataType::float32}, {ReduceOp::sum}, n, {bytes});
+  };
+  EXPECT_EQ(testing::usage_error_of([&] { backend->validate_plan(plan_of(Collective::allreduce, 8ull << 30)); }),
+            "-e/--max-bytes: allreduce float of 8589934592 bytes (8GiB) needs 2147483648 elements in one MPI call, "
+            "more than its 2^31-1; the largest size that works is 8589934588 bytes (-e 4GiB)");
+  EXPECT_EQ(testing::usage_error_of([&] { backend->validate_plan(plan_of(Collective::allreduce, 8589934588)); }),
+            "(accepted)");
+  EXPECT_EQ(testing::usage_error_of([&] { backend->validate_plan(plan_of(Collective::broadcast, 4ull << 30)); }),
+            "(accepted)");
+  // allgather's count is each rank's part: n times as many bytes fit.
+  const std::uint64_t gathered = (8ull << 30) * static_cast<std::uint64_t>(n);
+  const std::string refusal =
+      testing::usage_error_of([&] { backend->validate_plan(plan_of(Collective::allgather, gathered)); });
+  EXPECT_NE(refusal.find("the largest size that works is " + std::to_string(8589934588ull * n) + " bytes"),
+            std::string::npos)
+      << refusal;
 }
 
 TEST(MpiBackend, RefusesTypesAndReductionsMpiLacks) {
