@@ -91,13 +91,9 @@ std::vector<GpuCopyMethod> parse_copy_methods(const std::string& text, const cha
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find(',', start), text.size());
     const std::string name = text.substr(start, end - start);
-    bool known = false;
-    for (const GpuCopyMethod method : {GpuCopyMethod::copy_engine, GpuCopyMethod::sm_kernel, GpuCopyMethod::nccl})
-      if (name == name_of(method)) {
-        if (std::find(methods.begin(), methods.end(), method) == methods.end()) methods.push_back(method);
-        known = true;
-      }
-    if (!known) throw UsageError(fmt::format("{}: '{}' is not one of copy-engine, sm-copy, nccl", flag, name));
+    const std::optional<GpuCopyMethod> method = copy_method_named(name);
+    if (method && std::find(methods.begin(), methods.end(), *method) == methods.end()) methods.push_back(*method);
+    if (!method) throw UsageError(fmt::format("{}: '{}' is not one of copy-engine, sm-copy, nccl", flag, name));
     start = end + 1;
   }
   return methods;

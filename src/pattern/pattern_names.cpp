@@ -28,7 +28,7 @@ constexpr std::array kPrefetchNames{NamedPrefetch{"backward_pre", FsdpBackwardPr
 
 }  // namespace
 
-std::string_view name_of(PatternKind kind) { return kKindNames[static_cast<std::size_t>(kind)].name; }
+std::string_view name_of(PatternKind kind) { return detail::name_in<PatternKind>(kKindNames, kind); }
 
 PatternKind parse_pattern_kind(std::string_view text, std::string_view flag) {
   return detail::lookup_name<PatternKind>(kKindNames, text, flag, detail::listed_names<PatternKind>(kKindNames));
