@@ -12,7 +12,9 @@
 #include "commbench/core/reduce_op.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
 #include "commbench/pattern/framework_settings.hpp"
+#include "commbench/pattern/parallel_layout.hpp"
 #include "commbench/pattern/pattern_config.hpp"
+#include "commbench/pattern/schedule.hpp"
 #include "commbench/validate/threshold_rule.hpp"
 
 namespace commbench {
@@ -62,6 +64,12 @@ TEST(NameTables, EveryPrintedNameParsesBack) {
                     with_flag(parse_fsdp_backward_prefetch));
   expect_round_trip({PairSchedule::all_pairs, PairSchedule::ring, PairSchedule::random},
                     with_flag(parse_pair_schedule));
+  for (int index = 0; index < kGroupRoleCount; ++index) {
+    const auto role = static_cast<GroupRole>(index);
+    EXPECT_EQ(group_role_named(name_of(role)), role) << name_of(role);
+  }
+  expect_round_trip({StepPhase::forward, StepPhase::backward, StepPhase::optimizer},
+                    [](std::string_view name) { return step_phase_named(name).value(); });
   expect_round_trip({GpuCopyMethod::copy_engine, GpuCopyMethod::sm_kernel, GpuCopyMethod::nccl},
                     [](std::string_view name) { return copy_method_named(name).value(); });
 }
