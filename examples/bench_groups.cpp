@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "commbench/cli/command_shell.hpp"
+#include "commbench/cli/parsed_option.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/runner/interruption.hpp"
 #include "commbench/runner/runner.hpp"
@@ -26,10 +27,8 @@ void add_options(CLI::App& app, GroupsOptions& options) {
   app.add_option("-k,--group-size", options.group_sizes, "Ranks per group; several values measure each")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
-  app.add_option_function<std::string>(
-         "-b,--bytes", [&options](const std::string& text) { options.bytes = parse_size(text, "-b/--bytes"); },
-         "Allreduce size per group (binary units: 1M = 1048576)")
-      ->type_name("SIZE");
+  add_parsed_option(app, "-b,--bytes", options.bytes, parse_size, "Allreduce size per group (binary units: 1M = 1048576)",
+                    "SIZE");
   add_measurement_options(app, options.measurement, "Timed iterations per group size", "Iterations before timing");
   add_job_options(app, options.job, "a step", "Stream the rows to this CSV file",
                   "Write provenance and rows to this JSON file");

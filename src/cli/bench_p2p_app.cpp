@@ -85,19 +85,15 @@ struct P2pOptions {
   }
 };
 
-std::vector<GpuCopyMethod> parse_copy_methods(const std::string& text) {
+std::vector<GpuCopyMethod> parse_copy_methods(const std::string& text, const char* flag) {
   std::vector<GpuCopyMethod> methods;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find(',', start), text.size());
     const std::string name = text.substr(start, end - start);
-    bool known = false;
-    for (const GpuCopyMethod method : {GpuCopyMethod::copy_engine, GpuCopyMethod::sm_kernel, GpuCopyMethod::nccl})
-      if (name == name_of(method)) {
-        if (std::find(methods.begin(), methods.end(), method) == methods.end()) methods.push_back(method);
-        known = true;
-      }
-    if (!known) throw UsageError(fmt::format("--methods: '{}' is not one of copy-engine, sm-copy, nccl", name));
+    const std::optional<GpuCopyMethod> method = copy_method_named(name);
+    if (method && std::find(methods.begin(), methods.end(), *method) == methods.end()) methods.push_back(*method);
+    if (!method) throw UsageError(fmt::format("{}: '{}' is not one of copy-engine, sm-copy, nccl", flag, name));
     start = end + 1;
   }
   return methods;
@@ -117,23 +113,22 @@ void check_local_flags(const CLI::App& app, P2pOptions& options) {
 
 void add_p2p_options(CLI::App& app, P2pOptions& options) {
   add_parsed_option(
-      app, "--schedule", options.schedule,
-      [](const std::string& text) { return parse_pair_schedule(text, "--schedule"); },
+      app, "--schedule", options.schedule, parse_pair_schedule,
       "all-pairs (every pair: n-1 rounds of n/2 pairs, n rounds for odd n), ring (each rank with its next), random "
       "(--rounds K random matchings)",
       "NAME")
       ->default_str("all-pairs");
   add_parsed_option(
       app, "--rounds", options.rounds,
-      [](const std::string& text) {
-        const std::uint64_t rounds = parse_count(text, "--rounds", 1);
+      [](const std::string& text, const char* flag) {
+        const std::uint64_t rounds = parse_count(text, flag, 1);
         if (rounds > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
-          throw UsageError(fmt::format("--rounds: '{}' is more than {}", text, std::numeric_limits<int>::max()));
+          throw UsageError(fmt::format("{}: '{}' is more than {}", flag, text, std::numeric_limits<int>::max()));
         return static_cast<int>(rounds);
       },
       "Rounds of the random schedule", "K");
   add_parsed_option(
-      app, "--seed", options.seed, [](const std::string& text) { return parse_count(text, "--seed", 0); },
+      app, "--seed", options.seed, count_at_least(0),
       "Seed of the random schedule (recorded, so a run can be repeated)", "N")
       ->default_str("1");
   app.add_flag("--per-rail", options.per_rail,
@@ -144,7 +139,7 @@ void add_p2p_options(CLI::App& app, P2pOptions& options) {
                "(GPU to GPU by each --methods, host to GPU and back from pinned memory on the GPU's NUMA node, on "
                "another one, and pageable; load latency; peer access), timed with CUDA events");
   add_parsed_option(
-      app, "--methods", options.methods, [](const std::string& text) { return parse_copy_methods(text); },
+      app, "--methods", options.methods, parse_copy_methods,
       "--local: how GPUs move data to each other, a comma-separated list of copy-engine (cudaMemcpyPeerAsync), "
       "sm-copy (a kernel storing into the peer's memory), nccl (ncclSend/ncclRecv)",
       "LIST")
@@ -152,28 +147,27 @@ void add_p2p_options(CLI::App& app, P2pOptions& options) {
   app.add_flag("--both-ways", options.both_ways,
                "Each pair sends in both directions at once (bidirectional); default: one direction at a time");
   add_parsed_option(
-      app, "-b,--bytes", options.bytes, [](const std::string& text) { return parse_size(text, "-b/--bytes"); },
+      app, "-b,--bytes", options.bytes, parse_size,
       "Message size of the bandwidth matrix (binary units: 4M = 4194304); 64M with --local", "SIZE")
       ->default_str("4M");
   add_measurement_options(app, options.measurement, "Timed messages per pair and direction",
                           "Messages per pair before timing");
   add_parsed_option(
       app, "--latency-bytes", options.latency_bytes,
-      [](const std::string& text) { return text == "0" ? 0 : parse_size(text, "--latency-bytes"); },
+      [](const std::string& text, const char* flag) { return text == "0" ? 0 : parse_size(text, flag); },
       "Message size of the latency matrix; 0 skips it (--local times 8-byte loads: 8 or 0)", "SIZE")
       ->default_str("8");
   add_parsed_option(
-      app, "--latency-iters", options.latency_iterations,
-      [](const std::string& text) { return parse_count(text, "--latency-iters", 1); },
+      app, "--latency-iters", options.latency_iterations, count_at_least(1),
       "Timed exchanges per pair for the latency matrix (--local: 100 dependent loads each)", "N")
       ->default_str(std::to_string(options.latency_iterations));
-  add_zero_or_one_switch(app, "-c,--check", "-c/--check", options.check,
+  add_zero_or_one_switch(app, "-c,--check", options.check,
                          "Check every received byte once per round before timing it");
   add_parsed_option(
       app, "--outlier-fraction", options.outlier_fraction,
-      [](const std::string& text) {
-        const double fraction = parse_number(text, "--outlier-fraction", false);
-        if (!(fraction > 0 && fraction <= 1)) throw UsageError("--outlier-fraction: '" + text + "' is not in (0, 1]");
+      [](const std::string& text, const char* flag) {
+        const double fraction = parse_number(text, flag, false);
+        if (!(fraction > 0 && fraction <= 1)) throw UsageError(fmt::format("{}: '{}' is not in (0, 1]", flag, text));
         return fraction;
       },
       "A cell below this fraction of the matrix's median or of its link's spec is an outlier", "F")

@@ -91,21 +91,19 @@ double parse_fraction(const std::string& text, const char* flag) {
 void add_plan_options(CLI::App& app, ValidateOptions& options) {
   add_parsed_option(
       app, "--rounds", options.plan.pair_rounds,
-      [](const std::string& text) { return static_cast<int>(parse_count(text, "--rounds", 2)); },
+      [](const std::string& text, const char* flag) { return static_cast<int>(parse_count(text, flag, 2)); },
       "Pair rounds before re-tests: each node meets this many different partners (at least 2)", "K")
       ->default_str(std::to_string(options.plan.pair_rounds));
   add_parsed_option(
-      app, "--seed", options.plan.seed, [](const std::string& text) { return parse_count(text, "--seed", 0); },
+      app, "--seed", options.plan.seed, count_at_least(0),
       "Seed of the node shuffle behind the pair rounds (recorded, so a run can be repeated)", "N")
       ->default_str("1");
   add_parsed_option(
-      app, "--fraction", options.plan.expect.fraction,
-      [](const std::string& text) { return parse_fraction(text, "--fraction"); },
+      app, "--fraction", options.plan.expect.fraction, parse_fraction,
       "A figure below this fraction of its expected value fails (docs/validate.md says why 0.75)", "F")
       ->default_str(significant_text(options.plan.expect.fraction));
   add_parsed_option(
-      app, "--expect", options.expect_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--expect"); },
+      app, "--expect", options.expect_path, non_empty_file_name,
       "Site file of expected figures and node facts (docs/validate.md); default: the majority of the nodes", "FILE");
   // A callback rather than CLI11's "!--no-collectives" negation, whose help reads
   // "--no-collectives{false}".
@@ -113,8 +111,7 @@ void add_plan_options(CLI::App& app, ValidateOptions& options) {
       "--no-collectives", [&options] { options.plan.group_collectives = false; },
       "Skip the collective over every node (and its bisection)");
   add_parsed_option(
-      app, "--time-limit", options.plan.time_limit_seconds,
-      [](const std::string& text) { return parse_timeout_seconds(text, "--time-limit"); },
+      app, "--time-limit", options.plan.time_limit_seconds, parse_timeout_seconds,
       "Seconds the whole plan may take; at the limit it reports what it knows (exit 4 if nothing "
       "failed); 0 disables",
       "SECONDS")
@@ -123,13 +120,11 @@ void add_plan_options(CLI::App& app, ValidateOptions& options) {
 
 void add_probe_options(CLI::App& app, ValidateOptions& options) {
   add_parsed_option(
-      app, "-b,--bytes", options.measurement.pair_bytes,
-      [](const std::string& text) { return parse_size(text, "-b/--bytes"); },
+      app, "-b,--bytes", options.measurement.pair_bytes, parse_size,
       "Message size of the pair rounds (binary units: 64M = 67108864)", "SIZE")
       ->default_str("64M");
   add_parsed_option(
-      app, "--collective-bytes", options.measurement.collective_bytes,
-      [](const std::string& text) { return parse_size(text, "--collective-bytes"); },
+      app, "--collective-bytes", options.measurement.collective_bytes, parse_size,
       "Allreduce size inside nodes and over node groups", "SIZE")
       ->default_str("64M");
   add_measurement_options(app, options.counts, "Timed iterations per measurement", "Iterations before timing");
@@ -139,19 +134,19 @@ void add_probe_options(CLI::App& app, ValidateOptions& options) {
 void add_simulation_options(CLI::App& app, ValidateOptions& options) {
   add_parsed_option(
       app, "--simulate", options.simulate_nodes,
-      [](const std::string& text) {
+      [](const std::string& text, const char* flag) {
         // The simulation keeps every node's name and figures: past this it is memory, not a plan.
-        const std::uint64_t nodes = parse_count(text, "--simulate", 1);
+        const std::uint64_t nodes = parse_count(text, flag, 1);
         if (nodes > kMostSimulatedNodes)
           throw UsageError(
-              fmt::format("--simulate: {} nodes is more than the {} a simulation takes", nodes, kMostSimulatedNodes));
+              fmt::format("{}: {} nodes is more than the {} a simulation takes", flag, nodes, kMostSimulatedNodes));
         return static_cast<int>(nodes);
       },
       "Run the plan on a modelled cluster of N nodes instead of the job (no processes)", "N");
   add_parsed_option(
       app, "--degrade", options.degrade,
-      [](const std::string& text) {
-        if (text.empty()) throw UsageError("--degrade: empty (give node:K or link:A-B)");
+      [](const std::string& text, const char* flag) {
+        if (text.empty()) throw UsageError(fmt::format("{}: empty (give node:K or link:A-B)", flag));
         return text;
       },
       "With --simulate: node:K (node K slow with every partner), link:A-B (one pair slow), each with an optional "
@@ -159,15 +154,15 @@ void add_simulation_options(CLI::App& app, ValidateOptions& options) {
       "comma-separated",
       "SPEC");
   add_parsed_option(
-      app, "--degrade-factor", options.degrade_factor,
-      [](const std::string& text) { return parse_fraction(text, "--degrade-factor"); },
+      app, "--degrade-factor", options.degrade_factor, parse_fraction,
       "With --simulate: what a degraded node or link keeps of its bandwidth", "F")
       ->default_str("0.25");
   add_parsed_option(
       app, "--noise", options.noise,
-      [](const std::string& text) {
-        const double noise = parse_number(text, "--noise", false);
-        if (!(noise >= 0 && noise <= 0.5)) throw UsageError("--noise: '" + excerpt(text) + "' is not in [0, 0.5]");
+      [](const std::string& text, const char* flag) {
+        const double noise = parse_number(text, flag, false);
+        if (!(noise >= 0 && noise <= 0.5))
+          throw UsageError(fmt::format("{}: '{}' is not in [0, 0.5]", flag, excerpt(text)));
         return noise;
       },
       "With --simulate: relative standard deviation of every modelled figure", "SD")
@@ -177,14 +172,12 @@ void add_simulation_options(CLI::App& app, ValidateOptions& options) {
 void add_soak_options(CLI::App& app, ValidateOptions& options) {
   options.soak.duration_s = 0;
   add_parsed_option(
-      app, "--soak", options.soak.duration_s,
-      [](const std::string& text) { return parse_duration_seconds(text, "--soak"); },
+      app, "--soak", options.soak.duration_s, parse_duration_seconds,
       "Instead of the plan, repeat pair rounds for this long (90s, 20m, 2h) and report every dip of a node or "
       "link with when it began and ended (docs/validate.md, \"Soak runs\")",
       "DURATION");
   add_parsed_option(
-      app, "--soak-interval", options.soak.interval_s,
-      [](const std::string& text) { return parse_duration_seconds(text, "--soak-interval"); },
+      app, "--soak-interval", options.soak.interval_s, parse_duration_seconds,
       "With --soak: seconds from one pair round's start to the next, at least", "SECONDS")
       ->default_str("1");
 }

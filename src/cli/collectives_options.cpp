@@ -41,88 +41,71 @@ bool any_split_per_peer(const std::vector<Collective>& ops) {
 // -d and -o: names or "all"; "all" also tells the run to drop what the backend cannot do
 // instead of failing, so `all` records whether it was asked for.
 template <typename Enum>
-void add_name_list(CLI::App& app, const std::string& names, const char* flag, std::vector<Enum>& values, bool& all,
+void add_name_list(CLI::App& app, const std::string& names, std::vector<Enum>& values, bool& all,
                    std::vector<Enum> (*parse_list)(std::string_view, std::string_view),
                    const std::string& description) {
-  app.add_option_function<std::string>(
-         names,
-         [&values, &all, flag, parse_list](const std::string& text) {
-           values = parse_list(text, flag);
-           all = detail::lower_case(text) == "all";
-         },
-         description)
+  add_named_option(
+      app, names,
+      [&values, &all, parse_list](const std::string& text, const char* flag) {
+        values = parse_list(text, flag);
+        all = detail::lower_case(text) == "all";
+      },
+      description)
       ->type_name("LIST")
       ->default_str(names_of(values));
 }
 
-// Parsers of the flags' values, each naming its flag in its message.
-auto count_at_least(const char* flag, std::uint64_t minimum) {
-  return [flag, minimum](const std::string& text) { return parse_count(text, flag, minimum); };
-}
-
-auto positive_seconds(const char* flag) {
-  return [flag](const std::string& text) {
-    const double seconds = parse_number(text, flag, false);
-    if (!(seconds > 0)) throw UsageError(std::string(flag) + ": must be a positive number of seconds");
-    return seconds;
-  };
-}
-
-auto file_name(const char* flag) {
-  return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
+// --max-time-per-size and --batch-time: a positive number of seconds.
+double parse_positive_seconds(const std::string& text, const char* flag) {
+  const double seconds = parse_number(text, flag, false);
+  if (!(seconds > 0)) throw UsageError(fmt::format("{}: must be a positive number of seconds", flag));
+  return seconds;
 }
 
 // --op, --alltoallv-distribution and the sizes of the sweep.
 void add_sweep_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(
-      app, "--op", options.ops, [](const std::string& text) { return parse_collective_list(text, "--op"); },
+      app, "--op", options.ops, parse_collective_list,
       "Collectives, comma-separated: " + accepted_collective_names() + "; all is every one but alltoallv", "LIST")
       ->default_str(names_of(options.ops));
   add_parsed_option(
-      app, "--alltoallv-distribution", options.alltoallv_distribution,
-      [](const std::string& text) { return parse_peer_distribution(text, "--alltoallv-distribution"); },
+      app, "--alltoallv-distribution", options.alltoallv_distribution, parse_peer_distribution,
       "alltoallv: how each rank's data splits over the destination ranks (MoE token routing): uniform, "
       "zipf:S (rank d gets a share ~ 1/(d+1)^S) or hot:F (rank 0 gets fraction F); the size is what "
       "each rank sends in all",
       "DISTRIBUTION")
       ->default_str(to_string(options.alltoallv_distribution));
-  add_parsed_option(
-      app, "-b,--min-bytes,--minbytes", options.sweep.min_bytes,
-      [](const std::string& text) { return parse_size(text, "-b/--min-bytes"); },
-      "Smallest size (K/M/G/T binary suffixes, 1K = 1024)", "SIZE")
+  add_parsed_option(app, "-b,--min-bytes,--minbytes", options.sweep.min_bytes, parse_size,
+                    "Smallest size (K/M/G/T binary suffixes, 1K = 1024)", "SIZE")
       ->default_str(format_size(options.sweep.min_bytes));
-  add_parsed_option(
-      app, "-e,--max-bytes,--maxbytes", options.sweep.max_bytes,
-      [](const std::string& text) { return parse_size(text, "-e/--max-bytes"); }, "Largest size", "SIZE")
+  add_parsed_option(app, "-e,--max-bytes,--maxbytes", options.sweep.max_bytes, parse_size, "Largest size", "SIZE")
       ->default_str(format_size(options.sweep.max_bytes));
   auto* factor_option = add_parsed_option(
       app, "-f,--step-factor,--stepfactor", options.sweep.step_factor,
-      [](const std::string& text) { return parse_number(text, "-f/--step-factor", false); },
+      [](const std::string& text, const char* flag) { return parse_number(text, flag, false); },
       "Multiply the size by this factor each step", "NUMBER");
   factor_option->default_str(significant_text(options.sweep.step_factor));
-  add_parsed_option(
-      app, "-i,--step-bytes,--stepbytes", options.sweep.step_bytes,
-      [](const std::string& text) { return parse_size(text, "-i/--step-bytes"); },
-      "Add this many bytes each step (linear sweep)", "SIZE")
+  add_parsed_option(app, "-i,--step-bytes,--stepbytes", options.sweep.step_bytes, parse_size,
+                    "Add this many bytes each step (linear sweep)", "SIZE")
       ->excludes(factor_option);
 }
 
 // -n, -w and -c; -d, -o, -r: how each case runs and what it is made of.
 void add_case_options(CLI::App& app, CollectivesOptions& options) {
-  add_parsed_option(app, "-n,--iters", options.stopping.fixed_iterations, count_at_least("-n/--iters", 1),
+  add_parsed_option(app, "-n,--iters", options.stopping.fixed_iterations, count_at_least(1),
                     "Timed iterations per size (fixed); default: adaptive", "N");
   // -w as every command spells it (command_shell.hpp), nccl-tests' --warmup_iters kept.
   add_parsed_option(app, "-w,--warmup,--warmup-iters,--warmup_iters", options.warmup_iterations,
-                    count_at_least("-w/--warmup", 0), "Warm-up iterations per size", "N")
+                    count_at_least(0), "Warm-up iterations per size", "N")
       ->default_str(std::to_string(options.warmup_iterations));
-  add_zero_or_one_switch(app, "-c,--check", "-c/--check", options.check, "Check every output element");
-  add_name_list(app, "-d,--dtype,--datatype", "-d/--dtype", options.dtypes, options.dtypes_all, parse_data_type_list,
+  add_zero_or_one_switch(app, "-c,--check", options.check, "Check every output element");
+  add_name_list(app, "-d,--dtype,--datatype", options.dtypes, options.dtypes_all, parse_data_type_list,
                 "Element types, comma-separated: " + accepted_data_type_names());
-  add_name_list(app, "-o,--redop", "-o/--redop", options.redops, options.redops_all, parse_reduce_op_list,
+  add_name_list(app, "-o,--redop", options.redops, options.redops_all, parse_reduce_op_list,
                 "Reductions, comma-separated: " + accepted_reduce_op_names());
   add_parsed_option(
       app, "-r,--root", options.root,
-      [](const std::string& text) { return static_cast<int>(parse_count(text, "-r/--root", 0)); },
+      [](const std::string& text, const char* flag) { return static_cast<int>(parse_count(text, flag, 0)); },
       "Root rank of broadcast and reduce", "RANK")
       ->default_str(std::to_string(options.root));
 }
@@ -133,9 +116,9 @@ void add_backend_options(CLI::App& app, CollectivesOptions& options) {
   add_backend_option(app, options.job.backend);
   add_parsed_option(
       app, "-g,--gpus-per-process,--ngpus", options.gpus_per_process,
-      [](const std::string& text) {
-        const std::uint64_t gpus = parse_count(text, "-g/--gpus-per-process", 1);
-        if (gpus > 1024) throw UsageError("-g/--gpus-per-process: at most 1024 (got " + text + ")");
+      [](const std::string& text, const char* flag) {
+        const std::uint64_t gpus = parse_count(text, flag, 1);
+        if (gpus > 1024) throw UsageError(fmt::format("{}: at most 1024 (got {})", flag, text));
         return static_cast<int>(gpus);
       },
       "nccl: GPUs driven by each process (one NCCL rank each)", "N")
@@ -143,14 +126,13 @@ void add_backend_options(CLI::App& app, CollectivesOptions& options) {
   app.add_flag("--register", options.register_buffers,
                "nccl: allocate with ncclMemAlloc and register with ncclCommRegister");
   add_parsed_option(app, "-G,--cuda-graph,--cudagraph", options.cuda_graph_iterations,
-                    count_at_least("-G/--cuda-graph", 0),
+                    count_at_least(0),
                     "nccl: capture N operations in a CUDA graph and replay it; 0 = off", "N")
       ->default_str(std::to_string(options.cuda_graph_iterations));
-  add_zero_or_one_switch(app, "-z,--blocking", "-z/--blocking", options.blocking,
+  add_zero_or_one_switch(app, "-z,--blocking", options.blocking,
                          "nccl: synchronise after every operation");
   add_parsed_option(
-      app, "--placement", options.placements,
-      [](const std::string& text) { return parse_placements(text, "--placement"); },
+      app, "--placement", options.placements, parse_placements,
       "Buffers: out (out-of-place), in (in-place) or both", "NAME")
       ->default_str(names_of(options.placements));
 }
@@ -161,49 +143,47 @@ void add_output_options(CLI::App& app, CollectivesOptions& options) {
                           "Write rows and provenance to this JSON file at the end");
   add_parsed_option(
       app, "--format", options.stdout_format,
-      [](const std::string& text) {
-        return detail::lookup_name<OutputFormat>(kFormatNames, text, "--format", format_names());
+      [](const std::string& text, const char* flag) {
+        return detail::lookup_name<OutputFormat>(kFormatNames, text, flag, format_names());
       },
       "What stdout shows, one of: " + format_names(), "NAME")
       ->default_str("table");
-  app.add_option_function<std::vector<std::string>>(
-         "--threshold",
-         [&options](const std::vector<std::string>& texts) {
-           for (const std::string& text : texts)
-             options.threshold_rules.push_back(parse_threshold_rule(text, "--threshold"));
-         },
-         "Pass/fail rule, repeatable: [OPS][@SIZES]:METRIC>=VALUE, e.g. 'allreduce@64M..:busbw>=300' or "
-         "'busbw>=0.9*baseline'; a failed rule makes the exit code 1 (docs/thresholds.md)")
-      ->type_name("RULE")
-      ->allow_extra_args(false);
-  add_parsed_option(app, "--thresholds", options.thresholds_path, file_name("--thresholds"),
+  add_repeatable_option(
+      app, "--threshold",
+      [&options](const std::string& text, const char* flag) {
+        options.threshold_rules.push_back(parse_threshold_rule(text, flag));
+      },
+      "Pass/fail rule, repeatable: [OPS][@SIZES]:METRIC>=VALUE, e.g. 'allreduce@64M..:busbw>=300' or "
+      "'busbw>=0.9*baseline'; a failed rule makes the exit code 1 (docs/thresholds.md)",
+      "RULE");
+  add_parsed_option(app, "--thresholds", options.thresholds_path, non_empty_file_name,
                     "File of threshold rules, one per line ('#' starts a comment)", "FILE");
-  add_parsed_option(app, "--baseline", options.baseline_path, file_name("--baseline"),
+  add_parsed_option(app, "--baseline", options.baseline_path, non_empty_file_name,
                     "CSV of an earlier run (--csv) that rules with 'baseline' compare against, row by row", "FILE");
 }
 
 // The adaptive stopping rule, the batch length, the profiler's range and a testing aid.
 void add_adaptive_options(CLI::App& app, CollectivesOptions& options) {
-  add_parsed_option(app, "--max-time-per-size", options.stopping.max_seconds, positive_seconds("--max-time-per-size"),
+  add_parsed_option(app, "--max-time-per-size", options.stopping.max_seconds, parse_positive_seconds,
                     "Adaptive mode: stop timing a size after this many seconds (the --min-samples floor comes first)",
                     "SECONDS")
       ->default_str(significant_text(options.stopping.max_seconds));
   add_parsed_option(
       app, "--target-noise", options.stopping.target_noise,
-      [](const std::string& text) {
-        const double percent = parse_number(text, "--target-noise", true);
+      [](const std::string& text, const char* flag) {
+        const double percent = parse_number(text, flag, true);
         if (!(percent > 0) || percent >= 100)
-          throw UsageError("--target-noise: must be a percentage between 0 and 100 (got " + text + ")");
+          throw UsageError(fmt::format("{}: must be a percentage between 0 and 100 (got {})", flag, text));
         return percent / 100.0;
       },
       "Adaptive mode: stop once the noise of the measured time (relative standard error of the mean "
       "per-iteration time) is at or below this many percent",
       "PERCENT")
       ->default_str(significant_text(options.stopping.target_noise * 100.0));
-  add_parsed_option(app, "--min-samples", options.stopping.min_samples, count_at_least("--min-samples", 1),
+  add_parsed_option(app, "--min-samples", options.stopping.min_samples, count_at_least(1),
                     "Adaptive mode: timed batches per size at least", "N")
       ->default_str(std::to_string(options.stopping.min_samples));
-  add_parsed_option(app, "--batch-time", options.batch_seconds, positive_seconds("--batch-time"),
+  add_parsed_option(app, "--batch-time", options.batch_seconds, parse_positive_seconds,
                     "Seconds one timed batch of back-to-back operations lasts at least; each batch is one sample",
                     "SECONDS")
       ->default_str(fmt::format("{} (nccl), {} (mpi)", significant_text(default_batch_seconds("nccl")),
@@ -222,11 +202,11 @@ void add_adaptive_options(CLI::App& app, CollectivesOptions& options) {
 void add_nic_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(
       app, "--nic-counters", options.nic_counters,
-      [](const std::string& text) {
+      [](const std::string& text, const char* flag) {
         if (text == "auto") return NicCounting::automatic;
         if (text == "on") return NicCounting::on;
         if (text == "off") return NicCounting::off;
-        throw UsageError(fmt::format("--nic-counters: expected auto, on or off (got {})", text));
+        throw UsageError(fmt::format("{}: expected auto, on or off (got {})", flag, text));
       },
       "Read every node's NIC counters around each case (bytes per NIC, busiest rate, the rails table); auto: "
       "when the job spans more than one node",
@@ -234,10 +214,10 @@ void add_nic_options(CLI::App& app, CollectivesOptions& options) {
       ->default_str("auto");
   add_parsed_option(
       app, "--nic-fraction", options.nic_fraction,
-      [](const std::string& text) {
-        const double fraction = parse_number(text, "--nic-fraction", false);
+      [](const std::string& text, const char* flag) {
+        const double fraction = parse_number(text, flag, false);
         if (!(fraction > 0) || fraction >= 1)
-          throw UsageError(fmt::format("--nic-fraction: must be between 0 and 1 (got {})", text));
+          throw UsageError(fmt::format("{}: must be between 0 and 1 (got {})", flag, text));
         return fraction;
       },
       "Flag a rail that carried less than this fraction of the median rail's bytes, or whose busiest interval "
@@ -248,14 +228,12 @@ void add_nic_options(CLI::App& app, CollectivesOptions& options) {
 
 void add_soak_options(CLI::App& app, CollectivesOptions& options) {
   add_parsed_option(
-      app, "--soak", options.soak_seconds,
-      [](const std::string& text) { return parse_duration_seconds(text, "--soak"); },
+      app, "--soak", options.soak_seconds, parse_duration_seconds,
       "Run the cases again and again for this long (90s, 20m, 2h), one pass per interval, and report every dip "
       "of a case's busbw with when it began and ended (docs/collectives.md, \"Soak\")",
       "DURATION");
   add_parsed_option(
-      app, "--soak-interval", options.soak_interval_seconds,
-      [](const std::string& text) { return parse_duration_seconds(text, "--soak-interval"); },
+      app, "--soak-interval", options.soak_interval_seconds, parse_duration_seconds,
       "With --soak: seconds from one pass's start to the next, at least", "SECONDS")
       ->default_str("1");
 }

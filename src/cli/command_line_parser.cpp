@@ -79,14 +79,31 @@ CommandLineRequest parsed_request(CLI::App& app, int argc, const char* const* ar
 
 }  // namespace
 
-CLI::Option* add_zero_or_one_switch(CLI::App& app, const std::string& names, const char* flag, bool& target,
+std::string flag_display_name(const std::string& names) {
+  std::vector<std::string> each;
+  for (std::size_t start = 0; start <= names.size();) {
+    const std::size_t end = std::min(names.find(',', start), names.size());
+    std::string name = names.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" !"));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (!name.empty()) each.push_back(name);
+    start = end + 1;
+  }
+  if (each.empty()) return names;
+  const bool short_first = each.front().size() == 2 && each.front()[0] == '-';
+  const auto long_name = std::find_if(each.begin(), each.end(), [](const std::string& n) { return n.starts_with("--"); });
+  if (short_first && long_name != each.end()) return fmt::format("{}/{}", each.front(), *long_name);
+  return each.front();
+}
+
+CLI::Option* add_zero_or_one_switch(CLI::App& app, const std::string& names, bool& target,
                                     const std::string& description) {
+  const std::string flag = flag_display_name(names);
   // default_str is what a bare switch means; the option text shows the accepted values.
-  return add_parsed_option(
-             app, names, target, [flag](const std::string& text) { return parse_zero_or_one(text, flag); },
-             description + ": 0 or 1; a bare " + std::string(flag).substr(0, std::string(flag).find('/')) +
-                 " means 1 [default: " + (target ? "1" : "0") + "]",
-             "")
+  return add_parsed_option(app, names, target, parse_zero_or_one,
+                           fmt::format("{}: 0 or 1; a bare {} means 1 [default: {}]", description,
+                                       flag.substr(0, flag.find('/')), target ? "1" : "0"),
+                           "")
       ->expected(0, 1)
       ->default_str("1")
       ->option_text("[0|1]");
@@ -103,7 +120,7 @@ CommandLineOutcome parse_command_line(CLI::App& app, int argc, const char* const
 }
 
 std::string non_empty_file_name(const std::string& text, const char* flag) {
-  if (text.empty()) throw UsageError(std::string(flag) + ": empty file name");
+  if (text.empty()) throw UsageError(fmt::format("{}: empty file name", flag));
   return text;
 }
 

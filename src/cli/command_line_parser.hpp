@@ -9,26 +9,15 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
-#include <utility>
 
 #include "commbench/cli/command_shell.hpp"
+#include "commbench/cli/parsed_option.hpp"
 
 namespace commbench {
 
-// Adds an option whose text `parse` turns into `target`. `value_name` stands for the
-// value in the help ("SIZE", "LIST"). The target keeps its value when the flag is absent.
-template <typename Value, typename Parse>
-CLI::Option* add_parsed_option(CLI::App& app, const std::string& names, Value& target, Parse parse,
-                               const std::string& description, const std::string& value_name) {
-  CLI::Option* option = app.add_option_function<std::string>(
-      names, [&target, parse](const std::string& text) { target = parse(text); }, description);
-  option->type_name(value_name);
-  return option;
-}
-
-// A switch as nccl-tests spells it: "-c 0", "-c 1", or a bare "-c" for 1. `flag` names it in
-// errors ("-c/--check").
-CLI::Option* add_zero_or_one_switch(CLI::App& app, const std::string& names, const char* flag, bool& target,
+// A switch as nccl-tests spells it: "-c 0", "-c 1", or a bare "-c" for 1; its errors name
+// it as flag_display_name does ("-c/--check").
+CLI::Option* add_zero_or_one_switch(CLI::App& app, const std::string& names, bool& target,
                                     const std::string& description);
 
 enum class CommandLineRequest { run, help, version };

@@ -33,8 +33,8 @@ CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
   const std::string names = detail::listed_names<std::string_view>(kBackendNames);
   return add_parsed_option(
              app, "--backend", backend,
-             [names](const std::string& text) {
-               return std::string(detail::lookup_name<std::string_view>(kBackendNames, text, "--backend", names));
+             [names](const std::string& text, const char* flag) {
+               return std::string(detail::lookup_name<std::string_view>(kBackendNames, text, flag, names));
              },
              "One of: " + names + " (auto: nccl when GPUs and NCCL are present)", "NAME")
       ->default_str(backend);
@@ -42,19 +42,15 @@ CLI::Option* add_backend_option(CLI::App& app, std::string& backend) {
 
 CLI::Option* add_timeout_option(CLI::App& app, double& seconds, const std::string& what) {
   return add_parsed_option(
-             app, "-T,--timeout", seconds, [](const std::string& text) { return parse_timeout_seconds(text); },
+             app, "-T,--timeout", seconds, parse_timeout_seconds,
              "Seconds " + what + " may take before the run ends with exit 4; 0 disables", "SECONDS")
       ->default_str(significant_text(seconds));
 }
 
 void add_result_file_options(CLI::App& app, ResultFiles& files, const std::string& csv_description,
                              const std::string& json_description) {
-  add_parsed_option(
-      app, "--csv", files.csv_path, [](const std::string& text) { return non_empty_file_name(text, "--csv"); },
-      csv_description, "FILE");
-  add_parsed_option(
-      app, "--json", files.json_path, [](const std::string& text) { return non_empty_file_name(text, "--json"); },
-      json_description, "FILE");
+  add_parsed_option(app, "--csv", files.csv_path, non_empty_file_name, csv_description, "FILE");
+  add_parsed_option(app, "--json", files.json_path, non_empty_file_name, json_description, "FILE");
   app.add_flag("--force", files.force, "Overwrite existing result files");
 }
 
@@ -67,13 +63,9 @@ void add_job_options(CLI::App& app, JobOptions& job, const std::string& timeout_
 
 void add_measurement_options(CLI::App& app, MeasurementOptions& measurement, const std::string& iterations_what,
                              const std::string& warmup_what) {
-  add_parsed_option(
-      app, "-n,--iters", measurement.iterations,
-      [](const std::string& text) { return parse_count(text, "-n/--iters", 1); }, iterations_what, "N")
+  add_parsed_option(app, "-n,--iters", measurement.iterations, count_at_least(1), iterations_what, "N")
       ->default_str(std::to_string(measurement.iterations));
-  add_parsed_option(
-      app, "-w,--warmup,--warmup-iters", measurement.warmup,
-      [](const std::string& text) { return parse_count(text, "-w/--warmup", 0); }, warmup_what, "N")
+  add_parsed_option(app, "-w,--warmup,--warmup-iters", measurement.warmup, count_at_least(0), warmup_what, "N")
       ->default_str(std::to_string(measurement.warmup));
 }
 

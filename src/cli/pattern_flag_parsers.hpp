@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -20,33 +19,25 @@ inline const std::string kLayoutGroup = "Parallel layout";
 inline const std::string kFrameworkGroup = "Framework settings";
 inline const std::string kComputeGroup = "Compute stand-in";
 
-// Flag parsers, each naming its flag in its message.
-inline auto whole_at_least(const char* flag, int minimum) {
-  return [flag, minimum](const std::string& text) {
+// Parsers of add_parsed_option, each naming the flag it is handed in its message.
+inline auto whole_at_least(int minimum) {
+  return [minimum](const std::string& text, const char* flag) {
     const std::uint64_t value = parse_count(text, flag, static_cast<std::uint64_t>(minimum));
     if (value > (1u << 30)) throw UsageError(fmt::format("{}: {} is too large", flag, text));
-    return std::optional<int>(static_cast<int>(value));
+    return static_cast<int>(value);
   };
 }
 
-inline auto positive_number(const char* flag) {
-  return [flag](const std::string& text) {
-    const double value = parse_number(text, flag, false);
-    if (!(value > 0)) throw UsageError(fmt::format("{}: must be positive (got {})", flag, text));
-    return value;
-  };
+inline double positive_number(const std::string& text, const char* flag) {
+  const double value = parse_number(text, flag, false);
+  if (!(value > 0)) throw UsageError(fmt::format("{}: must be positive (got {})", flag, text));
+  return value;
 }
 
-inline auto non_negative_number(const char* flag) {
-  return [flag](const std::string& text) {
-    const double value = parse_number(text, flag, false);
-    if (value < 0) throw UsageError(fmt::format("{}: must not be negative (got {})", flag, text));
-    return value;
-  };
-}
-
-inline auto zero_or_one(const char* flag) {
-  return [flag](const std::string& text) { return std::optional<bool>(parse_zero_or_one(text, flag)); };
+inline double non_negative_number(const std::string& text, const char* flag) {
+  const double value = parse_number(text, flag, false);
+  if (value < 0) throw UsageError(fmt::format("{}: must not be negative (got {})", flag, text));
+  return value;
 }
 
 // --pattern, --preset and the model's shape (pattern_model_flags.cpp).

@@ -1,5 +1,7 @@
 #include "pattern_options.hpp"
 
+#include <fmt/format.h>
+
 #include "command_line_parser.hpp"
 
 #include "commbench/cli/flag_values.hpp"
@@ -15,11 +17,10 @@ void add_run_options(CLI::App& app, PatternRunOptions& options) {
   add_job_options(app, options.job, "one step", "Write a row per collective type and per step to this CSV file",
                   "Write provenance, the pattern and every figure to this JSON file");
   add_parsed_option(
-      app, "--dump-schedule", options.dump_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
+      app, "--dump-schedule", options.dump_path, non_empty_file_name,
       "Write every rank's schedule as JSON lines, one step a line", "FILE");
   add_parsed_option(
-      app, "--trace", options.trace_path, [](const std::string& text) { return non_empty_file_name(text, "--trace"); },
+      app, "--trace", options.trace_path, non_empty_file_name,
       "Write the last measured step of every rank as a Chrome trace (opens in Perfetto): compute and each "
       "collective on its stream",
       "FILE");
@@ -33,20 +34,18 @@ void add_prediction_options(CLI::App& app, PatternRunOptions& options) {
                "Compute the step's communication timeline from a cost model instead of running it (one process "
                "predicts any node count: --nodes x --gpus-per-node ranks)");
   add_parsed_option(
-      app, "--from", options.from_path, [](const std::string& text) { return non_empty_file_name(text, "--from"); },
+      app, "--from", options.from_path, non_empty_file_name,
       "With --predict: cost each collective from this bench-collectives --csv or --json file (default: the bandwidth "
       "model of this node)",
       "FILE");
   add_parsed_option(
       app, "--nodes", options.nodes,
-      [](const std::string& text) { return static_cast<int>(parse_count(text, "--nodes", 1)); },
+      [](const std::string& text, const char* flag) { return static_cast<int>(parse_count(text, flag, 1)); },
       "With --predict: nodes of the predicted job", "N")
       ->default_str(std::to_string(options.nodes));
   add_parsed_option(
       app, "--gpus-per-node", options.gpus_per_node,
-      [](const std::string& text) {
-        return std::optional<int>(static_cast<int>(parse_count(text, "--gpus-per-node", 1)));
-      },
+      [](const std::string& text, const char* flag) { return static_cast<int>(parse_count(text, flag, 1)); },
       "With --predict: ranks per node of the predicted job", "G");
 }
 
@@ -59,17 +58,16 @@ void add_tuning_options(CLI::App& app, PatternRunOptions& options) {
       ->group(tuning);
   add_parsed_option(
       app, "--tune-budget", options.tune_request.budget_seconds,
-      [](const std::string& text) {
-        const double seconds = parse_number(text, "--tune-budget", false);
-        if (!(seconds > 0)) throw UsageError("--tune-budget: must be positive (got " + text + ")");
+      [](const std::string& text, const char* flag) {
+        const double seconds = parse_number(text, flag, false);
+        if (!(seconds > 0)) throw UsageError(fmt::format("{}: must be positive (got {})", flag, text));
         return seconds;
       },
       "Wall-clock seconds the search may take; it starts no trial that would end past it", "SECONDS")
       ->default_str(significant_text(options.tune_request.budget_seconds))
       ->group(tuning);
   add_parsed_option(
-      app, "--tune-output", options.tune_request.output_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--tune-output"); },
+      app, "--tune-output", options.tune_request.output_path, non_empty_file_name,
       "Write the best settings as the framework reads them: a ds_config.json fragment (ZeRO) or the "
       "constructor's keyword arguments (DDP, FSDP), JSON",
       "FILE")

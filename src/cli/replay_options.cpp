@@ -60,34 +60,30 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
                  "with --ranks)");
   add_parsed_option(
       app, "--ranks", options.ranks,
-      [](const std::string& text) {
-        const std::uint64_t ranks = parse_count(text, "--ranks", 1);
-        if (ranks > (1u << 24)) throw UsageError(fmt::format("--ranks: {} ranks is more than any job has", text));
+      [](const std::string& text, const char* flag) {
+        const std::uint64_t ranks = parse_count(text, flag, 1);
+        if (ranks > (1u << 24)) throw UsageError(fmt::format("{}: {} ranks is more than any job has", flag, text));
         return static_cast<int>(ranks);
       },
       "The job's world size, for a DeepSpeed comms log (the log does not say it; traces do)", "N");
   add_parsed_option(
-      app, "--export-timeout", options.export_limit_seconds,
-      [](const std::string& text) { return parse_timeout_seconds(text, "--export-timeout"); },
+      app, "--export-timeout", options.export_limit_seconds, parse_timeout_seconds,
       "Seconds one `nsys export` of a .nsys-rep may take before it is stopped and the run ends with "
       "exit 4; 0 disables",
       "SECONDS")
       ->default_str(significant_text(options.export_limit_seconds));
   add_parsed_option(
-      app, "--fabric", options.fabric_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--fabric"); },
+      app, "--fabric", options.fabric_path, non_empty_file_name,
       "A bench-collectives CSV or JSON file from the same cluster: each class of calls against the busbw it measured "
       "at that operation, size and group",
       "FILE");
   add_parsed_option(
-      app, "--dump-schedule", options.dump_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--dump-schedule"); },
+      app, "--dump-schedule", options.dump_path, non_empty_file_name,
       "Write the traced step as bench-patterns' schedule (JSON lines; the time between calls as compute) for "
       "bench-patterns --schedule: run it on this cluster, --predict it, --trace it",
       "FILE");
   add_parsed_option(
-      app, "--topology", options.topology_path,
-      [](const std::string& text) { return non_empty_file_name(text, "--topology"); },
+      app, "--topology", options.topology_path, non_empty_file_name,
       "A node of the job's cluster as bench-topology --json wrote it: its NICs between nodes and their rate, for "
       "the job's bytes per NIC per second",
       "FILE");
@@ -119,7 +115,7 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
                "Measure each of the job's collectives (operation, type, size) on this job's ranks, under mpirun or "
                "srun, and hold the job's calls against those figures, as --fabric does against a sweep");
   add_parsed_option(
-      app, "--trace", options.trace_path, [](const std::string& text) { return non_empty_file_name(text, "--trace"); },
+      app, "--trace", options.trace_path, non_empty_file_name,
       "With --replay: every rank's last replayed step as a Chrome/Perfetto trace", "FILE");
 }
 

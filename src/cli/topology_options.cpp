@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "command_line_parser.hpp"
 
 #include "commbench/cli/flag_values.hpp"
@@ -19,30 +21,27 @@ std::vector<std::pair<std::string, std::string>> TopologyOptions::describe() con
 }
 
 void add_topology_options(CLI::App& app, TopologyOptions& options) {
-  const auto file_name = [](const char* flag) {
-    return [flag](const std::string& text) { return non_empty_file_name(text, flag); };
-  };
-  add_parsed_option(app, "--hwloc-xml", options.hwloc_xml, file_name("--hwloc-xml"),
+  add_parsed_option(app, "--hwloc-xml", options.hwloc_xml, non_empty_file_name,
                     "Read the node from an hwloc XML export (lstopo --of xml) instead of probing", "FILE");
   add_parsed_option(
       app, "--sysfs-root", options.sysfs_root,
-      [](const std::string& text) {
+      [](const std::string& text, const char* flag) {
         std::error_code ec;
-        if (!std::filesystem::exists(non_empty_file_name(text, "--sysfs-root"), ec))
-          throw UsageError("--sysfs-root " + text + ": does not exist");
-        if (!std::filesystem::is_directory(text, ec)) throw UsageError("--sysfs-root " + text + ": not a directory");
+        if (!std::filesystem::exists(non_empty_file_name(text, flag), ec))
+          throw UsageError(fmt::format("{} {}: does not exist", flag, text));
+        if (!std::filesystem::is_directory(text, ec)) throw UsageError(fmt::format("{} {}: not a directory", flag, text));
         return text;
       },
       "Read NIC ports from this directory shaped like /sys", "DIR");
-  add_parsed_option(app, "--nccl-topo-xml", options.nccl_topo_xml, file_name("--nccl-topo-xml"),
+  add_parsed_option(app, "--nccl-topo-xml", options.nccl_topo_xml, non_empty_file_name,
                     "Read the node from the XML NCCL writes with NCCL_TOPO_DUMP_FILE", "FILE");
   add_result_file_options(app, options.job.files, "Write one row per link of every node to this CSV file",
                           "Write the full model of every node to this JSON file");
   add_parsed_option(
       app, "--nodes", options.model_nodes,
-      [](const std::string& text) {
-        const std::uint64_t count = parse_count(text, "--nodes", 1);
-        if (count > 100000) throw UsageError("--nodes: at most 100000 (got " + text + ")");
+      [](const std::string& text, const char* flag) {
+        const std::uint64_t count = parse_count(text, flag, 1);
+        if (count > 100000) throw UsageError(fmt::format("{}: at most 100000 (got {})", flag, text));
         return static_cast<int>(count);
       },
       "Node count for the theoretical busbw table [default: the nodes of this job]", "N");

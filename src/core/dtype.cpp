@@ -11,6 +11,7 @@ constexpr std::array kAllTypes{DataType::int8,    DataType::uint8,   DataType::i
                                DataType::int64,   DataType::uint64,  DataType::float16,     DataType::bfloat16,
                                DataType::float32, DataType::float64, DataType::float8_e4m3, DataType::float8_e5m2};
 
+// The first name of each type is the one reports print (nccl-tests' spellings).
 using Named = detail::NamedValue<DataType>;
 constexpr std::array kNames{
     Named{"int8", DataType::int8},
@@ -68,23 +69,7 @@ bool is_floating(DataType type) {
          type == DataType::float64 || type == DataType::float8_e4m3 || type == DataType::float8_e5m2;
 }
 
-std::string_view name_of(DataType type) {
-  switch (type) {
-    case DataType::int8: return "int8";
-    case DataType::uint8: return "uint8";
-    case DataType::int32: return "int32";
-    case DataType::uint32: return "uint32";
-    case DataType::int64: return "int64";
-    case DataType::uint64: return "uint64";
-    case DataType::float16: return "half";
-    case DataType::bfloat16: return "bfloat16";
-    case DataType::float32: return "float";
-    case DataType::float64: return "double";
-    case DataType::float8_e4m3: return "f8e4m3";
-    case DataType::float8_e5m2: return "f8e5m2";
-  }
-  return "?";
-}
+std::string_view name_of(DataType type) { return detail::name_in<DataType>(kNames, type); }
 
 DataType parse_data_type(std::string_view text, std::string_view flag) {
   return detail::lookup_name<DataType>(kNames, text, flag, detail::canonical_names<DataType>(kAllTypes));

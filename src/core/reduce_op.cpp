@@ -16,17 +16,8 @@ constexpr std::array kNames{Named{"sum", ReduceOp::sum}, Named{"prod", ReduceOp:
 
 std::span<const ReduceOp> all_reduce_ops() { return kAllOps; }
 
-std::string_view name_of(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::none: return "none";
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::prod: return "prod";
-    case ReduceOp::min: return "min";
-    case ReduceOp::max: return "max";
-    case ReduceOp::avg: return "avg";
-  }
-  return "?";
-}
+// `none` (a collective that reduces nothing) is printed but is no value of -o.
+std::string_view name_of(ReduceOp op) { return op == ReduceOp::none ? "none" : detail::name_in<ReduceOp>(kNames, op); }
 
 ReduceOp parse_reduce_op(std::string_view text, std::string_view flag) {
   return detail::lookup_name<ReduceOp>(kNames, text, flag, detail::canonical_names<ReduceOp>(kAllOps));

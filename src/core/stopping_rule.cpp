@@ -1,18 +1,23 @@
 #include "commbench/core/stopping_rule.hpp"
 
 #include <algorithm>
+#include <array>
+
+#include "commbench/core/name_lookup.hpp"
 
 namespace commbench {
 
-std::string_view name_of(StopReason reason) {
-  switch (reason) {
-    case StopReason::keep_going: return "";
-    case StopReason::fixed_count: return "fixed_count";
-    case StopReason::noise_target: return "noise_target";
-    case StopReason::time_limit: return "time_limit";
-  }
-  return "";
-}
+namespace {
+
+// keep_going is no reason to stop: it has no name.
+using NamedReason = detail::NamedValue<StopReason>;
+constexpr std::array kReasonNames{NamedReason{"fixed_count", StopReason::fixed_count},
+                                  NamedReason{"noise_target", StopReason::noise_target},
+                                  NamedReason{"time_limit", StopReason::time_limit}};
+
+}  // namespace
+
+std::string_view name_of(StopReason reason) { return detail::name_in<StopReason>(kReasonNames, reason, ""); }
 
 std::uint64_t StoppingCriterion::next_batch(const TimingProgress&, std::uint64_t preferred) const {
   return std::max<std::uint64_t>(preferred, 1);

@@ -1,6 +1,7 @@
 #include "commbench/p2p/pair_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <random>
 #include <string>
@@ -8,9 +9,16 @@
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
 
 namespace commbench {
 namespace {
+
+// As --schedule takes them and reports print them.
+using NamedSchedule = detail::NamedValue<PairSchedule>;
+constexpr std::array kScheduleNames{NamedSchedule{"all-pairs", PairSchedule::all_pairs},
+                                    NamedSchedule{"ring", PairSchedule::ring},
+                                    NamedSchedule{"random", PairSchedule::random}};
 
 RankPair ordered(int a, int b) { return a < b ? RankPair{a, b} : RankPair{b, a}; }
 
@@ -72,18 +80,11 @@ PairRound circle_round(int ranks, int round) {
   return pairs;
 }
 
-std::string_view name_of(PairSchedule schedule) {
-  switch (schedule) {
-    case PairSchedule::all_pairs: return "all-pairs";
-    case PairSchedule::ring: return "ring";
-    case PairSchedule::random: return "random";
-  }
-  return "?";
-}
+std::string_view name_of(PairSchedule schedule) { return detail::name_in<PairSchedule>(kScheduleNames, schedule); }
 
 PairSchedule parse_pair_schedule(std::string_view text, std::string_view flag) {
-  for (PairSchedule schedule : {PairSchedule::all_pairs, PairSchedule::ring, PairSchedule::random})
-    if (text == name_of(schedule)) return schedule;
+  if (const std::optional<PairSchedule> schedule = detail::value_named<PairSchedule>(kScheduleNames, text))
+    return *schedule;
   throw UsageError(std::string(flag) + ": '" + excerpt(std::string(text)) +
                    "' is not a schedule (all-pairs, ring or random)");
 }
@@ -102,12 +103,10 @@ std::vector<PairRound> pair_rounds(PairSchedule schedule, int ranks, int rounds,
 }
 
 std::string_view name_of(PairDirection direction) {
-  switch (direction) {
-    case PairDirection::forward: return "forward";
-    case PairDirection::backward: return "backward";
-    case PairDirection::both: return "both";
-  }
-  return "?";
+  using Named = detail::NamedValue<PairDirection>;
+  static constexpr std::array kNames{Named{"forward", PairDirection::forward},
+                                     Named{"backward", PairDirection::backward}, Named{"both", PairDirection::both}};
+  return detail::name_in<PairDirection>(kNames, direction);
 }
 
 std::vector<DirectedRound> directed_rounds(const PairRound& pairs, bool both_ways, int ranks) {

@@ -6,13 +6,26 @@
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
+#include "commbench/core/name_lookup.hpp"
 
 namespace commbench {
 
-std::string_view name_of(GroupRole role) {
-  static constexpr std::array<std::string_view, kGroupRoleCount> kNames = {
-      "world", "tensor", "pipeline", "data", "expert", "expert_data", "intra_node", "inter_node"};
-  return kNames[static_cast<std::size_t>(role)];
+namespace {
+
+// As schedules and reports name the groups.
+using NamedRole = detail::NamedValue<GroupRole>;
+constexpr std::array<NamedRole, kGroupRoleCount> kRoleNames{
+    NamedRole{"world", GroupRole::world},       NamedRole{"tensor", GroupRole::tensor},
+    NamedRole{"pipeline", GroupRole::pipeline}, NamedRole{"data", GroupRole::data},
+    NamedRole{"expert", GroupRole::expert},     NamedRole{"expert_data", GroupRole::expert_data},
+    NamedRole{"intra_node", GroupRole::intra_node}, NamedRole{"inter_node", GroupRole::inter_node}};
+
+}  // namespace
+
+std::string_view name_of(GroupRole role) { return detail::name_in<GroupRole>(kRoleNames, role); }
+
+std::optional<GroupRole> group_role_named(std::string_view name) {
+  return detail::value_named<GroupRole>(kRoleNames, name);
 }
 
 void ParallelLayout::validate(int world_ranks) const {

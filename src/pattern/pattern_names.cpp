@@ -15,6 +15,10 @@ constexpr std::array kKindNames{NamedKind{"ddp", PatternKind::ddp},     NamedKin
                                 NamedKind{"zero3", PatternKind::zero3}, NamedKind{"pipeline", PatternKind::pipeline},
                                 NamedKind{"tp", PatternKind::tp},       NamedKind{"ep", PatternKind::ep}};
 
+using NamedPhase = detail::NamedValue<StepPhase>;
+constexpr std::array kPhaseNames{NamedPhase{"forward", StepPhase::forward}, NamedPhase{"backward", StepPhase::backward},
+                                 NamedPhase{"optimizer", StepPhase::optimizer}};
+
 // FSDP's own enum spellings, and lower-case ones for the command line.
 using NamedSharding = detail::NamedValue<FsdpSharding>;
 constexpr std::array kShardingNames{
@@ -28,15 +32,16 @@ constexpr std::array kPrefetchNames{NamedPrefetch{"backward_pre", FsdpBackwardPr
 
 }  // namespace
 
-std::string_view name_of(PatternKind kind) { return kKindNames[static_cast<std::size_t>(kind)].name; }
+std::string_view name_of(PatternKind kind) { return detail::name_in<PatternKind>(kKindNames, kind); }
 
 PatternKind parse_pattern_kind(std::string_view text, std::string_view flag) {
   return detail::lookup_name<PatternKind>(kKindNames, text, flag, detail::listed_names<PatternKind>(kKindNames));
 }
 
-std::string_view name_of(StepPhase phase) {
-  static constexpr std::array<std::string_view, 3> kNames = {"forward", "backward", "optimizer"};
-  return kNames[static_cast<std::size_t>(phase)];
+std::string_view name_of(StepPhase phase) { return detail::name_in<StepPhase>(kPhaseNames, phase); }
+
+std::optional<StepPhase> step_phase_named(std::string_view name) {
+  return detail::value_named<StepPhase>(kPhaseNames, name);
 }
 
 double first_bucket_cap_mb(const DdpSettings& ddp) {

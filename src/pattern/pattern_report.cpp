@@ -1,10 +1,12 @@
 #include "commbench/pattern/pattern_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "commbench/core/name_lookup.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/size.hpp"
 #include "commbench/core/statistics.hpp"
@@ -13,12 +15,11 @@
 namespace commbench {
 
 std::string_view name_of(StepBound bound) {
-  switch (bound) {
-    case StepBound::compute: return "compute-bound";
-    case StepBound::bandwidth: return "bandwidth-bound";
-    case StepBound::latency: return "latency-bound";
-  }
-  return "?";
+  using Named = detail::NamedValue<StepBound>;
+  static constexpr std::array kNames{Named{"compute-bound", StepBound::compute},
+                                     Named{"bandwidth-bound", StepBound::bandwidth},
+                                     Named{"latency-bound", StepBound::latency}};
+  return detail::name_in<StepBound>(kNames, bound);
 }
 
 double bus_factor_of(const CommunicationType& type, int ranks) {

@@ -82,10 +82,15 @@ Value named(const std::array<std::string_view, N>& names, std::string_view text,
   fail(fmt::format("\"{}\": unknown {} '{}'", key, key, text));
 }
 
+// A name the layer's own table reads (group_role_named, step_phase_named).
+template <typename Value>
+Value named(std::optional<Value> (*value_named)(std::string_view), std::string_view text, const char* key,
+            const LineError& fail) {
+  if (const std::optional<Value> value = value_named(text)) return *value;
+  fail(fmt::format("\"{}\": unknown {} '{}'", key, key, text));
+}
+
 constexpr std::array<std::string_view, 3> kKinds = {"collective", "peer", "compute"};
-constexpr std::array<std::string_view, 3> kPhases = {"forward", "backward", "optimizer"};
-constexpr std::array<std::string_view, kGroupRoleCount> kGroups = {"world",  "tensor",      "pipeline",   "data",
-                                                                   "expert", "expert_data", "intra_node", "inter_node"};
 
 // A flag parser's UsageError ("op: ...") as this line's error.
 template <typename Parse>
@@ -98,7 +103,7 @@ auto parsed(const LineError& fail, Parse parse) {
 }
 
 void read_communication(const nlohmann::json& line, ScheduleStep& step, RankSchedule& schedule, const LineError& fail) {
-  step.group = named<GroupRole>(kGroups, member<std::string>(line, "group", fail), "group", fail);
+  step.group = named<GroupRole>(group_role_named, member<std::string>(line, "group", fail), "group", fail);
   step.dtype = parsed(fail, [&] { return parse_data_type(member<std::string>(line, "dtype", fail), "dtype"); });
   if (step.kind == StepKind::peer) {
     PlannedPeerRound round;
@@ -149,7 +154,7 @@ void add_line(const nlohmann::json& line, std::map<int, RankBeingRead>& ranks, s
   constexpr double kMostSeconds = 3600;
   if (step.bytes > kMostBytes) fail(fmt::format("\"bytes\" {} is more than 1 TiB", step.bytes));
   step.stream = member<std::string>(line, "stream", fail);
-  step.phase = named<StepPhase>(kPhases, member<std::string>(line, "phase", fail), "phase", fail);
+  step.phase = named<StepPhase>(step_phase_named, member<std::string>(line, "phase", fail), "phase", fail);
   step.label = optional_member<std::string>(line, "label", "", fail);
   step.layer = optional_member<int>(line, "layer", -1, fail);
   step.micro_batch = optional_member<int>(line, "micro_batch", -1, fail);

@@ -4,12 +4,16 @@
 #include <array>
 #include <optional>
 
+#include "commbench/core/name_lookup.hpp"
+
 namespace commbench {
 
 std::string_view name_of(TrialVerdict verdict) {
-  static constexpr std::array<std::string_view, 6> kNames = {"start",  "better",  "kept",
-                                                             "pruned", "skipped", "confirm"};
-  return kNames[static_cast<std::size_t>(verdict)];
+  using Named = detail::NamedValue<TrialVerdict>;
+  static constexpr std::array kNames{Named{"start", TrialVerdict::start},     Named{"better", TrialVerdict::better},
+                                     Named{"kept", TrialVerdict::kept},       Named{"pruned", TrialVerdict::pruned},
+                                     Named{"skipped", TrialVerdict::skipped}, Named{"confirm", TrialVerdict::confirm}};
+  return detail::name_in<TrialVerdict>(kNames, verdict);
 }
 
 namespace {

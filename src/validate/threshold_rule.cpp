@@ -1,6 +1,7 @@
 #include "commbench/validate/threshold_rule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -13,35 +14,37 @@
 
 namespace commbench {
 
-std::string_view name_of(ThresholdMetric metric) {
-  switch (metric) {
-    case ThresholdMetric::busbw: return "busbw";
-    case ThresholdMetric::algbw: return "algbw";
-    case ThresholdMetric::time: return "time";
-    case ThresholdMetric::efficiency: return "efficiency";
-  }
-  return "?";
-}
+namespace {
+
+// What a rule's text names, each table read both ways: the first name of a value is the
+// one printed.
+using NamedMetric = detail::NamedValue<ThresholdMetric>;
+constexpr std::array kMetricNames{NamedMetric{"busbw", ThresholdMetric::busbw},
+                                  NamedMetric{"algbw", ThresholdMetric::algbw},
+                                  NamedMetric{"time", ThresholdMetric::time}, NamedMetric{"time_us", ThresholdMetric::time},
+                                  NamedMetric{"efficiency", ThresholdMetric::efficiency}};
+
+// Longer symbols first: ">=" is not ">" followed by "=".
+using NamedComparison = detail::NamedValue<Comparison>;
+constexpr std::array kComparisonNames{
+    NamedComparison{">=", Comparison::at_least}, NamedComparison{"<=", Comparison::at_most},
+    NamedComparison{">", Comparison::above}, NamedComparison{"<", Comparison::below}};
+
+// Reference::none is a plain number: it has no name.
+using NamedReference = detail::NamedValue<Reference>;
+constexpr std::array kReferenceNames{NamedReference{"baseline", Reference::baseline},
+                                     NamedReference{"theoretical", Reference::theoretical},
+                                     NamedReference{"achievable", Reference::achievable}};
+
+}  // namespace
+
+std::string_view name_of(ThresholdMetric metric) { return detail::name_in<ThresholdMetric>(kMetricNames, metric); }
 
 std::string_view name_of(Comparison comparison) {
-  switch (comparison) {
-    case Comparison::at_least: return ">=";
-    case Comparison::at_most: return "<=";
-    case Comparison::above: return ">";
-    case Comparison::below: return "<";
-  }
-  return "?";
+  return detail::name_in<Comparison>(kComparisonNames, comparison);
 }
 
-std::string_view name_of(Reference reference) {
-  switch (reference) {
-    case Reference::none: return "";
-    case Reference::baseline: return "baseline";
-    case Reference::theoretical: return "theoretical";
-    case Reference::achievable: return "achievable";
-  }
-  return "?";
-}
+std::string_view name_of(Reference reference) { return detail::name_in<Reference>(kReferenceNames, reference, ""); }
 
 bool ThresholdRule::selects(const OpCase& c) const {
   const bool op_selected = ops.empty() || std::find(ops.begin(), ops.end(), c.op) != ops.end();
@@ -144,14 +147,8 @@ class RuleParser {
            (std::isalpha(static_cast<unsigned char>(text[name_end])) || text[name_end] == '_'))
       ++name_end;
     const std::string metric = detail::lower_case(text.substr(0, name_end));
-    if (metric == "busbw") {
-      rule_.metric = ThresholdMetric::busbw;
-    } else if (metric == "algbw") {
-      rule_.metric = ThresholdMetric::algbw;
-    } else if (metric == "time" || metric == "time_us") {
-      rule_.metric = ThresholdMetric::time;
-    } else if (metric == "efficiency") {
-      rule_.metric = ThresholdMetric::efficiency;
+    if (const std::optional<ThresholdMetric> named = detail::value_named<ThresholdMetric>(kMetricNames, metric)) {
+      rule_.metric = *named;
     } else {
       fail((metric.empty() ? std::string("no metric") : "unknown metric '" + excerpt(metric) + "'") +
            "; expected busbw, algbw, time or efficiency; " + kGrammar);
@@ -162,9 +159,7 @@ class RuleParser {
   }
 
   void comparison(std::string_view& text) {
-    static constexpr std::pair<std::string_view, Comparison> kComparisons[] = {
-        {">=", Comparison::at_least}, {"<=", Comparison::at_most}, {">", Comparison::above}, {"<", Comparison::below}};
-    for (const auto& [symbol, comparison] : kComparisons) {
+    for (const auto& [symbol, comparison] : kComparisonNames) {
       if (text.substr(0, symbol.size()) == symbol) {
         rule_.comparison = comparison;
         text.remove_prefix(symbol.size());
@@ -190,11 +185,7 @@ class RuleParser {
   }
 
   std::optional<Reference> reference_named(std::string_view text) const {
-    const std::string name = detail::lower_case(text);
-    if (name == "baseline") return Reference::baseline;
-    if (name == "theoretical") return Reference::theoretical;
-    if (name == "achievable") return Reference::achievable;
-    return std::nullopt;
+    return detail::value_named<Reference>(kReferenceNames, detail::lower_case(text));
   }
 
   void value(std::string_view text) {

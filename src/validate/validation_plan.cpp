@@ -1,6 +1,7 @@
 #include "commbench/validate/validation_plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <random>
 #include <set>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commbench/core/interrupted.hpp"
+#include "commbench/core/name_lookup.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/profile_range.hpp"
 #include "commbench/core/statistics.hpp"
@@ -197,12 +199,10 @@ std::vector<std::string> ValidationOutcome::node_verdicts() const {
 }
 
 std::string_view name_of(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::node: return "node";
-    case FaultKind::link: return "link";
-    case FaultKind::group: return "group";
-  }
-  return "?";
+  using Named = detail::NamedValue<FaultKind>;
+  static constexpr std::array kNames{Named{"node", FaultKind::node}, Named{"link", FaultKind::link},
+                                     Named{"group", FaultKind::group}};
+  return detail::name_in<FaultKind>(kNames, kind);
 }
 
 }  // namespace commbench

@@ -76,6 +76,8 @@ class LocalGpuLinks {
 // (with CUDA's reason) where there is none. Defined only in builds with the NCCL backend.
 std::unique_ptr<LocalGpuLinks> open_local_gpu_links();
 
-std::string_view name_of(GpuCopyMethod method);
+std::string_view name_of(GpuCopyMethod method);  // "copy-engine", "sm-copy", "nccl"
+// The method `name` names as name_of spells it; nullopt for none.
+std::optional<GpuCopyMethod> copy_method_named(std::string_view name);
 
 }  // namespace commbench

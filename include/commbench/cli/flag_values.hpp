@@ -8,6 +8,10 @@ namespace commbench {
 
 // A whole number >= minimum; UsageError "FLAG: 'x' is not a whole number" otherwise.
 std::uint64_t parse_count(const std::string& text, const char* flag, std::uint64_t minimum);
+// parse_count as a parser of add_parsed_option, which names the flag.
+inline auto count_at_least(std::uint64_t minimum) {
+  return [minimum](const std::string& text, const char* flag) { return parse_count(text, flag, minimum); };
+}
 // A finite number; with percent_allowed a trailing '%' is accepted (and ignored here).
 double parse_number(std::string text, const char* flag, bool percent_allowed);
 

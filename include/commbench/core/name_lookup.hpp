@@ -2,6 +2,7 @@
 // flag that takes a name reports unknown values the same way.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,25 @@ struct NamedValue {
   std::string_view name;
   Enum value;
 };
+
+// The name of `value`: the first entry of `names` that holds it (later entries are other
+// spellings a flag accepts), or `unnamed` for a value the table leaves out. One table
+// names an enum's values both ways: this prints them, value_named and lookup_name read them.
+template <typename Enum>
+constexpr std::string_view name_in(std::span<const NamedValue<Enum>> names, Enum value,
+                                   std::string_view unnamed = "?") {
+  for (const auto& entry : names)
+    if (entry.value == value) return entry.name;
+  return unnamed;
+}
+
+// The value `text` names in `names`, compared as written; nullopt for none.
+template <typename Enum>
+constexpr std::optional<Enum> value_named(std::span<const NamedValue<Enum>> names, std::string_view text) {
+  for (const auto& entry : names)
+    if (entry.name == text) return entry.value;
+  return std::nullopt;
+}
 
 // "table, csv, json": the names of a table of choices, as its help and errors list them.
 template <typename Value>
@@ -63,11 +83,9 @@ template <typename Enum>
 Enum lookup_name(std::span<const NamedValue<Enum>> names, std::string_view text, std::string_view flag,
                  std::string_view canonical_list) {
   const std::string wanted = lower_case(text);
+  if (const std::optional<Enum> value = value_named(names, wanted)) return *value;
   std::vector<std::string_view> candidates;
-  for (const auto& entry : names) {
-    if (entry.name == wanted) return entry.value;
-    candidates.push_back(entry.name);
-  }
+  for (const auto& entry : names) candidates.push_back(entry.name);
   throw UsageError(std::string(flag) + ": unknown value '" + std::string(text) + "'" +
                    did_you_mean(wanted, candidates) + "; expected one of: " + std::string(canonical_list));
 }

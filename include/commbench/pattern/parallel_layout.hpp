@@ -11,6 +11,7 @@
 // key_of() give the arguments, the same on every rank, so every member agrees.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +31,8 @@ enum class GroupRole {
 inline constexpr int kGroupRoleCount = 8;
 
 std::string_view name_of(GroupRole role);  // "world", "tensor", ...
+// The role `name` names as name_of spells it; nullopt for none.
+std::optional<GroupRole> group_role_named(std::string_view name);
 
 struct ParallelLayout {
   int tensor = 1;

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +36,8 @@ enum class StepKind {
 // The phases a step reports under; also the --dump-schedule "phase" field.
 enum class StepPhase { forward, backward, optimizer };
 std::string_view name_of(StepPhase phase);  // "forward", "backward", "optimizer"
+// The phase `name` names as name_of spells it; nullopt for none.
+std::optional<StepPhase> step_phase_named(std::string_view name);
 
 struct ScheduleStep {
   StepKind kind = StepKind::compute;
