@@ -59,13 +59,17 @@ std::string rank_trace_events(const RankSchedule& schedule, std::span<const Item
     const ScheduleStep& step = schedule.steps[i];
     if (step.kind == StepKind::compute && step.compute_seconds <= 0) continue;
     const auto [found, added] = thread_of.try_emplace(step.stream, static_cast<int>(thread_of.size()));
-    if (added) events += "," + metadata("thread_name", rank, found->second, step.stream).dump();
+    if (added) {
+      events += ',';
+      events += metadata("thread_name", rank, found->second, step.stream).dump();
+    }
     const double begin_us = std::max(0.0, timings[i].ready_seconds) * 1e6;
     const double end_us = std::max(begin_us, timings[i].end_seconds * 1e6);
     nlohmann::ordered_json event = {{"name", event_name(step)}, {"cat", category_of(step)},  {"ph", "X"},
                                     {"ts", begin_us},           {"dur", end_us - begin_us},  {"pid", rank},
                                     {"tid", found->second},     {"args", arguments_of(step)}};
-    events += "," + event.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    events += ',';
+    events += event.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   }
   return events;
 }
