@@ -19,6 +19,16 @@ LIB = os.path.join(HERE, "..", "..", "scripts", "lib.sh")
 RUN = os.path.join(ROOT, "scripts", "run.sh")
 README = os.path.join(ROOT, "README.md")
 BUILD_DIR = os.environ.get("COMMBENCH_BUILD_DIR", "")
+
+
+def build_has_mpi(build_dir):
+    """Whether the build's programs are MPI programs: run.sh starts them under mpirun, where
+    a build without MPI would start each rank as a job of its own."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            return "COMMBENCH_WITH_MPI:STRING=OFF" not in f.read()
+    except OSError:
+        return False
 GPU_SESSION = os.path.join(HERE, "..", "..", "scripts", "gpu-session.sh")
 TOPOLOGY = os.environ.get("COMMBENCH_BENCH_TOPOLOGY", "")
 
@@ -119,7 +129,8 @@ class RunScript(unittest.TestCase):
     def runs(self):
         return sorted(name for name in os.listdir(self.results) if name != "latest")
 
-    @unittest.skipUnless(BUILD_DIR, "COMMBENCH_BUILD_DIR names no build")
+    @unittest.skipUnless(BUILD_DIR and build_has_mpi(BUILD_DIR),
+                         "COMMBENCH_BUILD_DIR names no build with MPI (run.sh's programs run under mpirun)")
     def test_each_run_keeps_its_folder_and_says_what_to_try_next(self):
         first = self.run_script()
         with open(self.cmake_log) as f:
