@@ -1,5 +1,5 @@
 """What a torch.profiler trace says of its communication, read from its raw JSON alone
-(the contract of docs/replay.md's JSON, not bench-replay's code): the calls, the NCCL
+(the contract of bench-replay's JSON, schema commbench.replay/3, not bench-replay's code): the calls, the NCCL
 kernels and which call each belongs to, which calls the trace gives a size and a group.
 
 Calls: one per collective marker, a marker nested in another on the same thread being the
@@ -159,8 +159,9 @@ def link_kernels(events, kernels, calls):
 def size_of(event):
     """The elements a marker (or record_param_comms) gives its call, None when it gives none."""
     args = event.get("args", {})
-    if "In msg nelems" in args:
-        return int(args["In msg nelems"])
+    for key in ("In msg nelems", "In msg size"):  # the second: its name in PyTorch builds of late 2023
+        if key in args:
+            return int(args[key])
     dims, types = args.get("Input Dims"), args.get("Input type")
     if dims and types and dims[0] and types[0] and types[0] not in ("Scalar", "TensorList"):
         return elements(dims[0])
