@@ -1,6 +1,7 @@
-"""What a torch.profiler trace says of its communication, read from its raw JSON alone
-(the contract of bench-replay's JSON, schema commbench.replay/3, not bench-replay's code): the calls, the NCCL
-kernels and which call each belongs to, which calls the trace gives a size and a group.
+"""What a torch.profiler trace says of its communication, read from its raw JSON alone (by
+the rules of bench-replay's JSON, schema commbench.replay/3, not by bench-replay's code):
+the calls, the NCCL kernels and which call each belongs to, which calls the trace gives a
+size and a group.
 
 Calls: one per collective marker, a marker nested in another on the same thread being the
 same call. Markers: `c10d::*` operators (cpu_op), `nccl:*` ranges (user_annotation) and
