@@ -393,6 +393,7 @@ std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) co
       c.timed_by_backend = true;
     }
     c.issued_us = call.ts;
+    c.thread = call.thread;
     c.start_us = run != nullptr ? run->ts : call.ts;
     c.end_us = run != nullptr ? run->ts + run->dur : call.ts + call.dur;
     for (const StepWindow& window : windows)
