@@ -171,14 +171,15 @@ void keep_matched_calls(std::vector<RankTrace>& traces, const MatchedCalls& matc
 }
 
 std::string arrival_note(const ArrivalClock& clock, const RankTrace& first) {
-  const std::string why = clock.on_the_epoch ? std::string(
-                                                   "every trace puts its times on the epoch (torch.profiler's "
-                                                   "baseTimeNanoseconds)")
-                                             : fmt::format("the ranks ran on one host, {}", first.host);
+  const std::string clock_text = clock.on_the_epoch
+                                     ? std::string(
+                                           "on the epoch, where torch.profiler's baseTimeNanoseconds puts "
+                                           "every trace's times")
+                                     : fmt::format("on the clock of the one host the ranks ran on, {}", first.host);
   return fmt::format(
-      "arrival is when each rank called ({}): the waits, the last arrivals and the straggler are read from it, "
-      "not from the calls' durations",
-      why);
+      "arrival is when each rank called, {}: the waits, the last arrivals and the straggler are read from it, not "
+      "from the calls' durations",
+      clock_text);
 }
 
 }  // namespace

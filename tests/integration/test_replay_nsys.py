@@ -130,7 +130,7 @@ class NsysReports(FolderCase):
             f"no straggler named: rank 1 (vm) caused the most waiting, {caused * 1e3:.3g} ms"), doc["verdict"])
         self.assertIn("but it arrives last at one call only", doc["verdict"])
         self.assertEqual(doc["backend"], "gloo")
-        self.assertIn("arrival is when each rank called (the ranks ran on one host, vm)", out)
+        self.assertIn("arrival is when each rank called, on the clock of the one host the ranks ran on, vm:", out)
         self.assertNotIn("waits and the straggler are from when each rank called", out)
 
     def test_without_gloos_ranges_who_called_last_is_read_from_the_ranks_clocks(self):

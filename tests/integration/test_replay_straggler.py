@@ -57,7 +57,8 @@ class Straggler(FolderCase):
         self.assertRegex(doc["verdict"], r"by chance alone one of 4 ranks is last at .* under 0\.1 % of the time\)$")
         ranks = {r["rank"]: r for r in doc["ranks"]}
         self.assertEqual(ranks[2]["last_arrivals"], last.count(2))
-        self.assertIn("# note: arrival is when each rank called (every trace puts its times on the epoch", out)
+        self.assertIn("# note: arrival is when each rank called, on the epoch, where torch.profiler's baseTimeNanoseconds puts "
+                      "every trace's times:", out)
         # Read from durations, rank 2's gloo run is the shortest at no more than half the calls:
         # after a step's first buckets the others' buckets queue behind one another. Last at
         # no more than twice its share of the calls, it was not named by how often it was last.

@@ -67,7 +67,9 @@ TEST(StragglerArrival, OnOneHostEveryBucketIssuedLateNamesTheRankWithTheWaitingI
             0u)
       << summary.verdict;
   ASSERT_EQ(summary.notes.size(), 1u);
-  EXPECT_EQ(summary.notes[0].rfind("arrival is when each rank called (the ranks ran on one host, node1)", 0), 0u);
+  EXPECT_EQ(summary.notes[0].rfind(
+                "arrival is when each rank called, on the clock of the one host the ranks ran on, node1:", 0),
+            0u);
 }
 
 TEST(StragglerArrival, OnHostsWithoutACommonClockDurationsSayOnlyTheFirstBucket) {
