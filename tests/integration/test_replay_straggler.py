@@ -14,9 +14,10 @@ import os
 import re
 import unittest
 
-from replay_test_support import TRACES, FolderCase, load, merged, rank_files, run
+from replay_test_support import C10D_OPS, TRACES, FolderCase, load, merged, rank_files, run
 
 SLEEPER = "ddp-sleep-before-backward"
+PUBLIC_PAIR = os.path.join(TRACES, "public", "hta-128ranks")
 
 
 def issue_times(path):
@@ -123,6 +124,48 @@ class MisalignedWindows(FolderCase):
         self.assertNotRegex(out, r"calls of rank 1;")
         self.assertIn("they are matched on the calls they share", out)
         self.assertEqual(sum(c["calls"] for c in doc["collectives"]), shared)
+
+    def test_two_ranks_of_a_128_rank_job_calling_from_two_threads_are_matched_thread_by_thread(self):
+        """Ranks 0 and 1 of a real 128-rank job: allreduces from one thread, all-to-alls and
+        all-gathers from another, in a different order on each rank and one all-to-all on
+        the other thread of rank 1. Each thread's calls are matched with the other rank's
+        thread that shares the longest run of calls of one operation and size (an
+        all-to-all's by operation alone), computed here from the raw JSON."""
+        threads = []
+        for name in ("rank0.json.gz", "rank1.json.gz"):
+            calls = {}
+            for e in sorted(load(os.path.join(PUBLIC_PAIR, name))["traceEvents"], key=lambda e: e.get("ts", 0)):
+                op = {**C10D_OPS, "c10d::alltoall_base_": "alltoall"}.get(e.get("name"))
+                if op:
+                    size = None if op == "alltoall" else json.dumps(e["args"]["Input Dims"][0])
+                    calls.setdefault(e["tid"], []).append((op, size))
+            threads.append(list(calls.values()))
+
+        def longest_run(a, b):
+            best, previous = 0, [0] * (len(b) + 1)
+            for x in a:
+                current = [0] + [previous[j] + 1 if x == y else 0 for j, y in enumerate(b)]
+                best, previous = max(best, *current), current
+            return best
+
+        pairs = sorted(((longest_run(a, b), i, j) for i, a in enumerate(threads[0]) for j, b in enumerate(threads[1])),
+                       reverse=True)
+        shared, used = 0, set()
+        for length, i, j in pairs:
+            if ("a", i) not in used and ("b", j) not in used:
+                used |= {("a", i), ("b", j)}
+                shared += length
+        json_path = os.path.join(self.dir, "hta-128ranks.json")
+        code, out, err = run(PUBLIC_PAIR, "--json", json_path, "--force")
+        self.assertEqual(code, 0, err)
+        with open(json_path) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["calls_per_rank"], shared)
+        for rank in (0, 1):
+            total = sum(len(t) for t in threads[rank])
+            self.assertIn(f"# note: matched {shared} of {total} calls of rank {rank}; {total - shared} outside the "
+                          f"common window\n", out)
+        self.assertTrue(doc["verdict"].startswith("no straggler can be named: 2 of the job's 128 ranks were read"))
 
 
 if __name__ == "__main__":
