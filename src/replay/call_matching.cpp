@@ -66,12 +66,17 @@ double run_distance(const RankTrace& a, const std::vector<std::size_t>& a_calls,
 // closest in time.
 CommonRun longest_common_run(const RankTrace& a, const std::vector<std::size_t>& a_calls, const RankTrace& b,
                              const std::vector<std::size_t>& b_calls) {
-  std::vector<CallKey> b_keys;
-  for (const std::size_t j : b_calls) b_keys.push_back(key_of(b.collectives[j]));
+  // Each key as a number: the table below compares every call with every other.
+  std::map<CallKey, std::size_t> numbers;
+  const auto number_of = [&](const TracedCollective& call) {
+    return numbers.emplace(key_of(call), numbers.size()).first->second;
+  };
+  std::vector<std::size_t> b_keys;
+  for (const std::size_t j : b_calls) b_keys.push_back(number_of(b.collectives[j]));
   std::vector<CommonRun> longest{CommonRun{}};
   std::vector<std::size_t> previous(b_calls.size() + 1, 0), current(b_calls.size() + 1, 0);
   for (std::size_t i = 0; i < a_calls.size(); ++i) {
-    const CallKey key = key_of(a.collectives[a_calls[i]]);
+    const std::size_t key = number_of(a.collectives[a_calls[i]]);
     for (std::size_t j = 0; j < b_keys.size(); ++j) {
       const std::size_t length = current[j + 1] = key == b_keys[j] ? previous[j] + 1 : 0;
       if (length == 0 || length < longest.front().length) continue;
@@ -126,6 +131,11 @@ MatchedCalls match_calls(const std::vector<RankTrace>& traces) {
   result.one_to_one = false;
   std::vector<std::vector<std::optional<std::size_t>>> by_trace;
   for (const RankTrace& trace : traces) {
+    if (&trace == &reference) {
+      by_trace.emplace_back();
+      for (std::size_t i = 0; i < reference.collectives.size(); ++i) by_trace.back().emplace_back(i);
+      continue;
+    }
     by_trace.push_back(match_pair(reference, trace));
     if (std::none_of(by_trace.back().begin(), by_trace.back().end(), [](const auto& m) { return m.has_value(); }))
       throw UsageError(fmt::format(
