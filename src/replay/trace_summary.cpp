@@ -18,25 +18,33 @@ namespace commbench {
 namespace {
 
 // A collective ends on no rank before every rank has called it. Ranks whose matched calls
-// are minutes apart (more than any clock offset or straggler) are of different runs.
-void require_calls_to_meet(const std::vector<RankTrace>& traces) {
+// are minutes apart (more than any clock offset or straggler) are of different runs. Times
+// are compared on the epoch where every trace puts itself there.
+void require_calls_to_meet(const std::vector<RankTrace>& traces, const ArrivalClock& clock) {
   constexpr double kApartUs = 60e6;
   for (std::size_t i = 0; i < traces.front().collectives.size(); ++i) {
-    const RankTrace* ended = nullptr;
-    const RankTrace* called = nullptr;
-    for (const RankTrace& trace : traces) {
-      const TracedCollective& call = trace.collectives[i];
+    std::size_t ended = traces.size(), called = traces.size();
+    double ended_us = 0, called_us = 0;
+    for (std::size_t r = 0; r < traces.size(); ++r) {
+      const TracedCollective& call = traces[r].collectives[i];
+      const double end_us = call.end_us + clock.offset_us[r], issued_us = call.issued_us + clock.offset_us[r];
       // A call's end without the backend's run is when it was queued, not when it ended.
-      if (call.timed_by_backend && (!ended || call.end_us < ended->collectives[i].end_us)) ended = &trace;
-      if (!called || call.issued_us > called->collectives[i].issued_us) called = &trace;
+      if (call.timed_by_backend && (ended == traces.size() || end_us < ended_us)) {
+        ended = r;
+        ended_us = end_us;
+      }
+      if (called == traces.size() || issued_us > called_us) {
+        called = r;
+        called_us = issued_us;
+      }
     }
-    if (!ended) continue;
-    const double apart_us = called->collectives[i].issued_us - ended->collectives[i].end_us;
+    if (ended == traces.size()) continue;
+    const double apart_us = called_us - ended_us;
     if (apart_us > kApartUs)
       throw UsageError(fmt::format(
           "call {} ({}) ended in {} {:.0f} s before {} called it: traces of different runs (or of hosts whose "
           "clocks are that far apart)",
-          i + 1, ended->collectives[i].op, ended->path, apart_us * 1e-6, called->path));
+          i + 1, traces[ended].collectives[i].op, traces[ended].path, apart_us * 1e-6, traces[called].path));
   }
 }
 
@@ -195,11 +203,11 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   const MatchedCalls matched = match_calls(traces);
   summary.notes = matched.notes;
   if (!matched.one_to_one) keep_matched_calls(traces, matched);
-  require_calls_to_meet(traces);
+  const ArrivalClock clock = arrival_clock(traces);
+  require_calls_to_meet(traces, clock);
   summary.calls = traces.front().collectives.size();
   std::map<int, StepSummary> steps = step_windows(traces);
   Classes classes;
-  const ArrivalClock clock = arrival_clock(traces);
   const bool by_call = std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.call_times_only; });
   WaitTally waits(traces.size());
   for (std::size_t i = 0; i < summary.calls; ++i) {

@@ -121,5 +121,23 @@ TEST(StragglerArrival, ARankALittleLateAtTwoCallsOfALongStepIsNoFinding) {
             "median, is under a tenth of a step (300 ms) (2 calls matched)");
 }
 
+TEST(StragglerArrival, CallsMeetOnTheEpochWhereEachTraceCountsFromItsOwnZero) {
+  // Rank 1's profiler counts from a zero 90 s after rank 0's: its raw times are 90 s
+  // behind, on the epoch they are the same calls.
+  std::vector<RankTrace> traces = sleep_before_backward("node1");
+  for (RankTrace& trace : traces) {
+    trace.epoch_offset_us = trace.rank == 1 ? 90e6 : 0.0;
+    if (trace.rank == 1)
+      for (TracedCollective& c : trace.collectives) {
+        c.issued_us -= 90e6;
+        c.start_us -= 90e6;
+        c.end_us -= 90e6;
+      }
+  }
+  const TraceSummary summary = summarize_traces(traces);
+  EXPECT_EQ(summary.straggler, 2);
+  EXPECT_NEAR(summary.ranks[2].caused_wait_seconds, 152e-3, 1e-6);
+}
+
 }  // namespace
 }  // namespace commbench
