@@ -7,16 +7,6 @@
 
 namespace commbench {
 
-namespace {
-
-// A call's time: what its runs covered (several kernels of one call are busy for their union).
-double duration_of(const TracedCollective& c) {
-  if (c.timed_by_backend && c.run_us > 0) return c.run_us * 1e-6;
-  return std::max(0.0, c.end_us - c.start_us) * 1e-6;
-}
-
-}  // namespace
-
 ArrivalClock arrival_clock(const std::vector<RankTrace>& traces) {
   ArrivalClock clock;
   clock.offset_us.assign(traces.size(), 0.0);
@@ -36,7 +26,7 @@ CallTiming call_timing(const std::vector<RankTrace>& traces, std::size_t i, bool
   std::vector<double>& arrivals = timing.arrivals;
   for (std::size_t r = 0; r < traces.size(); ++r) {
     const TracedCollective& call = traces[r].collectives[i];
-    timing.durations.push_back(duration_of(call));
+    timing.durations.push_back(call.seconds());
     arrivals.push_back(by_issue ? (call.issued_us + clock.offset_us[r]) * 1e-6 : -timing.durations.back());
   }
   timing.last = static_cast<std::size_t>(std::max_element(arrivals.begin(), arrivals.end()) - arrivals.begin());

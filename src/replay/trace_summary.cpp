@@ -95,6 +95,9 @@ RankTraceSummary rank_summary(const RankTrace& trace) {
   rank.collectives = trace.collectives.size();
   rank.exposed_seconds = trace.exposed_seconds;
   rank.unclaimed_runs = trace.unclaimed_runs;
+  // Its own calls' times, whether or not the other ranks' traces hold them too.
+  for (const TracedCollective& call : trace.collectives)
+    if (call.timed_by_backend) rank.calls_seconds = rank.calls_seconds.value_or(0) + call.seconds();
   rank.unclaimed_seconds = trace.unclaimed_seconds;
   if (!trace.steps.empty()) {
     double steps = 0;
@@ -242,10 +245,6 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     const bool by_issue = clock.comparable || by_call || !timed;
     const CallTiming timing = call_timing(traces, i, by_issue, clock);
     waits.add(timing, by_issue, traces.front().collectives[i].step);
-    for (std::size_t r = 0; r < traces.size(); ++r) {
-      RankTraceSummary& rank = summary.ranks[r];
-      if (timed) rank.calls_seconds = rank.calls_seconds.value_or(0) + timing.durations[r];
-    }
     const TracedCollective& call = traces.front().collectives[i];
     if (const auto step = steps.find(call.step); step != steps.end()) add_to_step(step->second, call, timing, timed);
     add_to_class(summary, classes, traces, i, timing, timed);

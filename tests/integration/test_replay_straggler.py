@@ -130,7 +130,8 @@ class MisalignedWindows(FolderCase):
         all-gathers from another, in a different order on each rank and one all-to-all on
         the other thread of rank 1. Each thread's calls are matched with the other rank's
         thread that shares the longest run of calls of one operation and size (an
-        all-to-all's by operation alone), computed here from the raw JSON."""
+        all-to-all's by operation alone; an allreduce's size is its nccl: range's tensor),
+        computed here from the raw JSON."""
         threads = []
         for name in ("rank0.json.gz", "rank1.json.gz"):
             calls = {}
@@ -139,6 +140,12 @@ class MisalignedWindows(FolderCase):
                 if op:
                     size = None if op == "alltoall" else json.dumps(e["args"]["Input Dims"][0])
                     calls.setdefault(e["tid"], []).append((op, size))
+                elif e.get("cat") == "user_annotation" and e.get("name", "").startswith("nccl:"):
+                    # An allreduce's operator holds a TensorList with no shape: the nccl:
+                    # range nested in it holds the tensor, and sizes the call.
+                    last = calls.get(e["tid"], [])
+                    if last and last[-1][1] == "[]":
+                        last[-1] = (last[-1][0], json.dumps(e["args"]["Input Dims"][0]))
             threads.append(list(calls.values()))
 
         def longest_run(a, b):

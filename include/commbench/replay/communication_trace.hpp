@@ -4,6 +4,7 @@
 // summary (trace_summary.hpp) holds the ranks against each other.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +36,12 @@ struct TracedCollective {
   // The time its runs covered: a call NCCL ran in several kernels is busy for their union,
   // not from the first's start to the last's end. 0 without runs.
   double run_us = 0;
+
+  // Its time in seconds: what its runs covered, else its own range.
+  double seconds() const {
+    if (timed_by_backend && run_us > 0) return run_us * 1e-6;
+    return std::max(0.0, end_us - start_us) * 1e-6;
+  }
 };
 
 struct StepWindow {
