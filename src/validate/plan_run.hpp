@@ -72,6 +72,9 @@ class PlanRun {
   // The latest readings of a pair, in the order taken: "1 GB/s and 1.1 GB/s on re-test",
   // with ", 0.9 GB/s alone" where it was measured once more alone.
   std::string readings_text(const RankPair& pair) const;
+  // "; 3 of 3 readings cut short at their time budget": of node `a`'s readings (a == b)
+  // or of the pair a - b; empty when none was cut short.
+  std::string cut_short_text(int a, int b) const;
   // "; NIC: cb-node3 eth0 fell short in ..." for a FAIL line: what the probe read of the
   // nodes' NICs in the pair rounds; empty when it read nothing.
   std::string nics_text(std::initializer_list<int> nodes) const;
