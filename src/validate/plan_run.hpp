@@ -52,6 +52,9 @@ class PlanRun {
   // The pairs' expected figure: given, or the median of the first rounds (the majority of
   // a cluster's pairs are healthy; a few slow ones do not move the median).
   void set_pair_reference(std::vector<PairResult>& results);
+  // The rate later pair readings' budgets come from: the given figure, else the median of
+  // the first readings that ran within their budget (the reference where none did).
+  double budget_pair_gbps(const std::vector<PairResult>& results) const;
   void note_unconfirmed(const std::vector<PairResult>& results);
   // Suspect nodes (slow with more than half their partners) and suspect links (slow pairs
   // whose ends are not suspects) from `results`, re-tested and then decided.
