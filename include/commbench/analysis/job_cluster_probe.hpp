@@ -51,8 +51,8 @@ class JobClusterProbe final : public ClusterProbe {
   std::vector<std::vector<std::string>> node_changes() override;
   std::vector<NicReading> last_round_nics() const override { return last_nics_; }
   std::string nics_of(int node) const override;
-  // Readings get budgets once the plan states what it expects (a soak's do not: a reading
-  // that stretches over a dip is how the soak dates it).
+  // Readings get budgets once the plan or the soak states what it expects (nothing: the
+  // fastest pair of each round stands for the rate).
   void expect(const ReadingExpectation& expectation) override { expectation_ = expectation; }
   ReadingCuts last_cuts() const override { return last_cuts_; }
   // Wrong bytes or elements any check found (0 without --check).
