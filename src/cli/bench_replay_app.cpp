@@ -41,6 +41,7 @@
 #include "replay_options.hpp"
 #include "commbench/analysis/replay_records.hpp"
 #include "commbench/analysis/replay_run.hpp"
+#include "commbench/analysis/replay_run_comparison.hpp"
 #include "commbench/analysis/replay_schedule.hpp"
 
 namespace commbench {
@@ -81,6 +82,7 @@ struct ReplayComparisons {
   const FabricComparison* fabric = nullptr;
   const ModelComparison* model = nullptr;
   const JobNicLoad* nics = nullptr;
+  const RunComparison* runs = nullptr;  // --before
 };
 
 nlohmann::json nics_json(const JobNicLoad* nics) {
@@ -117,6 +119,7 @@ void write_replay_files(const ReplayOptions& options, const TraceSummary& summar
                   {"fabric", fabric_json(fabric)},
                   {"model", model ? model_comparison_json(*model) : nlohmann::ordered_json()},
                   {"nics", nics_json(against.nics)},
+                  {"before", against.runs ? run_comparison_json(*against.runs) : nlohmann::ordered_json()},
                   {"exit_code", 0}};
   reporters.finish(end);
 }
@@ -151,6 +154,18 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   const std::vector<std::string>& files = input.files;
   std::vector<std::string>& notes = input.notes;
   const bool compare = describes_a_model(options.pattern);
+  std::optional<RunComparison> runs;
+  if (!options.before_path.empty()) {
+    ReplayInputRequest earlier = input_request(options);
+    earlier.paths = {options.before_path};
+    TraceSummary before;
+    try {
+      before = read_traces(earlier).summary;
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--before: {}", e.what()));
+    }
+    runs = compare_runs(before, summary, options.before_path);
+  }
   std::vector<RankSchedule> schedules;
   if (compare || !options.dump_path.empty()) {
     if (input.traces.empty())
@@ -171,6 +186,7 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   if (fabric || topology) nics = job_nic_load(summary, input.nodes, topology);
   if (nics) fmt::print("nics: {}\n", nics->text);
   if (model) print_model_comparison(*model);
+  if (runs) print_run_comparison(*runs);
   for (const std::string& note : notes) fmt::print("# note: {}\n", note);
   RunContext context = context_without_job(kReplaySchema, kProgram, command_line,
                                            {{"traces", std::to_string(files.size())}, {"format", input.format}});
@@ -179,7 +195,8 @@ std::string report_reading(const ReplayOptions& options, const std::string& comm
   context.notes = notes;
   if (fabric) context.notes.insert(context.notes.end(), fabric->notes.begin(), fabric->notes.end());
   write_replay_files(options, summary,
-                     {fabric ? &*fabric : nullptr, model ? &*model : nullptr, nics ? &*nics : nullptr},
+                     {fabric ? &*fabric : nullptr, model ? &*model : nullptr, nics ? &*nics : nullptr,
+                      runs ? &*runs : nullptr},
                      std::move(context), files);
   // Written last, as the result files are: a run refused before this leaves none of them.
   if (!options.dump_path.empty()) {

@@ -87,6 +87,11 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
       "A node of the job's cluster as bench-topology --json wrote it: its NICs between nodes and their rate, for "
       "the job's bytes per NIC per second",
       "FILE");
+  add_parsed_option(
+      app, "--before", options.before_path, non_empty_file_name,
+      "An earlier run of the job (other settings): its traces, a file or folder; print and write, per profiler "
+      "step and per class of call, what changed from it to the run given",
+      "TRACE");
   // bench-patterns' flags: with --pattern, --preset, --layers, --deepspeed-config or
   // --schedule the job's step is compared with the one they describe.
   add_pattern_flags(app, options.pattern);

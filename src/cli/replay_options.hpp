@@ -20,6 +20,7 @@ struct ReplayOptions {
   double export_limit_seconds = kDefaultNsysExportSeconds;  // --export-timeout
   std::string dump_path;      // --dump-schedule: the traced step in bench-patterns' format
   std::string topology_path;  // --topology: a node's bench-topology JSON, for its NICs
+  std::string before_path;    // --before: an earlier run's traces, compared per step
   PatternRequest pattern;       // bench-patterns' model flags: the step to compare the job's with
   JobOptions job;             // --csv, --json, --force; with --replay also --backend and -T
   // --replay: the traced step run on this job's ranks; -n/-w its steps, --trace its timeline
