@@ -161,6 +161,7 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
   // One rank per node probes: the node is the same for all its ranks, and several hwloc
   // discoveries at once would only slow each other down.
   std::optional<NodeTopology> own_model;
+  session.begin_phase("probing the nodes");
   session.step("probing this node", [&] {
     if (world.local_rank() != 0) return;
     NodeTopology node =

@@ -332,11 +332,13 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   if (options.soak.duration_s > 0) {
     JobClusterProbe probe(session, backend, options.measurement);
     print_job_header(session, context, backend, probe);
+    session.begin_phase("soak");
     return run_soak_in_job(session, probe, context, options.soak);
   }
   session.begin_results(context);
   JobClusterProbe probe(session, backend, options.measurement);
   print_job_header(session, context, backend, probe);
+  session.begin_phase("validation plan");
   ValidationOutcome outcome = run_validation_plan(probe, options.plan);
   outcome.wrong = probe.wrong();
   const int exit_code = validation_exit_code(outcome);

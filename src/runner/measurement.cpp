@@ -136,11 +136,13 @@ void MeasurementLoop::warm_up(Workload& workload) {
   const auto guard = guard_of(watchdog_, fmt::format("{} (warm-up, {} iterations)", workload.describe(), total));
   const ProfileRange range([&] { return fmt::format("warm-up ({} iteration{})", total, total == 1 ? "" : "s"); });
   std::uint64_t done = 0;
-  std::uint64_t chunk = kFirstChunk;
+  // Said as a phase, the warm-up is followed step by step: its first chunk is one step.
+  std::uint64_t chunk = settings_.phases != nullptr ? 1 : kFirstChunk;
   while (done < total) {
     const std::uint64_t iterations = std::min(chunk, total - done);
     const double seconds = workload.time(iterations);
     done += iterations;
+    advance_phase(done);
     if (done == total) break;
     const double local = pending_interruption() != 0 ? std::numeric_limits<double>::infinity()
                                                      : seconds / static_cast<double>(iterations);
@@ -181,14 +183,23 @@ void MeasurementLoop::throw_interrupted(const Workload& workload) {
 
 Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& capture) {
   const ProfileRange case_range([&] { return workload.describe(); });
+  begin_phase("allocation", 0);
   prepare(workload);
   Measurement result;
   timed_iterations_ = 0;
-  if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);
+  if (settings_.check) {
+    begin_phase("check", 0);
+    result.wrong = checked_wrong_elements(workload, result.check_failure);
+  }
 
-  if (settings_.warmup_iterations > 0) warm_up(workload);
+  if (settings_.warmup_iterations > 0) {
+    begin_phase("warm-up", settings_.warmup_iterations);
+    warm_up(workload);
+  }
 
+  begin_phase("calibration", 0);
   const std::uint64_t preferred_batch = calibrated_batch(workload);
+  begin_phase("measurement", settings_.planned_iterations);
   const TimedBatches timing = timed_batches(workload, capture, preferred_batch);
   result.stop_reason = timing.stop_reason;
 
@@ -254,6 +265,7 @@ MeasurementLoop::TimedBatches MeasurementLoop::timed_batches(Workload& workload,
     progress.samples += 1;
     progress.iterations += batch;
     timed_iterations_ = progress.iterations;
+    advance_phase(progress.iterations);
     progress.relative_noise = noise.relative_error();
     progress.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (progress.samples == 1 && criterion_.resizes_batches()) {
