@@ -25,11 +25,13 @@ std::string rank_name(int rank, const std::string& label) { return fmt::format("
 // How long the ranks have to agree on a signal at their own next agreement before the
 // run's clock ends the run itself: within a second of SIGTERM, with the files written,
 // before a launcher's SIGKILL (Open MPI's mpirun sends it about a second later).
-constexpr std::chrono::milliseconds kStopGrace{250};
+constexpr std::chrono::milliseconds kStopGrace{200};
 // The other ranks end well after the reporting rank would have written its files: a
 // launcher ends the whole job when one rank exits, so they must not be first. Once the
 // reporting rank exits, the launcher ends them sooner.
-constexpr std::chrono::milliseconds kFollowerLinger{450};
+constexpr std::chrono::milliseconds kFollowerLinger{350};
+// How long an overdue stop waits for files the main thread is already writing.
+constexpr std::chrono::milliseconds kFinishingWrite{1000};
 
 // "rank R: GPU ..." for every device of every rank, on every rank.
 std::vector<std::string> gathered_devices(Bootstrap& group, const Backend& backend) {
@@ -144,7 +146,6 @@ int JobSession::run(const std::function<int()>& command_run) {
   } catch (const Interrupted& stop) {
     // Every rank agreed on the signal: the records so far are kept, said as incomplete.
     // The command's frame is gone, and with it what its ending referred to.
-    clock_->stop_taken();
     ending_ = {};
     const int exit_code = static_cast<int>(stop.exit_code());
     if (results_started_ && !results_finished_) finish_open_results(exit_code, exit_code);
@@ -157,7 +158,6 @@ int JobSession::finish_after(const std::function<void()>& work) {
   try {
     work();
   } catch (const Interrupted& stop) {
-    clock_->stop_taken();
     const int exit_code = static_cast<int>(stop.exit_code());
     finish_open_results(exit_code, exit_code);
     say_interrupted(stop);
@@ -171,8 +171,8 @@ std::string JobSession::phase_now() const {
   return phase.empty() ? "set-up" : phase;
 }
 
-void JobSession::say_interrupted(const Interrupted& stop) const {
-  if (!reporting()) return;
+void JobSession::say_interrupted(const Interrupted& stop) {
+  if (!reporting() || interruption_said_.exchange(true)) return;
   phases_->settle();
   const std::string where = phases_->phase().empty() ? std::string("set-up") : phases_->phase_with_progress();
   print_command_error(start_.program.c_str(), fmt::format("{} (stopped in {})", stop.what(), where));
@@ -182,7 +182,8 @@ void JobSession::stop_overdue(int signal) {
   const Interrupted stop(signal);
   const int exit_code = static_cast<int>(stop.exit_code());
   if (reporting()) {
-    close_results_early(exit_code, kStopGrace);
+    // Files the main thread is writing (the ranks agreed, but late) end whole first.
+    close_results_early(exit_code, kFinishingWrite);
     std::fflush(stdout);
     say_interrupted(stop);
   } else {
@@ -274,6 +275,7 @@ void JobSession::finish_results(const RunSummary& given) {
     if (!reporting()) return;
     std::lock_guard lock(reporters_mutex_);
     if (!results_closed_) reporters_.finish(summary);
+    results_written_ = true;
   });
 }
 
@@ -286,7 +288,7 @@ void JobSession::close_results_early(int exit_code, std::chrono::milliseconds wa
   // reads): then the files are left as they are rather than the exit delayed. Files the
   // main thread is finishing are its own to finish.
   std::unique_lock lock(reporters_mutex_, wait);
-  if (!lock.owns_lock() || !results_begun_ || results_closed_ || results_finished_) return;
+  if (!lock.owns_lock() || !results_begun_ || results_closed_ || results_written_) return;
   results_closed_ = true;
   RunSummary summary;
   summary.complete = false;

@@ -31,7 +31,7 @@ void RunClock::run() {
     if (actions_.tick) actions_.tick();
     const int signal = pending_interruption();
     if (signal != 0 && !signalled) signalled = now;
-    if (signalled && !overdue_done && !taken_.load() && now - *signalled >= grace_ && actions_.overdue_stop) {
+    if (signalled && !overdue_done && now - *signalled >= grace_ && actions_.overdue_stop) {
       overdue_done = true;
       actions_.overdue_stop(signal);
     }

@@ -114,6 +114,7 @@ class JobSession final : public JobSteps {
   ReporterSet reporters_;
   bool results_begun_ = false;
   bool results_closed_ = false;  // by a timeout: the main thread's later calls do nothing
+  bool results_written_ = false;  // finished by the main thread (under reporters_mutex_)
   // On every rank (results_begun_ is the reporting rank's): finishing is collective.
   bool results_started_ = false;
   std::atomic<bool> results_finished_ = false;  // read by the clock's thread too
@@ -125,8 +126,10 @@ class JobSession final : public JobSteps {
 
   // The phase a stop or a timeout names: "set-up" before the command named one.
   std::string phase_now() const;
-  // Said once by the reporting rank when the ranks agreed on a signal.
-  void say_interrupted(const Interrupted& stop) const;
+  // Said once, by the reporting rank, with the phase: by the main thread when the ranks
+  // agreed on the signal, or by the clock's when they did not in time.
+  void say_interrupted(const Interrupted& stop);
+  std::atomic<bool> interruption_said_ = false;
   // On the clock's thread, when the ranks did not agree on a signal within the grace
   // (the work is inside one long step): the files are closed as they are, complete:
   // false, the phase said, and the process ends with 128 + the signal.

@@ -7,7 +7,6 @@
 // SIGKILL whatever the phase.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -20,7 +19,8 @@ class RunClock {
  public:
   struct Actions {
     std::function<void()> tick;                      // each tick; may be empty
-    std::function<void(int signal)> overdue_stop;  // once, a grace after a signal not taken
+    // Once, a grace after a signal, unless the clock is gone by then (the run ended).
+    std::function<void(int signal)> overdue_stop;
   };
   static constexpr std::chrono::milliseconds kTick{50};
 
@@ -29,17 +29,11 @@ class RunClock {
   RunClock(const RunClock&) = delete;
   RunClock& operator=(const RunClock&) = delete;
 
-  // The main thread has taken the signal (the ranks agreed on it and are finishing the
-  // files): the overdue action must not run.
-  void stop_taken() { taken_.store(true); }
-  bool stop_was_taken() const { return taken_.load(); }
-
  private:
   void run();
 
   std::chrono::milliseconds grace_;
   Actions actions_;
-  std::atomic<bool> taken_{false};
   std::mutex mutex_;
   std::condition_variable changed_;
   bool stopping_ = false;
