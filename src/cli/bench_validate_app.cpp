@@ -356,8 +356,7 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   const nlohmann::ordered_json sections = validation_json(outcome, options.plan);
   for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
   session.finish_results(summary);
-  if (session.reporting() && outcome.interrupted_by != 0)
-    print_command_error(kProgram, Interrupted(outcome.interrupted_by).what());
+  if (outcome.interrupted_by != 0) session.say_interrupted(Interrupted(outcome.interrupted_by));
   return exit_code;
 }
 

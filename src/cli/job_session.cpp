@@ -29,7 +29,7 @@ constexpr std::chrono::milliseconds kStopGrace{200};
 // The other ranks end well after the reporting rank would have written its files: a
 // launcher ends the whole job when one rank exits, so they must not be first. Once the
 // reporting rank exits, the launcher ends them sooner.
-constexpr std::chrono::milliseconds kFollowerLinger{350};
+constexpr std::chrono::milliseconds kFollowerLinger{600};
 // How long an overdue stop waits for files the main thread is already writing.
 constexpr std::chrono::milliseconds kFinishingWrite{1000};
 
@@ -75,7 +75,13 @@ JobSession::JobSession(JobStart& start, std::string schema) : start_(start), sch
   phases_ = PhaseProgress::for_stderr(reporting());
   clock_ = std::make_unique<RunClock>(
       kStopGrace, RunClock::Actions{.tick = [this] { phases_->tick(PhaseProgress::Clock::now()); },
-                                    .overdue_stop = [this](int signal) { stop_overdue(signal); }});
+                                    .overdue_stop = [this](int signal) {
+                                      // Before the files open, the signal waits for the command's own
+                                      // agreement (bench-topology's probe ends first, then its files).
+                                      if (!results_started_) return false;
+                                      stop_overdue(signal);
+                                      return true;
+                                    }});
 }
 
 JobSession::~JobSession() {

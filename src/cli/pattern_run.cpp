@@ -104,7 +104,7 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
 
 // The timed steps and their report: the files open before the first step, so a signal
 // or a stall in them still leaves files that say how far the run got.
-int run_measured_steps(const char* program, const PatternRunOptions& options, JobSession& session,
+int run_measured_steps(const PatternRunOptions& options, JobSession& session,
                        const PatternConfig& config, const RankSchedule& schedule, std::unique_ptr<PatternGroups> groups,
                        const PatternBandwidthModel& model, RunContext context,
                        const std::function<void(const PatternReport&)>& after_report) {
@@ -164,14 +164,13 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   if (nic_watch.enabled()) add_nics_section(summary, nics);
   summary.notes.assign(context.notes.begin() + static_cast<std::ptrdiff_t>(notes_in_files), context.notes.end());
   session.finish_results(summary);
-  if (session.reporting() && measured.interrupted_by != 0)
-    print_command_error(program, Interrupted(measured.interrupted_by).what());
+  if (measured.interrupted_by != 0) session.say_interrupted(Interrupted(measured.interrupted_by));
   return exit_code;
 }
 
 }  // namespace
 
-int run_resolved_pattern(const char* program, const PatternRunOptions& options, JobSession& session,
+int run_resolved_pattern(const char* /*program*/, const PatternRunOptions& options, JobSession& session,
                          const PatternConfig& config, const std::vector<std::string>& notes,
                          const std::function<void(const PatternReport&)>& after_report) {
   Bootstrap& world = session.world();
@@ -216,7 +215,7 @@ int run_resolved_pattern(const char* program, const PatternRunOptions& options, 
                [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
   PatternBandwidthModel model;
   session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
-  return run_measured_steps(program, options, session, config, schedule, std::move(groups), model, std::move(context),
+  return run_measured_steps(options, session, config, schedule, std::move(groups), model, std::move(context),
                             after_report);
 }
 

@@ -31,10 +31,8 @@ void RunClock::run() {
     if (actions_.tick) actions_.tick();
     const int signal = pending_interruption();
     if (signal != 0 && !signalled) signalled = now;
-    if (signalled && !overdue_done && now - *signalled >= grace_ && actions_.overdue_stop) {
-      overdue_done = true;
-      actions_.overdue_stop(signal);
-    }
+    if (signalled && !overdue_done && now - *signalled >= grace_ && actions_.overdue_stop)
+      overdue_done = actions_.overdue_stop(signal);
     lock.lock();
   }
 }

@@ -53,6 +53,10 @@ class JobSession final : public JobSteps {
     phases_->begin_phase(name, total, unit);
   }
   void advance_phase(std::uint64_t done) { phases_->advance_phase(done); }
+  // "error: interrupted by SIGTERM; ... (stopped in warm-up (step 2 of 8))", once, by the
+  // reporting rank: the shell says it when the ranks agreed on a signal, or when they did
+  // not in time; a command that ends its own run after a signal says it through this.
+  void say_interrupted(const Interrupted& stop);
 
   // Builds the backend the user asked for (collective, guarded). From then on a timeout
   // names each rank's GPUs, and the watchdog aborts the backend before the process ends.
@@ -116,7 +120,7 @@ class JobSession final : public JobSteps {
   bool results_closed_ = false;  // by a timeout: the main thread's later calls do nothing
   bool results_written_ = false;  // finished by the main thread (under reporters_mutex_)
   // On every rank (results_begun_ is the reporting rank's): finishing is collective.
-  bool results_started_ = false;
+  std::atomic<bool> results_started_ = false;  // read by the clock's thread too
   std::atomic<bool> results_finished_ = false;  // read by the clock's thread too
   RunSummary summary_;
   RowTotals totals_;
@@ -126,13 +130,11 @@ class JobSession final : public JobSteps {
 
   // The phase a stop or a timeout names: "set-up" before the command named one.
   std::string phase_now() const;
-  // Said once, by the reporting rank, with the phase: by the main thread when the ranks
-  // agreed on the signal, or by the clock's when they did not in time.
-  void say_interrupted(const Interrupted& stop);
   std::atomic<bool> interruption_said_ = false;
   // On the clock's thread, when the ranks did not agree on a signal within the grace
-  // (the work is inside one long step): the files are closed as they are, complete:
-  // false, the phase said, and the process ends with 128 + the signal.
+  // (the work is inside one long step) and the files are open (begin_results on every
+  // rank): the files are closed as they are, complete: false, the phase said, and the
+  // process ends with 128 + the signal.
   [[noreturn]] void stop_overdue(int signal);
   // Closes the files as they stand (a timeout, an overdue stop), from another thread.
   // Waits at most `wait` for the main thread's hold on the reporters.

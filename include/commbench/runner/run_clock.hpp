@@ -19,8 +19,9 @@ class RunClock {
  public:
   struct Actions {
     std::function<void()> tick;                      // each tick; may be empty
-    // Once, a grace after a signal, unless the clock is gone by then (the run ended).
-    std::function<void(int signal)> overdue_stop;
+    // A grace after a signal, unless the clock is gone by then (the run ended); false
+    // when the run cannot be ended from here yet (asked again each tick).
+    std::function<bool(int signal)> overdue_stop;
   };
   static constexpr std::chrono::milliseconds kTick{50};
 
