@@ -16,7 +16,7 @@ namespace commbench {
 
 namespace {
 
-std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
+std::string ms(double seconds) { return milliseconds_text(seconds * 1e3, 4); }
 std::string optional_gbps(const std::optional<double>& gbps) { return gbps ? significant_text(*gbps, 4) : "?"; }
 
 }  // namespace

@@ -36,7 +36,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
+std::string ms(double seconds) { return milliseconds_text(seconds * 1e3, 4); }
 
 // A trial's figures: its median step (the slowest rank's), whole, so one step that a
 // loaded machine preempted does not decide the search; its noise is the median absolute
@@ -73,6 +73,7 @@ class JobTuningTrials final : public TuningTrials {
 
   TrialMeasurement measure(const PatternConfig& config) override {
     const Clock::time_point trial_started = Clock::now();
+    session_.phases().begin_phase(fmt::format("tuning trial {}", trials_run_ + 1));
     Bootstrap& world = session_.world();
     RankSchedule schedule;
     session_.step("building the schedule", [&] { schedule = build_schedule(config, world.rank()); });

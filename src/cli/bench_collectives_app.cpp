@@ -219,7 +219,11 @@ struct SweepPass {
   AlgorithmComparison algorithms{};
 
   void run(const std::vector<OpCase>& plan, int interval, double start_s, const std::function<double()>& clock) {
+    session.begin_phase(soak.enabled() ? fmt::format("measurement, pass {}", interval + 1) : "measurement",
+                        plan.size(), "case");
+    std::uint64_t done = 0;
     for (const OpCase& c : plan) {
+      session.advance_phase(done++);
       nic_watch.start_case();
       ResultRow row = runner.run(c);
       const std::vector<NodeNic> nics = finish_nic_case(nic_watch, session.watchdog(), c);
@@ -308,9 +312,6 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
       notes.push_back(std::move(note));
   });
 
-  Runner runner(backend, runner_settings(options), &watchdog);
-  runner.prepare(plan);
-
   CollectiveBandwidths bandwidths;
   std::optional<NodeTopology> node;
   {
@@ -328,6 +329,11 @@ int run_sweep(const CollectivesOptions& given, JobSession& session) {
   CollectivesSoak soak(options.soak_seconds, options.soak_interval_seconds, soak_rule());
   if (soak.enabled()) context.extra_columns = CollectivesSoak::extra_columns();
   session.begin_results(context);
+  // The buffers are allocated once the files are open: a signal while they are (a large
+  // -e takes a while) still leaves files that say so.
+  session.begin_phase("allocation");
+  Runner runner(backend, runner_settings(options), &watchdog);
+  runner.prepare(plan);
 
   NicWatch nic_watch(backend.group(), counts_nics(options, backend), options.nic_fraction);
   if (node) nic_watch.name_nearest_gpus(gpus_nearest_each_nic(*node));

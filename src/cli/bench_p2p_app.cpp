@@ -408,6 +408,7 @@ int run_p2p(const P2pOptions& options, JobSession& session) {
   settings.check = options.check;
   settings.both_ways = options.both_ways;
   if (options.per_rail) settings.rail_of_rank = nodes.rail_of_rank;
+  settings.phases = &session.phases();
   std::string probe_failure;
   std::optional<NodeTopology> node;
   {

@@ -161,6 +161,7 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
   // One rank per node probes: the node is the same for all its ranks, and several hwloc
   // discoveries at once would only slow each other down.
   std::optional<NodeTopology> own_model;
+  session.begin_phase("probing the nodes");
   session.step("probing this node", [&] {
     if (world.local_rank() != 0) return;
     NodeTopology node =
@@ -195,7 +196,7 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
     if (session.reporting()) print_report(report, context, probe_seconds);
   });
   write_results(session, report, probe_seconds, signal_number == 0, exit_code);
-  if (session.reporting() && signal_number != 0) print_command_error(kProgram, Interrupted(signal_number).what());
+  if (signal_number != 0) session.say_interrupted(Interrupted(signal_number));
   auto guard = session.watchdog().guard("agreeing on the exit code");
   return world.max(exit_code);
 }

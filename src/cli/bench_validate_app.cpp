@@ -337,11 +337,13 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
     // its rate is then read with a new partner every few seconds, not once for the whole dip.
     probe.expect({});
     print_job_header(session, context, backend, probe);
+    session.begin_phase("soak");
     return run_soak_in_job(session, probe, context, options.soak);
   }
   session.begin_results(context);
   JobClusterProbe probe(session, backend, options.measurement);
   print_job_header(session, context, backend, probe, &options.plan);
+  session.begin_phase("validation plan");
   ValidationOutcome outcome = run_validation_plan(probe, options.plan);
   outcome.wrong = probe.wrong();
   const int exit_code = validation_exit_code(outcome);
@@ -359,8 +361,7 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   const nlohmann::ordered_json sections = validation_json(outcome, options.plan);
   for (const auto& [key, value] : sections.items()) summary.sections.emplace_back(key, value);
   session.finish_results(summary);
-  if (session.reporting() && outcome.interrupted_by != 0)
-    print_command_error(kProgram, Interrupted(outcome.interrupted_by).what());
+  if (outcome.interrupted_by != 0) session.say_interrupted(Interrupted(outcome.interrupted_by));
   return exit_code;
 }
 

@@ -1,7 +1,9 @@
 #include "commbench/cli/job_session.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -13,11 +15,23 @@
 #include "commbench/core/launcher_env.hpp"
 #include "commbench/report/provenance.hpp"
 #include "commbench/report/scheduler_job.hpp"
+#include "commbench/runner/interruption.hpp"
 
 namespace commbench {
 namespace {
 
 std::string rank_name(int rank, const std::string& label) { return fmt::format("rank {} (host {})", rank, label); }
+
+// How long the ranks have to agree on a signal at their own next agreement before the
+// run's clock ends the run itself: within a second of SIGTERM, with the files written,
+// before a launcher's SIGKILL (Open MPI's mpirun sends it about a second later).
+constexpr std::chrono::milliseconds kStopGrace{200};
+// The other ranks end well after the reporting rank would have written its files: a
+// launcher ends the whole job when one rank exits, so they must not be first. Once the
+// reporting rank exits, the launcher ends them sooner.
+constexpr std::chrono::milliseconds kFollowerLinger{600};
+// How long an overdue stop waits for files the main thread is already writing.
+constexpr std::chrono::milliseconds kFinishingWrite{1000};
 
 // "rank R: GPU ..." for every device of every rank, on every rank.
 std::vector<std::string> gathered_devices(Bootstrap& group, const Backend& backend) {
@@ -58,9 +72,21 @@ JobSession::JobSession(JobStart& start, std::string schema) : start_(start), sch
     if (heartbeat && world_->rank() != 0) start_.watch.set_linger(std::chrono::milliseconds(3000));
     start_.watch.adopt_heartbeat(std::move(heartbeat), world_->hostnames());
   }
+  phases_ = PhaseProgress::for_stderr(reporting());
+  clock_ = std::make_unique<RunClock>(
+      kStopGrace, RunClock::Actions{.tick = [this] { phases_->tick(PhaseProgress::Clock::now()); },
+                                    .overdue_stop = [this](int signal) {
+                                      // Before the files open, the signal waits for the command's own
+                                      // agreement (bench-topology's probe ends first, then its files).
+                                      if (!results_started_) return false;
+                                      stop_overdue(signal);
+                                      return true;
+                                    }});
 }
 
 JobSession::~JobSession() {
+  clock_.reset();
+  phases_->settle();
   start_.watch.set_expiry_report({});
   // The job's watchdog outlives the session (it guards MPI_Finalize): it forgets the
   // backend first (waiting for an abort in progress), then guards the release, which
@@ -129,7 +155,7 @@ int JobSession::run(const std::function<int()>& command_run) {
     ending_ = {};
     const int exit_code = static_cast<int>(stop.exit_code());
     if (results_started_ && !results_finished_) finish_open_results(exit_code, exit_code);
-    if (reporting()) print_command_error(start_.program.c_str(), stop.what());
+    say_interrupted(stop);
     return exit_code;
   }
 }
@@ -140,10 +166,38 @@ int JobSession::finish_after(const std::function<void()>& work) {
   } catch (const Interrupted& stop) {
     const int exit_code = static_cast<int>(stop.exit_code());
     finish_open_results(exit_code, exit_code);
-    if (reporting()) print_command_error(start_.program.c_str(), stop.what());
+    say_interrupted(stop);
     return exit_code;
   }
   return finish_open_results(0, 0);
+}
+
+std::string JobSession::phase_now() const {
+  const std::string phase = phases_->phase();
+  return phase.empty() ? "set-up" : phase;
+}
+
+void JobSession::say_interrupted(const Interrupted& stop) {
+  if (!reporting() || interruption_said_.exchange(true)) return;
+  phases_->settle();
+  const std::string where = phases_->phase().empty() ? std::string("set-up") : phases_->phase_with_progress();
+  print_command_error(start_.program.c_str(), fmt::format("{} (stopped in {})", stop.what(), where));
+}
+
+void JobSession::stop_overdue(int signal) {
+  const Interrupted stop(signal);
+  const int exit_code = static_cast<int>(stop.exit_code());
+  if (reporting()) {
+    // Files the main thread is writing (the ranks agreed, but late) end whole first.
+    close_results_early(exit_code, kFinishingWrite);
+    std::fflush(stdout);
+    say_interrupted(stop);
+  } else {
+    std::this_thread::sleep_for(kFollowerLinger);
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(exit_code);
 }
 
 int JobSession::finish_open_results(int exit_code, int interruption) {
@@ -155,6 +209,7 @@ int JobSession::finish_open_results(int exit_code, int interruption) {
   }
   if (interruption != 0) {
     summary_.complete = false;
+    summary_.interrupted_phase = phase_now();
     exit_code = interruption;
   }
   summary_.exit_code = exit_code;
@@ -214,33 +269,44 @@ void JobSession::add_record(const Record& record) {
   ++records_;
 }
 
-void JobSession::finish_results(const RunSummary& summary) {
+void JobSession::finish_results(const RunSummary& given) {
   results_finished_ = true;
+  // A command that finishes its own results after a signal (the steps measured before
+  // it kept) names the phase through the shell too.
+  RunSummary summary = given;
+  if (!summary.complete && summary.interrupted_phase.empty()) summary.interrupted_phase = phase_now();
   // From here a timeout is the writing's own: the files are whole or absent as written.
   if (reporting()) start_.watch.set_expiry_report({});
   step("writing the results", [&] {
     if (!reporting()) return;
     std::lock_guard lock(reporters_mutex_);
     if (!results_closed_) reporters_.finish(summary);
+    results_written_ = true;
   });
 }
 
 void JobSession::close_results_on_timeout() {
+  close_results_early(static_cast<int>(ExitCode::timeout), std::chrono::seconds(2));
+}
+
+void JobSession::close_results_early(int exit_code, std::chrono::milliseconds wait) {
   // The main thread may hold the reporters in a write that never ends (a FIFO nobody
-  // reads): then the files are left as they are rather than the exit delayed.
-  std::unique_lock lock(reporters_mutex_, std::chrono::seconds(2));
-  if (!lock.owns_lock() || !results_begun_ || results_closed_) return;
+  // reads): then the files are left as they are rather than the exit delayed. Files the
+  // main thread is finishing are its own to finish.
+  std::unique_lock lock(reporters_mutex_, wait);
+  if (!lock.owns_lock() || !results_begun_ || results_closed_ || results_written_) return;
   results_closed_ = true;
   RunSummary summary;
   summary.complete = false;
+  summary.interrupted_phase = phase_now();
   summary.rows = records_;
-  summary.exit_code = static_cast<int>(ExitCode::timeout);
+  summary.exit_code = exit_code;
   // Other kinds than rows keep their exit code at the top level of the JSON.
   if (record_kind_ != "row") summary.sections.emplace_back("exit_code", summary.exit_code);
   try {
     reporters_.finish_files(summary);
   } catch (const std::exception&) {
-    // The timeout is what the user must hear about; a failed write adds nothing to it.
+    // The stop is what the user must hear about; a failed write adds nothing to it.
   }
 }
 

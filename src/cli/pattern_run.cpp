@@ -104,17 +104,11 @@ void write_measured_trace(const std::string& path, const PatternConfig& config, 
 
 // The timed steps and their report: the files open before the first step, so a signal
 // or a stall in them still leaves files that say how far the run got.
-int run_measured_steps(const char* program, const PatternRunOptions& options, JobSession& session,
+int run_measured_steps(const PatternRunOptions& options, JobSession& session,
                        const PatternConfig& config, const RankSchedule& schedule, std::unique_ptr<PatternGroups> groups,
-                       const PatternBandwidthModel& model, const std::vector<std::string>& notes,
+                       const PatternBandwidthModel& model, RunContext context,
                        const std::function<void(const PatternReport&)>& after_report) {
   Bootstrap& world = session.world();
-  RunContext context = session.run_context(describe(options, config, session.backend()));
-  context.schema = kPatternsSchema;
-  context.notes.insert(context.notes.end(), notes.begin(), notes.end());
-  prepare_pattern_context(context);
-  session.open_outputs(file_outputs(options.job.files));
-  session.begin_results(context);
   const std::size_t notes_in_files = context.notes.size();
 
   PatternMeasurement measured;
@@ -134,7 +128,7 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
     // the first is Interrupted, with nothing to report.
     nic_watch.start_case();
     measured = measure_pattern(workload, world, options.measurement.iterations, options.measurement.warmup,
-                               &session.watchdog());
+                               &session.watchdog(), &session.phases());
     {
       auto guard = session.watchdog().guard("gathering the NIC counters of the measured steps");
       nics = nic_watch.finish("the measured steps");
@@ -170,14 +164,13 @@ int run_measured_steps(const char* program, const PatternRunOptions& options, Jo
   if (nic_watch.enabled()) add_nics_section(summary, nics);
   summary.notes.assign(context.notes.begin() + static_cast<std::ptrdiff_t>(notes_in_files), context.notes.end());
   session.finish_results(summary);
-  if (session.reporting() && measured.interrupted_by != 0)
-    print_command_error(program, Interrupted(measured.interrupted_by).what());
+  if (measured.interrupted_by != 0) session.say_interrupted(Interrupted(measured.interrupted_by));
   return exit_code;
 }
 
 }  // namespace
 
-int run_resolved_pattern(const char* program, const PatternRunOptions& options, JobSession& session,
+int run_resolved_pattern(const char* /*program*/, const PatternRunOptions& options, JobSession& session,
                          const PatternConfig& config, const std::vector<std::string>& notes,
                          const std::function<void(const PatternReport&)>& after_report) {
   Bootstrap& world = session.world();
@@ -191,7 +184,14 @@ int run_resolved_pattern(const char* program, const PatternRunOptions& options, 
       write_file_atomically(options.dump_path, lines, "--dump-schedule");
     });
   }
-  if (options.dry_run) return 0;
+  if (options.dry_run) {
+    // Silence would not tell a dry run that passed from one that did nothing.
+    if (session.reporting())
+      fmt::print("# dry run: {} ({}) checked on {}: {} of rank 0 written to {} with every rank's; nothing was run\n",
+                 pattern_name(config), config.model.name, count_text(world.size(), "rank"),
+                 count_text(schedule.steps.size(), "step"), options.dump_path);
+    return 0;
+  }
 
   // The backend by name alone: the NCCL-only settings are bench-collectives' flags.
   Backend& backend = session.create_backend(BackendRequest{options.job.backend});
@@ -201,12 +201,22 @@ int run_resolved_pattern(const char* program, const PatternRunOptions& options, 
     context.notes.insert(context.notes.end(), notes.begin(), notes.end());
     return run_pattern_tuning(session, backend, config, context, options.tune_request);
   }
+  // The files open before the groups are split and their buffers allocated, so a signal
+  // in any phase leaves files that say how far the run got.
+  RunContext context = session.run_context(describe(options, config, &backend));
+  context.schema = kPatternsSchema;
+  context.notes.insert(context.notes.end(), notes.begin(), notes.end());
+  prepare_pattern_context(context);
+  session.open_outputs(file_outputs(options.job.files));
+  session.begin_results(context);
+  session.begin_phase("allocation");
   std::unique_ptr<PatternGroups> groups;
   session.step("splitting the pattern's groups",
                [&] { groups = std::make_unique<PatternGroups>(backend, config.layout, schedule); });
   PatternBandwidthModel model;
   session.step("modelling the groups' bandwidth", [&] { model = model_pattern_bandwidth(*groups); });
-  return run_measured_steps(program, options, session, config, schedule, std::move(groups), model, notes, after_report);
+  return run_measured_steps(options, session, config, schedule, std::move(groups), model, std::move(context),
+                            after_report);
 }
 
 }  // namespace commbench

@@ -25,7 +25,7 @@ std::vector<std::pair<std::string, std::string>> describe(const PatternRunOption
                                                           const Backend* backend = nullptr);
 
 // Runs `config`'s step under `session` as bench-patterns does; `notes` join the report's,
-// `program` prefixes a late error line, and `after_report` (the reporting process only)
+// `program` is no longer read (the session says a late error), and `after_report` (the reporting process only)
 // may print more once the step's report is printed.
 int run_resolved_pattern(const char* program, const PatternRunOptions& options, JobSession& session,
                          const PatternConfig& config, const std::vector<std::string>& notes,

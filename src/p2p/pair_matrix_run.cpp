@@ -50,8 +50,10 @@ void PairMatrixRun::measure(const std::vector<PairRound>& rounds, std::vector<Pa
       bus_ids = all_gather_as(group, own_buses.empty() ? std::string() : own_buses.front());
     });
   }
+  if (settings_.phases != nullptr) settings_.phases->begin_phase("measurement", rounds.size(), "round");
   for (std::size_t r = 0; r < rounds.size(); ++r) {
     const int round = static_cast<int>(r);
+    if (settings_.phases != nullptr) settings_.phases->advance_phase(r);
     std::map<std::pair<int, int>, double> latency_us;
     if (settings_.latency_bytes > 0) {
       const Measurement exchange = time_round(PeerRound::both_ways(rounds[r], backend_.ranks()),

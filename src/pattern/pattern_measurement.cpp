@@ -11,10 +11,12 @@
 namespace commbench {
 
 PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& world, std::uint64_t steps,
-                                   std::uint64_t warmup, Watchdog* watchdog) {
+                                   std::uint64_t warmup, Watchdog* watchdog, PhaseListener* phases) {
   const FixedCountCriterion criterion(steps);
   MeasurementSettings settings;
   settings.warmup_iterations = warmup;
+  settings.phases = phases;
+  settings.planned_iterations = steps;
   MeasurementLoop loop(world, criterion, settings, watchdog);
   PatternMeasurement result;
   try {

@@ -31,6 +31,18 @@ ordered_json to_json(const FieldValue& v, ValueType type = ValueType::text) {
   return nullptr;
 }
 
+// The document with "interrupted_phase" right after "complete", where a reader looks for
+// why the run is incomplete.
+ordered_json with_interrupted_phase(const ordered_json& doc, const std::string& phase) {
+  ordered_json placed = ordered_json::object();
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "interrupted_phase") continue;
+    placed[key] = value;
+    if (key == "complete") placed["interrupted_phase"] = phase;
+  }
+  return placed;
+}
+
 }  // namespace
 
 struct JsonReporter::State {
@@ -78,6 +90,7 @@ void JsonReporter::add_record(const Record& record) {
 void JsonReporter::finish(const RunSummary& summary) {
   ordered_json& doc = state_->document;
   doc["complete"] = summary.complete;
+  if (!summary.complete && !summary.interrupted_phase.empty()) doc = with_interrupted_phase(doc, summary.interrupted_phase);
   for (const std::string& note : summary.notes) doc["provenance"]["notes"].push_back(note);
   for (const auto& [key, value] : summary.sections) doc[key] = value;
   if (state_->record_kind == "row")

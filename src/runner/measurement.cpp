@@ -137,13 +137,15 @@ void MeasurementLoop::warm_up(Workload& workload) {
   const ProfileRange range([&] { return fmt::format("warm-up ({} iteration{})", total, total == 1 ? "" : "s"); });
   std::uint64_t done = 0;
   // A budget is checked after every chunk, the first one iteration long: one iteration of
-  // a link at a hundredth of its rate is what the budget can be overrun by.
-  std::uint64_t chunk = settings_.budget ? 1 : kFirstChunk;
+  // a link at a hundredth of its rate is what the budget can be overrun by. Said as a
+  // phase, the warm-up is followed step by step: its first chunk is one step too.
+  std::uint64_t chunk = settings_.budget || settings_.phases != nullptr ? 1 : kFirstChunk;
   while (done < total) {
     const std::uint64_t iterations = std::min(chunk, total - done);
     const double seconds = workload.time(iterations);
     done += iterations;
     count_moved(seconds, iterations);
+    advance_phase(done);
     if (budget_spent(workload)) return;
     if (done == total) break;
     const double local = pending_interruption() != 0 ? std::numeric_limits<double>::infinity()
@@ -185,10 +187,14 @@ void MeasurementLoop::throw_interrupted(const Workload& workload) {
 
 Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& capture) {
   const ProfileRange case_range([&] { return workload.describe(); });
+  begin_phase("allocation", 0);
   prepare(workload);
   Measurement result;
   timed_iterations_ = 0;
-  if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);
+  if (settings_.check) {
+    begin_phase("check", 0);
+    result.wrong = checked_wrong_elements(workload, result.check_failure);
+  }
 
   moved_iterations_ = 0;
   moved_seconds_ = 0;
@@ -196,11 +202,16 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
   budget_elapsed_ = 0;
   cut_short_ = false;
   reading_started_ = std::chrono::steady_clock::now();
-  if (settings_.warmup_iterations > 0) warm_up(workload);
+  if (settings_.warmup_iterations > 0) {
+    begin_phase("warm-up", settings_.warmup_iterations);
+    warm_up(workload);
+  }
 
   TimedBatches timing;
   if (!cut_short_) {
+    begin_phase("calibration", 0);
     const std::uint64_t preferred_batch = calibrated_batch(workload);
+    begin_phase("measurement", settings_.planned_iterations);
     if (!cut_short_) timing = timed_batches(workload, capture, preferred_batch);
   }
   result.stop_reason = cut_short_ ? StopReason::time_limit : timing.stop_reason;
@@ -300,6 +311,7 @@ MeasurementLoop::TimedBatches MeasurementLoop::timed_batches(Workload& workload,
     progress.samples += 1;
     progress.iterations += batch;
     timed_iterations_ = progress.iterations;
+    advance_phase(progress.iterations);
     progress.relative_noise = noise.relative_error();
     progress.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (progress.samples == 1 && criterion_.resizes_batches()) {

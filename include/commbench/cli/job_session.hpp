@@ -6,6 +6,8 @@
 // provenance, and the reporter set on the reporting rank.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -17,10 +19,13 @@
 #include "commbench/backend/backend_factory.hpp"
 #include "commbench/backend/job_runtime.hpp"
 #include "commbench/cli/job_command.hpp"
+#include "commbench/core/interrupted.hpp"
 #include "commbench/core/result_row.hpp"
 #include "commbench/report/reporter_set.hpp"
 #include "commbench/report/run_context.hpp"
 #include "commbench/runner/job_steps.hpp"
+#include "commbench/runner/phase_progress.hpp"
+#include "commbench/runner/run_clock.hpp"
 #include "commbench/runner/watchdog.hpp"
 
 namespace commbench {
@@ -38,6 +43,20 @@ class JobSession final : public JobSteps {
   Watchdog& watchdog() override { return start_.watch.watchdog(); }
   bool reporting() const override { return world_->rank() == 0; }
   void step(const std::string& what, const std::function<void()>& body) override;
+
+  // The run's phases, owned here: a command says when one begins (allocation, warm-up,
+  // measurement, a trial); the reporting rank prints a line as each begins and, past a
+  // few seconds, its progress on stderr. The phase in progress is what an interrupted run
+  // names (console, and "interrupted_phase" in the JSON).
+  PhaseListener& phases() override { return *phases_; }
+  void begin_phase(const std::string& name, std::uint64_t total = 0, const std::string& unit = "step") {
+    phases_->begin_phase(name, total, unit);
+  }
+  void advance_phase(std::uint64_t done) { phases_->advance_phase(done); }
+  // "error: interrupted by SIGTERM; ... (stopped in warm-up (step 2 of 8))", once, by the
+  // reporting rank: the shell says it when the ranks agreed on a signal, or when they did
+  // not in time; a command that ends its own run after a signal says it through this.
+  void say_interrupted(const Interrupted& stop);
 
   // Builds the backend the user asked for (collective, guarded). From then on a timeout
   // names each rank's GPUs, and the watchdog aborts the backend before the process ends.
@@ -99,12 +118,27 @@ class JobSession final : public JobSteps {
   ReporterSet reporters_;
   bool results_begun_ = false;
   bool results_closed_ = false;  // by a timeout: the main thread's later calls do nothing
+  bool results_written_ = false;  // finished by the main thread (under reporters_mutex_)
   // On every rank (results_begun_ is the reporting rank's): finishing is collective.
-  bool results_started_ = false;
-  bool results_finished_ = false;
+  std::atomic<bool> results_started_ = false;  // read by the clock's thread too
+  std::atomic<bool> results_finished_ = false;  // read by the clock's thread too
   RunSummary summary_;
   RowTotals totals_;
   RunEnding ending_;
+  std::unique_ptr<PhaseProgress> phases_;
+  std::unique_ptr<RunClock> clock_;  // after phases_: its thread ticks them
+
+  // The phase a stop or a timeout names: "set-up" before the command named one.
+  std::string phase_now() const;
+  std::atomic<bool> interruption_said_ = false;
+  // On the clock's thread, when the ranks did not agree on a signal within the grace
+  // (the work is inside one long step) and the files are open (begin_results on every
+  // rank): the files are closed as they are, complete: false, the phase said, and the
+  // process ends with 128 + the signal.
+  [[noreturn]] void stop_overdue(int signal);
+  // Closes the files as they stand (a timeout, an overdue stop), from another thread.
+  // Waits at most `wait` for the main thread's hold on the reporters.
+  void close_results_early(int exit_code, std::chrono::milliseconds wait);
 
   // Finishes what a run left open: `interruption` is the signal's exit code, or 0.
   int finish_open_results(int exit_code, int interruption);

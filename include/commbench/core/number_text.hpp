@@ -27,4 +27,13 @@ std::string fixed_text_within(double value, int decimals, std::size_t width);
 // plural by an "s".
 std::string count_text(unsigned long long count, std::string_view noun, std::string_view plural = {});
 
+// Milliseconds in a column or a line that says "ms": `digits` significant digits, but a
+// large figure in whole milliseconds and a tiny one in fixed decimals, never in exponent
+// form: milliseconds_text(13040.4, 4) == "13040", milliseconds_text(2.2468, 4) == "2.247".
+std::string milliseconds_text(double milliseconds, int digits = 4);
+
+// A duration as people read it, never in exponent form: "0.42 ms", "850 ms", "12.3 s",
+// "95 s", "4 min 05 s", "2 h 03 min".
+std::string duration_text(double seconds);
+
 }  // namespace commbench

@@ -16,6 +16,7 @@
 #include "commbench/p2p/pair_matrix.hpp"
 #include "commbench/p2p/pair_schedule.hpp"
 #include "commbench/runner/measurement.hpp"
+#include "commbench/runner/phase_progress.hpp"
 #include "commbench/runner/watchdog.hpp"
 
 namespace commbench {
@@ -29,6 +30,7 @@ struct PairMatrixSettings {
   bool check = false;
   bool both_ways = false;
   std::vector<int> rail_of_rank;  // each rank's place on its node, recorded per cell; empty: none
+  PhaseListener* phases = nullptr;  // told of the rounds' progress; null for none
 };
 
 // `model_cell(cell, bus_ids)`: the link's spec for a cell, from every rank's GPU bus id

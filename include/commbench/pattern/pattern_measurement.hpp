@@ -30,9 +30,9 @@ struct PatternMeasurement {
 // Runs `warmup` steps, then exactly `steps` timed ones (collective over `world`, guarded
 // by `watchdog` when given). A signal during the timed steps ends them early with the
 // steps timed so far (interrupted_by); during warm-up, Interrupted is thrown as the loop
-// does.
+// does. `phases`, when given, hears of the loop's phases (allocation, warm-up...).
 PatternMeasurement measure_pattern(PatternStepWorkload& workload, Bootstrap& world, std::uint64_t steps,
-                                   std::uint64_t warmup, Watchdog* watchdog);
+                                   std::uint64_t warmup, Watchdog* watchdog, PhaseListener* phases = nullptr);
 
 // Collective: the timed steps of the rank with the longest mean step, on every rank.
 std::vector<StepBreakdown> slowest_rank_steps(Bootstrap& world, std::span<const StepBreakdown> mine, int& slowest_rank);

@@ -51,6 +51,9 @@ struct RunContext {
 
 struct RunSummary {
   bool complete = true;  // false when the sweep stopped early
+  // The phase a signal or a timeout stopped ("warm-up"): the JSON's interrupted_phase,
+  // beside complete: false. Empty for a run that went to its end.
+  std::string interrupted_phase;
   std::size_t rows = 0;
   // Wrong output elements over the checked rows; empty when no row was checked (--check off).
   std::optional<std::uint64_t> wrong_elements;

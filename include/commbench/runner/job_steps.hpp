@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commbench/backend/bootstrap.hpp"
+#include "commbench/runner/phase_progress.hpp"
 #include "commbench/runner/watchdog.hpp"
 
 namespace commbench {
@@ -23,6 +24,8 @@ class JobSteps {
   // Runs `body` on every rank under the watchdog (named `what` in a timeout) and makes
   // every rank leave it the same way (collective_try): one error message, one exit code.
   virtual void step(const std::string& what, const std::function<void()>& body) = 0;
+  // Where the work says which phase of the run begins (a tuning trial, its warm-up).
+  virtual PhaseListener& phases() = 0;
 };
 
 }  // namespace commbench

@@ -15,6 +15,7 @@
 #include "commbench/core/reading_budget.hpp"
 #include "commbench/core/statistics.hpp"
 #include "commbench/core/stopping_rule.hpp"
+#include "commbench/runner/phase_progress.hpp"
 #include "commbench/runner/watchdog.hpp"
 #include "commbench/runner/workload.hpp"
 
@@ -35,6 +36,11 @@ struct MeasurementSettings {
   // calibration and every batch, on the slowest rank's clock and the fastest taking part
   // rank's pace; once spent, the measurement ends there, cut short. None: no budget.
   std::optional<ReadingBudget> budget;
+  // Where the loop says its phases begin (allocation, warm-up, calibration, measurement)
+  // and how far each got; null for a loop that is one step of a larger phase (a sweep's
+  // case). `planned_iterations`: the timed iterations expected, when known (0: unknown).
+  PhaseListener* phases = nullptr;
+  std::uint64_t planned_iterations = 0;
 };
 
 // What every rank agrees a measurement was. Times are seconds per iteration.
@@ -115,6 +121,12 @@ class MeasurementLoop {
   // none while some rank wants more samples. Throws Interrupted once any rank was signalled.
   std::optional<StopReason> agreed_stop(const Workload& workload, StopReason local_reason);
   [[noreturn]] void throw_interrupted(const Workload& workload);
+  void begin_phase(const std::string& name, std::uint64_t total) const {
+    if (settings_.phases != nullptr) settings_.phases->begin_phase(name, total);
+  }
+  void advance_phase(std::uint64_t done) const {
+    if (settings_.phases != nullptr) settings_.phases->advance_phase(done);
+  }
   // Runs one agreement step between ranks (barrier, allreduce) under the watchdog: a
   // rank that never arrives stalls these, not the operations.
   template <typename Step>

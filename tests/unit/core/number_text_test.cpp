@@ -62,5 +62,27 @@ TEST(NumberText, RoundsAsPrintfDoes) {
   }
 }
 
+// A time said to people: the unit that keeps it short, never an exponent.
+TEST(NumberText, DurationsInTheUnitThatFits) {
+  EXPECT_EQ(duration_text(0.00042), "420.0 us");
+  EXPECT_EQ(duration_text(0.000001234), "1.23 us");
+  EXPECT_EQ(duration_text(0.85), "850 ms");
+  EXPECT_EQ(duration_text(0.99971), "1 s");
+  EXPECT_EQ(duration_text(12.34), "12.3 s");
+  EXPECT_EQ(duration_text(99.99), "1 min 40 s");
+  EXPECT_EQ(duration_text(245), "4 min 05 s");
+  EXPECT_EQ(duration_text(7380), "2 h 03 min");
+  EXPECT_EQ(duration_text(-1), "? s");
+}
+
+// Milliseconds in a column that says "ms": whole ones past the digits, never 1.304e+04.
+TEST(NumberText, MillisecondsWithoutExponents) {
+  EXPECT_EQ(milliseconds_text(13040.4, 4), "13040");
+  EXPECT_EQ(milliseconds_text(9999.7, 4), "10000");
+  EXPECT_EQ(milliseconds_text(2.2468, 4), "2.247");
+  EXPECT_EQ(milliseconds_text(0.00001234, 4), "0.0000");
+  EXPECT_EQ(milliseconds_text(0, 4), "0");
+}
+
 }  // namespace
 }  // namespace commbench
