@@ -42,6 +42,8 @@
 #include "commbench/analysis/replay_records.hpp"
 #include "commbench/analysis/replay_run.hpp"
 #include "commbench/analysis/replay_schedule.hpp"
+#include "commbench/analysis/distributed_trace_reading.hpp"
+#include "commbench/core/launcher_env.hpp"
 
 namespace commbench {
 
@@ -206,10 +208,10 @@ std::optional<NodeTopology> topology_of(const ReplayOptions& options) {
   return topology_from_json_text(document["nodes"].front().dump(), where);
 }
 
-std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
-  const auto started = std::chrono::steady_clock::now();
-  const std::optional<NodeTopology> topology = topology_of(options);
-  ReadInput input = read_traces(input_request(options));
+// What was read, against --fabric where given: printed and written; the last line is returned.
+std::string report_with_fabric(const ReplayOptions& options, const std::string& command_line, ReadInput input,
+                               const std::optional<NodeTopology>& topology,
+                               std::chrono::steady_clock::time_point started) {
   std::optional<FabricComparison> fabric;
   if (!options.fabric_path.empty()) {
     const SweepCostModel sweep(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options));
@@ -217,6 +219,30 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
     fabric->basis = fabric_basis(options);
   }
   return report_reading(options, command_line, std::move(input), fabric, topology, started);
+}
+
+std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::optional<NodeTopology> topology = topology_of(options);
+  return report_with_fabric(options, command_line, read_traces(input_request(options)), topology, started);
+}
+
+// Under mpirun or srun: the job's ranks divide the traces between them, and the reporting
+// rank reports what one process would have, in the one process's order of checks.
+int read_over_ranks_and_report(const ReplayOptions& options, JobSession& session) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string command_line = session.run_context({}).command_line;
+  std::optional<NodeTopology> topology;
+  session.step("reading --topology", [&] {
+    if (session.reporting()) topology = topology_of(options);
+  });
+  ReadInput input;
+  session.step("reading the traces", [&] { input = read_traces_over(session.world(), input_request(options)); });
+  session.step("reporting the traces", [&] {
+    if (session.reporting())
+      fmt::print("{}\n", report_with_fabric(options, command_line, std::move(input), topology, started));
+  });
+  return 0;
 }
 
 // --measure-fabric: every rank reads the job (they decide alike), the job's collectives
@@ -294,11 +320,13 @@ int run_bench_replay(int argc, char** argv) {
       .profile_category = ProfileCategory::patterns,
       .add_options = add_replay_options,
       .validate = [](const CLI::App& app, ReplayOptions& options) { validate_replay_options(app, options); },
-      // Reading traces needs no job (without_job does all of it); --replay runs one.
+      // Reading traces needs no job (without_job does all of it) unless a launcher started
+      // several processes to divide them; --replay and --measure-fabric run one.
       .run =
           [](const ReplayOptions& options, JobSession& session) {
-            return options.replay ? replay_traced_step(options, session)
-                                  : measure_fabric_and_report(options, session);
+            if (options.replay) return replay_traced_step(options, session);
+            if (options.measure_fabric) return measure_fabric_and_report(options, session);
+            return read_over_ranks_and_report(options, session);
           },
       .replaced_files =
           [](const ReplayOptions& options) {
@@ -306,7 +334,7 @@ int run_bench_replay(int argc, char** argv) {
           },
       .without_job = [](const ReplayOptions& options, bool reporting,
                         const std::string& command_line) -> std::optional<std::string> {
-        if (options.replay || options.measure_fabric) return std::nullopt;
+        if (options.replay || options.measure_fabric || started_by_launcher()) return std::nullopt;
         return reporting ? read_and_report(options, command_line) : std::string();
       },
       .read_files =
