@@ -1,6 +1,8 @@
 #include "commbench/analysis/distributed_trace_reading.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <concepts>
 #include <filesystem>
 #include <functional>
@@ -13,6 +15,17 @@
 #include "commbench/replay/rank_trace_json.hpp"
 
 namespace commbench {
+
+// Found by argument-dependent lookup in ReadingShare's own namespace (typed_exchange.hpp).
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, ReadingShare>
+void fields(Self& share, Visit& v) {
+  v("rank", share.rank);
+  v("files", share.files);
+  v("bytes", share.bytes);
+  v("seconds", share.seconds);
+  v("cpu_seconds", share.cpu_seconds);
+}
 
 namespace {
 
@@ -35,6 +48,7 @@ void fields(Self& end, Visit& v) {
 struct PlannedFile {
   std::string path;
   bool in_folder = false;
+  std::uint64_t bytes = 0;
   int reader = 0;
 };
 
@@ -43,6 +57,7 @@ template <typename Self, typename Visit>
 void fields(Self& file, Visit& v) {
   v("path", file.path);
   v("in_folder", file.in_folder);
+  v("bytes", file.bytes);
   v("reader", file.reader);
 }
 
@@ -109,7 +124,8 @@ ReadingPlan reading_plan(const ReplayInputRequest& request, int ranks) {
   std::vector<std::uint64_t> sizes;
   for (const TraceFile& file : files) sizes.push_back(size_or_zero(file.path));
   const std::vector<int> readers = readers_by_size(sizes, ranks);
-  for (std::size_t i = 0; i < files.size(); ++i) plan.files.push_back({files[i].path, files[i].in_folder, readers[i]});
+  for (std::size_t i = 0; i < files.size(); ++i)
+    plan.files.push_back({files[i].path, files[i].in_folder, sizes[i], readers[i]});
   return plan;
 }
 
@@ -125,17 +141,45 @@ FileOutcome file_outcome(std::size_t index, const PlannedFile& planned) {
   return outcome;
 }
 
-// Every rank's outcomes, in the files' order.
-std::vector<FileOutcome> gathered_outcomes(Bootstrap& world, const ReadingPlan& plan) {
-  std::vector<FileOutcome> mine;
-  for (std::size_t i = 0; i < plan.files.size(); ++i)
-    if (plan.files[i].reader == world.rank()) mine.push_back(file_outcome(i, plan.files[i]));
+// What one rank read: its files' outcomes and its share's figures.
+struct RankReading {
+  std::vector<FileOutcome> outcomes;
+  ReadingShare share;
+};
+
+template <typename Self, typename Visit>
+  requires std::same_as<std::remove_const_t<Self>, RankReading>
+void fields(Self& reading, Visit& v) {
+  v("outcomes", reading.outcomes);
+  v("share", reading.share);
+}
+
+RankReading read_my_share(int rank, const ReadingPlan& plan) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::clock_t cpu_started = std::clock();
+  RankReading mine;
+  mine.share.rank = rank;
+  for (std::size_t i = 0; i < plan.files.size(); ++i) {
+    if (plan.files[i].reader != rank) continue;
+    mine.outcomes.push_back(file_outcome(i, plan.files[i]));
+    mine.share.files += 1;
+    mine.share.bytes += plan.files[i].bytes;
+  }
+  mine.share.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  mine.share.cpu_seconds = static_cast<double>(std::clock() - cpu_started) / CLOCKS_PER_SEC;
+  return mine;
+}
+
+// Every rank's outcomes, in the files' order, and the share that took longest.
+std::vector<FileOutcome> gathered_outcomes(Bootstrap& world, const ReadingPlan& plan, ReadingShare& slowest) {
   std::vector<FileOutcome> outcomes(plan.files.size());
-  for (std::vector<FileOutcome>& rank_outcomes : all_gather_as(world, mine))
-    for (FileOutcome& outcome : rank_outcomes) {
+  for (RankReading& reading : all_gather_as(world, read_my_share(world.rank(), plan))) {
+    if (reading.share.seconds > slowest.seconds) slowest = reading.share;
+    for (FileOutcome& outcome : reading.outcomes) {
       const std::size_t file = outcome.file;
       outcomes[file] = std::move(outcome);
     }
+  }
   return outcomes;
 }
 
@@ -169,7 +213,7 @@ std::vector<int> readers_by_size(const std::vector<std::uint64_t>& sizes, int ra
   return readers;
 }
 
-ReadInput read_traces_over(Bootstrap& world, const ReplayInputRequest& request) {
+DividedReading read_traces_over(Bootstrap& world, const ReplayInputRequest& request) {
   ReadingPlan plan;
   if (world.rank() == kReportingRank) try {
       plan = reading_plan(request, world.size());
@@ -178,8 +222,9 @@ ReadInput read_traces_over(Bootstrap& world, const ReplayInputRequest& request) 
     }
   plan = broadcast_as(world, plan, kReportingRank);
   end_every_rank_with(world, plan.end);
-  if (plan.alone) return read_alone(world, request);
-  const std::vector<FileOutcome> outcomes = gathered_outcomes(world, plan);
+  if (plan.alone) return {read_alone(world, request), std::nullopt};
+  ReadingShare slowest;
+  const std::vector<FileOutcome> outcomes = gathered_outcomes(world, plan, slowest);
   // The first bad file in the files' order: the one the one process would have stopped at.
   for (const FileOutcome& outcome : outcomes) end_every_rank_with(world, outcome.end);
   if (world.rank() != kReportingRank) return {};
@@ -195,7 +240,7 @@ ReadInput read_traces_over(Bootstrap& world, const ReplayInputRequest& request) 
     traces.push_back(rank_trace_from_json(outcome.trace, path));
     input.files.push_back(path);
   }
-  return summarize_pytorch_readings(std::move(input), std::move(traces));
+  return {summarize_pytorch_readings(std::move(input), std::move(traces)), slowest};
 }
 
 }  // namespace commbench

@@ -21,6 +21,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
 #include "commbench/pattern/schedule_json.hpp"
 #include "commbench/replay/deepspeed_comms_log.hpp"
 #include "commbench/replay/nsys_report_reader.hpp"
@@ -236,11 +237,15 @@ int read_over_ranks_and_report(const ReplayOptions& options, JobSession& session
   session.step("reading --topology", [&] {
     if (session.reporting()) topology = topology_of(options);
   });
-  ReadInput input;
-  session.step("reading the traces", [&] { input = read_traces_over(session.world(), input_request(options)); });
+  DividedReading reading;
+  session.step("reading the traces", [&] { reading = read_traces_over(session.world(), input_request(options)); });
   session.step("reporting the traces", [&] {
-    if (session.reporting())
-      fmt::print("{}\n", report_with_fabric(options, command_line, std::move(input), topology, started));
+    if (!session.reporting()) return;
+    fmt::print("{}\n", report_with_fabric(options, command_line, std::move(reading.input), topology, started));
+    if (const std::optional<ReadingShare>& share = reading.slowest)
+      fmt::print("# divided over {} ranks: the slowest, rank {}, read {} of {} in {} s ({} s of CPU)\n",
+                 session.world().size(), share->rank, count_text(share->files, "file"), format_size(share->bytes),
+                 significant_text(share->seconds, 3), significant_text(share->cpu_seconds, 3));
   });
   return 0;
 }

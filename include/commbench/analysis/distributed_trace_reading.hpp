@@ -5,7 +5,9 @@
 // DeepSpeed comms logs are read by the reporting rank alone, as by one process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "commbench/backend/bootstrap.hpp"
@@ -18,10 +20,26 @@ namespace commbench {
 // by at most one file's size and every rank decides alike.
 std::vector<int> readers_by_size(const std::vector<std::uint64_t>& sizes, int ranks);
 
+// One rank's share of a divided reading and how long the rank took to read it.
+struct ReadingShare {
+  int rank = 0;
+  std::size_t files = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;      // wall
+  double cpu_seconds = 0;  // the process's CPU time: on a node shared with other work, its own part
+};
+
+struct DividedReading {
+  ReadInput input;
+  // The share that took longest, which the reading waited for; none where the reporting
+  // rank read alone (reports, a comms log).
+  std::optional<ReadingShare> slowest;
+};
+
 // read_traces(request) over the ranks of `world` (collective). The reporting rank (0)
 // gets the reading; the others an empty ReadInput. A file that cannot be read ends every
 // rank: the reporting rank throws the error the one process would have (the first bad
 // file in the files' order), the others ReportedByAnotherRank with its exit code.
-ReadInput read_traces_over(Bootstrap& world, const ReplayInputRequest& request);
+DividedReading read_traces_over(Bootstrap& world, const ReplayInputRequest& request);
 
 }  // namespace commbench

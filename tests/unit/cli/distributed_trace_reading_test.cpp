@@ -61,7 +61,11 @@ TEST(ReadTracesOver, OneRankReadsWhatOneProcessReads) {
   folder.write("ds_config.json", "{\"train_batch_size\": 16}");
   LocalBootstrap world;
   const ReplayInputRequest request{.paths = {folder.root().string()}};
-  const ReadInput over = read_traces_over(world, request);
+  const DividedReading divided = read_traces_over(world, request);
+  ASSERT_TRUE(divided.slowest.has_value());
+  EXPECT_EQ(divided.slowest->files, 5U);  // ds_config.json among them
+  EXPECT_GT(divided.slowest->bytes, 100000U);
+  const ReadInput& over = divided.input;
   EXPECT_EQ(over.files.size(), 4U);
   EXPECT_NE(reading_text(over).find("ds_config.json passed over"), std::string::npos);
   EXPECT_EQ(reading_text(over), reading_text(read_traces(request)));
@@ -75,7 +79,7 @@ TEST(ReadTracesOver, TheFirstBadFileIsTheOneProcesssError) {
   folder.write("rank2.json", "[1, 2");
   LocalBootstrap world;
   const ReplayInputRequest request{.paths = {folder.root().string()}};
-  const std::string over = outcome_of([&] { return read_traces_over(world, request); });
+  const std::string over = outcome_of([&] { return read_traces_over(world, request).input; });
   EXPECT_NE(over.find("rank1.json: "), std::string::npos) << over;
   EXPECT_EQ(over, outcome_of([&] { return read_traces(request); }));
 }
@@ -83,11 +87,12 @@ TEST(ReadTracesOver, TheFirstBadFileIsTheOneProcesssError) {
 TEST(ReadTracesOver, ReportsAreReadAsOneProcessReadsThem) {
   LocalBootstrap world;
   const ReplayInputRequest request{.paths = {(kFixtures / "nsys" / "nsys-llama-ddp").string()}};
-  const std::string over = outcome_of([&] { return read_traces_over(world, request); });
+  EXPECT_FALSE(read_traces_over(world, request).slowest.has_value());
+  const std::string over = outcome_of([&] { return read_traces_over(world, request).input; });
   EXPECT_EQ(over.rfind("nsys\n", 0), 0U) << over;
   EXPECT_EQ(over, outcome_of([&] { return read_traces(request); }));
   const ReplayInputRequest with_ranks{.paths = {(kFixtures / "traces" / "llama-ddp").string()}, .ranks = 4};
-  const std::string refused = outcome_of([&] { return read_traces_over(world, with_ranks); });
+  const std::string refused = outcome_of([&] { return read_traces_over(world, with_ranks).input; });
   EXPECT_EQ(refused, "--ranks: only for a DeepSpeed comms log (a trace says its world size)");
   EXPECT_EQ(refused, outcome_of([&] { return read_traces(with_ranks); }));
 }
