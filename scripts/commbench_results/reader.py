@@ -184,14 +184,15 @@ def _read_replay_document(path, text, doc):
     for line, entry in _objects_with_lines(path, text, doc, "collectives"):
         if not isinstance(entry.get("op"), str):
             raise InputError(path, line, "a collectives entry needs an 'op' name")
-        record = {"line": line, "op": entry["op"], "dtype": str(entry.get("dtype", ""))}
+        record = {"line": line, "op": entry["op"], "dtype": str(entry.get("dtype") or "")}
         for key in REPLAY_NUMBERS:
             value = entry.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise InputError(path, line, f"'{key}' must be a number or null")
             record[key] = float(value) if value is not None else float("nan")
-        if not record["bytes"] >= 0:  # 0: a barrier, or a call the traces did not size
-            raise InputError(path, line, "'bytes' must be a number, 0 or more")
+        # 0: a barrier; null (from version 3): a call the traces did not size.
+        if entry.get("bytes") is not None and not record["bytes"] >= 0:
+            raise InputError(path, line, "'bytes' must be a number, 0 or more, or null")
         records.append(record)
     table = pandas.DataFrame.from_records(records, columns=["line", "op", "dtype", *REPLAY_NUMBERS])
     fabric = doc.get("fabric") if isinstance(doc.get("fabric"), dict) else {}
@@ -206,7 +207,7 @@ KINDS = {
     "commbench.topology": ((1, 2, 3), _read_topology_document),
     "commbench.patterns": ((1, 2), _read_patterns_document),
     "commbench.validate": ((1,), _read_validate_document),
-    "commbench.replay": ((1, 2), _read_replay_document),
+    "commbench.replay": ((1, 2, 3), _read_replay_document),
 }
 
 

@@ -17,13 +17,22 @@ std::string optional_text(const std::optional<double>& value, double scale = 1) 
   return value ? significant_text(*value * scale, 4) : "-";
 }
 
+// What the kernels' names say of a class's NCCL algorithm and protocol: "RING/LL", "RING"
+// where the name says no protocol, "-" where it says nothing of this call.
+std::string nccl_choice_text(const TracedClass& c) {
+  if (c.nccl_algo.empty() && c.nccl_proto.empty()) return "-";
+  if (c.nccl_proto.empty()) return c.nccl_algo;
+  return fmt::format("{}/{}", c.nccl_algo.empty() ? "?" : c.nccl_algo, c.nccl_proto);
+}
+
 }  // namespace
 
 Record traced_class_record(const TracedClass& c, const FabricFigure& fabric) {
   return {
       &record_kind("collective"),
-      {c.op, c.dtype, whole_value(c.bytes), c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{},
-       std::int64_t{c.ranks}, whole_value(c.calls), optional_value(c.seconds), c.wait_seconds,
+      {c.op, c.dtype.empty() ? FieldValue{} : FieldValue{c.dtype}, c.bytes_known ? whole_value(c.bytes) : FieldValue{},
+       c.group_ranks > 0 ? FieldValue{std::int64_t{c.group_ranks}} : FieldValue{}, std::int64_t{c.ranks},
+       whole_value(c.calls), whole_value(c.timed_calls), optional_value(c.seconds), c.wait_seconds,
        optional_value(c.algbw_gbps), optional_value(c.busbw_gbps), optional_value(fabric.seconds),
        optional_value(fabric.busbw_gbps), optional_value(fabric.ratio), c.nccl_algo, c.nccl_proto},
       {}};
@@ -33,7 +42,8 @@ Record rank_trace_record(const RankTraceSummary& rank) {
   return {
       &record_kind("rank"),
       {std::int64_t{rank.rank}, rank.host, rank.path, whole_value(rank.collectives),
-       optional_value(rank.communication_seconds), rank.wait_seconds, optional_value(rank.step_seconds),
+       optional_value(rank.communication_seconds), optional_value(rank.calls_seconds), whole_value(rank.unclaimed_runs),
+       rank.unclaimed_seconds, rank.wait_seconds, optional_value(rank.step_seconds),
        whole_value(rank.last_arrivals), optional_value(rank.lateness_seconds), optional_value(rank.exposed_seconds)},
       {}};
 }
@@ -71,7 +81,7 @@ void print_steps(const std::vector<StepSummary>& steps) {
                   "  ", "  ");
   for (const StepSummary& step : steps)
     table.add_row({std::to_string(step.number), ms(step.step_seconds), std::to_string(step.calls),
-                   format_size(step.bytes), optional_text(step.communication_seconds, 1e3), ms(step.wait_seconds)});
+                   step.bytes_known ? format_size(step.bytes) : "?", optional_text(step.communication_seconds, 1e3), ms(step.wait_seconds)});
   fmt::print("{}", table.render());
 }
 
@@ -93,7 +103,7 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
     const TracedClass& c = summary.classes[i];
     std::vector<std::string> row{c.op,
                                  c.dtype.empty() ? "?" : c.dtype,
-                                 format_size(c.bytes),
+                                 c.bytes_known ? format_size(c.bytes) : "?",
                                  c.group_ranks > 0 ? std::to_string(c.group_ranks) : "?",
                                  std::to_string(c.calls),
                                  optional_text(c.seconds, 1e3),
@@ -106,10 +116,7 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
       row.push_back(ratio ? significant_text(100 * *ratio, 3) + "%" : "-");
     }
     if (with_nccl)
-      row.push_back(c.nccl_algo.empty() && c.nccl_proto.empty()
-                        ? "-"
-                        : fmt::format("{}/{}", c.nccl_algo.empty() ? "?" : c.nccl_algo,
-                                      c.nccl_proto.empty() ? "?" : c.nccl_proto));
+      row.push_back(nccl_choice_text(c));
     classes.add_row(row);
   }
   fmt::print("{}", classes.render());

@@ -51,7 +51,7 @@ namespace commbench {
 namespace {
 
 constexpr const char* kProgram = "bench-replay";
-constexpr const char* kReplaySchema = "commbench.replay/2";
+constexpr const char* kReplaySchema = "commbench.replay/3";
 
 std::string fabric_basis(const ReplayOptions& options) { return "--fabric " + options.fabric_path; }
 
@@ -72,7 +72,7 @@ nlohmann::json steps_json(const std::vector<StepSummary>& steps) {
   for (const StepSummary& step : steps)
     list.push_back({{"step", step.number},
                     {"calls", step.calls},
-                    {"bytes", step.bytes},
+                    {"bytes", step.bytes_known ? nlohmann::json(step.bytes) : nlohmann::json()},
                     {"step_seconds", step.step_seconds},
                     {"communication_seconds", optional_json(step.communication_seconds)},
                     {"wait_seconds", step.wait_seconds}});

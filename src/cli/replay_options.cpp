@@ -101,7 +101,7 @@ void add_replay_options(CLI::App& app, ReplayOptions& options) {
   add_result_file_options(app, options.job.files,
                           "CSV: a 'collective' line per class of calls and a 'rank' line per trace (with --replay: "
                           "the replayed step's lines, as bench-patterns writes them)",
-                          "JSON (commbench.replay/2): the same records, the files read and the verdict (with "
+                          "JSON (commbench.replay/3): the same records, the files read and the verdict (with "
                           "--replay: the replayed step's document, commbench.patterns/2)");
   app.add_flag("--replay", options.replay,
                "Run the traced step on this job's ranks (under mpirun or srun, as many ranks as the trace's job): "

@@ -73,6 +73,13 @@ const PytorchCommEvents::Call* CallPairing::take_linked(std::int64_t external_id
   return nullptr;
 }
 
+std::vector<const PytorchCommEvents::Call*> CallPairing::untaken() const {
+  std::vector<const PytorchCommEvents::Call*> untaken;
+  for (std::size_t i = 0; i < events_.size(); ++i)
+    if (!paired_[i]) untaken.push_back(&events_[i]);
+  return untaken;
+}
+
 const PytorchCommEvents::Call* run_of(const PytorchCommEvents::Call& call, const PytorchCommEvents::Call* param,
                                       bool records_in_trace, CallPairing& runs) {
   if (param != nullptr && param->external_id && runs.linked()) return runs.take_linked(*param->external_id);

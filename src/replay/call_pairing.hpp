@@ -37,6 +37,8 @@ class CallPairing {
   // The event that the call with this External id launched.
   const PytorchCommEvents::Call* take_linked(std::int64_t external_id);
   const std::vector<PytorchCommEvents::Call>& events() const { return events_; }
+  // The events no call took.
+  std::vector<const PytorchCommEvents::Call*> untaken() const;
 
  private:
   std::vector<PytorchCommEvents::Call> events_;

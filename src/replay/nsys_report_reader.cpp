@@ -167,7 +167,9 @@ void add_range(ProcessEvents& process, const std::string& text, double start_us,
     return;
   }
   const PytorchNvtxRange range = parse_pytorch_nvtx_range(text);
-  if (canonical_comm_op(range.name).empty()) return;
+  // ProcessGroupNCCL's own `nccl:all_reduce` ranges lie inside the c10d:: range of the same
+  // call, and NCCL's API ranges (ncclAllReduce) name the call where those are absent.
+  if (canonical_comm_op(range.name).empty() || range.name.rfind("nccl:", 0) == 0) return;
   if (range.name.rfind("nccl", 0) == 0) {
     process.nccl_calls.push_back(
         {chrome_event(range.name, start_us, end_us, thread, "", torch_type), canonical_comm_op(range.name), reading});

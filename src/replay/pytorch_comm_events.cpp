@@ -100,6 +100,16 @@ std::uint64_t elements_of(const json& dims, int depth = 0) {
 // all-gather, the scattered input of a reduce-scatter, else the first tensor.
 std::size_t size_argument(const std::string& op) { return op == "reducescatter" ? 1 : 0; }
 
+// The group an all-gather or reduce-scatter ran on, from its shapes: the gathered output
+// (the scattered input) is the group's size times the rank's part. 0 when they do not say.
+int group_from_shapes(const std::string& op, const json& dims) {
+  if ((op != "allgather" && op != "reducescatter") || !dims.is_array() || dims.size() < 2) return 0;
+  const std::uint64_t whole = elements_of(dims[op == "allgather" ? 0 : 1]);
+  const std::uint64_t part = elements_of(dims[op == "allgather" ? 1 : 0]);
+  if (part == 0 || whole < part || whole % part != 0 || whole / part > 1u << 20) return 0;
+  return static_cast<int>(whole / part);
+}
+
 PytorchCommEvents::Call call_of(const json& event, const std::string& op, const std::string& name) {
   PytorchCommEvents::Call call;
   call.op = op;
@@ -111,7 +121,9 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
   static const json kNoArgs = json::object();
   const auto found_args = event.find("args");
   const json& args = found_args != event.end() && found_args->is_object() ? *found_args : kNoArgs;
-  const std::size_t argument = name.rfind("gloo:", 0) == 0 ? 0 : size_argument(op);
+  // gloo's ranges and ProcessGroupNCCL's own hold the one tensor the rank sends.
+  const bool one_tensor = name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0;
+  const std::size_t argument = one_tensor ? 0 : size_argument(op);
   const json* types = args.contains("Input type") ? &args["Input type"] : nullptr;
   const json* dims = args.contains("Input Dims") ? &args["Input Dims"] : nullptr;
   if (types != nullptr && types->is_array() && argument < types->size() && (*types)[argument].is_string()) {
@@ -131,19 +143,32 @@ PytorchCommEvents::Call call_of(const json& event, const std::string& op, const 
   // No shape and no type is an argument the profiler did not record (the list of output
   // lists of c10d::allgather_, which FSDP1 calls on gloo), not a scalar: its size is then
   // the backend's range's.
+  // Older profilers wrote a list of tensors as "TensorList" with no shape at all.
   const bool unrecorded = types != nullptr && types->is_array() && argument < types->size() &&
-                          (*types)[argument] == "" && dims != nullptr && dims->is_array() && argument < dims->size() &&
-                          (*dims)[argument].empty();
+                          ((*types)[argument] == "" || (*types)[argument] == "TensorList") && dims != nullptr &&
+                          dims->is_array() && argument < dims->size() && (*dims)[argument].empty();
   if (dims != nullptr && dims->is_array() && argument < dims->size() && !unrecorded) {
+    // A dimension of 0 is a call of no bytes (an all-to-all with nothing to send), not an
+    // unknown size.
     call.elements = elements_of((*dims)[argument]);
-    call.elements_known = call.elements > 0 || op == "barrier";
+    call.elements_known = (*dims)[argument].is_array();
   }
+  if (!one_tensor && dims != nullptr) call.group_ranks = group_from_shapes(op, *dims);
   return call;
 }
 
 std::uint64_t whole_member(const json& args, const char* key) {
   const auto found = args.find(key);
   return found != args.end() && found->is_number_unsigned() ? found->get<std::uint64_t>() : 0;
+}
+
+// The ranks of the call's group: "Group size", else the list "Process Group Ranks" ("[0, 1]").
+int group_of_record(const json& args) {
+  if (const std::uint64_t size = whole_member(args, "Group size"); size > 0 && size <= 1u << 20)
+    return static_cast<int>(size);
+  const std::string ranks = text_member(args, "Process Group Ranks");
+  if (ranks.size() < 3 || ranks.front() != '[') return 0;
+  return static_cast<int>(std::count(ranks.begin(), ranks.end(), ',')) + 1;
 }
 
 // What PyTorch's NCCL backend recorded of a call (record_param_comms, and the same members
@@ -155,6 +180,8 @@ PytorchCommEvents::Call nccl_record_of(const json& event, const std::string& op,
   call.name = name;
   call.ts = time_member(event, "ts", name);
   call.dur = time_member(event, "dur", name);
+  if (const auto tid = event.find("tid"); tid != event.end() && tid->is_number_integer())
+    call.thread = tid->get<std::int64_t>();
   const auto found_args = event.find("args");
   if (found_args == event.end() || !found_args->is_object()) return call;
   const json& args = *found_args;
@@ -168,6 +195,7 @@ PytorchCommEvents::Call nccl_record_of(const json& event, const std::string& op,
     call.elements = whole_member(args, op == "allgather" ? "Out msg nelems" : "In msg nelems");
     call.elements_known = true;
   }
+  call.group_ranks = group_of_record(args);
   return call;
 }
 
@@ -181,21 +209,14 @@ std::optional<PytorchCommEvents::Call> nccl_kernel_of(const json& event, const s
   if (op.empty() && args != event.end() && args->is_object())
     op = canonical_comm_op("c10d::" + text_member(*args, "Collective name"));
   PytorchCommEvents::Call run = nccl_record_of(event, op, name);
+  if (args != event.end() && args->is_object())
+    if (const auto id = args->find("correlation"); id != args->end() && id->is_number_integer())
+      run.correlation = id->get<std::int64_t>();
   run.algo = kernel->algo;
-  run.proto = kernel->proto;
+  // Before NCCL 2.19 one kernel ran every protocol of its function, and its name holds the
+  // first one compiled (LL): the name says nothing of the protocol a call ran.
+  if (name.rfind("ncclKernel_", 0) != 0) run.proto = kernel->proto;
   return run;
-}
-
-std::optional<Collective> collective_of(const std::string& op) {
-  static const std::map<std::string, Collective, std::less<>> kCollectives{{"allreduce", Collective::allreduce},
-                                                                           {"allgather", Collective::allgather},
-                                                                           {"reducescatter", Collective::reducescatter},
-                                                                           {"broadcast", Collective::broadcast},
-                                                                           {"reduce", Collective::reduce},
-                                                                           {"alltoall", Collective::alltoall}};
-  const auto found = kCollectives.find(op);
-  if (found == kCollectives.end()) return std::nullopt;
-  return found->second;
 }
 
 }  // namespace
@@ -204,7 +225,7 @@ std::string canonical_comm_op(std::string_view name) {
   std::string_view rest;
   if (name.rfind("c10d::", 0) == 0)
     rest = name.substr(6);
-  else if (name.rfind("gloo:", 0) == 0)
+  else if (name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0)
     rest = name.substr(5);
   else if (name.size() > 4 && name.rfind("nccl", 0) == 0 && std::isupper(static_cast<unsigned char>(name[4])))
     rest = name.substr(4);  // NCCL's own API, as its NVTX ranges name it: ncclAllReduce, ncclBcast
@@ -269,6 +290,11 @@ void PytorchCommEvents::add(const json& event) {
   }
   const std::string op = canonical_comm_op(name);
   if (op.empty()) return;
+  if (name.rfind("nccl:", 0) == 0) {
+    // Its gpu_user_annotation twin is the same range projected on the GPU.
+    if (text_member(event, "cat") == "user_annotation") annotations_.push_back(call_of(event, op, name));
+    return;
+  }
   if (name.rfind("gloo:", 0) == 0)
     runs_.push_back(call_of(event, op, name));
   else if (text_member(event, "cat") == "cpu_op")
@@ -330,76 +356,6 @@ std::vector<StepWindow> PytorchCommEvents::steps() const {
   std::sort(steps.begin(), steps.end(),
             [](const StepWindow& a, const StepWindow& b) { return a.start_us < b.start_us; });
   return steps;
-}
-
-namespace {
-
-// The first of `sources` that knows the call's type, and the first that knows its size.
-// A gloo range holds one rank's part of an all-gather; NCCL's records hold the output.
-void size_call(TracedCollective& c, int group_ranks, std::initializer_list<const PytorchCommEvents::Call*> sources) {
-  std::size_t dtype_bytes = 0;
-  for (const PytorchCommEvents::Call* source : sources)
-    if (source != nullptr && !source->dtype.empty()) {
-      c.dtype = source->dtype;
-      dtype_bytes = source->dtype_bytes;
-      break;
-    }
-  std::uint64_t elements = 0;
-  for (const PytorchCommEvents::Call* source : sources)
-    if (source != nullptr && source->elements_known) {
-      elements = source->elements;
-      if (c.op == "allgather" && group_ranks > 0 && source->name.rfind("gloo:", 0) == 0)
-        elements *= static_cast<std::uint64_t>(group_ranks);
-      break;
-    }
-  c.bytes = elements * dtype_bytes;
-  if (c.bytes > 0) return;
-  for (const PytorchCommEvents::Call* source : sources)
-    if (source != nullptr && source->bytes) {
-      c.bytes = *source->bytes;
-      break;
-    }
-}
-
-}  // namespace
-
-std::vector<TracedCollective> PytorchCommEvents::collectives(int group_ranks) const {
-  CallPairing calls(calls_), runs(runs_), params(params_);
-  // Without the operators, the calls are PyTorch's NCCL records, else the backend's own
-  // events (a backend that runs on the calling thread).
-  const bool from_params = calls.events().empty() && !params.events().empty();
-  const bool from_runs = calls.events().empty() && params.events().empty();
-  // NCCL's generic kernel names no operation: alone, it is no call anyone could name.
-  std::vector<Call> named_runs;
-  if (from_runs)
-    std::copy_if(runs.events().begin(), runs.events().end(), std::back_inserter(named_runs),
-                 [](const Call& run) { return !run.op.empty(); });
-  const std::vector<Call>& primary = from_params ? params.events() : from_runs ? named_runs : calls.events();
-  const std::vector<StepWindow> windows = steps();
-  std::vector<TracedCollective> out;
-  for (const Call& call : primary) {
-    // PyTorch's NCCL backend records a call inside the call's own operator.
-    const Call* param = from_params ? &call : from_runs ? nullptr : params.take(call, RunKind::any, call.ts + call.dur);
-    const Call* run = from_runs ? &call : run_of(call, param, !params.events().empty(), runs);
-    TracedCollective c;
-    c.op = call.op;
-    c.name = call.name;
-    if (const auto collective = collective_of(call.op)) c.collective = *collective;
-    c.group_ranks = group_ranks;
-    size_call(c, group_ranks, {&call, param, run});
-    if (run != nullptr) {
-      c.nccl_algo = run->algo;
-      c.nccl_proto = run->proto;
-      c.timed_by_backend = true;
-    }
-    c.issued_us = call.ts;
-    c.start_us = run != nullptr ? run->ts : call.ts;
-    c.end_us = run != nullptr ? run->ts + run->dur : call.ts + call.dur;
-    for (const StepWindow& window : windows)
-      if (call.ts >= window.start_us && call.ts <= window.end_us) c.step = window.number;
-    out.push_back(std::move(c));
-  }
-  return out;
 }
 
 }  // namespace commbench

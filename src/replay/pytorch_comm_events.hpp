@@ -19,6 +19,18 @@
 
 namespace commbench {
 
+// A rank's calls and what its backend ran: the backend's own runs (NCCL kernels, else gloo
+// ranges) joined into the time they cover, and those no call claimed.
+struct TracedCommunication {
+  std::vector<TracedCollective> collectives;
+  std::vector<std::pair<double, double>> backend_busy_us;  // merged [start, end) of every run
+  std::size_t unclaimed_runs = 0;
+  double unclaimed_seconds = 0;
+  // How calls found their runs: "launch" (the kernels' correlation ids), "external id",
+  // "order" (time and name), "" (no runs).
+  std::string pairing;
+};
+
 // The argument an event made from one of NCCL's NVTX ranges carries its size in: nccl-tests'
 // bytes from NCCL's payload, which names no type. No profiler writes it.
 inline constexpr std::string_view kNcclPayloadBytesArgument = "commbench: NCCL payload bytes";
@@ -63,12 +75,29 @@ class PytorchCommEvents {
     std::optional<std::int64_t> thread;  // the trace's tid, where it is a number
     // PyTorch's "External id": a kernel's is that of the record_param_comms that launched it.
     std::optional<std::int64_t> external_id;
+    // A kernel's CUPTI correlation id: the CPU launch that queued it carries the same.
+    std::optional<std::int64_t> correlation;
+    int group_ranks = 0;  // the ranks of its process group, where the event says; 0 unknown
   };
+
+  // A CPU call that queued a kernel (cudaLaunchKernel, cuLaunchKernelEx...): its thread and
+  // time place the kernel inside the communication call that launched it.
+  struct Launch {
+    std::int64_t correlation = 0;
+    std::int64_t thread = 0;
+    double ts = 0;
+  };
+  void add_launch(const Launch& launch) { launches_.push_back(launch); }
+
+  // In call order: the calls, and what the rank's backend ran in all (TracedCommunication).
+  TracedCommunication traced_communication(int group_ranks) const;
 
  private:
   std::vector<Call> calls_;                         // c10d operators on the calling thread
   std::vector<Call> runs_;                          // the backend's own: gloo's ranges, NCCL's kernels on the GPU
   std::vector<Call> params_;                        // record_param_comms: what PyTorch's NCCL backend says it sent
+  std::vector<Call> annotations_;                   // nccl:* ranges ProcessGroupNCCL marks its calls with
+  std::vector<Launch> launches_;
   std::vector<std::pair<double, double>> compute_;  // other kernels on the GPU: start, end (us)
   std::map<std::int64_t, std::vector<std::pair<double, double>>> cpu_operators_;  // by thread, kept merged
   std::vector<StepWindow> steps_;

@@ -69,6 +69,16 @@ void add_cpu_operator(std::string_view text, PytorchCommEvents& events) {
   if (tid && ts && dur && *dur >= 0) events.add_cpu_operator(static_cast<std::int64_t>(*tid), *ts, *ts + *dur);
 }
 
+// A CPU launch of a kernel (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernelEx...), read
+// from its raw text: a trace holds one per kernel, and only its ids and time are wanted.
+void add_launch(std::string_view text, PytorchCommEvents& events) {
+  const std::optional<double> correlation = raw_number_member(text, "\"correlation\"");
+  const std::optional<double> tid = raw_number_member(text, "\"tid\"");
+  const std::optional<double> ts = raw_number_member(text, "\"ts\"");
+  if (correlation && tid && ts)
+    events.add_launch({static_cast<std::int64_t>(*correlation), static_cast<std::int64_t>(*tid), *ts});
+}
+
 int integer_member(const json& object, const char* key, const std::string& path) {
   if (!object.contains(key) || !object[key].is_number_integer())
     throw UsageError(fmt::format("{}: distributedInfo has no whole number '{}'", path, key));
@@ -87,9 +97,14 @@ RankTrace read_pytorch_trace(const std::string& path) {
       if (raw_string_member(text, "\"cat\"") == "cpu_op") add_cpu_operator(text, events);
       return false;
     }
-    for (const std::string_view prefix : {"c10d::", "gloo:", "ProfilerStep#", "record_param_comms"})
+    for (const std::string_view prefix : {"c10d::", "gloo:", "nccl:", "ProfilerStep#", "record_param_comms"})
       if (name.substr(0, prefix.size()) == prefix) return true;
-    return raw_string_member(text, "\"cat\"") == "kernel";  // NCCL's and the compute around them
+    const std::string_view category = raw_string_member(text, "\"cat\"");
+    if ((category == "cuda_runtime" || category == "cuda_driver") && name.find("Launch") != std::string_view::npos) {
+      add_launch(text, events);
+      return false;
+    }
+    return category == "kernel";  // NCCL's and the compute around them
   };
 
   StreamedTrace streamed;
@@ -115,7 +130,12 @@ RankTrace read_pytorch_trace(const std::string& path) {
   const auto host = streamed.members.find("host_name");
   if (host != streamed.members.end() && host->second.is_string()) trace.host = host->second.get<std::string>();
   trace.steps = events.steps();
-  trace.collectives = events.collectives(common_group_size(info->second));
+  TracedCommunication communication = events.traced_communication(common_group_size(info->second));
+  trace.collectives = std::move(communication.collectives);
+  trace.backend_busy_us = std::move(communication.backend_busy_us);
+  trace.unclaimed_runs = communication.unclaimed_runs;
+  trace.unclaimed_seconds = communication.unclaimed_seconds;
+  trace.pairing = std::move(communication.pairing);
   trace.exposed_seconds = events.exposed_seconds();
   trace.exposed_on_the_training_thread = trace.exposed_seconds && events.exposed_on_the_training_thread();
   if (trace.collectives.empty())

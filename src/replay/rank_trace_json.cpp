@@ -1,5 +1,7 @@
 #include "commbench/replay/rank_trace_json.hpp"
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <type_traits>
@@ -22,6 +24,7 @@ void members(Self& call, Visit& visit) {
   visit("collective", call.collective);
   visit("dtype", call.dtype);
   visit("bytes", call.bytes);
+  visit("bytes_known", call.bytes_known);
   visit("group_ranks", call.group_ranks);
   visit("issued_us", call.issued_us);
   visit("start_us", call.start_us);
@@ -31,6 +34,7 @@ void members(Self& call, Visit& visit) {
   visit("nccl_algo", call.nccl_algo);
   visit("nccl_proto", call.nccl_proto);
   visit("timed_by_backend", call.timed_by_backend);
+  visit("run_us", call.run_us);
 }
 
 template <typename Self, typename Visit>
@@ -54,6 +58,10 @@ void members(Self& trace, Visit& visit) {
   visit("call_times_only", trace.call_times_only);
   visit("exposed_seconds", trace.exposed_seconds);
   visit("exposed_on_the_training_thread", trace.exposed_on_the_training_thread);
+  visit("backend_busy_us", trace.backend_busy_us);
+  visit("unclaimed_runs", trace.unclaimed_runs);
+  visit("unclaimed_seconds", trace.unclaimed_seconds);
+  visit("pairing", trace.pairing);
 }
 
 template <typename T>
@@ -90,6 +98,11 @@ nlohmann::json written(const T& value) {
     return list;
   } else if constexpr (std::is_same_v<T, Collective>) {
     return std::string(name_of(value));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    // JSON has no NaN or infinity (nlohmann would write null): they are sent as text.
+    if (std::isnan(value)) return "nan";
+    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+    return value;
   } else {
     return value;
   }
@@ -126,6 +139,16 @@ void read_into(const nlohmann::json& in, T& value) {
     }
   } else if constexpr (std::is_same_v<T, Collective>) {
     value = parse_collective(in.get_ref<const std::string&>(), "collective");
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!in.is_string()) {
+      value = in.get<T>();
+      return;
+    }
+    const std::string& text = in.get_ref<const std::string&>();
+    if (text != "nan" && text != "inf" && text != "-inf")
+      throw UsageError(fmt::format("'{}' is not a number", text));
+    value = text == "nan" ? std::numeric_limits<T>::quiet_NaN()
+                          : (text == "inf" ? 1 : -1) * std::numeric_limits<T>::infinity();
   } else {
     value = in.get<T>();
   }
@@ -140,6 +163,8 @@ RankTrace rank_trace_from_json(std::string_view text, const std::string& where) 
   try {
     read_into(nlohmann::json::parse(text), trace);
   } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: not a rank's reading ({})", where, e.what()));
+  } catch (const UsageError& e) {  // a number or collective of another name
     throw UsageError(fmt::format("{}: not a rank's reading ({})", where, e.what()));
   }
   return trace;

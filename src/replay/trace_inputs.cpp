@@ -14,6 +14,7 @@
 #include "commbench/replay/deepspeed_comms_log.hpp"
 #include "commbench/replay/nsys_report_reader.hpp"
 #include "commbench/replay/pytorch_trace_reader.hpp"
+#include "trace_notes.hpp"
 
 namespace commbench {
 
@@ -106,45 +107,6 @@ ReadInput summarized(ReadInput input, std::vector<RankTrace> traces, const char*
   return input;
 }
 
-// Calls the backend's runs did not time: they are counted, not timed, since a
-// call's own range is when it was queued. Said for some calls, or for all.
-void note_calls_without_a_run(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
-  std::size_t alone = 0, calls = 0;
-  for (const RankTrace& trace : traces) {
-    calls += trace.collectives.size();
-    alone += static_cast<std::size_t>(std::count_if(trace.collectives.begin(), trace.collectives.end(),
-                                                    [](const TracedCollective& c) { return !c.timed_by_backend; }));
-  }
-  if (alone == 0) return;
-  if (alone == calls)
-    notes.push_back(
-        "no call has a time of its own: the traces hold no NCCL kernel (CUDA activity was not recorded: "
-        "torch.profiler's ProfilerActivity.CUDA, nsys --trace=cuda; or the job ran on one rank, where NCCL runs a "
-        "call as a copy, not in one of its kernels) and no gloo range, and a call's own range is when it was queued; "
-        "the calls are counted, not timed, and waits and the straggler are from when each rank called");
-  else
-    notes.push_back(fmt::format(
-        "{} of {} calls found no kernel or backend range of their own (it ran outside the capture, or NCCL ran the "
-        "calls of one group, ncclGroupStart to ncclGroupEnd, in one kernel): they are counted, not timed, "
-        "and time, bandwidth and comm ms are the timed calls'",
-        alone, calls));
-  const auto other_host =
-      std::find_if(traces.begin(), traces.end(), [&](const RankTrace& t) { return t.host != traces.front().host; });
-  if (other_host != traces.end())
-    notes.push_back(fmt::format(
-        "the ranks ran on several hosts ({}, {}, ...): for the calls without a time of their own, when each rank "
-        "called is read from its host's clock, so the clocks' offset is in their waits and the straggler",
-        traces.front().host, other_host->host));
-}
-
-// How a CPU job's exposed time was read, said once.
-void note_exposed_on_cpu(const std::vector<RankTrace>& traces, std::vector<std::string>& notes) {
-  if (std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.exposed_on_the_training_thread; }))
-    notes.push_back(
-        "exposed ms of a CPU job: the time the backend's ranges (gloo:*) ran while the thread that called the "
-        "collectives ran no aten:: operator; it waited for them, or ran Python between operators");
-}
-
 }  // namespace
 
 std::optional<RankTrace> read_listed_trace(const TraceFile& file, std::string& note) {
@@ -161,6 +123,7 @@ ReadInput summarize_pytorch_readings(ReadInput input, std::vector<RankTrace> tra
   if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
   note_exposed_on_cpu(traces, input.notes);
   note_calls_without_a_run(traces, input.notes);
+  note_runs_and_unknowns(traces, input.notes);
   return summarized(std::move(input), std::move(traces), "torch.profiler");
 }
 
@@ -260,6 +223,7 @@ ReadInput read_nsys_reports(const ReplayInputRequest& request, const std::vector
   for (auto& entry : processes) traces.push_back(std::move(entry.second.trace));
   note_exposed_on_cpu(traces, input.notes);
   note_calls_without_a_run(traces, input.notes);
+  note_runs_and_unknowns(traces, input.notes);
   return summarized(std::move(input), std::move(traces), "nsys");
 }
 

@@ -9,12 +9,17 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
 #include "commbench/core/statistics.hpp"
+#include "time_intervals.hpp"
 
 namespace commbench {
 
 namespace {
 
-double duration_of(const TracedCollective& c) { return std::max(0.0, c.end_us - c.start_us) * 1e-6; }
+// A call's time: what its runs covered (several kernels of one call are busy for their union).
+double duration_of(const TracedCollective& c) {
+  if (c.timed_by_backend && c.run_us > 0) return c.run_us * 1e-6;
+  return std::max(0.0, c.end_us - c.start_us) * 1e-6;
+}
 
 // A collective ends on no rank before every rank has called it. Ranks whose matched calls
 // are minutes apart (more than any clock offset or straggler) are of different runs.
@@ -66,9 +71,10 @@ void require_one_run(const std::vector<RankTrace>& traces) {
 struct ClassKey {
   std::string op, dtype;
   std::uint64_t bytes;
+  bool bytes_known;
   int group;
   bool operator<(const ClassKey& o) const {
-    return std::tie(op, dtype, bytes, group) < std::tie(o.op, o.dtype, o.bytes, o.group);
+    return std::tie(op, dtype, bytes, bytes_known, group) < std::tie(o.op, o.dtype, o.bytes, o.bytes_known, o.group);
   }
 };
 
@@ -157,6 +163,8 @@ RankTraceSummary rank_summary(const RankTrace& trace) {
   rank.path = trace.path;
   rank.collectives = trace.collectives.size();
   rank.exposed_seconds = trace.exposed_seconds;
+  rank.unclaimed_runs = trace.unclaimed_runs;
+  rank.unclaimed_seconds = trace.unclaimed_seconds;
   if (!trace.steps.empty()) {
     double steps = 0;
     for (const StepWindow& step : trace.steps) steps += (step.end_us - step.start_us) * 1e-6;
@@ -184,9 +192,30 @@ void add_to_step(StepSummary& step, const TracedCollective& call, const CallTimi
   const double ranks = static_cast<double>(timing.durations.size());
   step.calls += 1;
   step.bytes += call.bytes;
+  step.bytes_known = step.bytes_known && call.bytes_known;
   for (std::size_t r = 0; r < timing.durations.size(); ++r) {
     if (timed) step.communication_seconds = step.communication_seconds.value_or(0) + timing.durations[r] / ranks;
     step.wait_seconds += timing.waits[r] / ranks;
+  }
+}
+
+// Where every rank's trace holds its backend's runs, a rank's communication is the time they
+// covered, and a step's the part of it in that rank's window of the step: overlapping calls
+// (gloo's worker threads, NCCL's streams) count once, so neither exceeds the time it is in.
+void communication_from_runs(const std::vector<RankTrace>& traces, TraceSummary& summary) {
+  const bool runs = std::all_of(traces.begin(), traces.end(),
+                                [](const RankTrace& t) { return !t.backend_busy_us.empty(); });
+  for (std::size_t r = 0; r < traces.size(); ++r)
+    summary.ranks[r].communication_seconds =
+        runs ? std::optional<double>(total_length(traces[r].backend_busy_us) * 1e-6) : summary.ranks[r].calls_seconds;
+  if (!runs) return;
+  for (StepSummary& step : summary.steps) {
+    double busy = 0;
+    for (const RankTrace& trace : traces)
+      for (const StepWindow& window : trace.steps)
+        if (window.number == step.number)
+          busy += overlap_length(trace.backend_busy_us, {{window.start_us, window.end_us}}) * 1e-6;
+    step.communication_seconds = busy / static_cast<double>(traces.size());
   }
 }
 
@@ -213,7 +242,7 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     for (std::size_t r = 0; r < traces.size(); ++r) {
       RankTraceSummary& rank = summary.ranks[r];
       rank.wait_seconds += timing.waits[r];
-      if (timed) rank.communication_seconds = rank.communication_seconds.value_or(0) + timing.durations[r];
+      if (timed) rank.calls_seconds = rank.calls_seconds.value_or(0) + timing.durations[r];
     }
     // Arrivals at one time (a tie) name no rank last.
     if (traces.size() > 1 && timing.lateness > 0) {
@@ -222,13 +251,14 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     }
     const TracedCollective& call = traces.front().collectives[i];
     if (const auto step = steps.find(call.step); step != steps.end()) add_to_step(step->second, call, timing, timed);
-    const ClassKey key{call.op, call.dtype, call.bytes, call.group_ranks};
+    const ClassKey key{call.op, call.dtype, call.bytes, call.bytes_known, call.group_ranks};
     auto [at, added] = class_index.emplace(key, summary.classes.size());
     if (added) {
       TracedClass c;
       c.op = call.op;
       c.dtype = call.dtype;
       c.bytes = call.bytes;
+      c.bytes_known = call.bytes_known;
       c.group_ranks = call.group_ranks;
       c.ranks = static_cast<int>(traces.size());
       summary.classes.push_back(c);
@@ -253,6 +283,7 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
     add_bandwidth(c, class_collective[k]);
   }
   for (const auto& [number, step] : steps) summary.steps.push_back(step);
+  communication_from_runs(traces, summary);
   std::uint64_t most = 0;
   for (std::size_t r = 0; r < traces.size(); ++r) {
     RankTraceSummary& rank = summary.ranks[r];

@@ -141,7 +141,7 @@ class Reading(unittest.TestCase):
             for record in records:
                 jsonschema.validate(record, definition)
             self.assertEqual(len([r for r in rows if r["record"] == kind]), len(records))
-        self.assertEqual(doc["schema"], "commbench.replay/2")
+        self.assertEqual(doc["schema"], "commbench.replay/3")
         self.assertTrue(doc["complete"])
         self.assertEqual(doc["world_size"], 4)
         self.assertEqual(doc["backend"], "gloo")

@@ -174,7 +174,7 @@ class Replay(unittest.TestCase):
         png = os.path.join(self.dir, "never.png")
         for index, (change, message) in enumerate([
                 (lambda c: c.pop("op"), "a collectives entry needs an 'op' name"),
-                (lambda c: c.update(bytes=-1), "'bytes' must be a number, 0 or more"),
+                (lambda c: c.update(bytes=-1), "'bytes' must be a number, 0 or more, or null"),
                 (lambda c: c.update(busbw_gbps="fast"), "'busbw_gbps' must be a number or null")]):
             with self.subTest(message=message):
                 doc = json.loads(json.dumps(self.doc))

@@ -33,12 +33,12 @@ class BadInput(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.dir, name)
 
-    def test_a_schedule_of_calls_on_groups_the_trace_does_not_name(self):
-        # HSDP on gloo: groups of 2 and of 4, and a gloo trace does not say which a call ran on.
+    def test_a_schedule_of_calls_on_a_group_of_some_ranks(self):
+        # HSDP on gloo: groups of 2 and of 4; an all-gather's output over its input says 2.
         dump = self.path("h.jsonl")
         err = self.refused(os.path.join(TRACES, "llama-hsdp"), "--dump-schedule", dump)
         self.assertRegex(err, r"^bench-replay: error: --dump-schedule: .*llama-hsdp/rank0\.json\.gz: call 1 "
-                              r"\(c10d::_allgather_base_\) runs on a process group the trace does not name")
+                              r"\(c10d::_allgather_base_\) runs on a group of 2 of the 4 ranks")
         self.assertFalse(os.path.exists(dump))
 
     def test_the_fabric_is_not_measured_on_one_process(self):

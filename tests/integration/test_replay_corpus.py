@@ -138,6 +138,8 @@ class CorpusReplay(FolderCase):
         return ranks
 
     def assertWithinShare(self, value, expected, what):
+        if value is None and expected == 0:
+            return  # nothing ran (a world of one runs no NCCL kernel): bench-replay says none, not 0
         self.assertIsNotNone(value, what)
         self.assertLessEqual(abs(value - expected), SHARE * expected + 1e-9,
                              f"{what}: {value * 1e3:.4f} ms, the trace says {expected * 1e3:.4f} ms")
@@ -176,7 +178,7 @@ class CorpusReplay(FolderCase):
     def test_kernels_no_call_claims_are_reported(self):
         for label, rank, truth in self.each_rank():
             with self.subTest(run=label, rank=rank["rank"]):
-                self.assertEqual(rank.get("unattributed_kernels"), truth.unattributed_kernels, f"{label}: kernels")
+                self.assertEqual(rank.get("unattributed_runs"), truth.unattributed_kernels, f"{label}: kernels")
                 self.assertWithinShare(rank.get("unattributed_seconds"), truth.unattributed_seconds,
                                        f"{label}: unattributed time")
 
@@ -205,7 +207,7 @@ class CorpusReplay(FolderCase):
                 sized = set.intersection(*(self.truth(path).ops_always_sized() for path in files))
                 for c in self.replay(label, files)["collectives"]:
                     if c["op"] in sized:
-                        self.assertTrue(c["bytes"], f"{c['op']}: {c['bytes']} bytes, the trace gives every call a size")
+                        self.assertIsNotNone(c["bytes"], f"{c['op']}: no size, the trace gives every call one")
 
     def test_group_sizes_the_trace_holds(self):
         for label, files in runs():

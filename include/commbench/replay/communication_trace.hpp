@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commbench/core/collective.hpp"
@@ -18,6 +19,7 @@ struct TracedCollective {
   std::optional<Collective> collective;  // the bus factor's collective; none for barrier, send, recv, ...
   std::string dtype;                     // "float32", "bfloat16", ...; empty when the trace does not say
   std::uint64_t bytes = 0;               // nccl-tests' size: see docs/replay.md
+  bool bytes_known = true;               // false: the trace records no size for it (bytes is then 0)
   int group_ranks = 0;                   // 0 when the trace does not say
   double issued_us = 0;                  // when the training thread called it (the trace's clock)
   double start_us = 0;                   // when it ran: the backend's own event, else the call's
@@ -29,6 +31,9 @@ struct TracedCollective {
   // Its time is the backend's own (gloo's range, NCCL's kernel), not the call's: false for
   // a call that found no run of its own (NCCL runs a group's calls in one kernel).
   bool timed_by_backend = false;
+  // The time its runs covered: a call NCCL ran in several kernels is busy for their union,
+  // not from the first's start to the last's end. 0 without runs.
+  double run_us = 0;
 };
 
 struct StepWindow {
@@ -54,6 +59,13 @@ struct RankTrace {
   // that called the collectives ran no aten:: operator. None where the trace has neither.
   std::optional<double> exposed_seconds;
   bool exposed_on_the_training_thread = false;  // the CPU's reading of exposed_seconds
+  // What the backend ran in all (its NCCL kernels, else gloo's ranges), as merged [start,
+  // end) intervals: the rank's communication time, whichever call each run belongs to.
+  // Empty where the trace holds no runs of the backend.
+  std::vector<std::pair<double, double>> backend_busy_us;
+  std::size_t unclaimed_runs = 0;  // runs of the backend no call claimed, and their time
+  double unclaimed_seconds = 0;
+  std::string pairing;  // how calls found their runs: "launch", "external id", "order", ""
 };
 
 }  // namespace commbench

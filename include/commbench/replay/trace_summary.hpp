@@ -22,6 +22,7 @@ struct TracedClass {
   std::string op;
   std::string dtype;
   std::uint64_t bytes = 0;
+  bool bytes_known = true;        // false: the traces record no size for these calls
   int group_ranks = 0;            // 0 unknown
   int ranks = 0;                  // ranks whose traces hold them
   std::uint64_t calls = 0;        // per rank
@@ -42,7 +43,13 @@ struct RankTraceSummary {
   std::string host;
   std::string path;
   std::uint64_t collectives = 0;
-  std::optional<double> communication_seconds;  // its timed calls' durations, summed; none when none was timed
+  // The time its backend ran (the union of its NCCL kernels, or of gloo's ranges), whatever
+  // call each run was of; without the runs, its timed calls' durations summed. None when
+  // nothing was timed.
+  std::optional<double> communication_seconds;
+  std::optional<double> calls_seconds;  // its timed calls' own times summed; none when none was timed
+  std::uint64_t unclaimed_runs = 0;     // runs of the backend no call claimed, and their time
+  double unclaimed_seconds = 0;
   // Waiting for the last rank to arrive: part of its timed calls' time, and for a call the
   // backend did not time, from when it called to when the last rank called.
   double wait_seconds = 0;
@@ -58,8 +65,11 @@ struct StepSummary {
   int number = 0;                               // N of ProfilerStep#N
   std::uint64_t calls = 0;                      // per rank
   std::uint64_t bytes = 0;                      // per rank, nccl-tests' sizes summed
+  bool bytes_known = true;                      // false when a call in it has no size in the traces
   double step_seconds = 0;                      // the longest rank's window
-  std::optional<double> communication_seconds;  // mean over the ranks of their timed calls' durations
+  // Mean over the ranks of the time their backend ran in the step's window; without the
+  // runs, of their timed calls' durations.
+  std::optional<double> communication_seconds;
   double wait_seconds = 0;                      // of that, the mean waiting for the last rank to arrive
 };
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -37,6 +39,7 @@ RankTrace every_member_set() {
   call.collective = Collective::allgather;
   call.dtype = "bfloat16";
   call.bytes = 123456789012345ULL;
+  call.bytes_known = false;
   call.group_ranks = 64;
   call.issued_us = 1733561234567890.1 + 0.3;
   call.start_us = 1.0 / 3.0;
@@ -46,6 +49,7 @@ RankTrace every_member_set() {
   call.nccl_algo = "RING";
   call.nccl_proto = "LL";
   call.timed_by_backend = true;
+  call.run_us = 1e6 / 7.0;
   RankTrace trace;
   trace.path = "traces/rank3.json.gz";
   trace.rank = 3;
@@ -59,6 +63,10 @@ RankTrace every_member_set() {
   trace.call_times_only = true;
   trace.exposed_seconds = 0.1 + 0.2;
   trace.exposed_on_the_training_thread = true;
+  trace.backend_busy_us = {{0.1, 0.25}, {1.0 / 3.0, 1e9 + 0.5}};
+  trace.unclaimed_runs = 75;
+  trace.unclaimed_seconds = 0.165 / 3.0;
+  trace.pairing = "external id";
   return trace;
 }
 
@@ -83,7 +91,24 @@ TEST(RankTraceJson, ReadsBackTheSameReading) {
   EXPECT_FALSE(read.collectives.back().collective.has_value());
   EXPECT_EQ(read.steps.back().start_us, 0.7 + 1e-9);
   EXPECT_EQ(read.exposed_seconds, 0.1 + 0.2);
+  EXPECT_EQ(read.backend_busy_us, trace.backend_busy_us);
+  EXPECT_EQ(read.unclaimed_runs, 75U);
   EXPECT_FALSE(rank_trace_from_json(rank_trace_json(RankTrace{}), "rank 0").exposed_seconds.has_value());
+}
+
+TEST(RankTraceJson, NumbersJsonCannotHoldAreSentAsText) {
+  RankTrace trace = every_member_set();
+  trace.collectives.front().issued_us = std::numeric_limits<double>::quiet_NaN();
+  trace.steps.front().end_us = std::numeric_limits<double>::infinity();
+  trace.unclaimed_seconds = -std::numeric_limits<double>::infinity();
+  const RankTrace read = rank_trace_from_json(rank_trace_json(trace), "rank 3");
+  EXPECT_TRUE(std::isnan(read.collectives.front().issued_us));
+  EXPECT_EQ(read.steps.front().end_us, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(read.unclaimed_seconds, -std::numeric_limits<double>::infinity());
+  nlohmann::json wrong = nlohmann::json::parse(rank_trace_json(trace));
+  wrong["unclaimed_seconds"] = "many";
+  const std::string error = usage_error_of([&] { rank_trace_from_json(wrong.dump(), "rank 3"); });
+  EXPECT_EQ(error, "rank 3: not a rank's reading ('many' is not a number)");
 }
 
 TEST(RankTraceJson, TextThatIsNoReadingNamesWhereItCameFrom) {
