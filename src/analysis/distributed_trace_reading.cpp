@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <concepts>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <numeric>
@@ -18,7 +18,7 @@ namespace commbench {
 
 // Found by argument-dependent lookup in ReadingShare's own namespace (typed_exchange.hpp).
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, ReadingShare>
+requires std::same_as<std::remove_const_t<Self>, ReadingShare>
 void fields(Self& share, Visit& v) {
   v("rank", share.rank);
   v("files", share.files);
@@ -38,7 +38,7 @@ struct StepEnd {
 };
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, StepEnd>
+requires std::same_as<std::remove_const_t<Self>, StepEnd>
 void fields(Self& end, Visit& v) {
   v("exit_code", end.exit_code);
   v("error", end.error);
@@ -53,7 +53,7 @@ struct PlannedFile {
 };
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, PlannedFile>
+requires std::same_as<std::remove_const_t<Self>, PlannedFile>
 void fields(Self& file, Visit& v) {
   v("path", file.path);
   v("in_folder", file.in_folder);
@@ -70,7 +70,7 @@ struct ReadingPlan {
 };
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, ReadingPlan>
+requires std::same_as<std::remove_const_t<Self>, ReadingPlan>
 void fields(Self& plan, Visit& v) {
   v("end", plan.end);
   v("alone", plan.alone);
@@ -88,7 +88,7 @@ struct FileOutcome {
 };
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, FileOutcome>
+requires std::same_as<std::remove_const_t<Self>, FileOutcome>
 void fields(Self& outcome, Visit& v) {
   v("file", outcome.file);
   v("trace", outcome.trace);
@@ -148,7 +148,7 @@ struct RankReading {
 };
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, RankReading>
+requires std::same_as<std::remove_const_t<Self>, RankReading>
 void fields(Self& reading, Visit& v) {
   v("outcomes", reading.outcomes);
   v("share", reading.share);

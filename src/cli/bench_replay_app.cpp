@@ -44,6 +44,7 @@
 #include "commbench/analysis/replay_run.hpp"
 #include "commbench/analysis/replay_schedule.hpp"
 #include "commbench/analysis/distributed_trace_reading.hpp"
+#include "commbench/backend/collective_try.hpp"
 #include "commbench/core/launcher_env.hpp"
 
 namespace commbench {
@@ -229,17 +230,19 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
 }
 
 // Under mpirun or srun: the job's ranks divide the traces between them, and the reporting
-// rank reports what one process would have, in the one process's order of checks.
+// rank reports what one process would have, in the one process's order of checks. Every
+// rank leaves each step alike (collective_try); no step has a deadline, as a reading by one
+// process has none (-T is --replay's and --measure-fabric's).
 int read_over_ranks_and_report(const ReplayOptions& options, JobSession& session) {
   const auto started = std::chrono::steady_clock::now();
   const std::string command_line = session.run_context({}).command_line;
   std::optional<NodeTopology> topology;
-  session.step("reading --topology", [&] {
+  collective_try(session.world(), [&] {
     if (session.reporting()) topology = topology_of(options);
   });
   DividedReading reading;
-  session.step("reading the traces", [&] { reading = read_traces_over(session.world(), input_request(options)); });
-  session.step("reporting the traces", [&] {
+  collective_try(session.world(), [&] { reading = read_traces_over(session.world(), input_request(options)); });
+  collective_try(session.world(), [&] {
     if (!session.reporting()) return;
     fmt::print("{}\n", report_with_fabric(options, command_line, std::move(reading.input), topology, started));
     if (const std::optional<ReadingShare>& share = reading.slowest)

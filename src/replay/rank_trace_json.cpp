@@ -18,7 +18,7 @@ namespace {
 // Each struct's members are named once, in one list per struct, for writing and reading
 // alike: a member cannot be written and forgotten by the reader.
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, TracedCollective>
+requires std::same_as<std::remove_const_t<Self>, TracedCollective>
 void members(Self& call, Visit& visit) {
   visit("op", call.op);
   visit("collective", call.collective);
@@ -38,7 +38,7 @@ void members(Self& call, Visit& visit) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, StepWindow>
+requires std::same_as<std::remove_const_t<Self>, StepWindow>
 void members(Self& step, Visit& visit) {
   visit("number", step.number);
   visit("start_us", step.start_us);
@@ -46,7 +46,7 @@ void members(Self& step, Visit& visit) {
 }
 
 template <typename Self, typename Visit>
-  requires std::same_as<std::remove_const_t<Self>, RankTrace>
+requires std::same_as<std::remove_const_t<Self>, RankTrace>
 void members(Self& trace, Visit& visit) {
   visit("path", trace.path);
   visit("rank", trace.rank);
@@ -86,7 +86,7 @@ struct Writer {
 
 template <typename T>
 nlohmann::json written(const T& value) {
-  if constexpr (requires(Writer& writer) { members(value, writer); }) {
+  if constexpr (requires(Writer & writer) { members(value, writer); }) {
     Writer writer;
     members(value, writer);
     return std::move(writer.out);
@@ -121,7 +121,7 @@ struct Reader {
 
 template <typename T>
 void read_into(const nlohmann::json& in, T& value) {
-  if constexpr (requires(Reader& reader) { members(value, reader); }) {
+  if constexpr (requires(Reader & reader) { members(value, reader); }) {
     Reader reader{&in};
     members(value, reader);
   } else if constexpr (is_optional<T>) {
@@ -145,8 +145,7 @@ void read_into(const nlohmann::json& in, T& value) {
       return;
     }
     const std::string& text = in.get_ref<const std::string&>();
-    if (text != "nan" && text != "inf" && text != "-inf")
-      throw UsageError(fmt::format("'{}' is not a number", text));
+    if (text != "nan" && text != "inf" && text != "-inf") throw UsageError(fmt::format("'{}' is not a number", text));
     value = text == "nan" ? std::numeric_limits<T>::quiet_NaN()
                           : (text == "inf" ? 1 : -1) * std::numeric_limits<T>::infinity();
   } else {

@@ -76,7 +76,8 @@ TEST(RankTraceJson, EveryMemberIsWrittenAndNoneIsLeftAtItsDefault) {
   ASSERT_EQ(set.size(), member_count<RankTrace>());
   ASSERT_EQ(set["collectives"][0].size(), member_count<TracedCollective>());
   ASSERT_EQ(set["steps"][0].size(), member_count<StepWindow>());
-  const nlohmann::json default_call = nlohmann::json::parse(rank_trace_json(RankTrace{.collectives = {{}}}))["collectives"][0];
+  const nlohmann::json default_call =
+      nlohmann::json::parse(rank_trace_json(RankTrace{.collectives = {{}}}))["collectives"][0];
   for (const auto& [key, value] : set.items()) EXPECT_NE(value, defaults[key]) << key;
   for (const auto& [key, value] : set["collectives"][0].items()) EXPECT_NE(value, default_call[key]) << key;
 }
