@@ -100,7 +100,9 @@ def main():
         print(f"one process: {seconds:.2f} s ({seconds / gib:.2f} s per GiB); CPU {cpu:.2f} s "
               f"({cpu / gib:.2f} s per GiB)")
         for ranks in map(int, args.np.split(",")):
-            cmd = [args.mpirun, "-q", "--oversubscribe", "-np", str(ranks), args.bin, traces]
+            # One rank reads alone, as one process does: /usr/bin/time gives its CPU time.
+            cmd = [args.mpirun, "-q", "--oversubscribe", "-np", str(ranks), "/usr/bin/time", "-f", "%U %S",
+                   args.bin, traces]
             seconds, cpu, job = timed(cmd, os.path.join(folder, f"np{ranks}.json"))
             same = "the one process's JSON" if job == alone else "JSON DIFFERENT from the one process's"
             print(f"mpirun -np {ranks}: {seconds:.2f} s ({seconds / gib:.2f} s per GiB); slowest share's CPU "

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -229,6 +230,13 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
   return report_with_fabric(options, command_line, read_traces(input_request(options)), topology, started);
 }
 
+// Whether a launcher (mpirun, srun) started several processes, which then divide the
+// traces: one process, under a launcher or not, reads them as it always has.
+bool divided_between_processes() {
+  const std::optional<int> size = launcher_size([](const char* name) { return std::getenv(name); });
+  return size && *size > 1;
+}
+
 // Under mpirun or srun: the job's ranks divide the traces between them, and the reporting
 // rank reports what one process would have, in the one process's order of checks. Every
 // rank leaves each step alike (collective_try); no step has a deadline, as a reading by one
@@ -342,7 +350,7 @@ int run_bench_replay(int argc, char** argv) {
           },
       .without_job = [](const ReplayOptions& options, bool reporting,
                         const std::string& command_line) -> std::optional<std::string> {
-        if (options.replay || options.measure_fabric || started_by_launcher()) return std::nullopt;
+        if (options.replay || options.measure_fabric || divided_between_processes()) return std::nullopt;
         return reporting ? read_and_report(options, command_line) : std::string();
       },
       .read_files =

@@ -62,6 +62,10 @@ class Distributed(unittest.TestCase):
         job = replay(self.dir, [os.path.join(TRACES, "llama-ddp")], 4)
         self.assertRegex(job.stdout.splitlines()[-1],
                          r"^# divided over 4 ranks: the slowest, rank [0-3], read 1 file of [0-9.]+KiB in ")
+        # One process under mpirun reads alone, as without it.
+        alone = replay(self.dir, [os.path.join(TRACES, "llama-ddp")], 1)
+        self.assertEqual(alone.returncode, 0, alone.stderr)
+        self.assertRegex(alone.stdout.splitlines()[-1], r"^# 4 traces read in ")
         self.assertEqual([rank["rank"] for rank in document["ranks"]], [0, 1, 2, 3])
         self.assertEqual(document["world_size"], 4)
 
