@@ -60,8 +60,9 @@ CommunicationCause straggler(const TraceSummary& summary) {
   CommunicationCause cause{"straggler", 0, ""};
   if (!summary.straggler) return cause;
   for (const RankTraceSummary& rank : summary.ranks)
-    if (rank.rank == *summary.straggler && rank.lateness_seconds) {
-      cause.seconds = *rank.lateness_seconds * static_cast<double>(rank.last_arrivals);
+    if (rank.rank == *summary.straggler && summary.ranks.size() > 1) {
+      // The waiting its lateness cost the others, per other rank.
+      cause.seconds = rank.caused_wait_seconds / static_cast<double>(summary.ranks.size() - 1);
       cause.text = fmt::format(
           "one straggling rank: rank {}{} arrives last at {} of {} calls; each of the others waits {} in all for it "
           "(look at "

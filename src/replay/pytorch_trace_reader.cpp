@@ -129,6 +129,9 @@ RankTrace read_pytorch_trace(const std::string& path) {
     trace.backend = info->second["backend"].get<std::string>();
   const auto host = streamed.members.find("host_name");
   if (host != streamed.members.end() && host->second.is_string()) trace.host = host->second.get<std::string>();
+  const auto base = streamed.members.find("baseTimeNanoseconds");
+  if (base != streamed.members.end() && base->second.is_number())
+    trace.epoch_offset_us = base->second.get<double>() * 1e-3;
   trace.steps = events.steps();
   TracedCommunication communication = events.traced_communication(common_group_size(info->second));
   trace.collectives = std::move(communication.collectives);

@@ -102,6 +102,7 @@ ReadInput read_deepspeed_log(const ReplayInputRequest& request, const std::strin
 ReadInput summarized(ReadInput input, std::vector<RankTrace> traces, const char* format) {
   input.nodes = node_count(traces);
   input.summary = summarize_traces(traces);
+  input.notes.insert(input.notes.end(), input.summary.notes.begin(), input.summary.notes.end());
   input.traces = std::move(traces);
   input.format = format;
   return input;

@@ -6,41 +6,46 @@
 
 #include <fmt/format.h>
 
+#include "call_arrival.hpp"
+#include "call_matching.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
-#include "commbench/core/statistics.hpp"
+#include "straggler_verdict.hpp"
 #include "time_intervals.hpp"
+#include "wait_tally.hpp"
 
 namespace commbench {
 
 namespace {
 
-// A call's time: what its runs covered (several kernels of one call are busy for their union).
-double duration_of(const TracedCollective& c) {
-  if (c.timed_by_backend && c.run_us > 0) return c.run_us * 1e-6;
-  return std::max(0.0, c.end_us - c.start_us) * 1e-6;
-}
-
 // A collective ends on no rank before every rank has called it. Ranks whose matched calls
-// are minutes apart (more than any clock offset or straggler) are of different runs.
-void require_calls_to_meet(const std::vector<RankTrace>& traces) {
+// are minutes apart (more than any clock offset or straggler) are of different runs. Times
+// are compared on the epoch where every trace puts itself there.
+void require_calls_to_meet(const std::vector<RankTrace>& traces, const ArrivalClock& clock) {
   constexpr double kApartUs = 60e6;
   for (std::size_t i = 0; i < traces.front().collectives.size(); ++i) {
-    const RankTrace* ended = nullptr;
-    const RankTrace* called = nullptr;
-    for (const RankTrace& trace : traces) {
-      const TracedCollective& call = trace.collectives[i];
+    std::size_t ended = traces.size(), called = traces.size();
+    double ended_us = 0, called_us = 0;
+    for (std::size_t r = 0; r < traces.size(); ++r) {
+      const TracedCollective& call = traces[r].collectives[i];
+      const double end_us = call.end_us + clock.offset_us[r], issued_us = call.issued_us + clock.offset_us[r];
       // A call's end without the backend's run is when it was queued, not when it ended.
-      if (call.timed_by_backend && (!ended || call.end_us < ended->collectives[i].end_us)) ended = &trace;
-      if (!called || call.issued_us > called->collectives[i].issued_us) called = &trace;
+      if (call.timed_by_backend && (ended == traces.size() || end_us < ended_us)) {
+        ended = r;
+        ended_us = end_us;
+      }
+      if (called == traces.size() || issued_us > called_us) {
+        called = r;
+        called_us = issued_us;
+      }
     }
-    if (!ended) continue;
-    const double apart_us = called->collectives[i].issued_us - ended->collectives[i].end_us;
+    if (ended == traces.size()) continue;
+    const double apart_us = called_us - ended_us;
     if (apart_us > kApartUs)
       throw UsageError(fmt::format(
           "call {} ({}) ended in {} {:.0f} s before {} called it: traces of different runs (or of hosts whose "
           "clocks are that far apart)",
-          i + 1, ended->collectives[i].op, ended->path, apart_us * 1e-6, called->path));
+          i + 1, traces[ended].collectives[i].op, traces[ended].path, apart_us * 1e-6, traces[called].path));
   }
 }
 
@@ -54,18 +59,6 @@ void require_one_run(const std::vector<RankTrace>& traces) {
     const auto [at, added] = by_rank.emplace(trace.rank, &trace);
     if (!added) throw UsageError(fmt::format("{} and {} are both rank {}", at->second->path, trace.path, trace.rank));
   }
-  for (const RankTrace& trace : traces) {
-    if (trace.collectives.size() != first.collectives.size())
-      throw UsageError(
-          fmt::format("{} holds {} collective calls, {} holds {}: the traces do not line up (different "
-                      "runs or steps)",
-                      trace.path, trace.collectives.size(), first.path, first.collectives.size()));
-    for (std::size_t i = 0; i < trace.collectives.size(); ++i)
-      if (trace.collectives[i].op != first.collectives[i].op)
-        throw UsageError(fmt::format("call {} is {} in {} and {} in {}: the traces do not line up", i + 1,
-                                     trace.collectives[i].op, trace.path, first.collectives[i].op, first.path));
-  }
-  require_calls_to_meet(traces);
 }
 
 struct ClassKey {
@@ -84,74 +77,12 @@ void add_bandwidth(TracedClass& c, const std::optional<Collective>& collective) 
   if (collective && c.group_ranks > 1) c.busbw_gbps = *c.algbw_gbps * bus_bandwidth_factor(*collective, c.group_ranks);
 }
 
-// Whether a rank last at `most` of `calls` calls among `ranks` is more than arrival noise:
-// last at more than twice its share of the calls, at two calls or more. Of two ranks one is
-// always last, so there it must be last at 90 % of 10 calls or more (by chance alone, one
-// of two ranks is that often last about 2 % of the time).
-bool names_a_straggler(std::uint64_t most, std::uint64_t calls, std::size_t ranks) {
-  if (ranks < 2 || most < 2) return false;
-  if (ranks == 2) return calls >= 10 && most * 10 >= calls * 9;
-  return most * ranks > 2 * calls;
-}
-
-std::string verdict_of(const TraceSummary& summary) {
-  // A rank not read may be the one the others waited for.
-  if (summary.ranks.size() < static_cast<std::size_t>(summary.world_size))
-    return fmt::format(
-        "no straggler can be named: {} of the job's {} ranks {} read, and the rank the others waited for may be "
-        "among those not read (give every rank's trace)",
-        summary.ranks.size(), summary.world_size, summary.ranks.size() == 1 ? "was" : "were");
-  if (summary.ranks.size() == 1) return "no straggler: one rank, with no other to wait for";
-  if (!summary.straggler && summary.ranks.size() == 2)
-    return fmt::format(
-        "no straggler named: of two ranks one is always last, and it takes one last at 90 % of 10 calls or more "
-        "({} matched)",
-        count_text(summary.calls, "call"));
-  if (!summary.straggler)
-    return fmt::format("no straggler: the last arrival is spread over the ranks ({} matched)",
-                       count_text(summary.calls, "call"));
-  const RankTraceSummary& rank = *std::find_if(summary.ranks.begin(), summary.ranks.end(),
-                                               [&](const RankTraceSummary& r) { return r.rank == *summary.straggler; });
-  return fmt::format("straggler: rank {}{} arrives last at {} of {} calls, {} ms after the others' median", rank.rank,
-                     rank.host.empty() ? "" : " (" + rank.host + ")", rank.last_arrivals, summary.calls,
-                     significant_text(rank.lateness_seconds.value_or(0) * 1e3, 3));
-}
-
 // A class's NCCL choice over its calls: the first call's, or "mixed" once another differs.
 void merge_choice(std::string& held, const std::string& seen, bool first) {
   if (first)
     held = seen;
   else if (held != seen)
     held = "mixed";
-}
-
-// One call matched across the ranks: how long each rank took and waited, who came last.
-struct CallTiming {
-  std::vector<double> durations;  // seconds
-  std::vector<double> waits;      // seconds each rank waited for the last one
-  std::size_t last = 0;           // the rank that arrived last
-  double lateness = 0;            // seconds it came after the others' median
-};
-
-// With the backend's own times, every rank's call ends together: the one that arrived last
-// ran shortest, and the others' extra time is waiting. Without them (an async call's range
-// is its queueing), arrival is when each rank called, on the common clock.
-CallTiming call_timing(const std::vector<RankTrace>& traces, std::size_t i, bool by_call) {
-  CallTiming timing;
-  std::vector<double> arrivals;
-  for (const RankTrace& trace : traces) {
-    const TracedCollective& call = trace.collectives[i];
-    timing.durations.push_back(duration_of(call));
-    arrivals.push_back(by_call ? call.issued_us * 1e-6 : -timing.durations.back());
-  }
-  timing.last = static_cast<std::size_t>(std::max_element(arrivals.begin(), arrivals.end()) - arrivals.begin());
-  std::vector<double> others;
-  for (std::size_t r = 0; r < arrivals.size(); ++r) {
-    timing.waits.push_back(arrivals[timing.last] - arrivals[r]);
-    if (r != timing.last) others.push_back(arrivals[r]);
-  }
-  if (!others.empty()) timing.lateness = arrivals[timing.last] - median_of(others);
-  return timing;
 }
 
 // A rank's own figures; its communication, waiting and arrivals are added as the calls are
@@ -164,6 +95,9 @@ RankTraceSummary rank_summary(const RankTrace& trace) {
   rank.collectives = trace.collectives.size();
   rank.exposed_seconds = trace.exposed_seconds;
   rank.unclaimed_runs = trace.unclaimed_runs;
+  // Its own calls' times, whether or not the other ranks' traces hold them too.
+  for (const TracedCollective& call : trace.collectives)
+    if (call.timed_by_backend) rank.calls_seconds = rank.calls_seconds.value_or(0) + call.seconds();
   rank.unclaimed_seconds = trace.unclaimed_seconds;
   if (!trace.steps.empty()) {
     double steps = 0;
@@ -187,15 +121,69 @@ std::map<int, StepSummary> step_windows(const std::vector<RankTrace>& traces) {
 }
 
 // One call matched across the ranks, added to its step: the ranks' mean durations, when the
-// backend timed it, and their mean waits.
+// backend timed it (their waits are added once every call is: WaitTally).
 void add_to_step(StepSummary& step, const TracedCollective& call, const CallTiming& timing, bool timed) {
   const double ranks = static_cast<double>(timing.durations.size());
   step.calls += 1;
   step.bytes += call.bytes;
   step.bytes_known = step.bytes_known && call.bytes_known;
-  for (std::size_t r = 0; r < timing.durations.size(); ++r) {
+  for (std::size_t r = 0; r < timing.durations.size(); ++r)
     if (timed) step.communication_seconds = step.communication_seconds.value_or(0) + timing.durations[r] / ranks;
-    step.wait_seconds += timing.waits[r] / ranks;
+}
+
+// The calls' classes, built as the calls are added.
+struct Classes {
+  std::map<ClassKey, std::size_t> index;
+  std::vector<std::optional<Collective>> collective;
+};
+
+// The i-th call, matched across the ranks, added to its class: its time the shortest
+// rank's (from the last arrival to the end), where the backend timed it on every rank.
+void add_to_class(TraceSummary& summary, Classes& classes, const std::vector<RankTrace>& traces, std::size_t i,
+                  const CallTiming& timing, bool timed) {
+  const TracedCollective& call = traces.front().collectives[i];
+  const ClassKey key{call.op, call.dtype, call.bytes, call.bytes_known, call.group_ranks};
+  auto [at, added] = classes.index.emplace(key, summary.classes.size());
+  if (added) {
+    TracedClass c;
+    c.op = call.op;
+    c.dtype = call.dtype;
+    c.bytes = call.bytes;
+    c.bytes_known = call.bytes_known;
+    c.group_ranks = call.group_ranks;
+    c.ranks = static_cast<int>(traces.size());
+    summary.classes.push_back(c);
+    classes.collective.push_back(call.collective);
+  }
+  TracedClass& c = summary.classes[at->second];
+  for (const RankTrace& trace : traces) {
+    merge_choice(c.nccl_algo, trace.collectives[i].nccl_algo, c.calls == 0 && &trace == &traces.front());
+    merge_choice(c.nccl_proto, trace.collectives[i].nccl_proto, c.calls == 0 && &trace == &traces.front());
+  }
+  ++c.calls;
+  if (timed) {
+    c.seconds = c.seconds.value_or(0) + timing.shortest;
+    ++c.timed_calls;
+  }
+  for (const double wait : timing.waits) c.wait_seconds += wait / static_cast<double>(traces.size());
+}
+
+void finish_classes(TraceSummary& summary, const Classes& classes) {
+  for (std::size_t k = 0; k < summary.classes.size(); ++k) {
+    TracedClass& c = summary.classes[k];
+    if (c.seconds) *c.seconds /= static_cast<double>(c.timed_calls);
+    c.wait_seconds /= static_cast<double>(c.calls);
+    add_bandwidth(c, classes.collective[k]);
+  }
+}
+
+// Each trace's calls cut to those every rank shares, in the first trace's order.
+void keep_matched_calls(std::vector<RankTrace>& traces, const MatchedCalls& matched) {
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    std::vector<TracedCollective> kept;
+    kept.reserve(matched.rows.size());
+    for (const std::vector<std::size_t>& row : matched.rows) kept.push_back(traces[r].collectives[row[r]]);
+    traces[r].collectives = std::move(kept);
   }
 }
 
@@ -219,6 +207,18 @@ void communication_from_runs(const std::vector<RankTrace>& traces, TraceSummary&
   }
 }
 
+std::string arrival_note(const ArrivalClock& clock, const RankTrace& first) {
+  const std::string clock_text = clock.on_the_epoch
+                                     ? std::string(
+                                           "on the epoch, where torch.profiler's baseTimeNanoseconds puts "
+                                           "every trace's times")
+                                     : fmt::format("on the clock of the one host the ranks ran on, {}", first.host);
+  return fmt::format(
+      "arrival is when each rank called, {}: the waits, the last arrivals and the straggler are read from it, not "
+      "from the calls' durations",
+      clock_text);
+}
+
 }  // namespace
 
 TraceSummary summarize_traces(std::vector<RankTrace> traces) {
@@ -228,75 +228,36 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   TraceSummary summary;
   summary.world_size = traces.front().world_size;
   summary.backend = traces.front().backend;
-  summary.calls = traces.front().collectives.size();
   for (const RankTrace& trace : traces) summary.ranks.push_back(rank_summary(trace));
+  const MatchedCalls matched = match_calls(traces);
+  summary.notes = matched.notes;
+  if (!matched.one_to_one) keep_matched_calls(traces, matched);
+  const ArrivalClock clock = arrival_clock(traces);
+  require_calls_to_meet(traces, clock);
+  summary.calls = traces.front().collectives.size();
   std::map<int, StepSummary> steps = step_windows(traces);
-  std::map<ClassKey, std::size_t> class_index;
-  std::vector<std::optional<Collective>> class_collective;
-  std::vector<double> lateness_sum(traces.size(), 0.0);
+  Classes classes;
   const bool by_call = std::any_of(traces.begin(), traces.end(), [](const RankTrace& t) { return t.call_times_only; });
+  WaitTally waits(traces.size());
   for (std::size_t i = 0; i < summary.calls; ++i) {
     const bool timed = std::all_of(traces.begin(), traces.end(),
                                    [&](const RankTrace& t) { return t.collectives[i].timed_by_backend; });
-    const CallTiming timing = call_timing(traces, i, by_call || !timed);
-    for (std::size_t r = 0; r < traces.size(); ++r) {
-      RankTraceSummary& rank = summary.ranks[r];
-      rank.wait_seconds += timing.waits[r];
-      if (timed) rank.calls_seconds = rank.calls_seconds.value_or(0) + timing.durations[r];
-    }
-    // Arrivals at one time (a tie) name no rank last.
-    if (traces.size() > 1 && timing.lateness > 0) {
-      ++summary.ranks[timing.last].last_arrivals;
-      lateness_sum[timing.last] += timing.lateness;
-    }
+    const bool by_issue = clock.comparable || by_call || !timed;
+    const CallTiming timing = call_timing(traces, i, by_issue, clock);
+    waits.add(timing, by_issue, traces.front().collectives[i].step);
     const TracedCollective& call = traces.front().collectives[i];
     if (const auto step = steps.find(call.step); step != steps.end()) add_to_step(step->second, call, timing, timed);
-    const ClassKey key{call.op, call.dtype, call.bytes, call.bytes_known, call.group_ranks};
-    auto [at, added] = class_index.emplace(key, summary.classes.size());
-    if (added) {
-      TracedClass c;
-      c.op = call.op;
-      c.dtype = call.dtype;
-      c.bytes = call.bytes;
-      c.bytes_known = call.bytes_known;
-      c.group_ranks = call.group_ranks;
-      c.ranks = static_cast<int>(traces.size());
-      summary.classes.push_back(c);
-      class_collective.push_back(call.collective);
-    }
-    TracedClass& c = summary.classes[at->second];
-    for (const RankTrace& trace : traces) {
-      merge_choice(c.nccl_algo, trace.collectives[i].nccl_algo, c.calls == 0 && &trace == &traces.front());
-      merge_choice(c.nccl_proto, trace.collectives[i].nccl_proto, c.calls == 0 && &trace == &traces.front());
-    }
-    ++c.calls;
-    if (timed) {
-      c.seconds = c.seconds.value_or(0) + timing.durations[timing.last];
-      ++c.timed_calls;
-    }
-    for (const double wait : timing.waits) c.wait_seconds += wait / static_cast<double>(traces.size());
+    add_to_class(summary, classes, traces, i, timing, timed);
   }
-  for (std::size_t k = 0; k < summary.classes.size(); ++k) {
-    TracedClass& c = summary.classes[k];
-    if (c.seconds) *c.seconds /= static_cast<double>(c.timed_calls);
-    c.wait_seconds /= static_cast<double>(c.calls);
-    add_bandwidth(c, class_collective[k]);
+  waits.fill(summary.ranks);
+  finish_classes(summary, classes);
+  for (auto& [number, step] : steps) {
+    step.wait_seconds = waits.step_wait_seconds(number);
+    summary.steps.push_back(step);
   }
-  for (const auto& [number, step] : steps) summary.steps.push_back(step);
   communication_from_runs(traces, summary);
-  std::uint64_t most = 0;
-  for (std::size_t r = 0; r < traces.size(); ++r) {
-    RankTraceSummary& rank = summary.ranks[r];
-    if (rank.last_arrivals > 0) rank.lateness_seconds = lateness_sum[r] / static_cast<double>(rank.last_arrivals);
-    if (rank.last_arrivals > most) {
-      most = rank.last_arrivals;
-      summary.straggler = rank.rank;
-    }
-  }
-  if (!names_a_straggler(most, summary.calls, traces.size()) ||
-      traces.size() < static_cast<std::size_t>(summary.world_size))
-    summary.straggler.reset();
-  summary.verdict = verdict_of(summary);
+  if (clock.comparable && !by_call && traces.size() > 1) summary.notes.push_back(arrival_note(clock, traces.front()));
+  judge_straggler(summary, waits.spread_seconds());
   return summary;
 }
 

@@ -86,6 +86,7 @@ TracedCollective traced(const MarkedCall& call, int common_group, const std::vec
   c.group_ranks = group_of(call, common_group);
   size_call(c, {call.op, call.record, call.annotation, call.runs.empty() ? nullptr : call.runs.front()});
   c.issued_us = call.outer->ts;
+  c.thread = call.outer->thread;
   c.start_us = call.outer->ts;
   c.end_us = call.outer->ts + call.outer->dur;
   if (!call.runs.empty()) {

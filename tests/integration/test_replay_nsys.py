@@ -99,25 +99,38 @@ class NsysReports(FolderCase):
         self.assertEqual({r["rank"]: os.path.basename(r["file"]) for r in doc["ranks"]},
                          {n: f"rank{n}.sqlite.gz" for n in range(4)})
 
-    def test_who_arrived_last_is_read_from_gloos_ranges(self):
-        """gloo's own ranges, on its threads, are the calls' runs: every rank's run of a call
-        ends together, so the rank whose run was shortest arrived last and the others' extra
-        time is waiting, as in a torch.profiler trace. Held against the raw rows."""
+    def test_on_one_host_who_arrived_last_is_read_from_when_each_rank_called(self):
+        """The 4 reports are of one host, whose clock (each report's own, put on the UTC clock
+        by its capture's start) they share: a rank arrives at a call when its c10d:: range
+        starts, and waits from then to the last rank's start, time when two of its calls
+        waited at once counted once. Held against the raw rows. Rank 2 slept 50 ms before its
+        backward, yet on this 2-core host rank 1's compute was slower still: rank 2 is last
+        at the first bucket, 2.5 ms after rank 1, and rank 1 at the second, 54 ms after the
+        others' median, so no rank is named and the verdict says which cost the most."""
         out, doc = self.replay(os.path.join(NSYS, "nsys-straggler"), name="straggler")
-        runs = []
+        issued = []
         for path in report_files("nsys-straggler"):
             db = sqlite3.connect(open_report(path, self.dir))
-            runs.append([(end - start) * 1e-9 for start, end in db.execute(
-                "SELECT start, end FROM NVTX_EVENTS WHERE text LIKE 'gloo:%' ORDER BY start")])
+            epoch = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+            issued.append([(epoch + start) * 1e-9 for (start,) in db.execute(
+                "SELECT start FROM NVTX_EVENTS WHERE text LIKE 'c10d::%' ORDER BY start")])
             db.close()
-        self.assertEqual(len(runs[0]), doc["calls_per_rank"])
-        last = [min(range(4), key=lambda r: runs[r][i]) for i in range(len(runs[0]))]
+        self.assertEqual(len(issued[0]), doc["calls_per_rank"])
+        last = [max(range(4), key=lambda r: issued[r][i]) for i in range(len(issued[0]))]
+        self.assertEqual(last, [2, 1])
         ranks = {r["rank"]: r for r in doc["ranks"]}
         for rank in range(4):
             self.assertEqual(ranks[rank]["last_arrivals"], last.count(rank))
-            waited = sum(runs[rank][i] - min(runs[r][i] for r in range(4)) for i in range(len(last)))
+            waits = [(issued[rank][i], issued[last[i]][i]) for i in range(len(last)) if last[i] != rank]
+            waited = sum(end - start for start, end in merged(waits))
             self.assertAlmostEqual(ranks[rank]["wait_seconds"], waited, places=5)
+        caused = sum(issued[1][1] - issued[r][1] for r in (0, 2, 3))
+        self.assertIsNone(doc["straggler"])
+        self.assertTrue(doc["verdict"].startswith(
+            f"no straggler named: rank 1 (vm) caused the most waiting, {caused * 1e3:.3g} ms"), doc["verdict"])
+        self.assertIn("but it arrives last at one call only", doc["verdict"])
         self.assertEqual(doc["backend"], "gloo")
+        self.assertIn("arrival is when each rank called, on the clock of the one host the ranks ran on, vm:", out)
         self.assertNotIn("waits and the straggler are from when each rank called", out)
 
     def test_without_gloos_ranges_who_called_last_is_read_from_the_ranks_clocks(self):

@@ -4,6 +4,7 @@
 // summary (trace_summary.hpp) holds the ranks against each other.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@ struct TracedCollective {
   bool bytes_known = true;               // false: the trace records no size for it (bytes is then 0)
   int group_ranks = 0;                   // 0 when the trace does not say
   double issued_us = 0;                  // when the training thread called it (the trace's clock)
+  std::optional<std::int64_t> thread;    // the thread that called it (the trace's tid); none unknown
   double start_us = 0;                   // when it ran: the backend's own event, else the call's
   double end_us = 0;
   int step = -1;     // the profiler step (ProfilerStep#N) it was called in; -1 none
@@ -34,6 +36,12 @@ struct TracedCollective {
   // The time its runs covered: a call NCCL ran in several kernels is busy for their union,
   // not from the first's start to the last's end. 0 without runs.
   double run_us = 0;
+
+  // Its time in seconds: what its runs covered, else its own range.
+  double seconds() const {
+    if (timed_by_backend && run_us > 0) return run_us * 1e-6;
+    return std::max(0.0, end_us - start_us) * 1e-6;
+  }
 };
 
 struct StepWindow {
@@ -48,6 +56,8 @@ struct RankTrace {
   int world_size = 0;
   std::string backend;  // "gloo", "nccl", ...
   std::string host;
+  // What puts the trace's times on the UTC epoch (torch.profiler's baseTimeNanoseconds); none unwritten.
+  std::optional<double> epoch_offset_us;
   std::vector<TracedCollective> collectives;  // in the order the rank called them
   std::vector<StepWindow> steps;
   // The calls' times are the calls themselves, not the backend's run (Nsight Systems' NVTX

@@ -1,8 +1,10 @@
 // The ranks' traces of one job held together: each collective call matched across ranks
-// by its place in the call order, what it moved and how fast once the last rank arrived,
-// how long the others waited for that rank, and which rank arrived last most often.
-// Arrival is read from durations, not from clocks: a rank that comes late finds the others
-// waiting, so its own call is the shortest. That needs no clock shared between nodes.
+// (by its place in the call order, or on the calls the ranks share where their windows do
+// not line up: call_matching.hpp), what it moved and how fast once the last rank arrived,
+// how long the others waited for that rank, and the rank whose lateness cost them the most
+// waiting. Arrival is when each rank called, where the ranks' clocks compare (one host, or
+// torch.profiler's epoch on every trace); elsewhere it is read from durations: a rank that
+// comes late finds the others waiting, so its own call is the shortest (call_arrival.hpp).
 // A call's time is the backend's run of it (an NCCL kernel, a gloo range): a call without
 // one (TracedCollective::timed_by_backend) has no time, since its own range is when it was
 // queued, and its arrival is when each rank called it.
@@ -50,12 +52,14 @@ struct RankTraceSummary {
   std::optional<double> calls_seconds;  // its timed calls' own times summed; none when none was timed
   std::uint64_t unclaimed_runs = 0;     // runs of the backend no call claimed, and their time
   double unclaimed_seconds = 0;
-  // Waiting for the last rank to arrive: part of its timed calls' time, and for a call the
-  // backend did not time, from when it called to when the last rank called.
+  // Waiting for the last rank to arrive: part of its timed calls' time, and where arrival is
+  // when each rank called, from when it called to when the last rank called (time when
+  // several of its calls waited at once counted once).
   double wait_seconds = 0;
   std::optional<double> step_seconds;      // its profiler steps, summed; none without steps
   std::uint64_t last_arrivals = 0;         // calls it was the last to arrive at
   std::optional<double> lateness_seconds;  // mean, over those, of how much later than the others' median
+  double caused_wait_seconds = 0;          // the others' waiting at those calls, each other rank's added
   std::optional<double> exposed_seconds;   // NCCL kernels not overlapped by compute kernels; none without
 };
 
@@ -81,12 +85,13 @@ struct TraceSummary {
   std::vector<TracedClass> classes;
   std::vector<RankTraceSummary> ranks;
   std::vector<StepSummary> steps;  // every step of the traces, in order; none without steps
-  std::optional<int> straggler;    // the rank that arrived last most often, when one did more than its share
+  std::optional<int> straggler;    // the rank whose lateness cost the others most waiting (straggler_verdict.hpp)
   std::string verdict;
+  std::vector<std::string> notes;  // how the calls were matched and arrival read, where that needs saying
 };
 
 // UsageError (exit 2) when the traces are not of one run: different world sizes, a rank
-// twice, or call orders that do not line up (a different count or operation at a place).
+// twice, a trace that shares no call with the others, or matched calls minutes apart.
 TraceSummary summarize_traces(std::vector<RankTrace> traces);
 
 }  // namespace commbench

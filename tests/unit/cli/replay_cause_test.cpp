@@ -89,6 +89,7 @@ TEST(ReplayCause, AStragglerWhoseWaitOutweighsTheRestIsNamed) {
   summary.ranks[2].host = "node7";
   summary.ranks[2].last_arrivals = 2;
   summary.ranks[2].lateness_seconds = 0.05;
+  summary.ranks[2].caused_wait_seconds = 0.1 * static_cast<double>(summary.ranks.size() - 1);
   const Judged judged = judge(summary);
   const CommunicationCause& cause = judged.cause;
   EXPECT_EQ(cause.name, "straggler");

@@ -194,5 +194,18 @@ TEST(PytorchTrace, OperatorNamesBecomeOperations) {
   EXPECT_EQ(canonical_comm_op("aten::all_reduce"), "");
 }
 
+TEST(PytorchTrace, TheProfilersEpochAndEachCallsThreadAreRead) {
+  TempDir dir;
+  const std::string with_epoch = std::string(kTrace).insert(1, R"("baseTimeNanoseconds": 1790857026000000000, )");
+  const RankTrace trace = read_pytorch_trace(dir.write("rank1.json", with_epoch));
+  ASSERT_TRUE(trace.epoch_offset_us.has_value());
+  EXPECT_DOUBLE_EQ(*trace.epoch_offset_us, 1790857026000000.0);
+  EXPECT_FALSE(trace.collectives[0].thread.has_value());  // these events name no thread
+  EXPECT_FALSE(read_pytorch_trace(dir.write("rank0.json", kTrace)).epoch_offset_us.has_value());
+  std::string threaded = kTrace;
+  threaded.replace(threaded.find(R"("name": "c10d::allreduce_",)"), 0, R"("tid": 77, )");
+  EXPECT_EQ(read_pytorch_trace(dir.write("threaded.json", threaded)).collectives[0].thread, 77);
+}
+
 }  // namespace
 }  // namespace commbench

@@ -52,7 +52,11 @@ TEST(TraceSummary, TheShortestCallIsTheLastArrivalAndSetsTheBandwidth) {
   EXPECT_EQ(summary.ranks[2].last_arrivals, 5u);
   EXPECT_DOUBLE_EQ(*summary.ranks[2].lateness_seconds, 4e-3);
   EXPECT_DOUBLE_EQ(summary.ranks[0].wait_seconds, 5 * 4e-3);
-  EXPECT_EQ(summary.verdict, "straggler: rank 2 arrives last at 5 of 5 calls, 4 ms after the others' median");
+  EXPECT_DOUBLE_EQ(summary.ranks[2].caused_wait_seconds, 3 * 5 * 4e-3);
+  EXPECT_EQ(summary.verdict,
+            "straggler: rank 2 cost the others 60 ms of waiting, 100 % of all the waiting; it arrives last at 5 of 5 "
+            "calls, 4 ms after the others' median (the others arriving together; by chance alone one of 4 ranks is "
+            "last at 5 of 5 calls 0.39 % of the time)");
 }
 
 TEST(TraceSummary, ArrivalsSpreadOverTheRanksNameNoStraggler) {
@@ -108,12 +112,15 @@ TEST(TraceSummary, OfTwoRanksOneIsAlwaysLastSoItTakesMostOfManyCalls) {
   EXPECT_FALSE(few.straggler.has_value());
   EXPECT_EQ(few.ranks[1].last_arrivals, 3u);
   EXPECT_EQ(few.verdict,
-            "no straggler named: of two ranks one is always last, and it takes one last at 90 % of 10 calls or "
-            "more (3 calls matched)");
+            "no straggler named: rank 1 caused the most waiting, 15 ms (100 % of it), but of two ranks one is always "
+            "last, and it takes one last at 90 % of 10 calls or more (3 calls matched)");
   const TraceSummary many = summarize_traces(two_ranks(10));
   ASSERT_TRUE(many.straggler.has_value());
   EXPECT_EQ(*many.straggler, 1);
-  EXPECT_EQ(many.verdict, "straggler: rank 1 arrives last at 10 of 10 calls, 5 ms after the others' median");
+  EXPECT_EQ(many.verdict,
+            "straggler: rank 1 cost the others 50 ms of waiting, 100 % of all the waiting; it arrives last at 10 of 10 "
+            "calls, 5 ms after the others' median (by chance alone one of 2 ranks is last at 10 of 10 calls 0.2 % of "
+            "the time)");
 }
 
 TEST(TraceSummary, RanksArrivingTogetherNameNoneLastAndOneRankNoStraggler) {
@@ -160,7 +167,8 @@ TEST(TraceSummary, CallsTheBackendDidNotTimeHaveNoTimeAndArriveWhenEachRankCalle
 TEST(TraceSummary, AClassIsTimedByTheCallsTheBackendTimedOnEveryRank) {
   // Five calls, 2 ms each on every rank; the first and last found no kernel (outside the
   // capture) and read 10 us, their queueing; rank 3 found none for the middle call either.
-  // The class and every rank count the two calls timed everywhere, the same two.
+  // The class counts the two calls timed everywhere; each rank its own timed calls (here,
+  // without the backend's runs, its communication): 3 of 2 ms, rank 3's 2.
   std::vector<RankTrace> traces;
   for (int rank = 0; rank < 4; ++rank) {
     RankTrace trace = rank_trace(rank, {10, 2000, 2000, 2000, 10});
@@ -175,7 +183,8 @@ TEST(TraceSummary, AClassIsTimedByTheCallsTheBackendTimedOnEveryRank) {
   EXPECT_EQ(c.timed_calls, 2u);
   EXPECT_DOUBLE_EQ(*c.seconds, 2e-3);
   EXPECT_DOUBLE_EQ(*c.algbw_gbps, 0.5);
-  for (const RankTraceSummary& rank : summary.ranks) EXPECT_DOUBLE_EQ(*rank.communication_seconds, 4e-3);
+  for (const RankTraceSummary& rank : summary.ranks)
+    EXPECT_DOUBLE_EQ(*rank.communication_seconds, rank.rank == 3 ? 4e-3 : 6e-3);
 }
 
 TEST(TraceSummary, TracesOfDifferentRunsAreRefused) {
@@ -186,14 +195,12 @@ TEST(TraceSummary, TracesOfDifferentRunsAreRefused) {
   std::vector<RankTrace> twice{rank_trace(0, {1}), rank_trace(0, {1})};
   twice[1].path = "again.json";
   EXPECT_EQ(usage_error_of([&] { summarize_traces(twice); }), "rank0.json and again.json are both rank 0");
-  std::vector<RankTrace> short_one{rank_trace(0, {1, 1}), rank_trace(1, {1})};
-  EXPECT_EQ(usage_error_of([&] { summarize_traces(short_one); }),
-            "rank1.json holds 1 collective calls, rank0.json holds 2: the traces do not line up (different runs or "
-            "steps)");
-  std::vector<RankTrace> other_op{rank_trace(0, {1, 1}), rank_trace(1, {1, 1})};
-  other_op[1].collectives[1].op = "allgather";
-  EXPECT_EQ(usage_error_of([&] { summarize_traces(other_op); }),
-            "call 2 is allgather in rank1.json and allreduce in rank0.json: the traces do not line up");
+  // Calls of other operations and sizes at every place: no call is shared.
+  std::vector<RankTrace> other_ops{rank_trace(0, {1, 1}), rank_trace(1, {1, 1})};
+  for (TracedCollective& c : other_ops[1].collectives) c.op = "allgather";
+  EXPECT_EQ(usage_error_of([&] { summarize_traces(other_ops); }),
+            "rank1.json and rank0.json share no call of one operation and size: the traces do not line up (different "
+            "runs or steps)");
 }
 
 }  // namespace
