@@ -27,6 +27,7 @@ void members(Self& call, Visit& visit) {
   visit("bytes_known", call.bytes_known);
   visit("group_ranks", call.group_ranks);
   visit("issued_us", call.issued_us);
+  visit("thread", call.thread);
   visit("start_us", call.start_us);
   visit("end_us", call.end_us);
   visit("step", call.step);
@@ -53,6 +54,7 @@ void members(Self& trace, Visit& visit) {
   visit("world_size", trace.world_size);
   visit("backend", trace.backend);
   visit("host", trace.host);
+  visit("epoch_offset_us", trace.epoch_offset_us);
   visit("collectives", trace.collectives);
   visit("steps", trace.steps);
   visit("call_times_only", trace.call_times_only);

@@ -42,6 +42,7 @@ RankTrace every_member_set() {
   call.bytes_known = false;
   call.group_ranks = 64;
   call.issued_us = 1733561234567890.1 + 0.3;
+  call.thread = 4294967297LL;  // wider than 32 bits, as a tid can be
   call.start_us = 1.0 / 3.0;
   call.end_us = 2.0 / 3.0;
   call.step = 7;
@@ -56,6 +57,7 @@ RankTrace every_member_set() {
   trace.world_size = 64;
   trace.backend = "nccl";
   trace.host = "node-07";
+  trace.epoch_offset_us = 1790857026000000.0 + 1.0 / 3.0;
   trace.collectives = {call, call};
   trace.collectives.back().collective.reset();
   trace.collectives.back().op = "barrier";
@@ -94,6 +96,8 @@ TEST(RankTraceJson, ReadsBackTheSameReading) {
   EXPECT_EQ(read.exposed_seconds, 0.1 + 0.2);
   EXPECT_EQ(read.backend_busy_us, trace.backend_busy_us);
   EXPECT_EQ(read.unclaimed_runs, 75U);
+  EXPECT_EQ(read.collectives.front().thread, 4294967297LL);
+  EXPECT_EQ(read.epoch_offset_us, trace.epoch_offset_us);
   EXPECT_FALSE(rank_trace_from_json(rank_trace_json(RankTrace{}), "rank 0").exposed_seconds.has_value());
 }
 
