@@ -69,6 +69,12 @@ class Distributed(unittest.TestCase):
         self.assertEqual([rank["rank"] for rank in document["ranks"]], [0, 1, 2, 3])
         self.assertEqual(document["world_size"], 4)
 
+    def test_the_straggler_is_named_from_the_readings_sent(self):
+        # Arrival from when each rank called, on the epoch: issue times, threads and epoch
+        # offsets travel with the readings.
+        document = self.assert_ranks_write_the_one_processs([os.path.join(TRACES, "ddp-sleep-before-backward")], 3)
+        self.assertEqual(document["straggler"], 2)
+
     def test_a_folder_with_a_file_passed_over_and_more_ranks_than_traces(self):
         # zero3's folder holds ds_config.json and DeepSpeed's logs beside the traces.
         folder = os.path.join(self.dir, "zero3")
