@@ -100,6 +100,17 @@ class Distributed(unittest.TestCase):
         self.assertEqual(os.path.exists(os.path.join(self.dir, "job.json")),
                          os.path.exists(os.path.join(self.dir, "one.json")))
 
+    def test_the_schedule_dumped_and_the_model_compared_are_the_one_processs(self):
+        model = ["--pattern", "ddp", "--layers", "2", "--hidden", "256", "--ffn", "512", "--heads", "4",
+                 "--kv-heads", "2", "--vocab", "1000", "--seq", "32", "--micro-batch", "4", "--dtype", "float32"]
+        traces = os.path.join(TRACES, "llama-ddp")
+        alone = replay(self.dir, [traces, "--dump-schedule", "one.jsonl", *model])
+        job = replay(self.dir, [traces, "--dump-schedule", "job.jsonl", *model], 2)
+        self.assertEqual((alone.returncode, job.returncode), (0, 0), alone.stderr + job.stderr)
+        self.assertEqual(without_timing(job.stdout), without_timing(alone.stdout))
+        with open(os.path.join(self.dir, "one.jsonl")) as one, open(os.path.join(self.dir, "job.jsonl")) as two:
+            self.assertEqual(two.read(), one.read())
+
     def test_a_deepspeed_log_is_read_by_one_rank_as_one_process_reads_it(self):
         log = os.path.join(TRACES, "zero3", "comms-summary.txt")
         document = self.assert_ranks_write_the_one_processs([log, "--ranks", "4"], 3)
