@@ -3,6 +3,7 @@
 #include <thread>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -104,10 +105,19 @@ std::vector<double> JobClusterProbe::gather_from(double own, const std::vector<i
   return figures;
 }
 
-double JobClusterProbe::subgroup_busbw(Backend* backend, double idle, int& signal) {
+ReadingBudget JobClusterProbe::budget_of(double expected_seconds, bool takes_part) const {
+  ReadingBudget budget;
+  budget.planned_iterations = planned_iterations();
+  budget.expected_iteration_seconds = expected_seconds;
+  budget.takes_part = takes_part;
+  return budget;
+}
+
+double JobClusterProbe::subgroup_busbw(Backend* backend, double idle, int& signal,
+                                       const std::optional<ReadingBudget>& budget, bool& cut) {
   if (backend == nullptr) return idle;
   try {
-    return allreduce_busbw(*backend);
+    return allreduce_busbw(*backend, budget, cut);
   } catch (const Interrupted& stop) {
     signal = stop.signal_number();
     return idle;
@@ -163,7 +173,7 @@ std::vector<std::vector<std::string>> JobClusterProbe::local_findings() {
   return findings;
 }
 
-double JobClusterProbe::allreduce_busbw(Backend& backend) {
+double JobClusterProbe::allreduce_busbw(Backend& backend, const std::optional<ReadingBudget>& budget, bool& cut) {
   PlanRequest request;
   request.ops = {Collective::allreduce};
   request.dtypes = {DataType::float32};
@@ -182,9 +192,11 @@ double JobClusterProbe::allreduce_busbw(Backend& backend) {
   MeasurementSettings settings;
   settings.warmup_iterations = measurement_.warmup;
   settings.check = measurement_.check;
+  settings.budget = budget;
   MeasurementLoop loop(backend.group(), criterion, settings, &session_.watchdog());
   const Measurement measured = loop.measure(workload);
   wrong_ += measured.wrong.value_or(0);
+  cut = measured.cut_short;
   const double seconds = measured.slowest_seconds;
   if (!(seconds > 0)) return 0;
   return static_cast<double>(plan.front().send_bytes()) / seconds / 1e9 *
@@ -199,7 +211,8 @@ std::vector<std::optional<double>> JobClusterProbe::intra_node_busbw() {
   }
   const bool measured = node_ranks_[static_cast<std::size_t>(own_node_)].size() > 1;
   int signal = 0;
-  const double own = subgroup_busbw(measured ? node_backend.get() : nullptr, -1, signal);
+  bool cut = false;  // the intra-node collectives have no budget
+  const double own = subgroup_busbw(measured ? node_backend.get() : nullptr, -1, signal, std::nullopt, cut);
   std::vector<int> leaders;
   for (const std::vector<int>& ranks : node_ranks_) leaders.push_back(ranks.front());
   std::vector<std::optional<double>> figures;
@@ -241,6 +254,15 @@ std::vector<double> JobClusterProbe::measure_pairs(const PairRound& round) {
   settings.warmup_iterations = measurement_.warmup;
   settings.check = measurement_.check;
   settings.gather_rank_means = true;
+  const Bootstrap& group = backend_.group();
+  const bool takes_part = std::any_of(rank_pairs.begin(), rank_pairs.end(), [&](const std::pair<int, int>& pair) {
+    return pair.first == group.rank() || pair.second == group.rank();
+  });
+  if (expectation_)
+    settings.budget = budget_of(expectation_->pair_gbps > 0 ? static_cast<double>(measurement_.pair_bytes) /
+                                                                  (expectation_->pair_gbps * 1e9)
+                                                            : std::numeric_limits<double>::infinity(),
+                                takes_part);
   MeasurementLoop loop(backend_.group(), criterion, settings, &session_.watchdog());
   nic_watch_->start_case();
   const Measurement measured = loop.measure(workload);
@@ -255,16 +277,24 @@ std::vector<double> JobClusterProbe::measure_pairs(const PairRound& round) {
   }
   wrong_ += measured.wrong.value_or(0);
   std::vector<double> gbps;
+  last_cuts_ = {{}, measured.elapsed_seconds, measured.budget_seconds};
   for (const auto& rails : rails_of) {
-    double slowest = -1;
+    double slowest = -1, longest_seconds = 0;
     for (const auto& [first, second] : rails) {
-      // A transfer takes as long as the slower of its two ranks needed.
+      // A transfer takes as long as the slower of its two ranks needed. Cut short, the
+      // means are over every iteration moved: the rate is what moved in the time it took.
       const double seconds = std::max(measured.rank_mean_seconds[static_cast<std::size_t>(first)],
                                       measured.rank_mean_seconds[static_cast<std::size_t>(second)]);
-      const double rate = seconds > 0 ? static_cast<double>(measurement_.pair_bytes) / seconds / 1e9 : 0;
+      const double rate = moved_gbps(measurement_.pair_bytes, 1, seconds);
       slowest = slowest < 0 ? rate : std::min(slowest, rate);
+      longest_seconds = std::max(longest_seconds, seconds);
     }
     gbps.push_back(std::max(slowest, 0.0));
+    // Of a round cut short, the pairs whose pace would have overrun the budget ran out of
+    // it; the others were stopped with them, on time.
+    last_cuts_.cut_short.push_back(measured.cut_short &&
+                                   longest_seconds * static_cast<double>(planned_iterations()) >
+                                       measured.budget_seconds);
   }
   return gbps;
 }
@@ -279,12 +309,27 @@ std::vector<double> JobClusterProbe::measure_groups(const std::vector<std::vecto
     group_backend = backend_.split(own_group, backend_.group().rank());
   }
   int signal = 0;
-  const double own =
-      subgroup_busbw(own_group < static_cast<int>(groups.size()) ? group_backend.get() : nullptr, 0, signal);
+  bool cut = false;
+  std::optional<ReadingBudget> budget;
+  if (own_group < static_cast<int>(groups.size()) && expectation_ && expectation_->group_busbw_gbps > 0) {
+    // The time an allreduce at the expected busbw takes over this group's ranks.
+    const int ranks = group_backend->ranks();
+    const double factor = descriptor_of(Collective::allreduce).bus_bandwidth_factor(ranks);
+    budget = budget_of(static_cast<double>(measurement_.collective_bytes) * factor /
+                           (expectation_->group_busbw_gbps * 1e9),
+                       true);
+  }
+  const double own = subgroup_busbw(own_group < static_cast<int>(groups.size()) ? group_backend.get() : nullptr, 0,
+                                    signal, budget, cut);
   std::vector<int> owners;
   for (const std::vector<int>& group : groups)
     owners.push_back(node_ranks_[static_cast<std::size_t>(group.front())].front());
-  return gather_from(own, owners, "gathering the node groups' figures", signal);
+  const std::vector<double> cut_flags =
+      gather_from(cut ? 1.0 : 0.0, owners, "gathering the node groups' budgets", 0);
+  std::vector<double> busbw = gather_from(own, owners, "gathering the node groups' figures", signal);
+  last_cuts_ = {};
+  for (const double flag : cut_flags) last_cuts_.cut_short.push_back(flag > 0);
+  return busbw;
 }
 
 }  // namespace commbench

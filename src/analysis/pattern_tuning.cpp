@@ -197,8 +197,19 @@ std::vector<std::pair<std::string, std::string>> changed_settings(const TuningOu
   return changed;
 }
 
+// The best's saving set against the job's traced step, where --tune-against gave it.
+std::optional<StepProjection> projection_of(const TuningOutcome& outcome, const TuneRequest& request) {
+  if (!request.job) return std::nullopt;
+  return project_onto_job(*request.job, outcome.start_step, outcome.best_step);
+}
+
+bool worth_changing(const TuningOutcome& outcome, const std::optional<StepProjection>& projection) {
+  return !changed_settings(outcome).empty() && (!projection || projection->share >= kMinimumGain);
+}
+
 void print_recommendation(const TuningOutcome& outcome, const PatternConfig& best, const TuneRequest& request,
                           double elapsed) {
+  const std::optional<StepProjection> projection = projection_of(outcome, request);
   const TrialMeasurement& start = outcome.start_step;
   const TrialMeasurement& tuned = outcome.best_step;
   std::size_t measured = 0, pruned = 0, skipped = 0;
@@ -210,7 +221,12 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
   fmt::print("trials: {} measured, {} pruned by the fitted model, {} skipped for the budget; {} s of {} s\n", measured,
              pruned, skipped, significant_text(elapsed, 3), significant_text(request.budget_seconds, 3));
   const auto changed = changed_settings(outcome);
-  if (changed.empty() && outcome.unconfirmed) {
+  const bool worth = worth_changing(outcome, projection);
+  if (!changed.empty() && !worth) {
+    fmt::print("recommendation: keep your settings (against the traced job, below): the modelled step's best was {} ms "
+               "instead of {} ms\n",
+               ms(tuned.step_seconds), ms(start.step_seconds));
+  } else if (changed.empty() && outcome.unconfirmed) {
     fmt::print(
         "recommendation: keep your settings (step {} ms); the search's best was not faster beyond the noise when "
         "measured again ({} ms)\n",
@@ -227,6 +243,9 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
                                  : ", not confirmed: no budget left",
                ms(tuned.exposed_seconds), ms(start.exposed_seconds));
   }
+  if (projection)
+    fmt::print("against the traced job ({}, {}): {}\n", request.job->source, count_text(request.job->steps, "step"),
+               projection_text(*projection, *request.job, worth));
   if (outcome.budget_exhausted)
     fmt::print("# note: the budget (--tune-budget {}) ended the search before every candidate was measured\n",
                significant_text(request.budget_seconds, 3));
@@ -257,20 +276,35 @@ Record trial_record(std::size_t index, const TuningTrial& trial) {
 // recommendation.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(const RunContext& context,
                                                                             const TuningOutcome& outcome,
+                                                                            const PatternConfig& start_config,
                                                                             const TuneRequest& request,
                                                                             double elapsed) {
   nlohmann::ordered_json pattern = nlohmann::ordered_json::object();
   for (const auto& [key, value] : context.settings) pattern[key] = value;
+  // Against the traced job a saving too small to matter keeps the start's settings.
+  const std::optional<StepProjection> projection = projection_of(outcome, request);
+  const bool keep = projection && !worth_changing(outcome, projection);
   nlohmann::ordered_json recommended = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : outcome.best_settings) recommended[key] = value;
+  for (const auto& [key, value] : keep ? outcome.start().settings : outcome.best_settings) recommended[key] = value;
+  const PatternConfig& best = keep ? start_config : outcome.best;
   const nlohmann::ordered_json recommendation = {
       {"settings", recommended},
-      {"framework_settings", nlohmann::ordered_json::parse(tuned_settings_json(outcome.best))},
-      {"usage", tuned_settings_usage(outcome.best)},
+      {"framework_settings", nlohmann::ordered_json::parse(tuned_settings_json(best))},
+      {"usage", tuned_settings_usage(best)},
       {"step_seconds", outcome.best_step.step_seconds},
       {"start_step_seconds", outcome.start_step.step_seconds},
       {"speedup", 1 / outcome.speedup()},
       {"confirmed", outcome.confirmed}};
+  nlohmann::ordered_json job = nullptr;
+  if (projection)
+    job = {{"source", request.job->source},
+           {"steps", request.job->steps},
+           {"traced_step_seconds", projection->traced_step_seconds},
+           {"exposed_seconds", request.job->exposed_seconds ? nlohmann::ordered_json(*request.job->exposed_seconds)
+                                                            : nlohmann::ordered_json()},
+           {"saved_seconds", projection->saved_seconds},
+           {"share", projection->share},
+           {"worth_changing", !keep}};
   return {{"pattern", pattern},
           {"budget_seconds", request.budget_seconds},
           {"elapsed_seconds", elapsed},
@@ -278,12 +312,14 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
           {"steps_per_trial", request.steps},
           {"warmup_per_trial", request.warmup},
           {"recommendation", recommendation},
+          {"job_step", job},
           {"exit_code", 0}};
 }
 
 // --csv and --json through the reporters every command writes with: a record per trial,
 // the CSV's lines led by the pattern's parameters and ending with every knob's value.
-void write_trials(RunContext context, const TuningOutcome& outcome, const TuneRequest& request, double elapsed) {
+void write_trials(RunContext context, const TuningOutcome& outcome, const PatternConfig& start_config,
+                  const TuneRequest& request, double elapsed) {
   if (request.files.csv_path.empty() && request.files.json_path.empty()) return;
   context.schema = kTuneSchema;
   context.record_kind = "trial";
@@ -295,7 +331,7 @@ void write_trials(RunContext context, const TuningOutcome& outcome, const TuneRe
   for (std::size_t i = 0; i < outcome.trials.size(); ++i) reporters.add_record(trial_record(i, outcome.trials[i]));
   RunSummary summary;
   summary.rows = outcome.trials.size();
-  summary.sections = tuning_sections(context, outcome, request, elapsed);
+  summary.sections = tuning_sections(context, outcome, start_config, request, elapsed);
   reporters.finish(summary);
 }
 
@@ -326,11 +362,14 @@ int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig&
   if (!session.reporting()) return 0;
   fmt::print("{}", slurm_comment_line(context));
   print_trials(*outcome);
-  print_recommendation(*outcome, outcome->best, request, elapsed);
+  // Against the traced job a saving too small to matter keeps the start's settings.
+  const bool keep = request.job && !worth_changing(*outcome, projection_of(*outcome, request));
+  const PatternConfig& recommended = keep ? config : outcome->best;
+  print_recommendation(*outcome, recommended, request, elapsed);
   for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   if (!request.output_path.empty())
-    write_file_atomically(request.output_path, tuned_settings_json(outcome->best), "--tune-output");
-  write_trials(context, *outcome, request, elapsed);
+    write_file_atomically(request.output_path, tuned_settings_json(recommended), "--tune-output");
+  write_trials(context, *outcome, config, request, elapsed);
   return 0;
 }
 

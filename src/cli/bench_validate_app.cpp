@@ -310,13 +310,15 @@ int run_simulation(const ValidateOptions& options, JobSession& session) {
   return validation_exit_code(outcome);
 }
 
-void print_job_header(JobSession& session, const RunContext& context, Backend& backend, const ClusterProbe& probe) {
+void print_job_header(JobSession& session, const RunContext& context, Backend& backend, const ClusterProbe& probe,
+                      const PlanSettings* plan = nullptr) {
   if (!session.reporting()) return;
   fmt::print("# {} {} (commit {}), {} rank{} on {} node{}, backend {}\n", kProgram, commbench::version(), git_commit(),
              backend.ranks(), backend.ranks() == 1 ? "" : "s", probe.nodes(), probe.nodes() == 1 ? "" : "s",
              backend.name());
   fmt::print("{}", slurm_comment_line(context));
   for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
+  if (plan != nullptr) fmt::print("# {}\n", validation_plan_text(*plan, probe.nodes()));
   std::fflush(stdout);
 }
 
@@ -331,12 +333,15 @@ int run_in_job(const ValidateOptions& options, JobSession& session) {
   session.open_outputs(file_outputs(options.job.files));
   if (options.soak.duration_s > 0) {
     JobClusterProbe probe(session, backend, options.measurement);
+    // A soak's readings get budgets from the fastest pair of their round: a node at 1 % of
+    // its rate is then read with a new partner every few seconds, not once for the whole dip.
+    probe.expect({});
     print_job_header(session, context, backend, probe);
     return run_soak_in_job(session, probe, context, options.soak);
   }
   session.begin_results(context);
   JobClusterProbe probe(session, backend, options.measurement);
-  print_job_header(session, context, backend, probe);
+  print_job_header(session, context, backend, probe, &options.plan);
   ValidationOutcome outcome = run_validation_plan(probe, options.plan);
   outcome.wrong = probe.wrong();
   const int exit_code = validation_exit_code(outcome);

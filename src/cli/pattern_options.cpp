@@ -4,6 +4,7 @@
 
 #include "command_line_parser.hpp"
 
+#include "commbench/analysis/traced_job_step.hpp"
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
@@ -75,17 +76,25 @@ void add_tuning_options(CLI::App& app, PatternRunOptions& options) {
   app.add_flag("--tune-measure-all", options.tune_measure_all,
                "Measure every candidate: no pruning by the cost model fitted to the first trial")
       ->group(tuning);
+  add_parsed_option(
+      app, "--tune-against", options.tune_against, non_empty_file_name,
+      "The job's own traces (a file or a folder, anything bench-replay reads): say the best's saving as a share "
+      "of the job's traced step, and keep your settings when it saves under 2 % of it",
+      "TRACE")
+      ->group(tuning);
 }
 
 // --tune runs trials, not one measured step: what describes one step does not apply, and
 // each trial is short unless -n/-w say otherwise.
 void check_tuning_flags(const CLI::App& app, PatternRunOptions& options) {
   const bool measure_all = options.tune_measure_all;
-  const bool tuning_given = app.count("--tune-budget") > 0 || !options.tune_request.output_path.empty() || measure_all;
+  const bool tuning_given = app.count("--tune-budget") > 0 || !options.tune_request.output_path.empty() ||
+                            measure_all || !options.tune_against.empty();
   if (!options.tune) {
     if (tuning_given)
       throw UsageError(std::string(app.count("--tune-budget") > 0 ? "--tune-budget"
                                    : measure_all                  ? "--tune-measure-all"
+                                   : !options.tune_against.empty() ? "--tune-against"
                                                                   : "--tune-output") +
                        ": applies to --tune only");
     return;
@@ -100,6 +109,7 @@ void check_tuning_flags(const CLI::App& app, PatternRunOptions& options) {
   options.tune_request.steps = app.count("--iters") > 0 ? options.measurement.iterations : 3;
   options.tune_request.warmup = app.count("--warmup") > 0 ? options.measurement.warmup : 1;
   options.tune_request.files = file_outputs(options.job.files);
+  if (!options.tune_against.empty()) options.tune_request.job = traced_job_step(options.tune_against, "--tune-against");
   check_distinct_paths(options.job.files.csv_path, "--csv", options.tune_request.output_path, "--tune-output");
   check_distinct_paths(options.job.files.json_path, "--json", options.tune_request.output_path, "--tune-output");
 }

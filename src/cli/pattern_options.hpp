@@ -29,6 +29,7 @@ struct PatternRunOptions {
   // --tune: search the framework's knobs by measuring (pattern_tuning.hpp)
   bool tune = false;
   bool tune_measure_all = false;
+  std::string tune_against;  // --tune-against: the job's traces
   TuneRequest tune_request;
   PatternRequest pattern;
 };

@@ -136,11 +136,15 @@ void MeasurementLoop::warm_up(Workload& workload) {
   const auto guard = guard_of(watchdog_, fmt::format("{} (warm-up, {} iterations)", workload.describe(), total));
   const ProfileRange range([&] { return fmt::format("warm-up ({} iteration{})", total, total == 1 ? "" : "s"); });
   std::uint64_t done = 0;
-  std::uint64_t chunk = kFirstChunk;
+  // A budget is checked after every chunk, the first one iteration long: one iteration of
+  // a link at a hundredth of its rate is what the budget can be overrun by.
+  std::uint64_t chunk = settings_.budget ? 1 : kFirstChunk;
   while (done < total) {
     const std::uint64_t iterations = std::min(chunk, total - done);
     const double seconds = workload.time(iterations);
     done += iterations;
+    count_moved(seconds, iterations);
+    if (budget_spent(workload)) return;
     if (done == total) break;
     const double local = pending_interruption() != 0 ? std::numeric_limits<double>::infinity()
                                                      : seconds / static_cast<double>(iterations);
@@ -186,15 +190,31 @@ Measurement MeasurementLoop::measure(Workload& workload, const CaptureSwitch& ca
   timed_iterations_ = 0;
   if (settings_.check) result.wrong = checked_wrong_elements(workload, result.check_failure);
 
+  moved_iterations_ = 0;
+  moved_seconds_ = 0;
+  budget_limit_ = 0;
+  budget_elapsed_ = 0;
+  cut_short_ = false;
+  reading_started_ = std::chrono::steady_clock::now();
   if (settings_.warmup_iterations > 0) warm_up(workload);
 
-  const std::uint64_t preferred_batch = calibrated_batch(workload);
-  const TimedBatches timing = timed_batches(workload, capture, preferred_batch);
-  result.stop_reason = timing.stop_reason;
+  TimedBatches timing;
+  if (!cut_short_) {
+    const std::uint64_t preferred_batch = calibrated_batch(workload);
+    if (!cut_short_) timing = timed_batches(workload, capture, preferred_batch);
+  }
+  result.stop_reason = cut_short_ ? StopReason::time_limit : timing.stop_reason;
+  result.cut_short = cut_short_;
+  result.moved_iterations = moved_iterations_;
+  result.budget_seconds = settings_.budget ? budget_limit_ : 0;
+  result.elapsed_seconds = budget_elapsed_;
 
   const SampleSummary local = summarize(timing.samples);
+  // Cut short, a rank's pace is what it moved in all it ran: the timed batches may be
+  // none, and a warm-up iteration of a slow link is as slow as a timed one.
   const double local_mean =
-      timing.busy_seconds / static_cast<double>(std::max<std::uint64_t>(timing.progress.iterations, 1));
+      cut_short_ ? moved_seconds_ / static_cast<double>(std::max<std::uint64_t>(moved_iterations_, 1))
+                 : timing.busy_seconds / static_cast<double>(std::max<std::uint64_t>(timing.progress.iterations, 1));
   // Open through release(): the workload's release is profiled as part of this phase.
   const ProfileRange combining("combining results");
   combine_across_ranks(workload, timing, local, local_mean, result);
@@ -216,7 +236,32 @@ void MeasurementLoop::prepare(Workload& workload) {
 std::uint64_t MeasurementLoop::calibrated_batch(Workload& workload) {
   agreed(workload, "barrier before calibration", [&] { group_.barrier(); });
   const double one_op = timed(workload, 1, "calibration");
+  count_moved(one_op, 1);
+  if (budget_spent(workload)) return 0;
   return batch_for(agreed(workload, "calibration agreement", [&] { return group_.max(one_op); }));
+}
+
+void MeasurementLoop::count_moved(double seconds, std::uint64_t iterations) {
+  moved_iterations_ += iterations;
+  moved_seconds_ += seconds;
+}
+
+bool MeasurementLoop::budget_spent(const Workload& workload) {
+  if (!settings_.budget) return false;
+  const ReadingBudget& budget = *settings_.budget;
+  const double own_elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - reading_started_).count();
+  const double own_pace = budget.takes_part && moved_iterations_ > 0
+                              ? moved_seconds_ / static_cast<double>(moved_iterations_)
+                              : std::numeric_limits<double>::infinity();
+  // Both figures agreed, so every rank takes the same decision after the same iteration.
+  const auto [elapsed, fastest] = agreed(workload, "budget agreement", [&] {
+    const double slowest_clock = group_.max(own_elapsed);
+    return std::pair{slowest_clock, group_.min(own_pace)};
+  });
+  budget_elapsed_ = elapsed;
+  budget_limit_ = reading_budget_seconds(budget, fastest);
+  cut_short_ = elapsed >= budget_limit_;
+  return cut_short_;
 }
 
 // Opening and closing the capture range wait on the profiler: under the watchdog too.
@@ -251,6 +296,7 @@ MeasurementLoop::TimedBatches MeasurementLoop::timed_batches(Workload& workload,
     timing.samples.push_back(per_iteration);
     noise.add(per_iteration);
     timing.busy_seconds += seconds;
+    count_moved(seconds, batch);
     progress.samples += 1;
     progress.iterations += batch;
     timed_iterations_ = progress.iterations;
@@ -263,6 +309,7 @@ MeasurementLoop::TimedBatches MeasurementLoop::timed_batches(Workload& workload,
       timing.stop_reason = *stop;
       break;
     }
+    if (budget_spent(workload)) break;
   }
   // A fixed count can end without a final agreement (its last batch size is 0 only when
   // no iteration is left, which every rank knows alike).

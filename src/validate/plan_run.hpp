@@ -52,6 +52,9 @@ class PlanRun {
   // The pairs' expected figure: given, or the median of the first rounds (the majority of
   // a cluster's pairs are healthy; a few slow ones do not move the median).
   void set_pair_reference(std::vector<PairResult>& results);
+  // The rate later pair readings' budgets come from: the given figure, else the median of
+  // the first readings that ran within their budget (the reference where none did).
+  double budget_pair_gbps(const std::vector<PairResult>& results) const;
   void note_unconfirmed(const std::vector<PairResult>& results);
   // Suspect nodes (slow with more than half their partners) and suspect links (slow pairs
   // whose ends are not suspects) from `results`, re-tested and then decided.
@@ -72,6 +75,9 @@ class PlanRun {
   // The latest readings of a pair, in the order taken: "1 GB/s and 1.1 GB/s on re-test",
   // with ", 0.9 GB/s alone" where it was measured once more alone.
   std::string readings_text(const RankPair& pair) const;
+  // "; 3 of 3 readings cut short at their time budget": of node `a`'s readings (a == b)
+  // or of the pair a - b; empty when none was cut short.
+  std::string cut_short_text(int a, int b) const;
   // "; NIC: cb-node3 eth0 fell short in ..." for a FAIL line: what the probe read of the
   // nodes' NICs in the pair rounds; empty when it read nothing.
   std::string nics_text(std::initializer_list<int> nodes) const;

@@ -10,6 +10,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/reading_budget.hpp"
 
 namespace commbench {
 namespace {
@@ -161,19 +162,49 @@ std::optional<double> SimulatedCluster::stretched_gbps(int a, int b) const {
   return std::nullopt;
 }
 
+std::vector<double> SimulatedCluster::bounded_seconds(const std::vector<double>& gbps, double bytes_per_iteration,
+                                                      double expected_gbps) {
+  last_cuts_ = {};
+  std::vector<double> seconds;
+  const double iterations = static_cast<double>(model_.iterations);
+  // No faster than the NIC, however the noise reads it.
+  for (const double rate : gbps)
+    seconds.push_back(iterations * bytes_per_iteration / (std::min(rate, model_.nic_gbps) * 1e9));
+  if (!expectation_ || seconds.empty()) return seconds;
+  ReadingBudget budget;
+  budget.planned_iterations = model_.iterations;
+  if (expected_gbps > 0) budget.expected_iteration_seconds = bytes_per_iteration / (expected_gbps * 1e9);
+  const double fastest = *std::min_element(seconds.begin(), seconds.end()) / iterations;
+  const double limit = reading_budget_seconds(budget, fastest);
+  for (double& reading : seconds) {
+    const bool cut = reading > limit;
+    // Checked between iterations: the iteration that spends the budget ends first.
+    const double iteration = reading / iterations;
+    if (cut) reading = std::max(iteration, std::ceil(limit / iteration) * iteration);
+    last_cuts_.cut_short.push_back(cut);
+  }
+  last_cuts_.seconds = *std::max_element(seconds.begin(), seconds.end());
+  last_cuts_.budget_seconds = limit;
+  return seconds;
+}
+
 std::vector<double> SimulatedCluster::measure_pairs(const PairRound& round) {
   std::vector<double> gbps;
-  double slowest = model_.nic_gbps;
   for (const auto& [a, b] : round) {
     const std::optional<double> stretched = stretched_gbps(a, b);
     gbps.push_back(noisy(stretched.value_or(model_.nic_gbps * pair_factor(a, b, elapsed_))));
-    slowest = std::min(slowest, gbps.back());
   }
-  elapsed_ += model_.round_seconds + static_cast<double>(model_.iterations * model_.message_bytes) / (slowest * 1e9);
+  const std::vector<double> seconds = bounded_seconds(gbps, static_cast<double>(model_.message_bytes),
+                                                      expectation_ ? expectation_->pair_gbps : 0);
+  const double longest = seconds.empty() ? static_cast<double>(model_.iterations * model_.message_bytes) /
+                                              (model_.nic_gbps * 1e9)
+                                        : *std::max_element(seconds.begin(), seconds.end());
+  elapsed_ += model_.round_seconds + longest;
   return gbps;
 }
 
 std::vector<double> SimulatedCluster::measure_groups(const std::vector<std::vector<int>>& groups) {
+  last_cuts_ = {};  // a modelled collective is not cut short
   std::vector<double> busbw;
   double longest = 0;
   std::size_t largest = 0;

@@ -17,9 +17,12 @@ namespace commbench::plan_detail {
 std::vector<double> PlanRun::measure_groups(const std::vector<std::vector<int>>& groups, const std::string& phase) {
   const ProfileRange range([&] { return fmt::format("{}: {} node groups", phase, groups.size()); });
   const std::vector<double> busbw = probe_.measure_groups(groups);
+  const ReadingCuts cuts = probe_.last_cuts();
+  // A group cut short at its budget moved less than a third of its expected rate (it had
+  // three times the time that rate needs), so its figure alone says it is short.
   for (std::size_t i = 0; i < groups.size(); ++i)
     outcome_.groups.push_back({groups[i], busbw[i], busbw[i] < outcome_.group_expected_gbps, phase,
-                               outcome_.bisection_steps});
+                               outcome_.bisection_steps, i < cuts.cut_short.size() && cuts.cut_short[i]});
   return busbw;
 }
 
@@ -33,6 +36,7 @@ void PlanRun::group_phase() {
   const double reference = settings_.expect.group_busbw_gbps.value_or(outcome_.pair_reference_gbps);
   if (reference <= 0) return;
   outcome_.group_expected_gbps = settings_.expect.fraction * reference;
+  probe_.expect({outcome_.pair_reference_gbps, reference});
   require_time("the collective over every node");
   const double busbw = measure_groups({active}, "all nodes").front();
   if (busbw >= outcome_.group_expected_gbps) return;

@@ -19,10 +19,12 @@ std::vector<PairResult> PlanRun::measure_round(const PairRound& round, const std
   const int index = round_index_++;
   const ProfileRange range([&] { return fmt::format("pair round {} ({}, {} pairs)", index, phase, round.size()); });
   const std::vector<double> gbps = probe_.measure_pairs(round);
+  const ReadingCuts cuts = probe_.last_cuts();
   std::vector<PairResult> results;
   for (std::size_t i = 0; i < round.size(); ++i) {
     PairResult result{round[i].first, round[i].second, gbps[i], false, phase, index};
-    result.slow = outcome_.pair_expected_gbps > 0 && result.gbps < outcome_.pair_expected_gbps;
+    result.cut_short = i < cuts.cut_short.size() && cuts.cut_short[i];
+    result.slow = result.cut_short || (outcome_.pair_expected_gbps > 0 && result.gbps < outcome_.pair_expected_gbps);
     measured_.insert(round[i]);
     results.push_back(result);
     outcome_.pairs.push_back(result);
@@ -37,6 +39,7 @@ void PlanRun::pair_phase() {
     return;
   }
   std::vector<PairResult> first_results;
+  probe_.expect({settings_.expect.pair_gbps.value_or(0), 0});
   const std::vector<PairRound> rounds = validation_pair_rounds(nodes, settings_.pair_rounds, settings_.seed);
   try {
     for (std::size_t r = 0; r < rounds.size(); ++r) {
@@ -65,8 +68,19 @@ void PlanRun::set_pair_reference(std::vector<PairResult>& results) {
   for (const PairResult& result : results) measured.push_back(result.gbps);
   outcome_.pair_reference_gbps = settings_.expect.pair_gbps.value_or(median_of(measured));
   outcome_.pair_expected_gbps = settings_.expect.fraction * outcome_.pair_reference_gbps;
-  for (PairResult& result : results) result.slow = result.gbps < outcome_.pair_expected_gbps;
-  for (PairResult& result : outcome_.pairs) result.slow = result.gbps < outcome_.pair_expected_gbps;
+  for (PairResult& result : results) result.slow = result.cut_short || result.gbps < outcome_.pair_expected_gbps;
+  for (PairResult& result : outcome_.pairs) result.slow = result.cut_short || result.gbps < outcome_.pair_expected_gbps;
+  probe_.expect({budget_pair_gbps(results), 0});
+}
+
+double PlanRun::budget_pair_gbps(const std::vector<PairResult>& results) const {
+  if (settings_.expect.pair_gbps) return *settings_.expect.pair_gbps;
+  // Readings cut short are left out: with one slow node of 4, half the first readings are
+  // its own, and their median with the rest would give its re-tests twice the time.
+  std::vector<double> within_budget;
+  for (const PairResult& result : results)
+    if (!result.cut_short) within_budget.push_back(result.gbps);
+  return within_budget.empty() ? outcome_.pair_reference_gbps : median_of(within_budget);
 }
 
 void PlanRun::note_unconfirmed(const std::vector<PairResult>& results) {
@@ -208,9 +222,10 @@ void PlanRun::decide_nodes(const std::set<int>& suspects, std::map<int, std::vec
                   : partners >= 2 && slow_again && slow_figures.size() == static_cast<std::size_t>(partners);
     if (confirmed) {
       add_fault(FaultKind::node, {node},
-                fmt::format("slow with {} of {} partners{}: median {}, expected >= {}{}", slow_figures.size(), partners,
-                            fresh > 0 ? " (fresh ones on re-test included)" : "", gbps_text(median_of(slow_figures)),
-                            gbps_text(outcome_.pair_expected_gbps), nics_text({node})));
+                fmt::format("slow with {} of {} partners{}: median {}, expected >= {}{}{}", slow_figures.size(),
+                            partners, fresh > 0 ? " (fresh ones on re-test included)" : "",
+                            gbps_text(median_of(slow_figures)), gbps_text(outcome_.pair_expected_gbps),
+                            cut_short_text(node, node), nics_text({node})));
     } else if (fresh > 0) {
       outcome_.notes.push_back(
           fmt::format("{}: slow with {} of {} partners, but fast with {} of {} fresh partners on "
@@ -236,9 +251,9 @@ void PlanRun::decide_nodes(const std::set<int>& suspects, std::map<int, std::vec
     if (faulty_.count(link.first) || faulty_.count(link.second)) continue;
     add_fault(FaultKind::link, {link.first, link.second},
               fmt::format("pair {} - {} slow (expected >= {}); no third node was free to tell a slow node from a "
-                          "slow link{}",
+                          "slow link{}{}",
                           name(link.first), name(link.second), gbps_text(outcome_.pair_expected_gbps),
-                          nics_text({link.first, link.second})));
+                          cut_short_text(link.first, link.second), nics_text({link.first, link.second})));
   }
   undecided_links_.clear();
 }
@@ -250,6 +265,19 @@ std::string PlanRun::nics_text(std::initializer_list<int> nodes) const {
     if (!nics.empty()) text += fmt::format("{} {} {}", text.empty() ? "; NIC:" : ",", name(node), nics);
   }
   return text;
+}
+
+std::string PlanRun::cut_short_text(int a, int b) const {
+  int cut = 0, readings = 0;
+  for (const PairResult& result : outcome_.pairs) {
+    const bool joins = a == b ? (result.first == a || result.second == a)
+                              : RankPair{result.first, result.second} == ordered(a, b);
+    if (!joins) continue;
+    ++readings;
+    if (result.cut_short) ++cut;
+  }
+  if (cut == 0) return "";
+  return fmt::format("; {} of {} readings cut short at their time budget", cut, readings);
 }
 
 std::string PlanRun::readings_text(const RankPair& pair) const {
@@ -285,13 +313,14 @@ void PlanRun::decide_links(const std::vector<RankPair>& links, const std::map<in
     }
     for (const int end : slow_ends)
       add_fault(FaultKind::node, {end},
-                fmt::format("slow with {} and with a fresh partner on re-test, expected >= {}{}",
+                fmt::format("slow with {} and with a fresh partner on re-test, expected >= {}{}{}",
                             name(end == link.first ? link.second : link.first), gbps_text(outcome_.pair_expected_gbps),
-                            nics_text({end})));
+                            cut_short_text(end, end), nics_text({end})));
     if (!slow_ends.empty()) continue;
     add_fault(FaultKind::link, {link.first, link.second},
-              fmt::format("{}, expected >= {}; both ends are fast with other partners{}", readings_text(link),
-                          gbps_text(outcome_.pair_expected_gbps), nics_text({link.first, link.second})));
+              fmt::format("{}, expected >= {}; both ends are fast with other partners{}{}", readings_text(link),
+                          gbps_text(outcome_.pair_expected_gbps), cut_short_text(link.first, link.second),
+                          nics_text({link.first, link.second})));
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "commbench/core/interrupted.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/reading_budget.hpp"
 
 namespace commbench {
 namespace {
@@ -21,11 +22,28 @@ std::string fault_subject(const ValidationOutcome& outcome, const Fault& fault) 
   return "?";
 }
 
+constexpr const char* kCutShort = "cut short at its time budget: scored from what it moved";
+
 }  // namespace
 
 std::string exclude_option(const ValidationOutcome& outcome) {
   const std::vector<int> excluded = outcome.excluded_nodes();
   return excluded.empty() ? "" : "--exclude=" + outcome.host_list(excluded);
+}
+
+std::string validation_plan_text(const PlanSettings& settings, int nodes) {
+  const ReadingBudget budget;
+  const std::size_t rounds = validation_pair_rounds(nodes, settings.pair_rounds, settings.seed).size();
+  const std::string limit =
+      settings.time_limit_seconds > 0
+          ? fmt::format("at most {} s (--time-limit) and the reading under way",
+                        significant_text(settings.time_limit_seconds))
+          : std::string("no time limit (--time-limit 0)");
+  return fmt::format("plan: {}, {}, then re-tests{}; a reading stops at {}x the time its expected rate needs (at "
+                     "least {} s) and fails, cut short; {}",
+                     count_text(static_cast<std::size_t>(nodes), "node"), count_text(rounds, "pair round"),
+                     settings.group_collectives ? " and the collective over the nodes" : "",
+                     significant_text(budget.factor), significant_text(budget.floor_seconds), limit);
 }
 
 int validation_exit_code(const ValidationOutcome& outcome) {
@@ -125,10 +143,10 @@ std::vector<Record> validation_records(const ValidationOutcome& outcome) {
   for (const PairResult& pair : outcome.pairs)
     row("pair", pair.phase, pair.round, outcome.node_names[static_cast<std::size_t>(pair.first)],
         outcome.node_names[static_cast<std::size_t>(pair.second)], "", pair.gbps, outcome.pair_expected_gbps,
-        pair.slow ? "slow" : "ok", "");
+        pair.slow ? "slow" : "ok", pair.cut_short ? kCutShort : "");
   for (const GroupResult& group : outcome.groups)
     row("group", group.phase, group.step, "", "", outcome.host_list(group.nodes), group.busbw_gbps,
-        outcome.group_expected_gbps, group.short_of_expected ? "slow" : "ok", "");
+        outcome.group_expected_gbps, group.short_of_expected ? "slow" : "ok", group.cut_short ? kCutShort : "");
   return records;
 }
 
@@ -177,7 +195,8 @@ nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const P
                      {"phase", pair.phase},
                      {"round", pair.round},
                      {"gbps", pair.gbps},
-                     {"slow", pair.slow}});
+                     {"slow", pair.slow},
+                     {"cut_short", pair.cut_short}});
   doc["pairs"] = pairs;
   json groups = json::array();
   for (const GroupResult& group : outcome.groups)
@@ -186,7 +205,8 @@ nlohmann::ordered_json validation_json(const ValidationOutcome& outcome, const P
                       {"phase", group.phase},
                       {"step", group.step},
                       {"busbw_gbps", group.busbw_gbps},
-                      {"short", group.short_of_expected}});
+                      {"short", group.short_of_expected},
+                      {"cut_short", group.cut_short}});
   doc["groups"] = groups;
   doc["notes"] = outcome.notes;
   const std::vector<int> excluded = outcome.excluded_nodes();

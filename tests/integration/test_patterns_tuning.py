@@ -2,6 +2,8 @@
 the measured one) and --tune (the search over the framework's settings, its output and a
 rank stalled between trials), on MPI ranks of this host."""
 import csv
+import gzip
+import json
 import math
 import os
 import re
@@ -12,6 +14,11 @@ import time
 import unittest
 
 from process_helpers import alive, run_stalled
+def load_trace(path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
 from test_bench_patterns import MPIEXEC, PATTERNS, SMALL_MODEL, TempDirTest, read_json, run
 
 
@@ -248,6 +255,39 @@ class Tuning(TempDirTest):
         self.assertEqual(code, 0, err)
         self.assertTrue(all(t["predicted_seconds"] is None for t in read_json(json_path)["trials"]))
 
+    def test_the_saving_is_said_against_the_jobs_own_traced_step(self):
+        # The job's real trace (4 gloo ranks of DeepSpeed ZeRO-3, one profiled step): its
+        # step is the longest rank's ProfilerStep window, its exposed time the ranks' mean.
+        traces = os.path.join(os.path.dirname(__file__), "..", "fixtures", "traces", "llama-zero3")
+        json_path, fragment = self.path("t.json"), self.path("ds.json")
+        code, out, err, _ = self.tune("--pattern", "zero3", *SMALL_MODEL, "--tune-against", traces, "--json",
+                                      json_path, "--tune-output", fragment, budget=40)
+        self.assertEqual(code, 0, err)
+        doc = read_json(json_path)
+        job = doc["job_step"]
+        steps, exposed = [], []
+        for name in sorted(os.listdir(traces)):
+            if name.endswith(".json.gz"):
+                trace = load_trace(os.path.join(traces, name))
+                steps += [(e["name"], e["dur"]) for e in trace["traceEvents"]
+                          if e.get("name", "").startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation"]
+        longest = {}
+        for name, dur in steps:
+            longest[name] = max(longest.get(name, 0), dur)
+        self.assertEqual(job["steps"], len(longest))
+        self.assertAlmostEqual(job["traced_step_seconds"], sum(longest.values()) / len(longest) * 1e-6, places=9)
+        modelled = max(0.0, doc["recommendation"]["start_step_seconds"] - doc["recommendation"]["step_seconds"])
+        self.assertAlmostEqual(job["saved_seconds"], min(modelled, job["exposed_seconds"]), places=9)
+        self.assertAlmostEqual(job["share"], job["saved_seconds"] / job["traced_step_seconds"], places=9)
+        if job["worth_changing"]:
+            self.assertGreaterEqual(job["share"], 0.02)
+        line = next(l for l in out.splitlines() if l.startswith("against the traced job ("))
+        self.assertIn("of the traced" if job["worth_changing"] else "keep your settings", line)
+        if not job["worth_changing"]:  # the start's settings, not the modelled step's best
+            start = doc["trials"][0]
+            self.assertEqual(doc["recommendation"]["settings"],
+                             {key: start[key] for key in doc["recommendation"]["settings"]})
+
     def test_bad_tuning_flags_are_one_line_exit_2_and_no_file(self):
         pipeline = ["--pattern", "pipeline", "--pp", "2"]
         same = self.path("same.json")
@@ -257,6 +297,8 @@ class Tuning(TempDirTest):
             (["--tune-output", self.path("x.json")], "--tune-output: applies to --tune only"),
             (["--tune-budget", "10"], "--tune-budget: applies to --tune only"),
             (["--tune-measure-all"], "--tune-measure-all: applies to --tune only"),
+            (["--tune-against", self.path("none")], "--tune-against: applies to --tune only"),
+            (["--tune=1", "--tune-against", self.path("none")], "--tune-against: "),
             (["--tune-budget", "soon", "--tune=1"], "--tune-budget: "),
             (["--tune=1", "--trace", self.path("t.json")], "--trace: not with --tune"),
             (["--tune=1", "--dump-schedule", self.path("s.jsonl")], "--dump-schedule: not with --tune"),

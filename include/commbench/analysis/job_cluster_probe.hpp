@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commbench/backend/backend.hpp"
+#include "commbench/core/reading_budget.hpp"
 #include "commbench/runner/job_steps.hpp"
 #include "commbench/analysis/nic_watch.hpp"
 #include "commbench/topology/gpu_health.hpp"
@@ -50,16 +51,27 @@ class JobClusterProbe final : public ClusterProbe {
   std::vector<std::vector<std::string>> node_changes() override;
   std::vector<NicReading> last_round_nics() const override { return last_nics_; }
   std::string nics_of(int node) const override;
+  // Readings get budgets once the plan or the soak states what it expects (nothing: the
+  // fastest pair of each round stands for the rate).
+  void expect(const ReadingExpectation& expectation) override { expectation_ = expectation; }
+  ReadingCuts last_cuts() const override { return last_cuts_; }
   // Wrong bytes or elements any check found (0 without --check).
   std::uint64_t wrong() const { return wrong_; }
 
  private:
-  // The allreduce busbw over `backend` (a sub-communicator), on its ranks.
-  double allreduce_busbw(Backend& backend);
+  // The allreduce busbw over `backend` (a sub-communicator), on its ranks; with a budget
+  // (a group reading), `cut` says whether it ran out of it.
+  double allreduce_busbw(Backend& backend, const std::optional<ReadingBudget>& budget, bool& cut);
   // The same on a node's or a group's communicator, which agrees on SIGINT/SIGTERM among
   // its own ranks only: the signal is kept in `signal` (and `idle` returned) for
   // gather_from to share with the whole job. Without `backend` (an idle rank), `idle`.
-  double subgroup_busbw(Backend* backend, double idle, int& signal);
+  double subgroup_busbw(Backend* backend, double idle, int& signal, const std::optional<ReadingBudget>& budget,
+                        bool& cut);
+  // Iterations a reading plans: warm-up, calibration and timed.
+  std::uint64_t planned_iterations() const { return measurement_.warmup + 1 + measurement_.iterations; }
+  // The budget of a reading whose iterations are expected to take `expected_seconds`
+  // each (infinity: not known).
+  ReadingBudget budget_of(double expected_seconds, bool takes_part) const;
   // Every rank's figure, from rank `owner[k]` for entry k. Collective over the job: when
   // any rank brings a `signal`, every rank throws Interrupted here, together.
   std::vector<double> gather_from(double own, const std::vector<int>& owners, const std::string& what, int signal = 0);
@@ -81,6 +93,8 @@ class JobClusterProbe final : public ClusterProbe {
   int own_node_ = 0;
   std::chrono::steady_clock::time_point started_;
   std::uint64_t wrong_ = 0;
+  std::optional<ReadingExpectation> expectation_;
+  ReadingCuts last_cuts_;
 };
 
 }  // namespace commbench

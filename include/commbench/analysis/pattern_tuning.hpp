@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "commbench/analysis/traced_job_step.hpp"
 #include "commbench/backend/backend.hpp"
 #include "commbench/runner/job_steps.hpp"
 #include "commbench/pattern/pattern_config.hpp"
@@ -22,6 +24,9 @@ struct TuneRequest {
   bool prune = true;         // let a cost model fitted to the start trial skip clear losers
   std::string output_path;   // the tuned settings (ds_config fragment / keyword arguments)
   OutputRequest files;       // --csv and --json: the trials
+  // --tune-against: the job's own step, which the best's saving is said against; a saving
+  // under kMinimumGain of it keeps the start's settings.
+  std::optional<TracedJobStep> job;
 };
 
 // Collective. Returns the exit code (0, or the Interrupted's code of a timed-out trial).

@@ -4,6 +4,7 @@
 // waits for other ranks runs under the watchdog.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "commbench/backend/bootstrap.hpp"
+#include "commbench/core/reading_budget.hpp"
 #include "commbench/core/statistics.hpp"
 #include "commbench/core/stopping_rule.hpp"
 #include "commbench/runner/watchdog.hpp"
@@ -29,6 +31,10 @@ struct MeasurementSettings {
   // Also gather every rank's own mean (Measurement::rank_mean_seconds): a round of
   // independent pairs is judged per pair, not by its slowest rank. One more all-gather.
   bool gather_rank_means = false;
+  // A time budget (bench-validate's readings): checked after every warm-up chunk, the
+  // calibration and every batch, on the slowest rank's clock and the fastest taking part
+  // rank's pace; once spent, the measurement ends there, cut short. None: no budget.
+  std::optional<ReadingBudget> budget;
 };
 
 // What every rank agrees a measurement was. Times are seconds per iteration.
@@ -51,6 +57,12 @@ struct Measurement {
   std::optional<std::string> check_failure;
   // Each rank's mean seconds per iteration, by rank; empty unless gather_rank_means.
   std::vector<double> rank_mean_seconds;
+  // Whether the budget ran out before the fixed count was reached: the times above are
+  // then over every iteration each rank moved, warm-up and calibration included.
+  bool cut_short = false;
+  std::uint64_t moved_iterations = 0;  // warm-up, calibration and timed, per rank
+  double budget_seconds = 0;           // the budget it was held to (0: none)
+  double elapsed_seconds = 0;          // from the first warm-up iteration to the last check (with a budget)
 };
 
 // --profile-range's capture range: called with true just before the first timed batch and
@@ -84,6 +96,11 @@ class MeasurementLoop {
   void prepare(Workload& workload);
   std::uint64_t checked_wrong_elements(Workload& workload, std::optional<std::string>& failure);
   std::uint64_t calibrated_batch(Workload& workload);
+  // Counts `iterations` that took this rank `seconds` (warm-up, calibration, timed).
+  void count_moved(double seconds, std::uint64_t iterations);
+  // With a budget, agrees whether it is spent (collective; sets cut_short_). False
+  // without a budget.
+  bool budget_spent(const Workload& workload);
   TimedBatches timed_batches(Workload& workload, const CaptureSwitch& capture, std::uint64_t preferred_batch);
   void combine_across_ranks(const Workload& workload, const TimedBatches& timing, const SampleSummary& local,
                             double local_mean, Measurement& result);
@@ -112,6 +129,13 @@ class MeasurementLoop {
   MeasurementSettings settings_;
   Watchdog* watchdog_;
   std::uint64_t timed_iterations_ = 0;
+  // What the budget is held against, from the first warm-up iteration on.
+  std::chrono::steady_clock::time_point reading_started_;
+  std::uint64_t moved_iterations_ = 0;
+  double moved_seconds_ = 0;
+  double budget_limit_ = 0;
+  double budget_elapsed_ = 0;
+  bool cut_short_ = false;
 };
 
 }  // namespace commbench

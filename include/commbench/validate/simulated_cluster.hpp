@@ -66,6 +66,10 @@ class SimulatedCluster final : public ClusterProbe {
   std::vector<double> measure_groups(const std::vector<std::vector<int>>& groups) override;
   double elapsed_seconds() override { return elapsed_; }
   void wait_until(double seconds) override { elapsed_ = std::max(elapsed_, seconds); }
+  // Budgets as a job's readings get them: a reading that would overrun its budget ends
+  // after the iteration that spends it (its figure is its rate all the same).
+  void expect(const ReadingExpectation& expectation) override { expectation_ = expectation; }
+  ReadingCuts last_cuts() const override { return last_cuts_; }
 
  private:
   double noisy(double figure);
@@ -76,12 +80,19 @@ class SimulatedCluster final : public ClusterProbe {
   // A pair's reading where its degradation changes while it moves its bytes (a window
   // opens or closes): the bytes over the time they took. Nullopt where the rate holds.
   std::optional<double> stretched_gbps(int a, int b) const;
+  // The seconds readings at `gbps` take, each cut at the budget from `expected_gbps` (0:
+  // the fastest of them stands for it); sets last_cuts_. `bytes_per_iteration` moved at
+  // each reading's rate, `model_.iterations` times.
+  std::vector<double> bounded_seconds(const std::vector<double>& gbps, double bytes_per_iteration,
+                                      double expected_gbps);
 
   SimulationModel model_;
   std::vector<Degradation> nodes_, links_;
   std::mt19937_64 generator_;
   std::normal_distribution<double> normal_{0.0, 1.0};
   double elapsed_ = 0;
+  std::optional<ReadingExpectation> expectation_;
+  ReadingCuts last_cuts_;
 };
 
 }  // namespace commbench

@@ -36,6 +36,22 @@ struct NicReading {
   double peak_gbps = 0;                // its busiest sampling interval
 };
 
+// What the next readings are expected to reach. Each pair or group reading then runs at
+// most a few times what that rate needs (core/reading_budget.hpp) and is cut short past
+// it; 0 where no rate is known yet (the fastest pair of a round stands for it).
+struct ReadingExpectation {
+  double pair_gbps = 0;
+  double group_busbw_gbps = 0;
+};
+
+// Of the last measure_pairs or measure_groups call: which readings ran out of their time
+// budget, how long the call measured and the budget it was held to.
+struct ReadingCuts {
+  std::vector<bool> cut_short;  // per pair or group; empty when none was
+  double seconds = 0;
+  double budget_seconds = 0;
+};
+
 // What the plan asks of a cluster. Every call is made on every rank of a real job in the
 // same order with the same arguments, and returns the same figures on every rank.
 class ClusterProbe {
@@ -67,6 +83,9 @@ class ClusterProbe {
   // The rails (the ports that carry the job between nodes) of the nodes in the last pair
   // round, with what each carried; empty when the NICs were not read.
   virtual std::vector<NicReading> last_round_nics() const { return {}; }
+  // The expectation the next readings' budgets come from (a probe without budgets ignores it).
+  virtual void expect(const ReadingExpectation& /*expectation*/) {}
+  virtual ReadingCuts last_cuts() const { return {}; }
 };
 
 // What a measurement is held against: `fraction` of an expected figure, which is given
@@ -94,6 +113,7 @@ struct PairResult {
   bool slow = false;
   std::string phase;  // "pairs", "bisection", "re-test" or "bisection re-test", and either + " alone"
   int round = 0;      // index over every round measured, all phases
+  bool cut_short = false;  // ran out of its time budget: scored from what it moved, and slow
 };
 
 struct GroupResult {
@@ -102,6 +122,7 @@ struct GroupResult {
   bool short_of_expected = false;
   std::string phase;  // "all nodes", "bisection"
   int step = 0;
+  bool cut_short = false;  // as PairResult's
 };
 
 enum class FaultKind { node, link, group };

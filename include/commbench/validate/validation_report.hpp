@@ -19,6 +19,12 @@ namespace commbench {
 std::string validation_summary(const ValidationOutcome& outcome, const PlanSettings& settings,
                                std::size_t node_lines = 16);
 
+// What the run will do and how long it may take, printed as it starts: "plan: 4 nodes, 3
+// pair rounds, then re-tests and the collective over the nodes; a reading stops at 3x the
+// time its expected rate needs (at least 1 s); at most 600 s (--time-limit) and the reading
+// under way". No newline.
+std::string validation_plan_text(const PlanSettings& settings, int nodes);
+
 // The one line to paste into sbatch/srun: "--exclude=node[03,07-08]"; empty when none.
 std::string exclude_option(const ValidationOutcome& outcome);
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <csignal>
 #include <functional>
@@ -189,6 +191,63 @@ TEST(MeasurementLoop, ALongWarmUpRunsInChunksOfATenthOfASecondAndASignalStopsIt)
   ScriptedWorkload workload([](std::size_t) { return 1e-4; });
   EXPECT_EQ(signal_stopping(endless, workload, 2, SIGINT), 128 + SIGINT);
   EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{2, 1000}));  // stopped at the chunk that saw it
+}
+
+// The budget is held against the wall clock; the scripted times set the pace it is
+// computed from. A sleep only lasts at least its length, so "past the budget" is certain
+// and "within it" is made certain by a budget of hours.
+TEST(MeasurementLoop, ABudgetSpentByTheFirstWarmUpIterationCutsTheReadingThere) {
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(10);
+  MeasurementSettings bounded = settings();
+  bounded.budget = ReadingBudget{};
+  bounded.budget->planned_iterations = 13;
+  bounded.budget->floor_seconds = 0;
+  MeasurementLoop loop(group, criterion, bounded);
+  // Each iteration says it took 1 us: the budget is 3 x 13 x 1 us = 39 us; 1 ms passes.
+  ScriptedWorkload workload([](std::size_t) { return 1e-6; });
+  workload.on_time = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  const Measurement m = loop.measure(workload);
+  EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>{1}));  // one warm-up iteration, no more
+  EXPECT_TRUE(m.cut_short);
+  EXPECT_EQ(m.moved_iterations, 1u);
+  EXPECT_EQ(m.iterations, 0u);  // nothing timed
+  EXPECT_EQ(m.stop_reason, StopReason::time_limit);
+  EXPECT_DOUBLE_EQ(m.budget_seconds, 39e-6);
+  EXPECT_GE(m.elapsed_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(m.slowest_seconds, 1e-6);  // the pace of what it moved
+  EXPECT_EQ(workload.events.back(), "release");
+}
+
+TEST(MeasurementLoop, AReadingWithinItsBudgetRunsItsFixedCountInOneIterationChunksOfWarmUp) {
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(10);
+  MeasurementSettings bounded = settings();
+  bounded.budget = ReadingBudget{};
+  bounded.budget->planned_iterations = 13;
+  MeasurementLoop loop(group, criterion, bounded);
+  ScriptedWorkload workload([](std::size_t) { return 1000.0; });  // a budget of 39000 s
+  const Measurement m = loop.measure(workload);
+  // Warm-up one iteration at a time (the budget is checked after each), calibration, then
+  // the fixed count in batches of 1 (an iteration lasts longer than the 1 ms target).
+  EXPECT_EQ(workload.batches, (std::vector<std::uint64_t>(13, 1)));
+  EXPECT_FALSE(m.cut_short);
+  EXPECT_EQ(m.iterations, 10u);
+  EXPECT_EQ(m.moved_iterations, 13u);
+  EXPECT_DOUBLE_EQ(m.budget_seconds, 39000.0);
+  EXPECT_EQ(m.stop_reason, StopReason::fixed_count);
+}
+
+TEST(MeasurementLoop, WithoutABudgetNothingIsCut) {
+  LocalBootstrap group;
+  const FixedCountCriterion criterion(3);
+  MeasurementLoop loop(group, criterion, settings());
+  ScriptedWorkload workload([](std::size_t) { return 1e-6; });
+  workload.on_time = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); };
+  const Measurement m = loop.measure(workload);
+  EXPECT_FALSE(m.cut_short);
+  EXPECT_EQ(m.iterations, 3u);
+  EXPECT_EQ(m.budget_seconds, 0.0);
 }
 
 TEST(Interruption, SigintOutranksSigtermInTheRanksAgreement) {

@@ -1,0 +1,78 @@
+#include "commbench/analysis/traced_job_step.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "commbench/core/error.hpp"
+#include "commbench/core/number_text.hpp"
+#include "commbench/replay/trace_inputs.hpp"
+
+namespace commbench {
+
+namespace {
+
+std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
+
+// A per-rank total over the steps as a per-step mean over the ranks.
+std::optional<double> per_step(const TraceSummary& summary, std::optional<double> RankTraceSummary::*field,
+                               int steps) {
+  double total = 0;
+  for (const RankTraceSummary& rank : summary.ranks) {
+    if (!(rank.*field)) return std::nullopt;
+    total += *(rank.*field);
+  }
+  return total / static_cast<double>(summary.ranks.size()) / steps;
+}
+
+}  // namespace
+
+TracedJobStep traced_job_step(const std::string& path, const char* flag) {
+  ReadInput input;
+  try {
+    input = read_traces({.paths = {path}});
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: {}", flag, e.what()));
+  }
+  const TraceSummary& summary = input.summary;
+  if (summary.steps.empty() || summary.ranks.empty())
+    throw UsageError(fmt::format(
+        "{}: {} holds no profiler step (ProfilerStep#N): the job's step is what a setting's saving is said against",
+        flag, path));
+  TracedJobStep job;
+  job.source = path;
+  job.steps = static_cast<int>(summary.steps.size());
+  for (const StepSummary& step : summary.steps) job.step_seconds += step.step_seconds;
+  job.step_seconds /= job.steps;
+  job.exposed_seconds = per_step(summary, &RankTraceSummary::exposed_seconds, job.steps);
+  job.communication_seconds = per_step(summary, &RankTraceSummary::communication_seconds, job.steps);
+  return job;
+}
+
+StepProjection project_onto_job(const TracedJobStep& job, const TrialMeasurement& start, const TrialMeasurement& best) {
+  StepProjection projection;
+  projection.traced_step_seconds = job.step_seconds;
+  const double modelled = std::max(0.0, start.step_seconds - best.step_seconds);
+  const double exposed = job.exposed_seconds.value_or(std::numeric_limits<double>::infinity());
+  projection.saved_seconds = std::min(modelled, exposed);
+  projection.capped = modelled > exposed;
+  projection.share = job.step_seconds > 0 ? projection.saved_seconds / job.step_seconds : 0;
+  projection.communication_bound = !job.exposed_seconds || *job.exposed_seconds >= 0.1 * job.step_seconds;
+  return projection;
+}
+
+std::string projection_text(const StepProjection& projection, const TracedJobStep& job, bool worth_changing) {
+  const std::string share = significant_text(100 * projection.share, 2);
+  if (worth_changing)
+    return fmt::format("saves {} ms of the traced {} ms step ({} %){}", ms(projection.saved_seconds),
+                       ms(projection.traced_step_seconds), share,
+                       projection.capped ? ": all the communication the job's step leaves exposed" : "");
+  std::string why;
+  if (!projection.communication_bound)
+    why = fmt::format(": the step is not bound by its communication ({} ms of it exposed)", ms(*job.exposed_seconds));
+  return fmt::format("no setting saves more than {} % of the traced {} ms step{}; keep your settings", share,
+                     ms(projection.traced_step_seconds), why);
+}
+
+}  // namespace commbench

@@ -1,0 +1,73 @@
+// --tune-against: the tuner's saving said against the job's traced step, by hand.
+#include <gtest/gtest.h>
+
+#include "commbench/analysis/traced_job_step.hpp"
+#include "commbench/core/error.hpp"
+
+namespace commbench {
+namespace {
+
+TrialMeasurement step(double step_seconds) {
+  TrialMeasurement measured;
+  measured.step_seconds = step_seconds;
+  return measured;
+}
+
+TracedJobStep job(double step_seconds, std::optional<double> exposed_seconds) {
+  TracedJobStep traced;
+  traced.source = "traces/";
+  traced.steps = 3;
+  traced.step_seconds = step_seconds;
+  traced.exposed_seconds = exposed_seconds;
+  return traced;
+}
+
+TEST(JobStepProjection, TheModelledSavingAsAShareOfTheTracedStep) {
+  // The model's step falls from 300 to 250 ms; the job's step is 5 s with 2 s exposed:
+  // 50 ms of 5000 ms, 1 %.
+  const StepProjection p = project_onto_job(job(5.0, 2.0), step(0.300), step(0.250));
+  EXPECT_NEAR(p.saved_seconds, 0.050, 1e-12);
+  EXPECT_NEAR(p.share, 0.01, 1e-12);
+  EXPECT_FALSE(p.capped);
+  EXPECT_TRUE(p.communication_bound);
+  EXPECT_EQ(projection_text(p, job(5.0, 2.0), false), "no setting saves more than 1 % of the traced 5000 ms step; "
+                                                       "keep your settings");
+}
+
+TEST(JobStepProjection, NoMoreThanTheJobLeavesExposed) {
+  // The model saves 1.5 s, but only 1.2 s of the job's 5 s step is exposed: 24 %.
+  const TracedJobStep traced = job(5.0, 1.2);
+  const StepProjection p = project_onto_job(traced, step(4.0), step(2.5));
+  EXPECT_NEAR(p.saved_seconds, 1.2, 1e-12);
+  EXPECT_NEAR(p.share, 0.24, 1e-12);
+  EXPECT_TRUE(p.capped);
+  EXPECT_EQ(projection_text(p, traced, true),
+            "saves 1200 ms of the traced 5000 ms step (24 %): all the communication the job's step leaves exposed");
+}
+
+TEST(JobStepProjection, AStepWithLittleExposedCommunicationIsNotBoundByIt) {
+  // 30 ms of a 1 s step exposed (3 %), and the best is slower in the model: nothing saved.
+  const TracedJobStep traced = job(1.0, 0.030);
+  const StepProjection p = project_onto_job(traced, step(0.200), step(0.210));
+  EXPECT_EQ(p.saved_seconds, 0.0);
+  EXPECT_FALSE(p.communication_bound);
+  EXPECT_EQ(projection_text(p, traced, false),
+            "no setting saves more than 0 % of the traced 1000 ms step: the step is not bound by its communication "
+            "(30 ms of it exposed); keep your settings");
+}
+
+TEST(JobStepProjection, TracesWithoutStepsAreRefusedNamingTheFlag) {
+  EXPECT_THROW(
+      {
+        try {
+          traced_job_step("/nonexistent/traces", "--tune-against");
+        } catch (const UsageError& e) {
+          EXPECT_EQ(std::string(e.what()).rfind("--tune-against: ", 0), 0u) << e.what();
+          throw;
+        }
+      },
+      UsageError);
+}
+
+}  // namespace
+}  // namespace commbench
