@@ -5,7 +5,6 @@
 #include <concepts>
 #include <ctime>
 #include <filesystem>
-#include <functional>
 #include <numeric>
 #include <string>
 #include <type_traits>
