@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/core/input_file.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
 #include "commbench/pattern/schedule_json.hpp"
 #include "commbench/replay/deepspeed_comms_log.hpp"
 #include "commbench/replay/nsys_report_reader.hpp"
@@ -43,6 +45,9 @@
 #include "commbench/analysis/replay_run.hpp"
 #include "commbench/analysis/replay_run_comparison.hpp"
 #include "commbench/analysis/replay_schedule.hpp"
+#include "commbench/analysis/distributed_trace_reading.hpp"
+#include "commbench/backend/collective_try.hpp"
+#include "commbench/core/launcher_env.hpp"
 
 namespace commbench {
 
@@ -223,10 +228,10 @@ std::optional<NodeTopology> topology_of(const ReplayOptions& options) {
   return topology_from_json_text(document["nodes"].front().dump(), where);
 }
 
-std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
-  const auto started = std::chrono::steady_clock::now();
-  const std::optional<NodeTopology> topology = topology_of(options);
-  ReadInput input = read_traces(input_request(options));
+// What was read, against --fabric where given: printed and written; the last line is returned.
+std::string report_with_fabric(const ReplayOptions& options, const std::string& command_line, ReadInput input,
+                               const std::optional<NodeTopology>& topology,
+                               std::chrono::steady_clock::time_point started) {
   std::optional<FabricComparison> fabric;
   if (!options.fabric_path.empty()) {
     const SweepCostModel sweep(read_input_file(options.fabric_path, fabric_basis(options)), fabric_basis(options));
@@ -234,6 +239,43 @@ std::string read_and_report(const ReplayOptions& options, const std::string& com
     fabric->basis = fabric_basis(options);
   }
   return report_reading(options, command_line, std::move(input), fabric, topology, started);
+}
+
+std::string read_and_report(const ReplayOptions& options, const std::string& command_line) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::optional<NodeTopology> topology = topology_of(options);
+  return report_with_fabric(options, command_line, read_traces(input_request(options)), topology, started);
+}
+
+// Whether a launcher (mpirun, srun) started several processes, which then divide the
+// traces: one process, under a launcher or not, reads them as it always has.
+bool divided_between_processes() {
+  const std::optional<int> size = launcher_size([](const char* name) { return std::getenv(name); });
+  return size && *size > 1;
+}
+
+// Under mpirun or srun: the job's ranks divide the traces between them, and the reporting
+// rank reports what one process would have, in the one process's order of checks. Every
+// rank leaves each step alike (collective_try); no step has a deadline, as a reading by one
+// process has none (-T is --replay's and --measure-fabric's).
+int read_over_ranks_and_report(const ReplayOptions& options, JobSession& session) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string command_line = session.run_context({}).command_line;
+  std::optional<NodeTopology> topology;
+  collective_try(session.world(), [&] {
+    if (session.reporting()) topology = topology_of(options);
+  });
+  DividedReading reading;
+  collective_try(session.world(), [&] { reading = read_traces_over(session.world(), input_request(options)); });
+  collective_try(session.world(), [&] {
+    if (!session.reporting()) return;
+    fmt::print("{}\n", report_with_fabric(options, command_line, std::move(reading.input), topology, started));
+    if (const std::optional<ReadingShare>& share = reading.slowest)
+      fmt::print("# divided over {} ranks: the slowest, rank {}, read {} of {} in {} s ({} s of CPU)\n",
+                 session.world().size(), share->rank, count_text(share->files, "file"), format_size(share->bytes),
+                 significant_text(share->seconds, 3), significant_text(share->cpu_seconds, 3));
+  });
+  return 0;
 }
 
 // --measure-fabric: every rank reads the job (they decide alike), the job's collectives
@@ -311,11 +353,13 @@ int run_bench_replay(int argc, char** argv) {
       .profile_category = ProfileCategory::patterns,
       .add_options = add_replay_options,
       .validate = [](const CLI::App& app, ReplayOptions& options) { validate_replay_options(app, options); },
-      // Reading traces needs no job (without_job does all of it); --replay runs one.
+      // Reading traces needs no job (without_job does all of it) unless a launcher started
+      // several processes to divide them; --replay and --measure-fabric run one.
       .run =
           [](const ReplayOptions& options, JobSession& session) {
-            return options.replay ? replay_traced_step(options, session)
-                                  : measure_fabric_and_report(options, session);
+            if (options.replay) return replay_traced_step(options, session);
+            if (options.measure_fabric) return measure_fabric_and_report(options, session);
+            return read_over_ranks_and_report(options, session);
           },
       .replaced_files =
           [](const ReplayOptions& options) {
@@ -323,7 +367,7 @@ int run_bench_replay(int argc, char** argv) {
           },
       .without_job = [](const ReplayOptions& options, bool reporting,
                         const std::string& command_line) -> std::optional<std::string> {
-        if (options.replay || options.measure_fabric) return std::nullopt;
+        if (options.replay || options.measure_fabric || divided_between_processes()) return std::nullopt;
         return reporting ? read_and_report(options, command_line) : std::string();
       },
       .read_files =

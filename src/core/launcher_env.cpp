@@ -22,6 +22,13 @@ std::optional<int> launcher_rank(const EnvironmentLookup& getenv_fn) {
   return std::nullopt;
 }
 
+std::optional<int> launcher_size(const EnvironmentLookup& getenv_fn) {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+    if (auto size = parse_non_negative_int(getenv_fn(name))) return size;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // Read while the program starts, before MPI_Init: Open MPI's MPI_Init of a process started

@@ -24,12 +24,11 @@ bool ends_with(const std::string& name, std::string_view suffix) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+}  // namespace
+
 bool is_trace_name(const std::string& name) { return ends_with(name, ".json") || ends_with(name, ".json.gz"); }
 
-struct TraceFile {
-  std::string path;
-  bool in_folder = false;  // found in a folder given, not named
-};
+namespace {
 
 // A folder's reports: `nsys export` leaves X.sqlite beside X.nsys-rep; the export is read.
 std::vector<std::string> without_exported_reports(const std::vector<std::string>& found,
@@ -49,8 +48,9 @@ std::vector<std::string> without_exported_reports(const std::vector<std::string>
   return kept;
 }
 
-// The files to read: each file as given, each folder's traces and reports in name order.
-std::vector<TraceFile> trace_files(const std::vector<std::string>& arguments, std::vector<std::string>& notes) {
+}  // namespace
+
+std::vector<TraceFile> listed_trace_files(const std::vector<std::string>& arguments, std::vector<std::string>& notes) {
   std::vector<TraceFile> files;
   for (const std::string& argument : arguments) {
     std::error_code error;
@@ -80,6 +80,8 @@ std::vector<TraceFile> trace_files(const std::vector<std::string>& arguments, st
   return files;
 }
 
+namespace {
+
 ReadInput read_deepspeed_log(const ReplayInputRequest& request, const std::string& path) {
   if (request.schedule_wanted)
     throw UsageError(
@@ -106,24 +108,42 @@ ReadInput summarized(ReadInput input, std::vector<RankTrace> traces, const char*
   return input;
 }
 
-ReadInput read_pytorch_traces(const std::vector<TraceFile>& found, std::vector<std::string> notes) {
-  ReadInput input;
-  input.notes = std::move(notes);
-  std::vector<RankTrace> traces;
-  for (const TraceFile& file : found) {
-    try {
-      traces.push_back(read_pytorch_trace(file.path));
-      input.files.push_back(file.path);
-    } catch (const NotATrace& e) {
-      if (!file.in_folder) throw;
-      input.notes.push_back(fmt::format("{} passed over: not a Chrome trace", file.path));
-    }
+}  // namespace
+
+std::optional<RankTrace> read_listed_trace(const TraceFile& file, std::string& note) {
+  try {
+    return read_pytorch_trace(file.path);
+  } catch (const NotATrace& e) {
+    if (!file.in_folder) throw;
+    note = fmt::format("{} passed over: not a Chrome trace", file.path);
+    return std::nullopt;
   }
+}
+
+ReadInput summarize_pytorch_readings(ReadInput input, std::vector<RankTrace> traces) {
   if (traces.empty()) throw UsageError(fmt::format("no trace among the files given ({})", input.notes.front()));
   note_exposed_on_cpu(traces, input.notes);
   note_calls_without_a_run(traces, input.notes);
   note_runs_and_unknowns(traces, input.notes);
   return summarized(std::move(input), std::move(traces), "torch.profiler");
+}
+
+namespace {
+
+ReadInput read_pytorch_traces(const std::vector<TraceFile>& found, std::vector<std::string> notes) {
+  ReadInput input;
+  input.notes = std::move(notes);
+  std::vector<RankTrace> traces;
+  for (const TraceFile& file : found) {
+    std::string note;
+    if (std::optional<RankTrace> trace = read_listed_trace(file, note)) {
+      traces.push_back(std::move(*trace));
+      input.files.push_back(file.path);
+    } else {
+      input.notes.push_back(std::move(note));
+    }
+  }
+  return summarize_pytorch_readings(std::move(input), std::move(traces));
 }
 
 // The last number in a file's name ("rank3.sqlite", "report.12.nsys-rep"): the rank, where
@@ -246,7 +266,7 @@ int node_count(const std::vector<RankTrace>& traces) {
 
 ReadInput read_traces(const ReplayInputRequest& request) {
   std::vector<std::string> notes;
-  const std::vector<TraceFile> found = trace_files(request.paths, notes);
+  const std::vector<TraceFile> found = listed_trace_files(request.paths, notes);
   std::vector<std::string> logs, reports;
   for (const TraceFile& file : found) {
     if (is_nsys_report_name(file.path))

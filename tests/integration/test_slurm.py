@@ -236,6 +236,29 @@ class SrunAndSbatch(ClusterTest):
         self.assertEqual(len(rows), 4 * 6)  # the four default collectives at each size
         self.assertIn("# slurm: cluster=commbench job_id=%s " % job_id, p.stdout)
 
+    def test_bench_replay_over_four_nodes_writes_what_one_process_writes(self):
+        # The traces divided over four nodes' ranks; the provenance's time, command line,
+        # environment and Slurm job aside, the JSON is the one process's.
+        traces = os.path.join(ROOT, "tests", "fixtures", "traces", "llama-zero3")
+        replay = os.path.join(BIN, "bench-replay")
+        alone = subprocess.run([replay, traces, "--json", self.path("one.json")], capture_output=True, text=True)
+        self.assertEqual(alone.returncode, 0, alone.stderr)
+        p = self.run_on_cluster("srun", "--mpi=pmix", "-N", "4", replay, traces, "--json", self.path("four.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        documents = []
+        for name in ("one.json", "four.json"):
+            with open(self.path(name)) as f:
+                documents.append(json.load(f))
+            for field in ("started_at", "command_line", "environment", "slurm"):
+                documents[-1]["provenance"].pop(field)
+        self.assertEqual(documents[1], documents[0])
+        # Less the lines of how long it took (the reading, the slowest rank's share) and
+        # UCX's own warnings ("[time] [host:pid:thread] ..."), which a rank may print.
+        printed = [line for line in p.stdout.splitlines() if not re.match(r"\[[0-9.]+\] \[cb-", line)]
+        self.assertEqual(printed[:-2], alone.stdout.splitlines()[:-1])
+        self.assertRegex(printed[-1],
+                         r"^# divided over 4 ranks: the slowest, rank [0-3], read [12] files? of ")
+
     def test_the_cpu_variant_of_the_collectives_job_file(self):
         # The command docs/slurm.md gives for CPU nodes: the same file, no GPUs, the MPI backend.
         p = self.run_on_cluster("sbatch", "--wait", "--parsable", "--nodes=4", "--ntasks-per-node=1",

@@ -3,6 +3,7 @@
 // folders. The job's ranks are numbered and held against each other here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,22 @@ struct ReadInput {
 
 // UsageError (one line, naming the file or flag) for anything it cannot read.
 ReadInput read_traces(const ReplayInputRequest& request);
+
+// The steps of read_traces' reading of torch.profiler traces, for a reading divided
+// between processes: the files it reads, in its order, with a note for each file passed
+// over (an Nsight export beside its report) ...
+struct TraceFile {
+  std::string path;
+  bool in_folder = false;  // found in a folder given, not named
+};
+std::vector<TraceFile> listed_trace_files(const std::vector<std::string>& paths, std::vector<std::string>& notes);
+// ... whether a file is read as a torch.profiler trace (.json, .json.gz) ...
+bool is_trace_name(const std::string& name);
+// ... one file's reading, or none for a file in a folder that is no Chrome trace (`note`
+// says so) ...
+std::optional<RankTrace> read_listed_trace(const TraceFile& file, std::string& note);
+// ... and the job's summary of the readings, `input` holding the files read and the notes.
+ReadInput summarize_pytorch_readings(ReadInput input, std::vector<RankTrace> traces);
 
 // The files read_traces would read of `paths`: each file as given, each folder's
 // traces and reports; what it cannot list is left to the reading to report.

@@ -36,6 +36,15 @@ TEST(LauncherRank, FromOpenMpiPmixOrSlurm) {
   EXPECT_EQ(parse_non_negative_int("42"), 42);
 }
 
+TEST(LauncherSize, FromOpenMpiPmiOrASlurmStepNotABatchScript) {
+  EXPECT_EQ(launcher_size(fake({})), std::nullopt);
+  EXPECT_EQ(launcher_size(fake({{"OMPI_COMM_WORLD_SIZE", "4"}})), 4);
+  EXPECT_EQ(launcher_size(fake({{"PMI_SIZE", "2"}})), 2);
+  EXPECT_EQ(launcher_size(fake({{"SLURM_STEP_NUM_TASKS", "32"}, {"SLURM_PROCID", "5"}})), 32);
+  // What sbatch's script sees: a rank and the allocation's tasks, but no step.
+  EXPECT_EQ(launcher_size(fake({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}})), std::nullopt);
+}
+
 TEST(HostMemory, ReadsMemAvailable) {
   const std::string path = std::filesystem::temp_directory_path() / ("meminfo-" + std::to_string(::getpid()));
   std::ofstream(path) << "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   2048 kB\n";
