@@ -213,9 +213,10 @@ TEST(PytorchTrace, ComputeKernelsOverlapNcclsWhetherReadFromTheirTextOrParsed) {
 
 TEST(JsonEventStream, AnEventAcrossChunksWithEscapesAndBracketsInItsStringsIsOneEvent) {
   TempDir dir;
-  // Longer than one read of the file (1 MiB), so the event's strings cross a chunk's end.
+  // Longer than one read of the file (1 MiB), so the event's strings cross a chunk's end; an
+  // escaped quote followed by a bracket, and an escaped backslash before the closing quote.
   std::string filler;
-  while (filler.size() < (std::size_t{3} << 20) / 2) filler += R"(x \"[{ \\ }]\" )";
+  while (filler.size() < (std::size_t{3} << 20) / 2) filler += R"(x \"} \\)";
   const std::string text = R"({"traceEvents": [{"name": "big", "args": {"note": ")" + filler +
                            R"("}}, {"name": "c10d::x", "ts": 1}], "host_name": "n\"1"})";
   std::vector<std::string> names;
