@@ -1,5 +1,6 @@
 #include "json_event_stream.hpp"
 
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,6 +30,8 @@ enum class Place {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+bool is_structural(char c) { return c == '"' || c == '{' || c == '}' || c == '[' || c == ']'; }
+
 class TraceScanner {
  public:
   TraceScanner(const std::string& path, StreamedTrace& trace, const std::function<bool(std::string_view)>& wanted,
@@ -37,7 +40,12 @@ class TraceScanner {
 
   void feed(const char* data, std::size_t size) {
     std::size_t capture_from = 0;
-    for (std::size_t i = 0; i < size && !trace_.not_an_object; ++i) step(data, i, capture_from);
+    for (std::size_t i = 0; i < size && !trace_.not_an_object; ++i) {
+      // Most of a trace is the inside of events, where only quotes, escapes and brackets
+      // change the scan: the bytes between them are skipped in runs.
+      if (place_ == Place::in_event && (i = next_in_event(data, i, size)) == size) break;
+      step(data, i, capture_from);
+    }
     if (capturing_) capture_.append(data + capture_from, size - capture_from);
     offset_ += size;
   }
@@ -72,6 +80,20 @@ class TraceScanner {
       return depth_ == 0;
     }
     return false;
+  }
+
+  // The first byte at or after `i` that value_ends must see inside an event: in a string a
+  // quote or a backslash, outside one a quote or a bracket; `size` when the chunk has none.
+  std::size_t next_in_event(const char* data, std::size_t i, std::size_t size) const {
+    if (in_string_) {
+      if (escape_) return i;
+      const void* quote = std::memchr(data + i, '"', size - i);
+      const std::size_t stop = quote ? static_cast<std::size_t>(static_cast<const char*>(quote) - data) : size;
+      const void* backslash = std::memchr(data + i, '\\', stop - i);
+      return backslash ? static_cast<std::size_t>(static_cast<const char*>(backslash) - data) : stop;
+    }
+    while (i < size && !is_structural(data[i])) ++i;
+    return i;
   }
 
   void start_capture(std::size_t i, std::size_t& capture_from) {

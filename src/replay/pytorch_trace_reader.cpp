@@ -79,6 +79,21 @@ void add_launch(std::string_view text, PytorchCommEvents& events) {
     events.add_launch({static_cast<std::int64_t>(*correlation), static_cast<std::int64_t>(*tid), *ts});
 }
 
+// A kernel other than NCCL's, read from its raw text when its name and times are plain: a
+// GPU trace holds one per kernel the model runs, and only its times are wanted. False when
+// the event needs the parse (an NCCL kernel, an escape in its name, no plain times, not
+// a complete event).
+bool add_compute_kernel(std::string_view text, std::string_view name, PytorchCommEvents& events) {
+  if (name.find('\\') != std::string_view::npos || name.substr(0, 4) == "nccl") return false;
+  if (raw_string_member(text, "\"ph\"") != "X") return false;
+  const std::optional<double> ts = raw_number_member(text, "\"ts\"");
+  const std::optional<double> dur = raw_number_member(text, "\"dur\"");
+  // Times the parse would refuse or read otherwise go to it.
+  if (!ts || !dur || std::fabs(*ts) >= 1e18 || std::fabs(*dur) >= 1e18) return false;
+  events.add_compute_kernel(*ts, *ts + *dur);
+  return true;
+}
+
 int integer_member(const json& object, const char* key, const std::string& path) {
   if (!object.contains(key) || !object[key].is_number_integer())
     throw UsageError(fmt::format("{}: distributedInfo has no whole number '{}'", path, key));
@@ -104,7 +119,8 @@ RankTrace read_pytorch_trace(const std::string& path) {
       add_launch(text, events);
       return false;
     }
-    return category == "kernel";  // NCCL's and the compute around them
+    // NCCL's kernels are parsed; the compute around them only when its raw text is not plain.
+    return category == "kernel" && !add_compute_kernel(text, name, events);
   };
 
   StreamedTrace streamed;

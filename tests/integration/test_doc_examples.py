@@ -92,6 +92,8 @@ NOT_HERE = {
     "python3 bench/replay_read_speed.py --bytes 1G": MEASUREMENT,
     "python3 bench/replay_read_speed.py --format nsys --bytes 1G": MEASUREMENT,
     "python3 bench/replay_ranks_speed.py --ranks 16 --bytes 24M --np 1,2,4": MEASUREMENT,
+    "python3 bench/replay_vs_hta.py --sizes 200M,1G --hta-python /work/hta-venv/bin/python":
+        MEASUREMENT + ", with HTA in its own virtual environment",
     "python3 bench/nvtx_overhead.py --build build --ranks 2 --launches 7 --size 8": MEASUREMENT,
     "scripts/slurm-cluster.sh exec cb-node1 build/bench/micro/micro-nic-counter-read":
         "needs the namespaced Slurm test cluster (tests/integration/test_slurm.py)",

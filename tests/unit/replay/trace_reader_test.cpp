@@ -183,6 +183,51 @@ TEST(PytorchTrace, OnCpuTheExposedTimeIsTheBackendsWhileTheCallingThreadRunsNoOp
   EXPECT_FALSE(without.exposed_on_the_training_thread);
 }
 
+// A GPU rank: one allreduce whose NCCL kernel ran 1000-1400, and compute kernels, one with
+// plain text and one whose name holds escapes and brackets.
+const char* kGpuExposureTrace = R"json({
+ "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+ "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 1, "tid": 7, "ts": 100.0, "dur": 50.0,
+   "args": {"Input Dims": [[1000]], "Input type": ["float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 7, "ts": 120.0, "dur": 5.0,
+   "args": {"correlation": 500}},
+  {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+   "pid": 0, "tid": 9, "ts": 1000.0, "dur": 400.0, "args": {"correlation": 500}},
+  {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 8, "ts": 1100.0, "dur": 100.0},
+  {"ph": "X", "cat": "kernel", "name": "gemm \"tile [1]\" {x}", "pid": 0, "tid": 8, "ts": 1250, "dur": 50}
+ ]})json";
+
+TEST(PytorchTrace, ComputeKernelsOverlapNcclsWhetherReadFromTheirTextOrParsed) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", kGpuExposureTrace));
+  ASSERT_TRUE(trace.exposed_seconds);
+  EXPECT_NEAR(*trace.exposed_seconds, 250e-6, 1e-12);  // 400 us of NCCL, 150 under compute
+  // A compute kernel's time that is no number is refused as before.
+  std::string text_ts(kGpuExposureTrace);
+  text_ts.replace(text_ts.find(R"("ts": 1100.0)"), 12, R"("ts": "1100")");
+  const std::string path = dir.write("text-ts.json", text_ts);
+  EXPECT_EQ(usage_error_of([&] { read_pytorch_trace(path); }),
+            path + ": not a trace torch.profiler wrote: event 'gemm' has a 'ts' that is no time in microseconds");
+}
+
+TEST(JsonEventStream, AnEventAcrossChunksWithEscapesAndBracketsInItsStringsIsOneEvent) {
+  TempDir dir;
+  // Longer than one read of the file (1 MiB), so the event's strings cross a chunk's end; an
+  // escaped quote followed by a bracket, and an escaped backslash before the closing quote.
+  std::string filler;
+  while (filler.size() < (std::size_t{3} << 20) / 2) filler += R"(x \"} \\)";
+  const std::string text = R"({"traceEvents": [{"name": "big", "args": {"note": ")" + filler +
+                           R"("}}, {"name": "c10d::x", "ts": 1}], "host_name": "n\"1"})";
+  std::vector<std::string> names;
+  const StreamedTrace trace = stream_trace_events(
+      dir.write("t.json", text), [](std::string_view) { return true; },
+      [&](const nlohmann::json& event) { names.push_back(event["name"]); });
+  EXPECT_EQ(trace.events, 2u);
+  EXPECT_EQ(names, (std::vector<std::string>{"big", "c10d::x"}));
+  EXPECT_EQ(trace.members.at("host_name"), "n\"1");
+}
+
 TEST(PytorchTrace, OperatorNamesBecomeOperations) {
   EXPECT_EQ(canonical_comm_op("c10d::_allgather_base_"), "allgather");
   EXPECT_EQ(canonical_comm_op("c10d::allgather_into_tensor_coalesced_"), "allgather");
