@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -119,6 +121,43 @@ std::string matched_note(std::size_t matched, const RankTrace& trace) {
                      trace.rank, calls - matched);
 }
 
+bool every_call_numbered(const std::vector<RankTrace>& traces) {
+  return std::all_of(traces.begin(), traces.end(), [](const RankTrace& trace) {
+    return std::all_of(trace.collectives.begin(), trace.collectives.end(),
+                       [](const TracedCollective& c) { return c.sequence.has_value(); });
+  });
+}
+
+// Where every call carries PyTorch's sequence number, a call is the one of that number in
+// its process group on every rank: the ranks' windows and threads need not line up.
+MatchedCalls match_by_sequence(const std::vector<RankTrace>& traces) {
+  using Key = std::pair<std::string, std::int64_t>;
+  std::vector<std::map<Key, std::size_t>> numbered(traces.size());
+  for (std::size_t r = 0; r < traces.size(); ++r)
+    for (std::size_t i = 0; i < traces[r].collectives.size(); ++i)
+      numbered[r].emplace(Key{traces[r].collectives[i].process_group, *traces[r].collectives[i].sequence}, i);
+  MatchedCalls result;
+  result.one_to_one = false;
+  const RankTrace& reference = traces.front();
+  for (std::size_t i = 0; i < reference.collectives.size(); ++i) {
+    const Key key{reference.collectives[i].process_group, *reference.collectives[i].sequence};
+    std::vector<std::size_t> row;
+    for (const auto& calls : numbered)
+      if (const auto found = calls.find(key); found != calls.end()) row.push_back(found->second);
+    if (row.size() == traces.size()) result.rows.push_back(std::move(row));
+  }
+  if (result.rows.empty())
+    throw UsageError(fmt::format("the {} traces share no call of one sequence number in one process group: the "
+                                 "traces do not line up (different runs)",
+                                 traces.size()));
+  result.notes.push_back(
+      "the ranks' calls do not line up one to one: they are matched on PyTorch's sequence numbers of the calls in "
+      "their process groups (record_param_comms' Seq)");
+  for (const RankTrace& trace : traces)
+    if (result.rows.size() < trace.collectives.size()) result.notes.push_back(matched_note(result.rows.size(), trace));
+  return result;
+}
+
 }  // namespace
 
 MatchedCalls match_calls(const std::vector<RankTrace>& traces) {
@@ -128,6 +167,7 @@ MatchedCalls match_calls(const std::vector<RankTrace>& traces) {
     for (std::size_t i = 0; i < reference.collectives.size(); ++i) result.rows.emplace_back(traces.size(), i);
     return result;
   }
+  if (every_call_numbered(traces)) return match_by_sequence(traces);
   result.one_to_one = false;
   std::vector<std::vector<std::optional<std::size_t>>> by_trace;
   for (const RankTrace& trace : traces) {

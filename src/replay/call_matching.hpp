@@ -3,9 +3,9 @@
 // or calls issued from several threads, do not: the ranks are then matched on the calls
 // they share, each thread's calls against the other rank's thread that shares the most,
 // by the longest common run of calls of one operation and size (an all-to-all's size is
-// its rank's own, so all-to-alls are matched by operation alone). No trace at hand names
-// a call's sequence number: PyTorch passes it to record_param_comms as a tuple, which the
-// profiler's "Concrete Inputs" leaves blank.
+// its rank's own, so all-to-alls are matched by operation alone). Where every call carries
+// PyTorch's sequence number in its process group (record_param_comms' "Seq", written by
+// releases after 2026-03), the calls are matched on it instead.
 #pragma once
 
 #include <cstddef>

@@ -196,6 +196,9 @@ PytorchCommEvents::Call nccl_record_of(const json& event, const std::string& op,
     call.elements_known = true;
   }
   call.group_ranks = group_of_record(args);
+  if (const auto seq = args.find("Seq"); seq != args.end() && seq->is_number_integer())
+    call.sequence = seq->get<std::int64_t>();
+  call.process_group = text_member(args, "Process Group Name");
   return call;
 }
 

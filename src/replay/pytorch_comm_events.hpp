@@ -78,6 +78,8 @@ class PytorchCommEvents {
     // A kernel's CUPTI correlation id: the CPU launch that queued it carries the same.
     std::optional<std::int64_t> correlation;
     int group_ranks = 0;  // the ranks of its process group, where the event says; 0 unknown
+    std::optional<std::int64_t> sequence;  // record_param_comms' "Seq": the call's number in its group
+    std::string process_group;             // record_param_comms' "Process Group Name"
   };
 
   // A CPU call that queued a kernel (cudaLaunchKernel, cuLaunchKernelEx...): its thread and

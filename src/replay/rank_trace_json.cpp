@@ -28,6 +28,8 @@ void members(Self& call, Visit& visit) {
   visit("group_ranks", call.group_ranks);
   visit("issued_us", call.issued_us);
   visit("thread", call.thread);
+  visit("sequence", call.sequence);
+  visit("process_group", call.process_group);
   visit("start_us", call.start_us);
   visit("end_us", call.end_us);
   visit("step", call.step);

@@ -87,6 +87,10 @@ TracedCollective traced(const MarkedCall& call, int common_group, const std::vec
   size_call(c, {call.op, call.record, call.annotation, call.runs.empty() ? nullptr : call.runs.front()});
   c.issued_us = call.outer->ts;
   c.thread = call.outer->thread;
+  if (call.record != nullptr) {
+    c.sequence = call.record->sequence;
+    c.process_group = call.record->process_group;
+  }
   c.start_us = call.outer->ts;
   c.end_us = call.outer->ts + call.outer->dur;
   if (!call.runs.empty()) {

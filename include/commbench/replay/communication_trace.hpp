@@ -24,6 +24,11 @@ struct TracedCollective {
   int group_ranks = 0;                   // 0 when the trace does not say
   double issued_us = 0;                  // when the training thread called it (the trace's clock)
   std::optional<std::int64_t> thread;    // the thread that called it (the trace's tid); none unknown
+  // PyTorch's number of the call in its process group (record_param_comms' "Seq") and the
+  // group's name: the same call on every rank, whatever each rank's window. None, empty
+  // where the trace does not write them.
+  std::optional<std::int64_t> sequence;
+  std::string process_group;
   double start_us = 0;                   // when it ran: the backend's own event, else the call's
   double end_us = 0;
   int step = -1;     // the profiler step (ProfilerStep#N) it was called in; -1 none

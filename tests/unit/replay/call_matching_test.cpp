@@ -100,5 +100,31 @@ TEST(CallMatching, TheSummaryCountsTheSharedCallsAndSaysWhatWasLeftOut) {
   EXPECT_EQ(summary.notes[1], "matched 6 of 9 calls of rank 0; 3 outside the common window");
 }
 
+TEST(CallMatching, PyTorchsSequenceNumbersNameTheSameCallWhateverTheTimes) {
+  // Three like allreduces on rank 0 (numbers 1 to 3), the last two on rank 1 (2 and 3),
+  // issued when rank 0 issued its first two: by times and sizes rank 1's calls would be
+  // rank 0's first two; by their numbers they are its last two.
+  RankTrace zero = rank_of(0, {{"allreduce", 1'000, 7}, {"allreduce", 1'000, 7}, {"allreduce", 1'000, 7}});
+  RankTrace one = rank_of(1, {{"allreduce", 1'000, 7}, {"allreduce", 1'000, 7}});
+  for (std::size_t i = 0; i < zero.collectives.size(); ++i) {
+    zero.collectives[i].sequence = static_cast<std::int64_t>(i) + 1;
+    zero.collectives[i].process_group = "0";
+  }
+  for (std::size_t i = 0; i < one.collectives.size(); ++i) {
+    one.collectives[i].sequence = static_cast<std::int64_t>(i) + 2;
+    one.collectives[i].process_group = "0";
+  }
+  const MatchedCalls matched = match_calls({zero, one});
+  EXPECT_FALSE(matched.one_to_one);
+  ASSERT_EQ(matched.rows.size(), 2u);
+  EXPECT_EQ(matched.rows[0], (std::vector<std::size_t>{1, 0}));
+  EXPECT_EQ(matched.rows[1], (std::vector<std::size_t>{2, 1}));
+  ASSERT_FALSE(matched.notes.empty());
+  EXPECT_NE(matched.notes[0].find("sequence numbers"), std::string::npos);
+  // Without the numbers the same calls are matched by their order and times.
+  for (TracedCollective& c : zero.collectives) c.sequence.reset();
+  EXPECT_EQ(match_calls({zero, one}).rows[0], (std::vector<std::size_t>{0, 0}));
+}
+
 }  // namespace
 }  // namespace commbench

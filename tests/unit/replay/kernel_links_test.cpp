@@ -137,5 +137,21 @@ TEST(UnsizedTrace, ACallWithNoShapeHasNoSizeRatherThanZero) {
   EXPECT_FALSE(summary.classes[0].algbw_gbps);
 }
 
+TEST(NumberedTrace, PyTorchsSequenceNumberAndGroupAreReadFromTheRecord) {
+  TempDir dir;
+  const RankTrace trace = read_pytorch_trace(dir.write("rank0.json", R"json({
+ "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2},
+ "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "c10d::allreduce_", "pid": 1, "tid": 7, "ts": 100.0, "dur": 50.0, "args": {}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 7, "ts": 102.0, "dur": 40.0,
+   "args": {"Collective name": "allreduce", "In msg nelems": 10, "Out msg nelems": 10, "dtype": "Float",
+            "Group size": 2, "Seq": 41, "Process Group Name": "3"}}
+ ]})json"));
+  ASSERT_EQ(trace.collectives.size(), 1u);
+  EXPECT_EQ(trace.collectives[0].sequence, 41);
+  EXPECT_EQ(trace.collectives[0].process_group, "3");
+  EXPECT_EQ(trace.collectives[0].group_ranks, 2);
+}
+
 }  // namespace
 }  // namespace commbench

@@ -43,6 +43,8 @@ RankTrace every_member_set() {
   call.group_ranks = 64;
   call.issued_us = 1733561234567890.1 + 0.3;
   call.thread = 4294967297LL;  // wider than 32 bits, as a tid can be
+  call.sequence = 8589934593LL;
+  call.process_group = "data_parallel";
   call.start_us = 1.0 / 3.0;
   call.end_us = 2.0 / 3.0;
   call.step = 7;
