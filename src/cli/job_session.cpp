@@ -149,6 +149,15 @@ int JobSession::run(const std::function<int()>& command_run) {
   try {
     const int exit_code = command_run();
     return results_started_ && !results_finished_ ? finish_open_results(exit_code, 0) : exit_code;
+  } catch (const UsageError&) {
+    // Bad input found once the files were open (buffers that do not fit): no result file
+    // is left, as for any bad input.
+    if (reporting() && !results_finished_) {
+      std::lock_guard lock(reporters_mutex_);
+      reporters_.discard();
+      results_closed_ = true;
+    }
+    throw;
   } catch (const Interrupted& stop) {
     // Every rank agreed on the signal: the records so far are kept, said as incomplete.
     // The command's frame is gone, and with it what its ending referred to.

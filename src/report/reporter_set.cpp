@@ -1,5 +1,8 @@
 #include "commbench/report/reporter_set.hpp"
 
+#include <filesystem>
+#include <system_error>
+
 #include <cstdio>
 
 #include "commbench/report/console_reporter.hpp"
@@ -28,6 +31,7 @@ ReporterSet ReporterSet::open(const OutputRequest& request) {
   }
   if (!request.csv_path.empty()) {
     set.files_.push_back(open_output_file(request.csv_path, "--csv", request.force));
+    set.csv_path_ = request.csv_path;
     set.reporters_.push_back(std::make_unique<CsvReporter>(set.files_.back().get(), "--csv " + request.csv_path));
   }
   if (!request.json_path.empty()) set.reporters_.push_back(std::make_unique<JsonReporter>(request.json_path, nullptr));
@@ -48,6 +52,15 @@ void ReporterSet::add_record(const Record& record) {
 
 void ReporterSet::finish(const RunSummary& summary) {
   for (auto& reporter : reporters_) reporter->finish(summary);
+}
+
+void ReporterSet::discard() {
+  reporters_.clear();
+  files_.clear();
+  std::error_code error;
+  // A streamed CSV may be a FIFO or /dev/stdout: only a file of its own is removed.
+  if (!csv_path_.empty() && std::filesystem::is_regular_file(csv_path_, error)) std::filesystem::remove(csv_path_, error);
+  csv_path_.clear();
 }
 
 void ReporterSet::finish_files(const RunSummary& summary) {

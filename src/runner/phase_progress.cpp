@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -13,8 +15,13 @@ namespace commbench {
 PhaseProgress::PhaseProgress(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
 
 std::unique_ptr<PhaseProgress> PhaseProgress::for_stderr(bool printing) {
-  if (!printing) return std::make_unique<PhaseProgress>(nullptr, false);
-  return std::make_unique<PhaseProgress>(stderr, isatty(fileno(stderr)) == 1);
+  // On a terminal the lines show what a long run is doing. In a log they are asked for
+  // (COMMBENCH_PROGRESS=1): a script reading stderr otherwise gets an error line alone.
+  const bool terminal = isatty(fileno(stderr)) == 1;
+  const char* asked = std::getenv("COMMBENCH_PROGRESS");
+  const bool in_log = asked != nullptr && std::string_view(asked) == "1";
+  if (!printing || (!terminal && !in_log)) return std::make_unique<PhaseProgress>(nullptr, false);
+  return std::make_unique<PhaseProgress>(stderr, terminal);
 }
 
 void PhaseProgress::begin_phase(const std::string& name, std::uint64_t total, const std::string& unit) {

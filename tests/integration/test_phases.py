@@ -38,7 +38,8 @@ LARGE_PATTERN = ["--pattern", "zero3", "--preset", "llama-3-8b", "--layers", "1"
 
 def job_env(stall=None):
     env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # Phase lines in a log (stderr is a pipe here) are asked for.
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", COMMBENCH_PROGRESS="1")
     env.pop("COMMBENCH_DEBUG_STALL", None)
     if stall:
         env["COMMBENCH_DEBUG_STALL"] = stall
@@ -182,7 +183,8 @@ class StoppedInEveryPhase(PhaseTest):
         self.check(P2P, ["--backend", "mpi", "--bytes", "1M"], "measurement", stall="1:round 1", to_ranks=True)
 
     def test_validate_plan(self):
-        self.check(VALIDATE, ["--backend", "mpi"], "validation plan", settle=0.3)
+        # -n 100: a plan of several seconds, so the signal lands inside it on a fast machine too.
+        self.check(VALIDATE, ["--backend", "mpi", "-n", "100"], "validation plan", settle=0.3)
 
     def test_validate_plan_that_holds(self):
         self.check(VALIDATE, ["--backend", "mpi"], "validation plan", stall="1:probing this node's topology", settle=0.3,

@@ -42,8 +42,13 @@ class ReporterSet {
   // The --csv and --json files only: what a timeout closes, since stdout may be a pipe
   // nobody reads any more.
   void finish_files(const RunSummary& summary);
+  // Bad input found once the files were open (buffers that do not fit): the reporters are
+  // dropped and the CSV, which holds a header and nothing measured, removed; the JSON is
+  // written only at the end, so none exists. As a refusal before opening would leave none.
+  void discard();
 
  private:
+  std::string csv_path_;  // the CSV opened, to remove on discard
   std::vector<std::unique_ptr<Reporter>> reporters_;
   std::size_t stdout_reporters_ = 0;  // the first ones write to stdout
   std::vector<FileHandle> files_;

@@ -33,7 +33,8 @@ class PhaseProgress final : public PhaseListener {
   // `out` receives the lines (null: none are printed, the phase is still kept);
   // `terminal` rewrites the progress line in place.
   PhaseProgress(std::FILE* out, bool terminal);
-  // stderr when `printing` (the reporting rank), as a terminal when it is one.
+  // stderr when `printing` (the reporting rank) and stderr is a terminal (lines rewritten in
+  // place), or COMMBENCH_PROGRESS=1 asks for plain lines in a log; else none.
   static std::unique_ptr<PhaseProgress> for_stderr(bool printing);
 
   void begin_phase(const std::string& name, std::uint64_t total = 0, const std::string& unit = "step") override;
