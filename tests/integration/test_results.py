@@ -272,11 +272,13 @@ class Interruption(TempDirTest):
         return rows, doc
 
     def test_p2p_keeps_the_cells_of_every_round_it_finished(self):
-        rounds = 20000  # small rounds: far more than a few seconds hold
-        cmd = mpirun(4, P2P, "--backend", "mpi", "--schedule", "random", "--rounds", rounds, "-b", "8", "-n", "20",
+        # Rounds of many iterations: far more than a few seconds hold, and few enough to plan
+        # at once (a plan of many thousand rounds takes seconds before the first, under ASan).
+        rounds = 4000
+        cmd = mpirun(4, P2P, "--backend", "mpi", "--schedule", "random", "--rounds", rounds, "-b", "8", "-n", "6000",
                      "-w", "0", "--latency-bytes", "0", "--csv", self.path("r.csv"), "--json", self.path("r.json"))
         proc = self.start(cmd, lambda _: os.path.exists(self.path("r.csv")))
-        rc, out, err = self.stop(proc, 3)
+        rc, out, err = self.stop(proc, 4)
         self.assertEqual(rc, 143, err)
         self.assertIn("bench-p2p: error: interrupted by SIGTERM", err)
         rows, doc = self.read_both("cell")
