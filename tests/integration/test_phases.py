@@ -216,14 +216,16 @@ class ProgressLines(PhaseTest):
 
     def test_a_long_warmup_prints_phase_and_progress_lines(self):
         csv_path, json_path = self.files("progress")
-        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "4", PATTERNS, *LARGE_PATTERN, "-n", "1", "-w", "2",
+        # Six warm-up steps: a warm-up of several seconds on a quiet machine too, so its progress
+        # line (past 3 s) comes whatever the load.
+        cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "4", PATTERNS, *LARGE_PATTERN, "-n", "1", "-w", "6",
                "--csv", csv_path, "--json", json_path]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=job_env())
         self.assertEqual(p.returncode, 0, p.stderr)
         phases = re.findall(r"^# ([a-z -]+?)(?:: \d+ [a-z]+)?$", p.stderr, re.MULTILINE)
         self.assertEqual(phases[:4], ["allocation", "warm-up", "calibration", "measurement"], p.stderr)
-        self.assertRegex(p.stderr, r"(?m)^# warm-up: 2 steps$")
-        progress = re.findall(r"^# warm-up: step (\d) of 2, ([0-9.]+ s) elapsed", p.stderr, re.MULTILINE)
+        self.assertRegex(p.stderr, r"(?m)^# warm-up: 6 steps$")
+        progress = re.findall(r"^# warm-up: step (\d) of 6, ([0-9.]+ s) elapsed", p.stderr, re.MULTILINE)
         self.assertTrue(progress, p.stderr)
         self.assertNotIn("\r", p.stderr)
         self.assertNotIn("\x1b", p.stderr)
