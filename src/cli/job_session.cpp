@@ -26,10 +26,11 @@ std::string rank_name(int rank, const std::string& label) { return fmt::format("
 // run's clock ends the run itself: within a second of SIGTERM, with the files written,
 // before a launcher's SIGKILL (Open MPI's mpirun sends it about a second later).
 constexpr std::chrono::milliseconds kStopGrace{200};
-// The other ranks end well after the reporting rank would have written its files: a
-// launcher ends the whole job when one rank exits, so they must not be first. Once the
-// reporting rank exits, the launcher ends them sooner.
-constexpr std::chrono::milliseconds kFollowerLinger{600};
+// The other ranks end a little after the reporting rank would have written its files: a
+// launcher ends the whole job when one rank exits, so they should not be first. Should one
+// be first all the same, Open MPI's mpirun sends SIGTERM (taken as the stop already under
+// way) and SIGKILL only a second later, time enough for the files.
+constexpr std::chrono::milliseconds kFollowerLinger{150};
 // How long an overdue stop waits for files the main thread is already writing.
 constexpr std::chrono::milliseconds kFinishingWrite{1000};
 

@@ -166,7 +166,12 @@ ExportRun run_export(const std::string& report_path, const std::string& sqlite_p
   const StopSignalsNoted signals;  // from before the spawn: no signal falls between it and the wait
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  // The export starts with no signal blocked, whatever this thread blocks (the stop signals,
+  // once they are taken by a listener thread).
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  posix_spawnattr_setsigmask(&attributes, &no_signals);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
   ExportRun run;

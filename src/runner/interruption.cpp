@@ -6,6 +6,9 @@
 
 #include <csignal>
 
+#include <pthread.h>
+#include <unistd.h>
+
 namespace commbench {
 namespace {
 
@@ -15,14 +18,37 @@ extern "C" void record_signal(int signal_number) {
   if (g_signal == 0) g_signal = signal_number;
 }
 
+// The kernel hands a process-directed signal to the main thread when it can take it, and a
+// main thread inside a long system call (MPI's single-copy transfer of a large buffer, a
+// page-faulting allocation) takes it only when the call returns: hundreds of ms under
+// load, longer than a one-second stop allows. So the main thread blocks SIGINT/SIGTERM,
+// every thread it starts from here on inherits that, and a thread that only sleeps takes
+// them at once.
+void start_signal_listener() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  std::thread([stop_signals] {
+    pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+    for (;;) pause();
+  }).detach();
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+}
+
 }  // namespace
 
 bool install_interruption_handlers() {
-  struct sigaction action {};
-  action.sa_handler = record_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;  // MPI and file I/O carry on; the runner stops between batches
-  return sigaction(SIGINT, &action, nullptr) == 0 && sigaction(SIGTERM, &action, nullptr) == 0;
+  static const bool installed = [] {
+    struct sigaction action {};
+    action.sa_handler = record_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;  // MPI and file I/O carry on; the runner stops between batches
+    if (sigaction(SIGINT, &action, nullptr) != 0 || sigaction(SIGTERM, &action, nullptr) != 0) return false;
+    start_signal_listener();
+    return true;
+  }();
+  return installed;
 }
 
 int pending_interruption() { return g_signal; }

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "commbench/backend/local_bootstrap.hpp"
 #include "commbench/runner/interruption.hpp"
 
@@ -145,11 +147,20 @@ TEST(MeasurementLoop, ACleanCheckIsRecordedAsZeroWrong) {
   EXPECT_FALSE(m.check_failure.has_value());
 }
 
+// Sends `signal` to this process, as a launcher does, and waits until it is recorded: the
+// handlers take it on their own thread, not on this one.
+void signal_this_process(int signal) {
+  kill(getpid(), signal);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (pending_interruption() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 // Raises `signal` in the workload's `at_batch`-th batch and measures: the exit code of the
 // Interrupted that ends the measurement, which must name `signal`; 0 when none does.
 int signal_stopping(MeasurementLoop& loop, ScriptedWorkload& workload, std::size_t at_batch, int signal) {
   workload.on_time = [&] {
-    if (workload.batches.size() == at_batch) std::raise(signal);
+    if (workload.batches.size() == at_batch) signal_this_process(signal);
   };
   try {
     loop.measure(workload);
@@ -252,10 +263,10 @@ TEST(MeasurementLoop, WithoutABudgetNothingIsCut) {
 
 TEST(Interruption, SigintOutranksSigtermInTheRanksAgreement) {
   ASSERT_TRUE(install_interruption_handlers());
-  std::raise(SIGTERM);
+  signal_this_process(SIGTERM);
   const int sigterm_key = interruption_agreement_key();
   clear_interruption();
-  std::raise(SIGINT);
+  signal_this_process(SIGINT);
   const int sigint_key = interruption_agreement_key();
   clear_interruption();
   EXPECT_EQ(signal_of_agreement_key(std::max(sigterm_key, sigint_key)), SIGINT);
