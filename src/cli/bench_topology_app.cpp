@@ -157,6 +157,11 @@ void write_results(JobSession& session, const TopologyReport& report, double pro
 
 int run_topology(const TopologyOptions& options, JobSession& session) {
   Bootstrap& world = session.world();
+  // The files open before the probe, so a stop during it leaves them whole; a model that
+  // cannot be read is bad input, and the session removes them again.
+  RunContext context = session.run_context(options.describe());
+  context.record_kind = "link";
+  session.begin_results(file_outputs(options.job.files), context);
   const auto started = std::chrono::steady_clock::now();
   // One rank per node probes: the node is the same for all its ranks, and several hwloc
   // discoveries at once would only slow each other down.
@@ -178,8 +183,6 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
     // A SIGINT/SIGTERM during the probe: the models made are kept, the run is incomplete.
     signal_number = signal_of_agreement_key(world.max(interruption_agreement_key()));
   }
-  // The files open once every model has been read and judged: a model that cannot be read
-  // is bad input, which leaves no result file behind.
   int exit_code = 0;
   TopologyReport report;
   session.step("judging the nodes", [&] {
@@ -188,10 +191,6 @@ int run_topology(const TopologyOptions& options, JobSession& session) {
     exit_code = report.problems.empty() ? 0 : static_cast<int>(ExitCode::check_failed);
     if (signal_number != 0) exit_code = static_cast<int>(Interrupted(signal_number).exit_code());
   });
-  RunContext context = session.run_context(options.describe());
-  context.record_kind = "link";
-  session.open_outputs(file_outputs(options.job.files));
-  session.begin_results(context);
   session.step("writing the report", [&] {
     if (session.reporting()) print_report(report, context, probe_seconds);
   });

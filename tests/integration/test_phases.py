@@ -186,6 +186,10 @@ class StoppedInEveryPhase(PhaseTest):
         # -n 100: a plan of several seconds, so the signal lands inside it on a fast machine too.
         self.check(VALIDATE, ["--backend", "mpi", "-n", "100"], "validation plan", settle=0.3)
 
+    def test_topology_probe_that_holds(self):
+        # A rank stopped at its probe holds the others in the gathering of the nodes' models.
+        self.check(TOPOLOGY, [], "probing the nodes", stall="1:probing this node", to_ranks=True)
+
     def test_validate_plan_that_holds(self):
         self.check(VALIDATE, ["--backend", "mpi"], "validation plan", stall="1:probing this node's topology", settle=0.3,
                    to_ranks=True)
