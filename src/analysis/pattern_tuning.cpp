@@ -57,13 +57,21 @@ TrialMeasurement median_step(std::vector<StepBreakdown> steps) {
   return result;
 }
 
+Record trial_record(std::size_t index, const TuningTrial& trial);
+
 // The trials on the job's backend. Every answer it gives the search is agreed over the
 // world (the measurement loop's slowest-rank breakdown, a broadcast prediction, the
 // longest clock), so every rank's search takes the same path.
 class JobTuningTrials final : public TuningTrials {
  public:
-  JobTuningTrials(JobSteps& session, Backend& backend, const TuneRequest& request, const std::string& pattern)
-      : session_(session), backend_(backend), request_(request), pattern_(pattern), started_(Clock::now()) {}
+  JobTuningTrials(JobSteps& session, Backend& backend, const TuneRequest& request, const std::string& pattern,
+                  const TuningFiles& files)
+      : session_(session),
+        backend_(backend),
+        request_(request),
+        pattern_(pattern),
+        files_(files),
+        started_(Clock::now()) {}
 
   ~JobTuningTrials() override {
     // Freeing sub-communicators may wait for peers: under the watchdog.
@@ -120,6 +128,10 @@ class JobTuningTrials final : public TuningTrials {
     return elapsed + longest_trial_ <= request_.budget_seconds;
   }
 
+  void decided(std::size_t index, const TuningTrial& trial) override {
+    if (session_.reporting() && files_.add_trial) files_.add_trial(trial_record(index, trial));
+  }
+
   // The search's wall time so far, the slowest rank's.
   double agreed_elapsed() { return agreed_max("agreeing on the search's time", seconds_since(started_)); }
 
@@ -157,6 +169,7 @@ class JobTuningTrials final : public TuningTrials {
   Backend& backend_;
   const TuneRequest& request_;
   std::string pattern_;
+  const TuningFiles& files_;
   Clock::time_point started_;
   std::unique_ptr<PatternGroups> groups_;
   std::unique_ptr<FittedCostModel> fitted_;  // rank 0 only
@@ -317,29 +330,19 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
           {"exit_code", 0}};
 }
 
-// --csv and --json through the reporters every command writes with: a record per trial,
-// the CSV's lines led by the pattern's parameters and ending with every knob's value.
-void write_trials(RunContext context, const TuningOutcome& outcome, const PatternConfig& start_config,
-                  const TuneRequest& request, double elapsed) {
-  if (request.files.csv_path.empty() && request.files.json_path.empty()) return;
+}  // namespace
+
+RunContext tuning_files_context(RunContext context, const PatternConfig& config) {
   context.schema = kTuneSchema;
   context.record_kind = "trial";
   context.settings_in_csv = true;
   context.settings_lead_csv = true;
-  for (const auto& [key, value] : outcome.start().settings) context.extra_columns.push_back(key);
-  ReporterSet reporters = ReporterSet::open(request.files);
-  reporters.begin(context);
-  for (std::size_t i = 0; i < outcome.trials.size(); ++i) reporters.add_record(trial_record(i, outcome.trials[i]));
-  RunSummary summary;
-  summary.rows = outcome.trials.size();
-  summary.sections = tuning_sections(context, outcome, start_config, request, elapsed);
-  reporters.finish(summary);
+  for (const TuningKnob& knob : tuning_space(config)) context.extra_columns.push_back(knob.key);
+  return context;
 }
 
-}  // namespace
-
 int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig& config, RunContext context,
-                       const TuneRequest& request) {
+                       const TuneRequest& request, const TuningFiles& files) {
   const std::vector<TuningKnob> knobs = tuning_space(config);
   if (session.reporting()) {
     std::size_t candidates = 0;
@@ -356,10 +359,14 @@ int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig&
   std::optional<TuningOutcome> outcome;
   double elapsed = 0;
   {
-    JobTuningTrials trials(session, backend, request, pattern_name(config));
+    JobTuningTrials trials(session, backend, request, pattern_name(config), files);
     outcome = tune_pattern(config, knobs, trials);
     elapsed = trials.agreed_elapsed();
   }
+  RunSummary summary;
+  summary.rows = outcome->trials.size();
+  summary.sections = tuning_sections(context, *outcome, config, request, elapsed);
+  if (files.finish) files.finish(summary);
   if (!session.reporting()) return 0;
   fmt::print("{}", slurm_comment_line(context));
   print_trials(*outcome);
@@ -370,7 +377,6 @@ int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig&
   for (const std::string& note : context.notes) fmt::print("# note: {}\n", note);
   if (!request.output_path.empty())
     write_file_atomically(request.output_path, tuned_settings_json(recommended), "--tune-output");
-  write_trials(context, *outcome, config, request, elapsed);
   return 0;
 }
 

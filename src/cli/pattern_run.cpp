@@ -199,7 +199,12 @@ int run_resolved_pattern(const char* /*program*/, const PatternRunOptions& optio
     session.step("listing the knobs to tune", [&] { tuning_space(config); });
     RunContext context = session.run_context(describe(options, config, &backend));
     context.notes.insert(context.notes.end(), notes.begin(), notes.end());
-    return run_pattern_tuning(session, backend, config, context, options.tune_request);
+    // The trials' files open before the first trial, so a stop in any trial leaves them
+    // whole with the trials decided before it.
+    session.begin_results(options.tune_request.files, tuning_files_context(context, config));
+    const TuningFiles files{.add_trial = [&](const Record& trial) { session.add_record(trial); },
+                            .finish = [&](const RunSummary& summary) { session.finish_results(summary); }};
+    return run_pattern_tuning(session, backend, config, context, options.tune_request, files);
   }
   // The files open before the groups are split and their buffers allocated, so a signal
   // in any phase leaves files that say how far the run got.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <utility>
 
 #include "commbench/core/name_lookup.hpp"
 
@@ -23,6 +24,12 @@ std::vector<std::pair<std::string, std::string>> settings_of(const PatternConfig
   std::vector<std::pair<std::string, std::string>> settings;
   for (const TuningKnob& knob : knobs) settings.emplace_back(knob.key, knob_value(config, knob.key));
   return settings;
+}
+
+// A trial whose verdict is final joins the outcome, and the trials hear of it.
+void decide(TuningOutcome& outcome, TuningTrial trial, TuningTrials& trials) {
+  outcome.trials.push_back(std::move(trial));
+  trials.decided(outcome.trials.size() - 1, outcome.trials.back());
 }
 
 // Faster than `best` by more than either trial's noise (and at least kMinimumGain): a
@@ -59,7 +66,7 @@ void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vect
     trial.verdict = TrialVerdict::confirm;
     std::optional<TrialMeasurement>& side = measuring_best ? best_again : start_again;
     side = side ? faster(*side, *trial.measured) : *trial.measured;
-    outcome.trials.push_back(std::move(trial));
+    decide(outcome, std::move(trial), trials);
     return true;
   };
   for (int round = 0; round < kConfirmRounds; ++round) {
@@ -92,7 +99,7 @@ TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningK
   first.predicted_seconds = trials.predict(start);
   first.measured = trials.measure(start);
   first.verdict = TrialVerdict::start;
-  outcome.trials.push_back(first);
+  decide(outcome, first, trials);
   TrialMeasurement best = *first.measured;
   std::optional<double> best_prediction = first.predicted_seconds;
 
@@ -125,7 +132,7 @@ TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningK
           trial.verdict = TrialVerdict::kept;
         }
       }
-      outcome.trials.push_back(std::move(trial));
+      decide(outcome, std::move(trial), trials);
     }
   }
   outcome.start_step = *first.measured;

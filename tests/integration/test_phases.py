@@ -166,6 +166,16 @@ class StoppedInEveryPhase(PhaseTest):
     def test_patterns_measurement(self):
         self.check(PATTERNS, [*LARGE_PATTERN, "-n", "1000", "-w", "0"], "measurement", settle=1.0)
 
+    def test_patterns_tuning_trial(self):
+        # The trials decided before the stop stay in the files: the start's at least.
+        self.check(PATTERNS, [*LARGE_PATTERN, "--tune", "-n", "1", "-w", "0"], "tuning trial 2", settle=0.5)
+        _, json_path = self.files("bench-patterns-tuning-trial-2")
+        with open(json_path) as f:
+            trials = json.load(f)["trials"]
+        self.assertGreaterEqual(len(trials), 1)
+        self.assertEqual(trials[0]["verdict"], "start")
+        self.assertGreater(trials[0]["step_seconds"], 0)
+
     def test_collectives_allocation(self):
         # A rank stopped before allocating holds the others in the allocation's agreement.
         # SIGTERM goes to the ranks, not mpirun: mpirun would wake the stopped rank first.

@@ -15,6 +15,7 @@
 // answers (the measurement loop agrees on them) and so takes the same path.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,17 +31,6 @@ struct TrialMeasurement {
   double exposed_seconds = 0;        // that step's exposed communication
   double communication_seconds = 0;  // its communication, overlapped or not
   double noise = 0;                  // the steps' median absolute deviation, relative to the median
-};
-
-class TuningTrials {
- public:
-  virtual ~TuningTrials() = default;
-  // Runs the step `config` describes and measures it.
-  virtual TrialMeasurement measure(const PatternConfig& config) = 0;
-  // The step time a cost model predicts, or nothing when no model can say.
-  virtual std::optional<double> predict(const PatternConfig&) { return std::nullopt; }
-  // Whether the budget leaves time for one more trial.
-  virtual bool room_for_another() = 0;
 };
 
 enum class TrialVerdict {
@@ -60,6 +50,20 @@ struct TuningTrial {
   std::optional<TrialMeasurement> measured;                   // absent when pruned or skipped
   std::optional<double> predicted_seconds;
   TrialVerdict verdict = TrialVerdict::start;
+};
+
+class TuningTrials {
+ public:
+  virtual ~TuningTrials() = default;
+  // Runs the step `config` describes and measures it.
+  virtual TrialMeasurement measure(const PatternConfig& config) = 0;
+  // The step time a cost model predicts, or nothing when no model can say.
+  virtual std::optional<double> predict(const PatternConfig&) { return std::nullopt; }
+  // Whether the budget leaves time for one more trial.
+  virtual bool room_for_another() = 0;
+  // Each trial once its verdict is final, `index` its place in TuningOutcome::trials: the
+  // trials decided so far outlast a stop in a later one.
+  virtual void decided(std::size_t /*index*/, const TuningTrial& /*trial*/) {}
 };
 
 struct TuningOutcome {

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "commbench/core/error.hpp"
@@ -124,6 +126,11 @@ class LandscapeTrials : public TuningTrials {
     return model ? model(config) : std::nullopt;
   }
   bool room_for_another() override { return measured < budget_trials; }
+  // What the search said it decided, in the order it said it: (index, verdict, measured at the time).
+  std::vector<std::tuple<std::size_t, TrialVerdict, int>> decisions;
+  void decided(std::size_t index, const TuningTrial& trial) override {
+    decisions.emplace_back(index, trial.verdict, measured);
+  }
 };
 
 // Best at reduce_bucket_size 5e7 and overlap on; the other knobs do not matter.
@@ -259,6 +266,24 @@ TEST(TuningSearch, TheBudgetEndsTheSearchAndEveryUnmeasuredCandidateIsListed) {
     EXPECT_EQ(trial.measured.has_value(), trial.verdict != TrialVerdict::skipped);
   }
   EXPECT_EQ(skipped, outcome.trials.size() - 3);
+}
+
+TEST(TuningSearch, EachTrialIsToldAsItIsDecidedNotAtTheEnd) {
+  PatternConfig start = config_of(PatternKind::zero3, small_llama(4), 4);
+  start = with_knob(start, "zero_optimization.overlap_comm", "false");
+  LandscapeTrials trials;
+  trials.step = zero3_landscape;
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  ASSERT_EQ(trials.decisions.size(), outcome.trials.size());
+  for (std::size_t i = 0; i < trials.decisions.size(); ++i) {
+    const auto& [index, verdict, measured_then] = trials.decisions[i];
+    EXPECT_EQ(index, i);
+    EXPECT_EQ(verdict, outcome.trials[i].verdict);
+    // Told before the next trial ran, so a stop in the next keeps it.
+    int measured_so_far = 0;
+    for (std::size_t j = 0; j <= i; ++j) measured_so_far += outcome.trials[j].measured.has_value();
+    EXPECT_EQ(measured_then, measured_so_far) << "trial " << i;
+  }
 }
 
 TEST(FittedCostModel, RecoversLatencyAndBandwidthFromAMeasuredStep) {
