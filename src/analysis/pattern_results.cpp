@@ -25,14 +25,22 @@ std::optional<PipelineBubble> bubble_of(const PatternConfig& config, const StepB
   return pipeline_bubble(config.layout.pipeline, config.micro_batches(), config.pipeline.virtual_stages, step);
 }
 
+void print_pattern_header(const PatternConfig& config, int ranks, std::uint64_t steps, std::uint64_t warmup) {
+  const ParallelLayout& layout = config.layout;
+  const std::string warmup_text = warmup == 0 ? "no warm-up" : count_text(warmup, "warm-up step");
+  fmt::print("# bench-patterns: {}, tp {} x pp {} x dp {} (ep {}), {}, {}; {} ({}) on {}\n", pattern_name(config),
+             layout.tensor, layout.pipeline, layout.data, layout.expert, count_text(steps, "step"), warmup_text,
+             config.model.name, count_text(config.model.layers, "layer"), count_text(ranks, "rank"));
+  std::fflush(stdout);
+}
+
 // `predicted_by`: the cost model's basis when the step was predicted, not measured.
 void print_report(const PatternConfig& config, const PatternMeasurement& measured, const PatternReport& report,
                   const std::vector<std::string>& notes, const std::string& predicted_by) {
   const ParallelLayout& layout = config.layout;
   if (predicted_by.empty())
-    fmt::print("# bench-patterns: {}, tp {} x pp {} x dp {} (ep {}), {}, breakdown of rank {} (slowest)\n",
-               pattern_name(config), layout.tensor, layout.pipeline, layout.data, layout.expert,
-               count_text(measured.loop.iterations, "step"), measured.breakdown_rank);
+    fmt::print("# {} measured, breakdown of rank {} (slowest)\n", count_text(measured.loop.iterations, "step"),
+               measured.breakdown_rank);
   else
     fmt::print(
         "# bench-patterns: PREDICTED (nothing run) {}, tp {} x pp {} x dp {} (ep {}), breakdown of rank {} "

@@ -214,6 +214,8 @@ int run_resolved_pattern(const char* /*program*/, const PatternRunOptions& optio
   prepare_pattern_context(context);
   session.open_outputs(file_outputs(options.job.files));
   session.begin_results(context);
+  if (session.reporting())
+    print_pattern_header(config, world.size(), options.measurement.iterations, options.measurement.warmup);
   session.begin_phase("allocation");
   std::unique_ptr<PatternGroups> groups;
   session.step("splitting the pattern's groups",

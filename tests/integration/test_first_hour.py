@@ -133,7 +133,8 @@ class Counts(unittest.TestCase):
     def test_one_step_is_one_step(self):
         rc, out, err = run_alone(PATTERNS, "--preset", "llama-3-8b", "--layers", "1", "-n", "1", "-w", "0")
         self.assertEqual(rc, 0, err)
-        self.assertRegex(out, r"# bench-patterns: ddp, tp 1 x pp 1 x dp 1 \(ep 1\), 1 step, ")
+        self.assertRegex(out, r"(?m)^# bench-patterns: ddp, tp 1 x pp 1 x dp 1 \(ep 1\), 1 step, no warm-up; .* on 1 rank$")
+        self.assertRegex(out, r"(?m)^# 1 step measured, breakdown of rank 0 \(slowest\)$")
         self.assertNotRegex(out, r"\b1 (node|round|step|rank|call)s\b")
 
 

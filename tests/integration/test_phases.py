@@ -133,6 +133,7 @@ class PhaseTest(unittest.TestCase):
             self.fail(f"phase '{phase}' never began:\n{job.err()}")
         time.sleep(settle)
         elapsed = job.stop(to_ranks)
+        self.last_out = job.out
         err = job.err()
         with open(json_path) as f:
             doc = json.load(f)
@@ -162,6 +163,9 @@ class StoppedInEveryPhase(PhaseTest):
 
     def test_patterns_warmup(self):
         self.check(PATTERNS, [*LARGE_PATTERN, "-n", "1000", "-w", "1000"], "warm-up", settle=1.0)
+        # The header came when the run began, not with the report the stop cut off.
+        self.assertRegex(self.last_out, r"(?m)^# bench-patterns: zero3, tp 1 x pp 1 x dp 4 \(ep 1\), 1000 steps, "
+                                        r"1000 warm-up steps; llama-3-8b \(1 layer\) on 4 ranks$")
 
     def test_patterns_measurement(self):
         self.check(PATTERNS, [*LARGE_PATTERN, "-n", "1000", "-w", "0"], "measurement", settle=1.0)

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,7 +22,12 @@ namespace commbench {
 
 std::optional<PipelineBubble> bubble_of(const PatternConfig& config, const StepBreakdown& step);
 
-// `predicted_by`: the cost model's basis when the step was predicted, not measured.
+// The header of a measured run, printed before its groups are split: what runs, on how
+// many ranks, for how many steps, so a long allocation or warm-up is not silence.
+void print_pattern_header(const PatternConfig& config, int ranks, std::uint64_t steps, std::uint64_t warmup);
+
+// `predicted_by`: the cost model's basis when the step was predicted, not measured (its
+// header is then the report's first line; a measured run's came at its start).
 void print_report(const PatternConfig& config, const PatternMeasurement& measured, const PatternReport& report,
                   const std::vector<std::string>& notes, const std::string& predicted_by = "");
 
