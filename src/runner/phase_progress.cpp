@@ -12,16 +12,18 @@
 
 namespace commbench {
 
-PhaseProgress::PhaseProgress(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
+PhaseProgress::PhaseProgress(std::FILE* out, bool terminal, bool phase_lines)
+    : out_(out), terminal_(terminal), phase_lines_(phase_lines) {}
 
 std::unique_ptr<PhaseProgress> PhaseProgress::for_stderr(bool printing) {
-  // On a terminal the lines show what a long run is doing. In a log they are asked for
-  // (COMMBENCH_PROGRESS=1): a script reading stderr otherwise gets an error line alone.
+  // A batch job's log that stays silent through a long warm-up looks like a hang, so a long
+  // phase says how far it got there too; a short one says nothing, so a script reading
+  // stderr still gets an error line alone.
   const bool terminal = isatty(fileno(stderr)) == 1;
-  const char* asked = std::getenv("COMMBENCH_PROGRESS");
-  const bool in_log = asked != nullptr && std::string_view(asked) == "1";
-  if (!printing || (!terminal && !in_log)) return std::make_unique<PhaseProgress>(nullptr, false);
-  return std::make_unique<PhaseProgress>(stderr, terminal);
+  const char* asked_for = std::getenv("COMMBENCH_PROGRESS");
+  const std::string_view asked = asked_for == nullptr ? std::string_view() : std::string_view(asked_for);
+  if (!printing || asked == "0") return std::make_unique<PhaseProgress>(nullptr, false);
+  return std::make_unique<PhaseProgress>(stderr, terminal, terminal || asked == "1");
 }
 
 void PhaseProgress::begin_phase(const std::string& name, std::uint64_t total, const std::string& unit) {
@@ -34,7 +36,7 @@ void PhaseProgress::begin_phase(const std::string& name, std::uint64_t total, co
   done_ = 0;
   started_ = Clock::now();
   printed_progress_ = false;
-  if (out_ == nullptr) return;
+  if (out_ == nullptr || !phase_lines_) return;
   // The console's own lines go to stdout: flushed first, so a log holds them in order.
   std::fflush(stdout);
   std::string line = total > 0 ? fmt::format("# {}: {}", name, count_text(total, unit)) : fmt::format("# {}", name);

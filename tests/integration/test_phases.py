@@ -255,8 +255,8 @@ class StopsWithinASecond(PhaseTest):
 
 
 class ProgressLines(PhaseTest):
-    """In a log (stderr not a terminal): a line as each phase begins, plain progress lines,
-    and no terminal control characters."""
+    """In a log (stderr not a terminal): plain progress lines in a long phase, no terminal
+    control characters, and with COMMBENCH_PROGRESS=1 a line as each phase begins."""
 
     def test_a_long_warmup_prints_phase_and_progress_lines(self):
         csv_path, json_path = self.files("progress")
@@ -274,6 +274,19 @@ class ProgressLines(PhaseTest):
         self.assertNotIn("\r", p.stderr)
         self.assertNotIn("\x1b", p.stderr)
         self.assertNotRegex(p.stdout, r"\d\.\d+e\+\d+ ms")
+
+    def test_by_default_a_log_gets_a_long_phases_progress_and_a_short_run_nothing(self):
+        env = job_env()
+        env.pop("COMMBENCH_PROGRESS")
+        run = [MPIEXEC, "-q", "--oversubscribe", "-np", "4", PATTERNS, *LARGE_PATTERN, "-n", "1"]
+        p = subprocess.run([*run, "-w", "6"], capture_output=True, text=True, timeout=600, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stderr, r"^# warm-up: step \d of 6, [0-9.]+ s elapsed", p.stderr)
+        self.assertNotRegex(p.stderr, r"(?m)^# (allocation|calibration|measurement)", p.stderr)
+        self.assertNotIn("\r", p.stderr)
+        p = subprocess.run([MPIEXEC, "-q", "--oversubscribe", "-np", "4", COLLECTIVES, "--backend", "mpi", "-b", "8",
+                            "-e", "64", "-n", "2", "-w", "1"], capture_output=True, text=True, timeout=600, env=env)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
 
     def test_a_dry_run_says_what_it_checked(self):
         dump = os.path.join(self.dir, "schedule.jsonl")

@@ -2,7 +2,7 @@
 // warm-up, measurement, a tuning trial...) and, once a phase has lasted a few seconds, a
 // progress line (step k of n, elapsed, an estimate of what is left). On a terminal the
 // progress line is rewritten in place; in a log (not a terminal) it is a plain line now
-// and then, so a log stays readable. The phase in progress is also what an interrupted
+// and then, so a log stays readable, and a phase's first line is its first progress line. The phase in progress is also what an interrupted
 // run names in its files and on the console.
 #pragma once
 
@@ -31,10 +31,13 @@ class PhaseProgress final : public PhaseListener {
  public:
   using Clock = std::chrono::steady_clock;
   // `out` receives the lines (null: none are printed, the phase is still kept);
-  // `terminal` rewrites the progress line in place.
-  PhaseProgress(std::FILE* out, bool terminal);
-  // stderr when `printing` (the reporting rank) and stderr is a terminal (lines rewritten in
-  // place), or COMMBENCH_PROGRESS=1 asks for plain lines in a log; else none.
+  // `terminal` rewrites the progress line in place; `phase_lines` prints a line as each
+  // phase begins, not only progress lines in a long one.
+  PhaseProgress(std::FILE* out, bool terminal, bool phase_lines = true);
+  // stderr on the reporting rank (`printing`): on a terminal every line, the progress line
+  // rewritten in place; in a log the progress lines of a long phase only, as plain lines,
+  // so a short run's stderr stays an error line alone; COMMBENCH_PROGRESS=1 adds the phase
+  // lines to a log and COMMBENCH_PROGRESS=0 silences both.
   static std::unique_ptr<PhaseProgress> for_stderr(bool printing);
 
   void begin_phase(const std::string& name, std::uint64_t total = 0, const std::string& unit = "step") override;
@@ -60,6 +63,7 @@ class PhaseProgress final : public PhaseListener {
 
   std::FILE* out_;
   bool terminal_;
+  bool phase_lines_;
   mutable std::mutex mutex_;
   std::string name_;
   std::string unit_;

@@ -68,6 +68,22 @@ TEST(PhaseProgress, ATerminalRewritesTheProgressLineInPlaceAndEndsItForTheNextPh
   EXPECT_EQ(text.substr(text.size() - 11), "\n# writing\n") << text;
 }
 
+TEST(PhaseProgress, ALogByDefaultGetsTheProgressOfALongPhaseOnlyNotAShortPhasesLine) {
+  PrintedLines out;
+  PhaseProgress progress(out.file(), false, false);
+  const auto start = PhaseProgress::Clock::now();
+  progress.begin_phase("allocation");
+  progress.tick(start + milliseconds(1000));  // a short phase: nothing
+  progress.begin_phase("warm-up", 8);
+  progress.advance_phase(1);
+  progress.tick(start + PhaseProgress::kFirstProgress + milliseconds(1500));
+  progress.tick(start + PhaseProgress::kFirstProgress + PhaseProgress::kLogEvery + milliseconds(1600));
+  const std::string text = out.text();
+  EXPECT_EQ(text.rfind("# warm-up: step 2 of 8, ", 0), 0u) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+  EXPECT_EQ(text.find("allocation"), std::string::npos) << text;
+}
+
 TEST(PhaseProgress, WithoutAnOutputItOnlyKeepsThePhase) {
   PhaseProgress progress(nullptr, false);
   EXPECT_EQ(progress.phase(), "");
