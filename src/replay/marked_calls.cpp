@@ -48,8 +48,9 @@ bool holds_time(const Call& outer, double ts) { return ts >= outer.ts && ts <= o
 
 }  // namespace
 
-std::vector<MarkedCall> marked_calls(const std::vector<Call>& ops, const std::vector<Call>& annotations,
-                                     const std::vector<Call>& records) {
+std::vector<MarkedCall> marked_calls(const PytorchCommEvents::CallList& ops,
+                                     const PytorchCommEvents::CallList& annotations,
+                                     const PytorchCommEvents::CallList& records) {
   std::vector<Marker> markers;
   for (const Call& event : ops) markers.push_back({&event, MarkerKind::op, thread_of(event)});
   for (const Call& event : annotations) markers.push_back({&event, MarkerKind::annotation, thread_of(event)});
@@ -112,19 +113,20 @@ class CallsByThread {
 
 }  // namespace
 
-LaunchLinks link_kernels_by_launch(std::vector<MarkedCall>& calls, const std::vector<Call>& kernels,
+LaunchLinks link_kernels_by_launch(std::vector<MarkedCall>& calls, const std::vector<const Call*>& kernels,
                                    const std::vector<PytorchCommEvents::Launch>& launches) {
   LaunchLinks links;
   std::unordered_map<std::int64_t, const PytorchCommEvents::Launch*> launch_of;
   for (const PytorchCommEvents::Launch& launch : launches) launch_of.emplace(launch.correlation, &launch);
   links.linked = std::any_of(kernels.begin(), kernels.end(),
-                             [&](const Call& k) { return k.correlation && launch_of.count(*k.correlation) > 0; });
+                             [&](const Call* k) { return k->correlation && launch_of.count(*k->correlation) > 0; });
   if (!links.linked) return links;
   const CallsByThread by_thread(calls);
   std::unordered_map<std::int64_t, MarkedCall*> by_record_id;
   for (MarkedCall& call : calls)
     if (call.record != nullptr && call.record->external_id) by_record_id.emplace(*call.record->external_id, &call);
-  for (const Call& kernel : kernels) {
+  for (const Call* kernel_in_trace : kernels) {
+    const Call& kernel = *kernel_in_trace;
     MarkedCall* owner = nullptr;
     if (kernel.correlation)
       if (const auto launch = launch_of.find(*kernel.correlation); launch != launch_of.end())

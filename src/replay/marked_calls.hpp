@@ -21,9 +21,9 @@ struct MarkedCall {
 };
 
 // The calls the markers make, in the order they were called.
-std::vector<MarkedCall> marked_calls(const std::vector<PytorchCommEvents::Call>& ops,
-                                     const std::vector<PytorchCommEvents::Call>& annotations,
-                                     const std::vector<PytorchCommEvents::Call>& records);
+std::vector<MarkedCall> marked_calls(const PytorchCommEvents::CallList& ops,
+                                     const PytorchCommEvents::CallList& annotations,
+                                     const PytorchCommEvents::CallList& records);
 
 // Links each NCCL kernel to the call whose markers hold its launch on the CPU (the launch
 // and the kernel share a correlation id): the link the trace itself records. A kernel whose
@@ -35,7 +35,8 @@ struct LaunchLinks {
   bool by_external_id = false;  // some kernel was linked by its External id
   std::vector<const PytorchCommEvents::Call*> unclaimed;
 };
-LaunchLinks link_kernels_by_launch(std::vector<MarkedCall>& calls, const std::vector<PytorchCommEvents::Call>& kernels,
+LaunchLinks link_kernels_by_launch(std::vector<MarkedCall>& calls,
+                                   const std::vector<const PytorchCommEvents::Call*>& kernels,
                                    const std::vector<PytorchCommEvents::Launch>& launches);
 
 }  // namespace commbench

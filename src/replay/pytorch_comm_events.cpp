@@ -306,18 +306,24 @@ void PytorchCommEvents::add(const json& event) {
 
 bool PytorchCommEvents::has_nccl_kernels() const { return std::any_of(runs_.begin(), runs_.end(), is_nccl_kernel); }
 
+void PytorchCommEvents::add_compute_kernel(double start_us, double end_us) {
+  add_interval(compute_, {start_us, end_us});
+}
+
 void PytorchCommEvents::add_cpu_operator(std::int64_t thread, double start_us, double end_us) {
   add_interval(cpu_operators_[thread], {start_us, end_us});
 }
 
-std::optional<double> PytorchCommEvents::exposed_seconds() const {
+std::optional<double> PytorchCommEvents::exposed_seconds() {
   if (!has_nccl_kernels()) return training_thread_exposure();
   std::vector<TimeInterval> communication;
   for (const Call& run : runs_)
     if (is_nccl_kernel(run)) communication.emplace_back(run.ts, run.ts + run.dur);
   // Kernels on several streams at once are communication once.
   communication = merged_intervals(std::move(communication));
-  return (total_length(communication) - overlap_length(communication, merged_intervals(compute_))) * 1e-6;
+  // The kernels merged where they are: the union they cover is all that is read of them.
+  merge_in_place(compute_);
+  return (total_length(communication) - overlap_length(communication, compute_)) * 1e-6;
 }
 
 bool PytorchCommEvents::exposed_on_the_training_thread() const {

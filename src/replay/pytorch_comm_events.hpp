@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -49,12 +50,14 @@ class PytorchCommEvents {
   // while the process ran no other (compute) kernel. Without NCCL kernels, on CPU: the time
   // the backend's own ranges (gloo's) ran while the threads that called the collectives ran
   // no aten:: operator: they waited for it, or ran Python between operators. None when the
-  // trace has neither.
-  std::optional<double> exposed_seconds() const;
+  // trace has neither. Merges the compute kernels in place, once every event is in.
+  std::optional<double> exposed_seconds();
   // Whether exposed_seconds() is the CPU's reading (the training thread's operators).
   bool exposed_on_the_training_thread() const;
-  // A kernel that is not NCCL's: the compute the communication can hide behind.
-  void add_compute_kernel(double start_us, double end_us) { compute_.emplace_back(start_us, end_us); }
+  // A kernel that is not NCCL's: the compute the communication can hide behind. Kept
+  // merged as the kernels come: a trace holds millions, and in time order (the usual
+  // case) a merged list needs no sorted copy when the exposure is computed.
+  void add_compute_kernel(double start_us, double end_us);
   // An aten:: operator a CPU thread ran: compute, when that thread is one that called the
   // collectives.
   void add_cpu_operator(std::int64_t thread, double start_us, double end_us);
@@ -82,6 +85,10 @@ class PytorchCommEvents {
     std::string process_group;             // record_param_comms' "Process Group Name"
   };
 
+  // A trace's calls and runs, in the order read: chunks, not one buffer copied as it
+  // doubles (a trace of a GiB holds a hundred thousand); what points into them stays valid.
+  using CallList = std::deque<Call>;
+
   // A CPU call that queued a kernel (cudaLaunchKernel, cuLaunchKernelEx...): its thread and
   // time place the kernel inside the communication call that launched it.
   struct Launch {
@@ -95,12 +102,12 @@ class PytorchCommEvents {
   TracedCommunication traced_communication(int group_ranks) const;
 
  private:
-  std::vector<Call> calls_;                         // c10d operators on the calling thread
-  std::vector<Call> runs_;                          // the backend's own: gloo's ranges, NCCL's kernels on the GPU
-  std::vector<Call> params_;                        // record_param_comms: what PyTorch's NCCL backend says it sent
-  std::vector<Call> annotations_;                   // nccl:* ranges ProcessGroupNCCL marks its calls with
+  CallList calls_;                                  // c10d operators on the calling thread
+  CallList runs_;                                   // the backend's own: gloo's ranges, NCCL's kernels on the GPU
+  CallList params_;                                 // record_param_comms: what PyTorch's NCCL backend says it sent
+  CallList annotations_;                            // nccl:* ranges ProcessGroupNCCL marks its calls with
   std::vector<Launch> launches_;
-  std::vector<std::pair<double, double>> compute_;  // other kernels on the GPU: start, end (us)
+  std::deque<std::pair<double, double>> compute_;  // other kernels on the GPU: start, end (us), kept merged
   std::map<std::int64_t, std::vector<std::pair<double, double>>> cpu_operators_;  // by thread, kept merged
   std::vector<StepWindow> steps_;
 

@@ -120,7 +120,7 @@ TracedCollective traced(const MarkedCall& call, int common_group, const std::vec
 // Calls made of the backend's own runs, for a trace with no marker at all (a backend that
 // runs on the calling thread). NCCL's generic kernel names no operation: alone, it is no
 // call anyone could name.
-std::vector<MarkedCall> calls_of_runs(const std::vector<Call>& runs) {
+std::vector<MarkedCall> calls_of_runs(const PytorchCommEvents::CallList& runs) {
   std::vector<MarkedCall> calls;
   for (const Call& run : runs)
     if (!run.op.empty()) calls.push_back({&run, nullptr, nullptr, &run, {&run}});
@@ -133,8 +133,10 @@ TracedCommunication PytorchCommEvents::traced_communication(int group_ranks) con
   TracedCommunication out;
   std::vector<MarkedCall> calls = marked_calls(calls_, annotations_, params_);
   const bool nccl = has_nccl_kernels();
-  std::vector<Call> kernels;
-  std::copy_if(runs_.begin(), runs_.end(), std::back_inserter(kernels), is_nccl_kernel);
+  // The kernels where the trace's reading keeps them: a trace holds many, and calls point at them.
+  std::vector<const Call*> kernels;
+  for (const Call& run : runs_)
+    if (is_nccl_kernel(run)) kernels.push_back(&run);
   const LaunchLinks links = link_kernels_by_launch(calls, kernels, launches_);
   std::vector<const Call*> unclaimed;
   // Runs the trace does not link to their calls are paired by order: kept alive here, since
@@ -153,7 +155,7 @@ TracedCommunication PytorchCommEvents::traced_communication(int group_ranks) con
     calls = calls_of_runs(runs_);
     if (!calls.empty()) out.pairing = "order";
   } else {
-    by_order.emplace(runs_);
+    by_order.emplace(std::vector<Call>(runs_.begin(), runs_.end()));
     for (MarkedCall& call : calls)
       if (const Call* run = run_of(named_marker(call), call.record, !params_.empty(), *by_order))
         call.runs.push_back(run);
@@ -162,6 +164,7 @@ TracedCommunication PytorchCommEvents::traced_communication(int group_ranks) con
       if (!nccl || is_nccl_kernel(*run)) unclaimed.push_back(run);
   }
   const std::vector<StepWindow> windows = steps();
+  out.collectives.reserve(calls.size());  // one buffer: a trace of a GiB holds a hundred thousand
   for (const MarkedCall& call : calls) out.collectives.push_back(traced(call, group_ranks, windows));
   std::vector<TimeInterval> busy;
   for (const Call& run : runs_)
