@@ -18,6 +18,7 @@
 #include "commbench/pattern/pattern_executor.hpp"
 #include "commbench/pattern/pattern_groups.hpp"
 #include "commbench/pattern/pattern_measurement.hpp"
+#include "commbench/pattern/schedule_json.hpp"
 #include "commbench/pattern/step_prediction.hpp"
 #include "commbench/pattern/tuning_search.hpp"
 #include "commbench/report/output_file.hpp"
@@ -128,6 +129,12 @@ class JobTuningTrials final : public TuningTrials {
     return elapsed + longest_trial_ <= request_.budget_seconds;
   }
 
+  // Every rank's schedule of each, as --dump-schedule writes them: the same text is the
+  // same step. Each rank builds them all, so every rank answers alike without a message.
+  bool same_step(const PatternConfig& candidate, const PatternConfig& best) override {
+    return every_rank_schedule(candidate) == every_rank_schedule(best);
+  }
+
   void decided(std::size_t index, const TuningTrial& trial) override {
     if (session_.reporting() && files_.add_trial) files_.add_trial(trial_record(index, trial));
   }
@@ -141,6 +148,13 @@ class JobTuningTrials final : public TuningTrials {
   double agreed_max(const std::string& what, double value) {
     auto guard = session_.watchdog().guard(what);
     return session_.world().max(value);
+  }
+
+  std::string every_rank_schedule(const PatternConfig& config) {
+    std::string text;
+    for (int rank = 0; rank < session_.world().size(); ++rank)
+      text += schedule_json_lines(build_schedule(config, rank), true);
+    return text;
   }
 
   // The groups of the first trial serve every trial whose schedule uses no other role

@@ -11,9 +11,10 @@ namespace commbench {
 
 std::string_view name_of(TrialVerdict verdict) {
   using Named = detail::NamedValue<TrialVerdict>;
-  static constexpr std::array kNames{Named{"start", TrialVerdict::start},     Named{"better", TrialVerdict::better},
-                                     Named{"kept", TrialVerdict::kept},       Named{"pruned", TrialVerdict::pruned},
-                                     Named{"skipped", TrialVerdict::skipped}, Named{"confirm", TrialVerdict::confirm}};
+  static constexpr std::array kNames{Named{"start", TrialVerdict::start},        Named{"better", TrialVerdict::better},
+                                     Named{"kept", TrialVerdict::kept},          Named{"pruned", TrialVerdict::pruned},
+                                     Named{"skipped", TrialVerdict::skipped},    Named{"confirm", TrialVerdict::confirm},
+                                     Named{"unchanged", TrialVerdict::unchanged}};
   return detail::name_in<TrialVerdict>(kNames, verdict);
 }
 
@@ -114,6 +115,11 @@ TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningK
       trial.value = value;
       const PatternConfig config = with_knob(outcome.best, knob.key, value);
       trial.settings = settings_of(config, knobs);
+      if (trials.same_step(config, outcome.best)) {
+        trial.verdict = TrialVerdict::unchanged;
+        decide(outcome, std::move(trial), trials);
+        continue;
+      }
       trial.predicted_seconds = trials.predict(config);
       if (trial.predicted_seconds && best_prediction &&
           *trial.predicted_seconds > *best_prediction * kPruneAbovePredictedBest) {

@@ -10,6 +10,7 @@
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/pattern/model_tensors.hpp"
 
 namespace commbench {
 namespace {
@@ -79,6 +80,27 @@ KnobDefinition zero_elements(std::string name, std::uint64_t ZeroSettings::*fiel
           }};
 }
 
+// A ZeRO flag other than overlap_comm, which DeepSpeed resolves by stage.
+KnobDefinition zero_flag(std::string name, bool ZeroSettings::*field) {
+  const std::string key = "zero_optimization." + name;
+  return {key, [field](const PatternConfig& config) { return flag_text(config.zero.*field); },
+          [field, key](PatternConfig& config, const std::string& text) { config.zero.*field = flag_from(key, text); },
+          [](const PatternConfig&) { return Texts{"true", "false"}; }};
+}
+
+// The model's largest parameter tensor: a persistence threshold at it keeps every
+// parameter whole on every rank.
+std::uint64_t largest_parameter(const PatternConfig& config) {
+  std::uint64_t largest = 0;
+  for (const ParameterTensor& tensor : model_tensors(config.model)) largest = std::max(largest, tensor.elements);
+  return largest;
+}
+
+std::vector<std::uint64_t> with_one(std::vector<std::uint64_t> values) {
+  values.insert(values.begin(), 1);
+  return values;
+}
+
 KnobDefinition overlap_comm() {
   return {"zero_optimization.overlap_comm",
           [](const PatternConfig& config) { return flag_text(config.zero.overlaps(config.zero_stage())); },
@@ -146,17 +168,24 @@ std::vector<KnobDefinition> definitions_for(const PatternConfig& config) {
                },
                [](const PatternConfig&) { return Texts{"true", "false"}; }}};
     case PatternKind::zero3:
+      // The eight knobs users search, over the ranges their searches reach: buckets down to
+      // one element (a reduction per gradient), no prefetch, and persistence up to the
+      // largest parameter (every parameter whole on every rank: ZeRO-2's parameter memory).
       return {overlap_comm(),
-              zero_elements("reduce_bucket_size", &ZeroSettings::reduce_bucket_size, kBucketElements,
+              zero_flag("contiguous_gradients", &ZeroSettings::contiguous_gradients),
+              zero_elements("sub_group_size", &ZeroSettings::sub_group_size,
+                            {10'000'000, 100'000'000, 1'000'000'000}, nullptr),
+              zero_elements("reduce_bucket_size", &ZeroSettings::reduce_bucket_size, with_one(kBucketElements),
                             [](const PatternConfig& c) { return hidden_squared(c, 1.0); }),
               zero_elements("stage3_prefetch_bucket_size", &ZeroSettings::stage3_prefetch_bucket_size,
-                            {5'000'000, 20'000'000, 50'000'000, 200'000'000},
+                            {0, 500'000, 5'000'000, 20'000'000, 50'000'000, 200'000'000},
                             [](const PatternConfig& c) { return hidden_squared(c, 0.9); }),
               zero_elements("stage3_param_persistence_threshold", &ZeroSettings::stage3_param_persistence_threshold,
-                            {10'000, 100'000, 1'000'000},
-                            [](const PatternConfig& c) { return static_cast<std::uint64_t>(10) * c.model.hidden; }),
+                            {0, 10'000, 100'000, 1'000'000, 10'000'000}, largest_parameter),
               zero_elements("stage3_max_live_parameters", &ZeroSettings::stage3_max_live_parameters,
-                            {100'000'000, 300'000'000, 1'000'000'000}, nullptr)};
+                            {100'000'000, 300'000'000, 1'000'000'000, 10'000'000'000}, nullptr),
+              zero_elements("stage3_max_reuse_distance", &ZeroSettings::stage3_max_reuse_distance,
+                            {0, 100'000'000, 1'000'000'000, 10'000'000'000}, nullptr)};
     default:
       throw UsageError(fmt::format(
           "--tune: --pattern {} has no framework knobs to tune (ddp, fsdp, zero1, zero2 and zero3 have)",

@@ -72,8 +72,9 @@ std::string PhaseProgress::progress_text(Clock::time_point now) const {
 
 void PhaseProgress::tick(Clock::time_point now) {
   std::lock_guard lock(mutex_);
-  if (out_ == nullptr || name_.empty() || now - started_ < kFirstProgress) return;
-  const auto every = terminal_ ? std::chrono::milliseconds(kTerminalEvery) : std::chrono::milliseconds(kLogEvery);
+  const auto first = phase_lines_ ? kFirstProgress : kQuietLogEvery;
+  if (out_ == nullptr || name_.empty() || now - started_ < first) return;
+  const auto every = terminal_ ? kTerminalEvery : phase_lines_ ? kLogEvery : kQuietLogEvery;
   if (printed_progress_ && now - last_printed_ < every) return;
   printed_progress_ = true;
   last_printed_ = now;

@@ -129,8 +129,9 @@ FSDP_KWARGS = {"module", "process_group", "sharding_strategy", "cpu_offload", "a
                "mixed_precision", "ignored_modules", "param_init_fn", "device_id", "sync_module_states",
                "forward_prefetch", "limit_all_gathers", "use_orig_params", "ignored_states", "device_mesh"}
 DEEPSPEED_ZERO_KEYS = {"stage", "overlap_comm", "reduce_bucket_size", "allgather_bucket_size", "reduce_scatter",
-                       "contiguous_gradients", "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold",
-                       "stage3_max_live_parameters", "stage3_max_reuse_distance"}
+                       "contiguous_gradients", "sub_group_size", "stage3_prefetch_bucket_size",
+                       "stage3_param_persistence_threshold", "stage3_max_live_parameters",
+                       "stage3_max_reuse_distance"}
 # Tiny tensors in many blocks: with 1 KiB buckets every tensor is its own allreduce, so
 # the step is hundreds of latency-bound collectives; any sensible bucket size is far faster.
 LATENCY_BOUND_DDP = ["--pattern", "ddp", "--params", "1.5M", "--layers", "64", "--hidden", "32", "--ffn", "128",
@@ -151,7 +152,7 @@ class Tuning(TempDirTest):
         self.assertEqual(trials[0]["verdict"], "start")
         self.assertIsNone(trials[0]["knob"])
         for trial in trials:
-            self.assertIn(trial["verdict"], {"start", "better", "kept", "pruned", "skipped", "confirm"})
+            self.assertIn(trial["verdict"], {"start", "better", "kept", "pruned", "skipped", "confirm", "unchanged"})
             if trial["verdict"] in {"start", "better", "kept", "confirm"}:
                 self.assertGreater(trial["step_seconds"], 0)
                 self.assertGreaterEqual(trial["exposed_seconds"], 0)
@@ -185,8 +186,13 @@ class Tuning(TempDirTest):
         # Every candidate of every knob has its row: 1 + sum(candidates - 1).
         knobs = {t["knob"] for t in doc["trials"] if t["verdict"] != "confirm"} - {None}
         self.assertEqual(knobs, {"zero_optimization." + k for k in [
-            "overlap_comm", "reduce_bucket_size", "stage3_prefetch_bucket_size",
-            "stage3_param_persistence_threshold", "stage3_max_live_parameters"]})
+            "overlap_comm", "contiguous_gradients", "sub_group_size", "reduce_bucket_size",
+            "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold", "stage3_max_live_parameters",
+            "stage3_max_reuse_distance"]})
+        # The optimizer's knobs move no call of the step: listed, never run.
+        for trial in doc["trials"]:
+            if trial["knob"] in {"zero_optimization.contiguous_gradients", "zero_optimization.sub_group_size"}:
+                self.assertEqual(trial["verdict"], "unchanged", trial)
         self.assertIn("recommendation:", out)
         settings = read_json(fragment)
         self.assertEqual(list(settings), ["zero_optimization"])

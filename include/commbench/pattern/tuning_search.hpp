@@ -40,6 +40,9 @@ enum class TrialVerdict {
   pruned,   // the cost model predicted it clearly slower: not run
   skipped,  // the budget ran out first: not run
   confirm,  // the start or the best, measured again in the confirmation rounds
+  // The best's step call for call (the knob sizes memory or the optimizer's work, which
+  // the step does not model): not run, since only noise could tell them apart.
+  unchanged,
 };
 std::string_view name_of(TrialVerdict verdict);
 
@@ -61,6 +64,8 @@ class TuningTrials {
   virtual std::optional<double> predict(const PatternConfig&) { return std::nullopt; }
   // Whether the budget leaves time for one more trial.
   virtual bool room_for_another() = 0;
+  // Whether `candidate` runs the very step `best` runs, on every rank.
+  virtual bool same_step(const PatternConfig& /*candidate*/, const PatternConfig& /*best*/) { return false; }
   // Each trial once its verdict is final, `index` its place in TuningOutcome::trials: the
   // trials decided so far outlast a stop in a later one.
   virtual void decided(std::size_t /*index*/, const TuningTrial& /*trial*/) {}

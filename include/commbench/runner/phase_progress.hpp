@@ -35,15 +35,16 @@ class PhaseProgress final : public PhaseListener {
   // phase begins, not only progress lines in a long one.
   PhaseProgress(std::FILE* out, bool terminal, bool phase_lines = true);
   // stderr on the reporting rank (`printing`): on a terminal every line, the progress line
-  // rewritten in place; in a log the progress lines of a long phase only, as plain lines,
-  // so a short run's stderr stays an error line alone; COMMBENCH_PROGRESS=1 adds the phase
-  // lines to a log and COMMBENCH_PROGRESS=0 silences both.
+  // rewritten in place; in a log the progress lines of a phase past half a minute only, as
+  // plain lines, so a short run's stderr stays an error line alone; COMMBENCH_PROGRESS=1
+  // adds the phase lines to a log (and progress past 3 s), COMMBENCH_PROGRESS=0 silences both.
   static std::unique_ptr<PhaseProgress> for_stderr(bool printing);
 
   void begin_phase(const std::string& name, std::uint64_t total = 0, const std::string& unit = "step") override;
   void advance_phase(std::uint64_t done) override;
   // Prints the progress line when one is due at `now`: past kFirstProgress into a phase,
-  // then every kTerminalEvery on a terminal or kLogEvery in a log. Called by a clock thread.
+  // then every kTerminalEvery on a terminal or kLogEvery in a log; without phase lines,
+  // past kQuietLogEvery and then as often. Called by a clock thread.
   void tick(Clock::time_point now);
   // Ends a progress line left in place on a terminal, so what follows starts a line.
   void settle();
@@ -56,6 +57,9 @@ class PhaseProgress final : public PhaseListener {
   static constexpr std::chrono::milliseconds kFirstProgress{3000};
   static constexpr std::chrono::milliseconds kTerminalEvery{250};
   static constexpr std::chrono::milliseconds kLogEvery{10000};
+  // A log that asked for no phase lines: a line once a phase has lasted half a minute, then
+  // each half minute, so only work long enough to look hung says how far it got.
+  static constexpr std::chrono::milliseconds kQuietLogEvery{30000};
 
  private:
   std::string progress_text(Clock::time_point now) const;  // caller holds mutex_

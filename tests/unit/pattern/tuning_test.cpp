@@ -13,6 +13,7 @@
 #include "commbench/core/error.hpp"
 #include "commbench/pattern/deepspeed_config.hpp"
 #include "commbench/pattern/fitted_cost_model.hpp"
+#include "commbench/pattern/model_tensors.hpp"
 #include "commbench/pattern/step_prediction.hpp"
 #include "commbench/pattern/tuning_search.hpp"
 #include "commbench/pattern/tuning_space.hpp"
@@ -42,14 +43,25 @@ TEST(TuningSpace, EachFrameworkOffersItsOwnKeysWithTheConfigsValueAmongTheCandid
   const auto zero3 = tuning_space(config_of(PatternKind::zero3, small_llama(4), 4));
   std::vector<std::string> keys;
   for (const TuningKnob& knob : zero3) keys.push_back(knob.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"zero_optimization.overlap_comm", "zero_optimization.reduce_bucket_size",
-                                            "zero_optimization.stage3_prefetch_bucket_size",
-                                            "zero_optimization.stage3_param_persistence_threshold",
-                                            "zero_optimization.stage3_max_live_parameters"}));
-  // DeepSpeed's "auto" values for hidden 1024 are among the bucket candidates.
+  // The eight knobs users search.
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "zero_optimization.overlap_comm", "zero_optimization.contiguous_gradients",
+                      "zero_optimization.sub_group_size", "zero_optimization.reduce_bucket_size",
+                      "zero_optimization.stage3_prefetch_bucket_size",
+                      "zero_optimization.stage3_param_persistence_threshold",
+                      "zero_optimization.stage3_max_live_parameters", "zero_optimization.stage3_max_reuse_distance"}));
+  // DeepSpeed's "auto" values for hidden 1024 are among the bucket candidates, and so are
+  // the ends of the users' range: one element, DeepSpeed's default.
   const auto& reduce = knob_named(zero3, "zero_optimization.reduce_bucket_size").candidates;
   EXPECT_NE(std::find(reduce.begin(), reduce.end(), std::to_string(1024 * 1024)), reduce.end());
   EXPECT_NE(std::find(reduce.begin(), reduce.end(), "500000000"), reduce.end());
+  EXPECT_EQ(reduce.front(), "1");
+  // Persistence reaches the largest parameter: every parameter whole on every rank.
+  std::uint64_t largest = 0;
+  for (const ParameterTensor& tensor : model_tensors(small_llama(4))) largest = std::max(largest, tensor.elements);
+  const auto& persistence = knob_named(zero3, "zero_optimization.stage3_param_persistence_threshold").candidates;
+  EXPECT_EQ(persistence.back(), std::to_string(std::max<std::uint64_t>(largest, 10'000'000)));
+  EXPECT_NE(std::find(persistence.begin(), persistence.end(), std::to_string(largest)), persistence.end());
 
   const auto fsdp = tuning_space(config_of(PatternKind::fsdp, small_llama(2), 4));
   EXPECT_EQ(knob_named(fsdp, "fsdp_unit_layers").candidates, (std::vector<std::string>{"1", "2"}));  // no 4 of 2
@@ -266,6 +278,39 @@ TEST(TuningSearch, TheBudgetEndsTheSearchAndEveryUnmeasuredCandidateIsListed) {
     EXPECT_EQ(trial.measured.has_value(), trial.verdict != TrialVerdict::skipped);
   }
   EXPECT_EQ(skipped, outcome.trials.size() - 3);
+}
+
+TEST(TuningSearch, ACandidateWhoseStepIsTheBestsCallForCallIsNotRun) {
+  const PatternConfig start = config_of(PatternKind::zero3, small_llama(4), 4);
+  // The optimizer's knobs change no call of the step.
+  class OptimizerBlindTrials : public LandscapeTrials {
+   public:
+    bool same_step(const PatternConfig& candidate, const PatternConfig& best) override {
+      PatternConfig as_best = candidate;
+      as_best.zero.contiguous_gradients = best.zero.contiguous_gradients;
+      as_best.zero.sub_group_size = best.zero.sub_group_size;
+      return settings_text(as_best) == settings_text(best);
+    }
+    static std::string settings_text(const PatternConfig& config) {
+      std::string text;
+      for (const TuningKnob& knob : tuning_space(config)) text += knob_value(config, knob.key) + ";";
+      return text;
+    }
+  } trials;
+  trials.step = zero3_landscape;
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  std::size_t unchanged = 0;
+  for (const TuningTrial& trial : outcome.trials) {
+    const bool optimizer_knob = trial.knob == "zero_optimization.contiguous_gradients" ||
+                                trial.knob == "zero_optimization.sub_group_size";
+    EXPECT_EQ(trial.verdict == TrialVerdict::unchanged, optimizer_knob) << trial.knob << "=" << trial.value;
+    if (trial.verdict == TrialVerdict::unchanged) {
+      ++unchanged;
+      EXPECT_FALSE(trial.measured.has_value());
+    }
+  }
+  EXPECT_EQ(unchanged, 1u + 2u);  // contiguous_gradients' other value, sub_group_size's other two
+  EXPECT_EQ(name_of(TrialVerdict::unchanged), "unchanged");
 }
 
 TEST(TuningSearch, EachTrialIsToldAsItIsDecidedNotAtTheEnd) {

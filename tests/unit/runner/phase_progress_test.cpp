@@ -68,7 +68,7 @@ TEST(PhaseProgress, ATerminalRewritesTheProgressLineInPlaceAndEndsItForTheNextPh
   EXPECT_EQ(text.substr(text.size() - 11), "\n# writing\n") << text;
 }
 
-TEST(PhaseProgress, ALogByDefaultGetsTheProgressOfALongPhaseOnlyNotAShortPhasesLine) {
+TEST(PhaseProgress, ALogByDefaultGetsTheProgressOfAPhasePastHalfAMinuteOnly) {
   PrintedLines out;
   PhaseProgress progress(out.file(), false, false);
   const auto start = PhaseProgress::Clock::now();
@@ -76,8 +76,10 @@ TEST(PhaseProgress, ALogByDefaultGetsTheProgressOfALongPhaseOnlyNotAShortPhasesL
   progress.tick(start + milliseconds(1000));  // a short phase: nothing
   progress.begin_phase("warm-up", 8);
   progress.advance_phase(1);
-  progress.tick(start + PhaseProgress::kFirstProgress + milliseconds(1500));
-  progress.tick(start + PhaseProgress::kFirstProgress + PhaseProgress::kLogEvery + milliseconds(1600));
+  progress.tick(start + PhaseProgress::kFirstProgress + milliseconds(1500));  // not yet: a phase of seconds
+  progress.tick(start + PhaseProgress::kQuietLogEvery + milliseconds(1500));
+  progress.tick(start + PhaseProgress::kQuietLogEvery + PhaseProgress::kLogEvery + milliseconds(1500));  // not yet
+  progress.tick(start + 2 * PhaseProgress::kQuietLogEvery + milliseconds(1600));
   const std::string text = out.text();
   EXPECT_EQ(text.rfind("# warm-up: step 2 of 8, ", 0), 0u) << text;
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
