@@ -17,7 +17,9 @@
 #include "commbench/pattern/fitted_cost_model.hpp"
 #include "commbench/pattern/pattern_executor.hpp"
 #include "commbench/pattern/pattern_groups.hpp"
+#include "commbench/core/size.hpp"
 #include "commbench/pattern/pattern_measurement.hpp"
+#include "commbench/pattern/rank_memory.hpp"
 #include "commbench/pattern/schedule_json.hpp"
 #include "commbench/pattern/step_prediction.hpp"
 #include "commbench/pattern/tuning_search.hpp"
@@ -124,6 +126,11 @@ class JobTuningTrials final : public TuningTrials {
     return broadcast_as(world, predicted, 0);
   }
 
+  // Every rank computes it alike: a model of the settings, no message.
+  std::optional<std::uint64_t> memory_bytes(const PatternConfig& config) override {
+    return largest_rank_memory(config).total();
+  }
+
   bool room_for_another() override {
     const double elapsed = agreed_max("agreeing on the tuning budget", seconds_since(started_));
     return elapsed + longest_trial_ <= request_.budget_seconds;
@@ -199,6 +206,7 @@ void print_trials(const TuningOutcome& outcome) {
                    {{"exposed ms"}, Align::right, 11},
                    {{"comm ms"}, Align::right, 10},
                    {{"predicted"}, Align::right, 10},
+                   {{"memory"}, Align::right, 9},
                    {{"verdict"}, Align::left, std::nullopt, 2}},
                   "  ", "  ");
   for (std::size_t i = 0; i < outcome.trials.size(); ++i) {
@@ -211,7 +219,7 @@ void print_trials(const TuningOutcome& outcome) {
                    trial.value.empty() ? "-" : trial.value, measured(&TrialMeasurement::step_seconds),
                    measured(&TrialMeasurement::exposed_seconds), measured(&TrialMeasurement::communication_seconds),
                    trial.predicted_seconds ? ms(*trial.predicted_seconds) : "-",
-                   std::string(name_of(trial.verdict))});
+                   trial.memory_bytes ? format_size(*trial.memory_bytes) : "-", std::string(name_of(trial.verdict))});
   }
   fmt::print("{}", table.render());
 }
@@ -235,19 +243,42 @@ bool worth_changing(const TuningOutcome& outcome, const std::optional<StepProjec
   return !changed_settings(outcome).empty() && (!projection || projection->share >= kMinimumGain);
 }
 
+// The recommended settings' memory per rank, part by part, against the start's.
+void print_memory(std::optional<std::uint64_t> start_bytes, const PatternConfig& recommended,
+                  const TuneRequest& request) {
+  const RankMemory memory = largest_rank_memory(recommended);
+  std::string parts;
+  for (const MemoryPart& part : memory.parts)
+    if (part.bytes > 0) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", part.name, format_size(part.bytes));
+  fmt::print("memory per rank (rank {}; model states and the settings' buffers, activations not counted): {}{} ({})\n",
+             memory.world_rank, format_size(memory.total()),
+             start_bytes && *start_bytes != memory.total() ? fmt::format(" instead of {}", format_size(*start_bytes))
+                                                           : std::string(),
+             parts);
+  if (request.memory_limit_bytes && start_bytes && *start_bytes > *request.memory_limit_bytes)
+    fmt::print("# note: your settings need {} per rank, above --memory-limit {}: they were measured all the same, "
+               "as the settings the job runs now\n",
+               format_size(*start_bytes), format_size(*request.memory_limit_bytes));
+}
+
 void print_recommendation(const TuningOutcome& outcome, const PatternConfig& best, const TuneRequest& request,
                           double elapsed) {
   const std::optional<StepProjection> projection = projection_of(outcome, request);
   const TrialMeasurement& start = outcome.start_step;
   const TrialMeasurement& tuned = outcome.best_step;
-  std::size_t measured = 0, pruned = 0, skipped = 0;
+  std::size_t measured = 0, pruned = 0, skipped = 0, too_large = 0;
   for (const TuningTrial& trial : outcome.trials) {
     measured += trial.measured.has_value();
     pruned += trial.verdict == TrialVerdict::pruned;
     skipped += trial.verdict == TrialVerdict::skipped;
+    too_large += trial.verdict == TrialVerdict::too_large;
   }
-  fmt::print("trials: {} measured, {} pruned by the fitted model, {} skipped for the budget; {} s of {} s\n", measured,
-             pruned, skipped, significant_text(elapsed, 3), significant_text(request.budget_seconds, 3));
+  fmt::print("trials: {} measured, {} pruned by the fitted model, {} skipped for the budget{}; {} s of {} s\n", measured,
+             pruned, skipped,
+             request.memory_limit_bytes ? fmt::format(", {} over --memory-limit {}", too_large,
+                                                      format_size(*request.memory_limit_bytes))
+                                        : std::string(),
+             significant_text(elapsed, 3), significant_text(request.budget_seconds, 3));
   const auto changed = changed_settings(outcome);
   const bool worth = worth_changing(outcome, projection);
   if (!changed.empty() && !worth) {
@@ -271,6 +302,7 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
                                  : ", not confirmed: no budget left",
                ms(tuned.exposed_seconds), ms(start.exposed_seconds));
   }
+  print_memory(outcome.start().memory_bytes, best, request);
   if (projection)
     fmt::print("against the traced job ({}, {}): {}\n", request.job->source, count_text(request.job->steps, "step"),
                projection_text(*projection, *request.job, worth));
@@ -294,7 +326,8 @@ Record trial_record(std::size_t index, const TuningTrial& trial) {
                 {whole_value(index), named(trial.knob), named(trial.value), std::string(name_of(trial.verdict)),
                  measured(&TrialMeasurement::step_seconds), measured(&TrialMeasurement::exposed_seconds),
                  measured(&TrialMeasurement::communication_seconds), measured(&TrialMeasurement::noise),
-                 optional_value(trial.predicted_seconds)},
+                 optional_value(trial.predicted_seconds),
+                 trial.memory_bytes ? whole_value(*trial.memory_bytes) : FieldValue{}},
                 {}};
   for (const auto& [key, value] : trial.settings) record.extra.push_back({key, value});
   return record;
@@ -322,7 +355,9 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
       {"step_seconds", outcome.best_step.step_seconds},
       {"start_step_seconds", outcome.start_step.step_seconds},
       {"speedup", 1 / outcome.speedup()},
-      {"confirmed", outcome.confirmed}};
+      {"confirmed", outcome.confirmed},
+      {"memory_bytes", largest_rank_memory(best).total()},
+      {"start_memory_bytes", largest_rank_memory(start_config).total()}};
   nlohmann::ordered_json job = nullptr;
   if (projection)
     job = {{"source", request.job->source},
@@ -335,6 +370,8 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
            {"worth_changing", !keep}};
   return {{"pattern", pattern},
           {"budget_seconds", request.budget_seconds},
+          {"memory_limit_bytes", request.memory_limit_bytes ? nlohmann::ordered_json(*request.memory_limit_bytes)
+                                                            : nlohmann::ordered_json()},
           {"elapsed_seconds", elapsed},
           {"budget_exhausted", outcome.budget_exhausted},
           {"steps_per_trial", request.steps},
@@ -374,7 +411,7 @@ int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig&
   double elapsed = 0;
   {
     JobTuningTrials trials(session, backend, request, pattern_name(config), files);
-    outcome = tune_pattern(config, knobs, trials);
+    outcome = tune_pattern(config, knobs, trials, request.memory_limit_bytes);
     elapsed = trials.agreed_elapsed();
   }
   RunSummary summary;

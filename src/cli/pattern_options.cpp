@@ -8,6 +8,7 @@
 #include "commbench/cli/flag_values.hpp"
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/size.hpp"
 
 namespace commbench {
 namespace {
@@ -73,6 +74,13 @@ void add_tuning_options(CLI::App& app, PatternRunOptions& options) {
       "constructor's keyword arguments (DDP, FSDP), JSON",
       "FILE")
       ->group(tuning);
+  add_parsed_option(
+      app, "--memory-limit", options.tune_request.memory_limit_bytes,
+      [](const std::string& text, const char* flag) { return parse_size(text, flag); },
+      "Memory per rank a candidate may need (model states and the settings' buffers, activations not counted: "
+      "leave room for them); candidates needing more are not run",
+      "SIZE")
+      ->group(tuning);
   app.add_flag("--tune-measure-all", options.tune_measure_all,
                "Measure every candidate: no pruning by the cost model fitted to the first trial")
       ->group(tuning);
@@ -88,13 +96,15 @@ void add_tuning_options(CLI::App& app, PatternRunOptions& options) {
 // each trial is short unless -n/-w say otherwise.
 void check_tuning_flags(const CLI::App& app, PatternRunOptions& options) {
   const bool measure_all = options.tune_measure_all;
+  const bool limited = options.tune_request.memory_limit_bytes.has_value();
   const bool tuning_given = app.count("--tune-budget") > 0 || !options.tune_request.output_path.empty() ||
-                            measure_all || !options.tune_against.empty();
+                            measure_all || !options.tune_against.empty() || limited;
   if (!options.tune) {
     if (tuning_given)
       throw UsageError(std::string(app.count("--tune-budget") > 0 ? "--tune-budget"
                                    : measure_all                  ? "--tune-measure-all"
                                    : !options.tune_against.empty() ? "--tune-against"
+                                   : limited                       ? "--memory-limit"
                                                                   : "--tune-output") +
                        ": applies to --tune only");
     return;

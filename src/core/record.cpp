@@ -235,6 +235,7 @@ constexpr std::array kTrialColumns{
     Column{"communication_seconds", number, "s", true},
     Column{"noise", number, "fraction", true},
     Column{"predicted_seconds", number, "s", true},
+    Column{"memory_bytes", integer, "bytes", true},
 };
 
 constexpr RecordKind kRow{"row", "rows", kRowColumns};

@@ -75,13 +75,13 @@ class FsdpFlavour : public DataParallelFlavour {
     FsdpUnit& current = units_[unit];
     const PassBounds bounds{pass.micro_batch, 0, pass.backward, false, false};
     if (!pass.backward) {
-      if (pass.layer == current.last_layer && reshard_after_forward_ && !current.root) reshard(unit, compute_step);
+      if (pass.layer == current.last_layer && reshard_after_forward_ && !current.root) reshard(writer, unit, compute_step);
       return;
     }
     if (pass.layer != current.first_layer) return;
     if (config_.fsdp.backward_prefetch == FsdpBackwardPrefetch::backward_post) prefetch_after(writer, unit, bounds);
     reduce(writer, unit, pass, compute_step);
-    reshard(unit, compute_step);
+    reshard(writer, unit, compute_step);
   }
 
   std::vector<std::size_t> finish_backward(ScheduleWriter&) override { return reductions_; }
@@ -143,6 +143,7 @@ class FsdpFlavour : public DataParallelFlavour {
     FsdpUnit& target = units_[unit];
     target.gathered = true;
     if (!sharded()) return;
+    writer.hold_gathered(target.bytes);
     std::vector<std::size_t> waits;
     if (config_.fsdp.limit_all_gathers && frees_.size() >= 2) {
       waits.push_back(frees_.front());
@@ -161,9 +162,11 @@ class FsdpFlavour : public DataParallelFlavour {
     if (!units_[*(position + 1)].gathered) gather(writer, *(position + 1), pass);
   }
 
-  void reshard(std::size_t unit, std::size_t compute_step) {
+  void reshard(ScheduleWriter& writer, std::size_t unit, std::size_t compute_step) {
     units_[unit].gathered = false;
-    if (sharded()) frees_.push_back(compute_step);
+    if (!sharded()) return;
+    frees_.push_back(compute_step);
+    writer.release_gathered(units_[unit].bytes);
   }
 
   void reduce(ScheduleWriter& writer, std::size_t unit, const LayerPass& pass, std::size_t compute_step) {

@@ -71,4 +71,11 @@ std::size_t ScheduleWriter::add_round(PlannedPeerRound round) {
 
 void ScheduleWriter::block_compute_on(std::size_t step) { compute_blocked_on_.push_back(step); }
 
+void ScheduleWriter::hold_gathered(std::uint64_t bytes) {
+  gathered_now_ += bytes;
+  schedule_.gathered_peak_bytes = std::max(schedule_.gathered_peak_bytes, gathered_now_);
+}
+
+void ScheduleWriter::release_gathered(std::uint64_t bytes) { gathered_now_ -= std::min(bytes, gathered_now_); }
+
 }  // namespace commbench

@@ -47,6 +47,10 @@ class ScheduleWriter {
   std::size_t last_compute() const { return last_compute_; }
 
   const ScheduleStep& step(std::size_t index) const { return schedule_.steps[index]; }
+  // Parameters gathered whole, and freed again, as the framework does between its calls:
+  // the schedule keeps the most held at once (RankSchedule::gathered_peak_bytes).
+  void hold_gathered(std::uint64_t bytes);
+  void release_gathered(std::uint64_t bytes);
   RankSchedule take() { return std::move(schedule_); }
 
  private:
@@ -57,6 +61,7 @@ class ScheduleWriter {
   DataType dtype_;
   std::vector<std::size_t> compute_blocked_on_;
   std::size_t last_compute_ = kNone;
+  std::uint64_t gathered_now_ = 0;
 };
 
 }  // namespace commbench

@@ -14,7 +14,8 @@ std::string_view name_of(TrialVerdict verdict) {
   static constexpr std::array kNames{Named{"start", TrialVerdict::start},        Named{"better", TrialVerdict::better},
                                      Named{"kept", TrialVerdict::kept},          Named{"pruned", TrialVerdict::pruned},
                                      Named{"skipped", TrialVerdict::skipped},    Named{"confirm", TrialVerdict::confirm},
-                                     Named{"unchanged", TrialVerdict::unchanged}};
+                                     Named{"unchanged", TrialVerdict::unchanged},
+                                     Named{"too_large", TrialVerdict::too_large}};
   return detail::name_in<TrialVerdict>(kNames, verdict);
 }
 
@@ -63,6 +64,7 @@ void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vect
     TuningTrial trial;
     trial.value = measuring_best ? "best" : "start";
     trial.settings = settings_of(config, knobs);
+    trial.memory_bytes = trials.memory_bytes(config);
     trial.measured = trials.measure(config);
     trial.verdict = TrialVerdict::confirm;
     std::optional<TrialMeasurement>& side = measuring_best ? best_again : start_again;
@@ -92,11 +94,13 @@ void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vect
 
 }  // namespace
 
-TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials) {
+TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials,
+                           std::optional<std::uint64_t> memory_limit) {
   TuningOutcome outcome;
   outcome.best = start;
   TuningTrial first;
   first.settings = settings_of(start, knobs);
+  first.memory_bytes = trials.memory_bytes(start);
   first.predicted_seconds = trials.predict(start);
   first.measured = trials.measure(start);
   first.verdict = TrialVerdict::start;
@@ -115,6 +119,12 @@ TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningK
       trial.value = value;
       const PatternConfig config = with_knob(outcome.best, knob.key, value);
       trial.settings = settings_of(config, knobs);
+      trial.memory_bytes = trials.memory_bytes(config);
+      if (memory_limit && trial.memory_bytes && *trial.memory_bytes > *memory_limit) {
+        trial.verdict = TrialVerdict::too_large;
+        decide(outcome, std::move(trial), trials);
+        continue;
+      }
       if (trials.same_step(config, outcome.best)) {
         trial.verdict = TrialVerdict::unchanged;
         decide(outcome, std::move(trial), trials);

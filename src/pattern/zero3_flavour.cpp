@@ -158,6 +158,8 @@ class Zero3Flavour : public DataParallelFlavour {
       return;
     }
     // reset_step: the queue starts over; nothing is gathered but what persists.
+    for (std::size_t tensor = 0; tensor < available_.size(); ++tensor)
+      if (available_[tensor]) writer.release_gathered(padded_bytes(tensor));
     std::fill(available_.begin(), available_.end(), false);
     live_elements_ = 0;
     queue_position_ = 0;
@@ -172,7 +174,7 @@ class Zero3Flavour : public DataParallelFlavour {
     const auto& positions = pass.backward ? backward_positions_[pass.layer] : forward_positions_[pass.layer];
     for (const std::size_t position : positions) {
       fetch(writer, position, pass);
-      release(position);
+      release(writer, position);
     }
     std::vector<std::size_t> waits;
     for (const std::size_t tensor : stage_.layers[pass.layer].tensors)
@@ -262,6 +264,7 @@ class Zero3Flavour : public DataParallelFlavour {
       available_[tensor] = true;
       gathered_by_[tensor] = step;
       live_elements_ += stage_.tensors[tensor].elements;
+      writer.hold_gathered(padded_bytes(tensor));
     }
   }
 
@@ -309,7 +312,7 @@ class Zero3Flavour : public DataParallelFlavour {
   }
 
   // release_sub_module / __params_to_release, with the step counter already past `position`.
-  void release(std::size_t position) {
+  void release(ScheduleWriter& writer, std::size_t position) {
     const LeafModule& module = modules_[trace_[position].module];
     const auto next_step = static_cast<long long>(position) + 1;
     for (const std::size_t tensor : module.tensors) {
@@ -317,6 +320,7 @@ class Zero3Flavour : public DataParallelFlavour {
       if (last_use_taken_[tensor] > next_step || used_again_soon(tensor, position)) continue;
       available_[tensor] = false;
       live_elements_ -= stage_.tensors[tensor].elements;
+      writer.release_gathered(padded_bytes(tensor));
     }
   }
 

@@ -152,7 +152,9 @@ class Tuning(TempDirTest):
         self.assertEqual(trials[0]["verdict"], "start")
         self.assertIsNone(trials[0]["knob"])
         for trial in trials:
-            self.assertIn(trial["verdict"], {"start", "better", "kept", "pruned", "skipped", "confirm", "unchanged"})
+            self.assertIn(trial["verdict"],
+                          {"start", "better", "kept", "pruned", "skipped", "confirm", "unchanged", "too_large"})
+            self.assertGreater(trial["memory_bytes"], 0)
             if trial["verdict"] in {"start", "better", "kept", "confirm"}:
                 self.assertGreater(trial["step_seconds"], 0)
                 self.assertGreaterEqual(trial["exposed_seconds"], 0)
@@ -261,6 +263,38 @@ class Tuning(TempDirTest):
         self.assertEqual(code, 0, err)
         self.assertTrue(all(t["predicted_seconds"] is None for t in read_json(json_path)["trials"]))
 
+    def test_a_memory_limit_excludes_what_does_not_fit_and_every_trial_says_its_memory(self):
+        # Small buckets to start with: the start fits under 100 MiB; ZeRO-3 allocates a
+        # contiguous bucket of reduce_bucket_size elements whole, so the candidates of 5e7
+        # elements and up (100 MB and more of bf16) cannot.
+        ds_config, csv_path, json_path = self.path("ds.json"), self.path("t.csv"), self.path("t.json")
+        with open(ds_config, "w", encoding="utf-8") as f:
+            json.dump({"zero_optimization": {"stage": 3, "reduce_bucket_size": 5000000}}, f)
+        limit = 100 * 1024 * 1024
+        code, out, err, _ = self.tune("--pattern", "zero3", *SMALL_MODEL, "--deepspeed-config", ds_config,
+                                      "--memory-limit", "100M", "--csv", csv_path, "--json", json_path,
+                                      budget=0.001)
+        self.assertEqual(code, 0, err)
+        doc = read_json(json_path)
+        self.check_trials(doc, csv_path, out)
+        self.assertEqual(doc["memory_limit_bytes"], limit)
+        trials = doc["trials"]
+        self.assertLessEqual(trials[0]["memory_bytes"], limit)
+        too_large = [t for t in trials if t["verdict"] == "too_large"]
+        self.assertEqual({t["value"] for t in too_large if t["knob"] == "zero_optimization.reduce_bucket_size"},
+                         {"50000000", "200000000", "500000000"})
+        for trial in trials[1:]:
+            self.assertEqual(trial["verdict"] == "too_large", trial["memory_bytes"] > limit, trial)
+        # The bucket is the only part those knobs move: the step's other memory is the start's.
+        bucket = {t["value"]: t["memory_bytes"] for t in trials if t["knob"] == "zero_optimization.reduce_bucket_size"}
+        self.assertEqual(bucket["500000000"] - bucket["200000000"], 2 * 300000000)
+        with open(csv_path, newline="", encoding="utf-8") as f:
+            self.assertEqual([int(row["memory_bytes"]) for row in csv.DictReader(f)],
+                             [t["memory_bytes"] for t in trials])
+        self.assertIn(f", {len(too_large)} over --memory-limit 100MiB;", out)
+        self.assertRegex(out, r"memory per rank \(rank 0; [^)]*\): [0-9.]+MiB \(parameter partitions ")
+        self.assertEqual(doc["recommendation"]["memory_bytes"], trials[0]["memory_bytes"])
+
     def test_the_saving_is_said_against_the_jobs_own_traced_step(self):
         # The job's real trace (4 gloo ranks of DeepSpeed ZeRO-3, one profiled step): its
         # step is the longest rank's ProfilerStep window, its exposed time the ranks' mean.
@@ -303,6 +337,9 @@ class Tuning(TempDirTest):
             (["--tune-output", self.path("x.json")], "--tune-output: applies to --tune only"),
             (["--tune-budget", "10"], "--tune-budget: applies to --tune only"),
             (["--tune-measure-all"], "--tune-measure-all: applies to --tune only"),
+            (["--memory-limit", "80G"], "--memory-limit: applies to --tune only"),
+            (["--tune=1", "--memory-limit", "0"], "--memory-limit: "),
+            (["--tune=1", "--memory-limit", "lots"], "--memory-limit: "),
             (["--tune-against", self.path("none")], "--tune-against: applies to --tune only"),
             (["--tune=1", "--tune-against", self.path("none")], "--tune-against: "),
             (["--tune-budget", "soon", "--tune=1"], "--tune-budget: "),

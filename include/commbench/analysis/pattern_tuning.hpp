@@ -25,6 +25,8 @@ struct TuneRequest {
   std::uint64_t warmup = 1;  // per trial
   bool prune = true;         // let a cost model fitted to the start trial skip clear losers
   std::string output_path;   // the tuned settings (ds_config fragment / keyword arguments)
+  // --memory-limit: candidates whose ranks need more (pattern/rank_memory.hpp) are not run.
+  std::optional<std::uint64_t> memory_limit_bytes;
   OutputRequest files;       // --csv and --json: the trials
   // --tune-against: the job's own step, which the best's saving is said against; a saving
   // under kMinimumGain of it keeps the start's settings.

@@ -86,6 +86,10 @@ struct RankSchedule {
   int world_rank = 0;
   std::vector<ScheduleStep> steps;
   std::vector<PlannedPeerRound> peer_rounds;
+  // The most parameter bytes the framework holds gathered at once during the step (ZeRO-3's
+  // fetched and prefetched parameters, FSDP's unsharded units): memory its settings decide
+  // (pattern/rank_memory.hpp). 0 where nothing is gathered, and for a step read from a file.
+  std::uint64_t gathered_peak_bytes = 0;
 };
 
 }  // namespace commbench

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,6 +44,7 @@ enum class TrialVerdict {
   // The best's step call for call (the knob sizes memory or the optimizer's work, which
   // the step does not model): not run, since only noise could tell them apart.
   unchanged,
+  too_large,  // needs more memory per rank than --memory-limit: not run
 };
 std::string_view name_of(TrialVerdict verdict);
 
@@ -52,6 +54,7 @@ struct TuningTrial {
   std::vector<std::pair<std::string, std::string>> settings;  // every knob's value in this trial
   std::optional<TrialMeasurement> measured;                   // absent when pruned or skipped
   std::optional<double> predicted_seconds;
+  std::optional<std::uint64_t> memory_bytes;  // the rank that needs most (pattern/rank_memory.hpp)
   TrialVerdict verdict = TrialVerdict::start;
 };
 
@@ -64,6 +67,8 @@ class TuningTrials {
   virtual std::optional<double> predict(const PatternConfig&) { return std::nullopt; }
   // Whether the budget leaves time for one more trial.
   virtual bool room_for_another() = 0;
+  // The memory per rank `config` needs, or nothing when no model can say.
+  virtual std::optional<std::uint64_t> memory_bytes(const PatternConfig&) { return std::nullopt; }
   // Whether `candidate` runs the very step `best` runs, on every rank.
   virtual bool same_step(const PatternConfig& /*candidate*/, const PatternConfig& /*best*/) { return false; }
   // Each trial once its verdict is final, `index` its place in TuningOutcome::trials: the
@@ -100,6 +105,9 @@ inline constexpr double kMinimumGain = 0.02;
 // a single pair.
 inline constexpr int kConfirmRounds = 3;
 
-TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials);
+// `memory_limit`: a candidate needing more memory per rank is not run (the start always is:
+// it is what the job runs now).
+TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials,
+                           std::optional<std::uint64_t> memory_limit = std::nullopt);
 
 }  // namespace commbench

@@ -15,6 +15,7 @@
 #include "commbench/pattern/fitted_cost_model.hpp"
 #include "commbench/pattern/model_tensors.hpp"
 #include "commbench/pattern/step_prediction.hpp"
+#include "commbench/pattern/rank_memory.hpp"
 #include "commbench/pattern/tuning_search.hpp"
 #include "commbench/pattern/tuning_space.hpp"
 #include "schedule_test_support.hpp"
@@ -311,6 +312,51 @@ TEST(TuningSearch, ACandidateWhoseStepIsTheBestsCallForCallIsNotRun) {
   }
   EXPECT_EQ(unchanged, 1u + 2u);  // contiguous_gradients' other value, sub_group_size's other two
   EXPECT_EQ(name_of(TrialVerdict::unchanged), "unchanged");
+}
+
+TEST(TuningSearch, ACandidateOverTheMemoryLimitIsNotRunTheStartAlwaysIs) {
+  // Faster the larger the reduce bucket, which ZeRO-3 allocates whole with
+  // contiguous_gradients: the two largest do not fit under the limit.
+  class MemoryTrials : public LandscapeTrials {
+   public:
+    std::optional<std::uint64_t> memory_bytes(const PatternConfig& config) override {
+      return largest_rank_memory(config).total();
+    }
+  } trials;
+  trials.step = [](const PatternConfig& config) {
+    return 1.0 + 0.2 * std::abs(std::log10(static_cast<double>(config.zero.reduce_bucket_size) / 5e8));
+  };
+  const PatternConfig start =
+      with_knob(config_of(PatternKind::zero3, small_llama(4), 4), "zero_optimization.reduce_bucket_size", "5000000");
+  const std::uint64_t limit =
+      largest_rank_memory(with_knob(start, "zero_optimization.reduce_bucket_size", "50000000")).total();
+  const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials, limit);
+  EXPECT_EQ(outcome.best.zero.reduce_bucket_size, 50'000'000u);  // 2e8 and 5e8 would be faster
+  std::size_t too_large = 0;
+  for (const TuningTrial& trial : outcome.trials) {
+    ASSERT_TRUE(trial.memory_bytes) << trial.knob << "=" << trial.value;
+    if (trial.verdict == TrialVerdict::too_large) {
+      ++too_large;
+      EXPECT_GT(*trial.memory_bytes, limit);
+      EXPECT_FALSE(trial.measured);
+    } else if (trial.verdict != TrialVerdict::start && trial.verdict != TrialVerdict::confirm &&
+               trial.knob != "zero_optimization.reduce_bucket_size") {
+      EXPECT_LE(*trial.memory_bytes, limit) << trial.knob << "=" << trial.value;
+    }
+    if (trial.knob == "zero_optimization.reduce_bucket_size" && trial.value == "200000000")
+      EXPECT_EQ(trial.verdict, TrialVerdict::too_large);
+  }
+  EXPECT_GE(too_large, 2u);
+  EXPECT_EQ(name_of(TrialVerdict::too_large), "too_large");
+
+  // Settings the job runs now are measured whatever the model says they need.
+  MemoryTrials nothing_fits;
+  nothing_fits.step = trials.step;
+  const TuningOutcome kept = tune_pattern(start, tuning_space(start), nothing_fits, 1);
+  EXPECT_TRUE(kept.start().measured);
+  EXPECT_EQ(nothing_fits.measured, 1);
+  EXPECT_EQ(kept.best_settings, kept.start().settings);
+  for (std::size_t i = 1; i < kept.trials.size(); ++i) EXPECT_EQ(kept.trials[i].verdict, TrialVerdict::too_large);
 }
 
 TEST(TuningSearch, EachTrialIsToldAsItIsDecidedNotAtTheEnd) {

@@ -231,7 +231,7 @@ TEST(Csv, SettingsLeadTheLineAfterTheCommentLines) {
   context.csv_comments = {"simulated: 8 nodes"};
   const Record trial{&record_kind("trial"),
                      {std::int64_t{1}, std::string("bucket_cap_mb"), std::string("5"), std::string("kept"), 0.25, 0.125,
-                      0.2, 0.01, FieldValue{}},
+                      0.2, 0.01, FieldValue{}, std::int64_t{3 << 20}},
                      {ExtraField{"bucket_cap_mb", std::string("5")}}};
   {
     FileHandle file = open_output_file(dir.path("t.csv"), "--csv", true);
@@ -243,8 +243,8 @@ TEST(Csv, SettingsLeadTheLineAfterTheCommentLines) {
   EXPECT_EQ(read_file(dir.path("t.csv")),
             "# simulated: 8 nodes\n"
             "pattern,model,trial,knob,value,verdict,step_seconds,exposed_seconds,communication_seconds,noise,"
-            "predicted_seconds,bucket_cap_mb\n"
-            "ddp,\"a,b\",1,bucket_cap_mb,5,kept,0.25,0.125,0.2,0.01,,5\n");
+            "predicted_seconds,memory_bytes,bucket_cap_mb\n"
+            "ddp,\"a,b\",1,bucket_cap_mb,5,kept,0.25,0.125,0.2,0.01,,3145728,5\n");
 }
 
 TEST(OutputFile, RefusesToOverwriteWithoutForce) {
