@@ -19,7 +19,7 @@ CASES = ("ddp-default", "ddp-bucket4mb", "fsdp2", "zero3", "straggler", "llama-d
          "llama-fsdp2-3ranks", "llama-zero3-3ranks", "llama-ddp-bucket1mb", "llama-ddp-accum2", "llama-fsdp2-keep",
          "llama-zero1", "llama-zero2", "llama-zero3-small", "llama-zero3-nooverlap", "llama-zero3-2ranks",
          "llama-fsdp1", "llama-fsdp1-3ranks", "llama-fsdp1-keep", "llama-fsdp2-3steps", "llama-tied-ddp", "llama-tied-fsdp2", "llama-tied-zero3",
-         "ddp-sleep-before-backward")
+         "ddp-sleep-before-backward", "llama-zero3-noreuse", "llama-zero3-noprefetch", "llama-zero3-users")
 
 
 # bench-patterns' flags for the llama-* fixtures' model (tiny_llama.py), and for its

@@ -233,9 +233,11 @@ class AgainstTheModel(FolderCase):
         """Each llama case beside the framework's defaults against bench-patterns' step for
         the same settings: alike call for call. llama-zero3-small (prefetch and reduce
         buckets near the layers' sizes, reuse distance 0) re-gathers the first layer's
-        attention and the embedding while forward still runs (docs/patterns.md)."""
+        attention and the embedding while forward still runs (docs/patterns.md); the
+        settings --tune reaches (no reuse, no prefetch, a user's start) hold too."""
         cases = ("llama-ddp-bucket1mb", "llama-ddp-accum2", "llama-fsdp2-keep", "llama-zero1", "llama-zero2",
-                 "llama-zero3-nooverlap", "llama-zero3-2ranks", "llama-zero3-small", "llama-fsdp1",
+                 "llama-zero3-nooverlap", "llama-zero3-2ranks", "llama-zero3-small", "llama-zero3-noreuse",
+                 "llama-zero3-noprefetch", "llama-zero3-users", "llama-fsdp1",
                  "llama-fsdp1-3ranks", "llama-fsdp1-keep", "llama-tied-ddp", "llama-tied-fsdp2", "llama-tied-zero3")
         cases = {case: pattern_flags(case) for case in cases}
         for case, flags in cases.items():
