@@ -54,6 +54,11 @@ MEASUREMENT = "a measurement of commbench's own cost that runs for minutes by de
 NOT_HERE = {
     "scripts/run.sh": THE_BUILD,
     "scripts/test.sh": "runs every test, this one included",
+    "scripts/slurm-cluster.sh up": "brings up the Slurm test cluster (the slurm_* tests bring up their own)",
+    "scripts/slurm-cluster.sh down": "takes the Slurm test cluster down (the slurm_* tests do, after theirs)",
+    "python3 scripts/closed-loop/prove.py --framework zero3 --start users-before.json --rate 200mbit "
+    "--python /path/to/venv/bin/python --out results/closed-loop/zero3-200mbit":
+        "an hour of the Slurm test cluster with PyTorch and DeepSpeed (closed_loop_* test its parts)",
     "cmake -S . -B build -DCOMMBENCH_WITH_MPI=ON": THE_BUILD,
     "cmake --build build -j": THE_BUILD,
     "cmake -S . -B build && cmake --build build -j --target micro-harness-overhead": THE_BUILD,
