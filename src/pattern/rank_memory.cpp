@@ -2,16 +2,24 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "commbench/core/dtype.hpp"
 #include "commbench/pattern/model_tensors.hpp"
 
 namespace commbench {
 namespace {
 
-// Per element of model state: the fp32 copy the optimizer updates, and Adam's exp_avg and
-// exp_avg_sq in fp32.
+// Per element of model state: the fp32 copy the optimizer updates (half-precision models
+// only: an fp32 model's parameters are that copy), and Adam's exp_avg and exp_avg_sq in fp32.
 constexpr std::uint64_t kMasterBytes = 4;
 constexpr std::uint64_t kAdamBytes = 8;
+
+MemoryPart optimizer_states(std::uint64_t element_bytes, std::uint64_t elements, bool partitioned) {
+  const bool copy = element_bytes < kMasterBytes;
+  return {fmt::format("optimizer {} ({}Adam)", partitioned ? "state partitions" : "states", copy ? "fp32 copy and " : ""),
+          ((copy ? kMasterBytes : 0) + kAdamBytes) * elements};
+}
 
 // What the rank's tensors come to, whole and partitioned over `shards` ranks.
 struct RankElements {
@@ -39,7 +47,7 @@ RankMemory ddp_memory(const std::vector<ParameterTensor>& tensors, std::uint64_t
           {{"parameters", element_bytes * elements.whole},
            {"gradients", element_bytes * elements.whole},
            {"gradient buckets", element_bytes * elements.whole},
-           {"optimizer states (fp32 copy and Adam)", (kMasterBytes + kAdamBytes) * elements.whole}}};
+           optimizer_states(element_bytes, elements.whole, false)}};
 }
 
 // ZeRO-1 partitions the optimizer; ZeRO-2 the gradients too. With contiguous_gradients each
@@ -55,8 +63,7 @@ RankMemory zero12_memory(const PatternConfig& config, const std::vector<Paramete
                     {{"parameters", element_bytes * elements.whole},
                      {stage2 ? "gradient partitions" : "gradients",
                       element_bytes * (stage2 ? elements.partition : elements.whole)},
-                     {"optimizer state partitions (fp32 copy and Adam)",
-                      (kMasterBytes + kAdamBytes) * elements.partition}}};
+                     optimizer_states(element_bytes, elements.partition, true)}};
   const std::uint64_t buckets = zero.contiguous_gradients ? (zero.overlaps(config.zero_stage()) ? 2 : 1) : 0;
   memory.parts.push_back({"reduce buckets", buckets * element_bytes * zero.reduce_bucket_size});
   return memory;
@@ -88,7 +95,7 @@ RankMemory zero3_memory(const PatternConfig& config, const std::vector<Parameter
            {"gathered parameters (peak)", gathered_peak_bytes},
            {"gradient partitions", element_bytes * elements.partition},
            {"reduce bucket", element_bytes * bucket},
-           {"optimizer state partitions (fp32 copy and Adam)", (kMasterBytes + kAdamBytes) * elements.partition},
+           optimizer_states(element_bytes, elements.partition, true),
            {"optimizer sub-group gradient (fp32)",
             kMasterBytes * std::min<std::uint64_t>(zero.sub_group_size, elements.partition)}}};
 }
@@ -105,7 +112,7 @@ RankMemory fsdp_memory(const PatternConfig& config, const std::vector<ParameterT
   return {0,
           {{sharded ? "parameter shards" : "parameters", element_bytes * held},
            {sharded ? "gradient shards" : "gradients", element_bytes * held},
-           {"optimizer states (fp32 copy and Adam)", (kMasterBytes + kAdamBytes) * held},
+           optimizer_states(element_bytes, held, false),
            {"gathered parameters (peak)", gathered_peak_bytes}}};
 }
 

@@ -3,9 +3,10 @@
 // the model states (parameters, gradients, the optimizer's fp32 copy and Adam's two
 // moments), whole or partitioned as the framework keeps them, and the buffers its
 // settings size (ZeRO's reduce bucket and optimizer sub-group, the parameters ZeRO-3 and
-// FSDP hold gathered at once, those ZeRO-3 keeps persistent). Mixed precision with Adam, as
-// the frameworks' own estimators count it (DeepSpeed's estimate_zero*_model_states_mem_needs:
-// 2 bytes of parameter, 2 of gradient, 12 of optimizer state per element). Activations and
+// FSDP hold gathered at once, those ZeRO-3 keeps persistent). Adam, as the frameworks' own
+// estimators count it (DeepSpeed's estimate_zero*_model_states_mem_needs: in half precision
+// 2 bytes of parameter, 2 of gradient, 12 of optimizer state per element; an fp32 model's
+// parameters are the optimizer's fp32 copy themselves). Activations and
 // the allocator's fragmentation are not counted: the knobs searched do not change them.
 #pragma once
 

@@ -127,6 +127,14 @@ TEST(RankMemory, FsdpHoldsShardsAndTheUnitsItHasGathered) {
   EXPECT_GT(part(rank_memory(config, 2), "gathered parameters (peak)"), one_layer);
 }
 
+TEST(RankMemory, AnFp32ModelHasNoSeparateFp32Copy) {
+  PatternConfig config = config_of(PatternKind::ddp, small_llama(4), 4);
+  config.model.dtype = DataType::float32;
+  const RankMemory memory = rank_memory(config, 0);
+  EXPECT_EQ(part(memory, "optimizer states (Adam)"), 8 * kElements);
+  EXPECT_EQ(memory.total(), (3 * 4 + 8) * kElements);  // parameters, gradients, buckets; Adam's moments
+}
+
 TEST(RankMemory, TheLargestRankIsCountedOncePerDataGroup) {
   PatternConfig config = config_of(PatternKind::ddp, small_llama(4), 2, 1, 2);
   const RankMemory largest = largest_rank_memory(config);
