@@ -155,16 +155,27 @@ def timed_steps(torch, dist, train_step, steps):
 
 
 def trace_one_step(torch, dist, train_step, folder):
-    """One step under torch.profiler, written gzipped as rank<R>.json.gz."""
-    from torch.profiler import ProfilerActivity, profile
+    """One step under torch.profiler, written gzipped as rank<R>.json.gz. A schedule (one
+    step of the profiler's warm-up, then the traced one) is what makes the profiler mark the
+    step as ProfilerStep#N, which bench-replay and --tune-against take the job's step from."""
+    from torch.profiler import ProfilerActivity, profile, schedule
     os.makedirs(folder, exist_ok=True)
     rank = dist.get_rank()
-    dist.barrier()
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        train_step()
-        prof.step()
     plain = os.path.join(folder, f"rank{rank}.json")
-    prof.export_chrome_trace(plain)
+    exported = []
+
+    def export(prof):
+        prof.export_chrome_trace(plain)
+        exported.append(plain)
+
+    dist.barrier()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=1, repeat=1), on_trace_ready=export) as prof:
+        for _ in range(2):
+            train_step()
+            prof.step()
+    if not exported:
+        raise RuntimeError("the profiler wrote no trace")
     with open(plain, "rb") as source, gzip.open(plain + ".gz.part", "wb") as target:
         shutil.copyfileobj(source, target)
     os.replace(plain + ".gz.part", plain + ".gz")

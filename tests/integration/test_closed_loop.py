@@ -7,6 +7,7 @@ bad input (before PyTorch is imported). TinyJob and TinyProof run the real frame
 tiny_llama's small shape, where COMMBENCH_TRACE_VENV names a venv with torch and deepspeed
 (ctest label `live`); TinyProof also needs the Slurm test cluster up.
 """
+import gzip
 import json
 import os
 import subprocess
@@ -151,6 +152,10 @@ class TinyJob(unittest.TestCase):
                 self.assertEqual(len(result["step_seconds"]), 2)
                 self.assertTrue(all(t > 0 for t in result["step_seconds"]))
                 self.assertEqual(sorted(os.listdir(folder)), ["rank0.json.gz", "rank1.json.gz"])
+                # The traced step is marked as the profiler marks a step: --tune-against needs it.
+                with gzip.open(os.path.join(folder, "rank0.json.gz"), "rt") as f:
+                    names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
+                self.assertTrue(any(name.startswith("ProfilerStep#") for name in names))
 
 
 if __name__ == "__main__":
