@@ -54,9 +54,13 @@ def parse_arguments(argv=None):
     ap.add_argument("--tune-budget", type=float, default=600, help="bench-patterns --tune-budget (default 600)")
     ap.add_argument("--python", default=sys.executable, help="the Python with torch (and deepspeed for zero3)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bench"), help="where bench-patterns is")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on with a proof --out holds: the runs it recorded are not run again")
     args = ap.parse_args(argv)
     if args.runs < 1 or args.search_trials < 1 or args.steps < 1:
         fail(2, "--runs, --search-trials and --steps must be at least 1")
+    if args.resume and not os.path.exists(os.path.join(args.out, "runs.jsonl")):
+        fail(2, f"--resume: {args.out} holds no runs.jsonl to go on from")
     if os.path.exists(os.path.join(args.out, "summary.json")):
         fail(2, f"--out {args.out}: holds a summary already; give a new folder")
     return args
@@ -76,6 +80,10 @@ class Bench:
             fail(3, "the Slurm test cluster is not up: scripts/slurm-cluster.sh up")
         self.nodes = self.cluster("nodes").split()
         self.port = 29500
+        self.done = {}
+        if args.resume:
+            with open(self.runs_path, encoding="utf-8") as f:
+                self.done = {run["label"]: run for run in map(json.loads, f)}
 
     def cluster(self, *words):
         p = subprocess.run([CLUSTER, *words], capture_output=True, text=True, timeout=600)
@@ -83,21 +91,27 @@ class Bench:
             fail(3, f"slurm-cluster.sh {' '.join(words)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
         return p.stdout
 
-    def srun(self, words, label):
-        """Runs `words` on the cluster; (stdout, wall seconds). Every command is written down."""
-        started = time.monotonic()
-        p = subprocess.run([CLUSTER, "run", *words], capture_output=True, text=True, timeout=JOB_TIMEOUT_S,
-                           cwd=self.out)
-        took = time.monotonic() - started
-        with open(self.commands_path, "a", encoding="utf-8") as f:
-            f.write(f"# {label}: exit {p.returncode}, {took:.1f} s\n{shlex.join(words)}\n")
-        if p.returncode != 0:
-            fail(3, f"{label}: exit {p.returncode}: {p.stderr.strip()[-800:]}")
-        return p.stdout, took
+    def srun(self, words, label, attempts=1):
+        """Runs `words` on the cluster; (stdout, wall seconds). Every command is written down.
+        A job that fails is run again up to `attempts` times in all: one transient abort
+        (a framework's worker dying at start-up) should not cost an hour's proof."""
+        for attempt in range(attempts):
+            started = time.monotonic()
+            p = subprocess.run([CLUSTER, "run", *words], capture_output=True, text=True, timeout=JOB_TIMEOUT_S,
+                               cwd=self.out)
+            took = time.monotonic() - started
+            with open(self.commands_path, "a", encoding="utf-8") as f:
+                f.write(f"# {label}: exit {p.returncode}, {took:.1f} s\n{shlex.join(words)}\n")
+            if p.returncode == 0:
+                return p.stdout, took
+            print(f"# {label}: exit {p.returncode} (attempt {attempt + 1} of {attempts})", flush=True)
+        fail(3, f"{label}: exit {p.returncode}: {p.stderr.strip()[-800:]}")
 
     def job(self, settings, label, trace=None):
         """One run of the real job with `settings` (a dict); its result line with `wall_seconds`."""
         self.port += 1
+        if label in self.done:
+            return self.done[label]
         settings_path = os.path.join(self.out, "settings", f"{label}.json")
         os.makedirs(os.path.dirname(settings_path), exist_ok=True)
         with open(settings_path, "w", encoding="utf-8") as f:
@@ -108,7 +122,7 @@ class Bench:
                  "--master", f"{self.nodes[0]}:{self.port}"]
         if trace:
             words += ["--trace", trace]
-        stdout, took = self.srun(words, label)
+        stdout, took = self.srun(words, label, attempts=2)
         lines = [line for line in stdout.splitlines() if line.startswith("{")]
         if not lines:
             fail(3, f"{label}: the job printed no result line")
@@ -151,14 +165,29 @@ def tune(bench, start):
              "--tune-budget", str(a.tune_budget), "--tune-against", trace,
              "--tune-output", os.path.join(out, "recommended.json"), "--json", os.path.join(out, "tune.json"),
              "--csv", os.path.join(out, "tune.csv")]
-    stdout, took = bench.srun(words, "tune")
-    with open(os.path.join(out, "tune.txt"), "w", encoding="utf-8") as f:
-        f.write(stdout)
+    if bench.args.resume and os.path.exists(os.path.join(out, "tune.txt")):
+        took = tune_seconds_recorded(bench.commands_path)
+    else:
+        stdout, took = bench.srun(words, "tune")
+        with open(os.path.join(out, "tune.txt"), "w", encoding="utf-8") as f:
+            f.write(stdout)
     with open(os.path.join(out, "recommended.json"), encoding="utf-8") as f:
         recommended = json.load(f)
     with open(os.path.join(out, "tune.json"), encoding="utf-8") as f:
         tuned = json.load(f)
     return recommended, traced["wall_seconds"] + took, tuned
+
+
+def tune_seconds_recorded(commands_path):
+    """The wall time of the last tuning that ended well, from commands.txt."""
+    seconds = None
+    with open(commands_path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("# tune: exit 0, "):
+                seconds = float(line.split(", ")[1].split()[0])
+    if seconds is None:
+        fail(2, f"--resume: {commands_path} records no tuning that ended well")
+    return seconds
 
 
 def knob_value(text):

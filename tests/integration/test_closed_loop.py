@@ -97,6 +97,19 @@ class Harness(unittest.TestCase):
                          {"zero_optimization": {"stage": 3, "reduce_bucket_size": 1, "overlap_comm": True}})
         self.assertEqual(prove.with_fragment("ddp", {"bucket_cap_mb": 50}, {}), {"bucket_cap_mb": 50})
 
+    def test_a_resumed_proof_takes_the_tunings_time_from_its_record(self):
+        with tempfile.TemporaryDirectory() as folder:
+            commands = os.path.join(folder, "commands.txt")
+            with open(commands, "w") as f:
+                f.write("# trace-start: exit 0, 77.1 s\nsrun ...\n# tune: exit 1, 3.0 s\nsrun ...\n"
+                        "# tune: exit 0, 573.4 s\nsrun ...\n# search-1: exit 0, 60.0 s\nsrun ...\n")
+            self.assertEqual(prove.tune_seconds_recorded(commands), 573.4)
+            p = subprocess.run([sys.executable, os.path.join(HARNESS, "prove.py"), "--framework", "ddp", "--rate",
+                                "1gbit", "--out", folder, "--resume"], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("--resume: ", p.stderr)
+            self.assertIn("holds no runs.jsonl", p.stderr)
+
     @unittest.skipUnless(PATTERNS and os.environ.get("COMMBENCH_MPIEXEC"),
                          "COMMBENCH_BENCH_PATTERNS or COMMBENCH_MPIEXEC is not set (ctest sets both in an MPI build)")
     def test_the_model_flags_describe_the_shape_bench_patterns_counts(self):
