@@ -14,7 +14,8 @@ and writes into --out: runs.jsonl (every job run), commands.txt, tune.json, tune
 recommended.json, summary.json and summary.txt (medians, ranges, gains, cluster time and the
 verdicts of closed_loop_summary.py).
 
-Exit codes: 0 done (whatever the verdicts say); 2 bad arguments; 3 a run failed.
+Exit codes: 0 done (whatever the verdicts say); 2 bad arguments; 3 a run failed; 4 a command
+on the cluster did not end within its bound (30 minutes a run).
 """
 import argparse
 import json
@@ -39,6 +40,14 @@ JOB_TIMEOUT_S = 1800
 def fail(code, message):
     print(f"prove.py: {message}", file=sys.stderr, flush=True)
     sys.exit(code)
+
+
+def bounded(words, timeout, what, cwd=None):
+    """Runs `words`; a command that outlasts `timeout` ends the proof with exit 4, naming it."""
+    try:
+        return subprocess.run(words, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        fail(4, f"{what}: no end after {timeout} s")
 
 
 def parse_arguments(argv=None):
@@ -75,7 +84,7 @@ class Bench:
         self.out = os.path.abspath(args.out)
         self.runs_path = os.path.join(self.out, "runs.jsonl")
         self.commands_path = os.path.join(self.out, "commands.txt")
-        status = subprocess.run([CLUSTER, "status"], capture_output=True, text=True, timeout=120)
+        status = bounded([CLUSTER, "status"], 120, "slurm-cluster.sh status")
         if status.returncode != 0:
             fail(3, "the Slurm test cluster is not up: scripts/slurm-cluster.sh up")
         self.nodes = self.cluster("nodes").split()
@@ -86,7 +95,7 @@ class Bench:
                 self.done = {run["label"]: run for run in map(json.loads, f)}
 
     def cluster(self, *words):
-        p = subprocess.run([CLUSTER, *words], capture_output=True, text=True, timeout=600)
+        p = bounded([CLUSTER, *words], 600, f"slurm-cluster.sh {' '.join(words)}")
         if p.returncode != 0:
             fail(3, f"slurm-cluster.sh {' '.join(words)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
         return p.stdout
@@ -97,8 +106,7 @@ class Bench:
         (a framework's worker dying at start-up) should not cost an hour's proof."""
         for attempt in range(attempts):
             started = time.monotonic()
-            p = subprocess.run([CLUSTER, "run", *words], capture_output=True, text=True, timeout=JOB_TIMEOUT_S,
-                               cwd=self.out)
+            p = bounded([CLUSTER, "run", *words], JOB_TIMEOUT_S, label, cwd=self.out)
             took = time.monotonic() - started
             with open(self.commands_path, "a", encoding="utf-8") as f:
                 f.write(f"# {label}: exit {p.returncode}, {took:.1f} s\n{shlex.join(words)}\n")

@@ -97,6 +97,12 @@ class Harness(unittest.TestCase):
                          {"zero_optimization": {"stage": 3, "reduce_bucket_size": 1, "overlap_comm": True}})
         self.assertEqual(prove.with_fragment("ddp", {"bucket_cap_mb": 50}, {}), {"bucket_cap_mb": 50})
 
+    def test_a_command_past_its_bound_is_one_line_and_exit_4(self):
+        p = subprocess.run([sys.executable, "-c", "import prove; prove.bounded(['sleep', '5'], 0.2, 'tune')"],
+                           cwd=HARNESS, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(p.stderr.strip(), "prove.py: tune: no end after 0.2 s")
+
     def test_a_resumed_proof_takes_the_tunings_time_from_its_record(self):
         with tempfile.TemporaryDirectory() as folder:
             commands = os.path.join(folder, "commands.txt")
