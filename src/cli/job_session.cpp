@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -26,11 +25,11 @@ std::string rank_name(int rank, const std::string& label) { return fmt::format("
 // run's clock ends the run itself: within a second of SIGTERM, with the files written,
 // before a launcher's SIGKILL (Open MPI's mpirun sends it about a second later).
 constexpr std::chrono::milliseconds kStopGrace{200};
-// The other ranks end a little after the reporting rank would have written its files: a
-// launcher ends the whole job when one rank exits, so they should not be first. Should one
-// be first all the same, Open MPI's mpirun sends SIGTERM (taken as the stop already under
-// way) and SIGKILL only a second later, time enough for the files.
-constexpr std::chrono::milliseconds kFollowerLinger{150};
+// The other ranks end once the reporting rank has written its files (its word on the
+// heartbeat channel), never first: a launcher ends the whole job when one rank exits, and
+// Open MPI's does so within tens of ms, cutting a write that a loaded machine slowed. The
+// bound keeps the stop within a second of the signal should rank 0's word never come.
+constexpr std::chrono::milliseconds kFollowerWait{550};
 // How long an overdue stop waits for files the main thread is already writing.
 constexpr std::chrono::milliseconds kFinishingWrite{1000};
 
@@ -202,8 +201,10 @@ void JobSession::stop_overdue(int signal) {
     close_results_early(exit_code, kFinishingWrite);
     std::fflush(stdout);
     say_interrupted(stop);
+    std::fflush(stderr);
+    start_.watch.say_results_written();
   } else {
-    std::this_thread::sleep_for(kFollowerLinger);
+    start_.watch.wait_for_results_written(kFollowerWait);
   }
   std::fflush(stdout);
   std::fflush(stderr);

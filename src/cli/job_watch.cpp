@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "commbench/runner/stall_hook.hpp"
@@ -48,6 +50,18 @@ void JobWatch::adopt_heartbeat(std::unique_ptr<HeartbeatChannel> channel, std::v
   watchdog_.attach_heartbeat(nullptr, {});  // before the old channel goes
   heartbeat_ = std::move(channel);
   watchdog_.attach_heartbeat(heartbeat_.get(), std::move(labels));
+}
+
+void JobWatch::say_results_written() {
+  if (heartbeat_) heartbeat_->say_results_written();
+}
+
+void JobWatch::wait_for_results_written(std::chrono::milliseconds within) {
+  if (!heartbeat_) {
+    std::this_thread::sleep_for(within);
+    return;
+  }
+  heartbeat_->wait_for_results_written(within);
 }
 
 void JobWatch::relabel_ranks(std::vector<std::string> labels) {

@@ -3,14 +3,17 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <concepts>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 #include "commbench/backend/typed_exchange.hpp"
@@ -20,6 +23,8 @@ namespace commbench {
 namespace {
 
 constexpr std::size_t kMaxDatagram = 512;
+// Rank 0's word back; a heartbeat always starts with a rank number, so it is never one.
+constexpr std::string_view kResultsWritten = "results written";
 
 // Rank 0's IPv4 address as other nodes reach it: its host name resolved.
 std::string host_address() {
@@ -38,23 +43,51 @@ std::string host_address() {
 
 std::string seconds(std::chrono::nanoseconds d) { return fixed_text(std::chrono::duration<double>(d).count(), 1); }
 
-// Where rank 0 collects the heartbeats, as it travels to the other ranks.
-struct CollectorAddress {
+// Where a rank's channel socket is reached, as it travels to the other ranks: rank 0's
+// collects the heartbeats, the others' take rank 0's word back.
+struct SocketAddress {
   std::string address;
   int port = 0;
 };
 
 template <typename Self, typename Visit>
-requires std::same_as<std::remove_const_t<Self>, CollectorAddress>
+requires std::same_as<std::remove_const_t<Self>, SocketAddress>
 void fields(Self& where, Visit& v) {
   v("address", where.address);
   v("port", where.port);
 }
 
+// Binds the socket to a port of its own (loopback when the whole job is on one node);
+// none when it cannot. The address is empty when the host name does not resolve.
+std::optional<SocketAddress> bind_channel_socket(int fd, bool one_node) {
+  if (fd < 0) return std::nullopt;
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  any.sin_addr.s_addr = htonl(one_node ? INADDR_LOOPBACK : INADDR_ANY);
+  socklen_t length = sizeof any;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&any), &length) != 0)
+    return std::nullopt;
+  return SocketAddress{one_node ? "127.0.0.1" : host_address(), ntohs(any.sin_port)};
+}
+
+std::vector<unsigned char> socket_address_bytes(const SocketAddress& where) {
+  sockaddr_in destination{};
+  destination.sin_family = AF_INET;
+  destination.sin_port = htons(static_cast<std::uint16_t>(where.port));
+  inet_pton(AF_INET, where.address.c_str(), &destination.sin_addr);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&destination);
+  return {bytes, bytes + sizeof destination};
+}
+
 }  // namespace
 
 HeartbeatChannel::HeartbeatChannel(int rank, int size, int socket_fd)
-    : rank_(rank), size_(size), socket_(socket_fd), last_(static_cast<std::size_t>(size)) {}
+    : rank_(rank),
+      size_(size),
+      socket_(socket_fd),
+      last_(static_cast<std::size_t>(size)),
+      word_back_(static_cast<std::size_t>(size)) {}
 
 HeartbeatChannel::~HeartbeatChannel() {
   stopping_ = true;
@@ -63,37 +96,27 @@ HeartbeatChannel::~HeartbeatChannel() {
 }
 
 std::unique_ptr<HeartbeatChannel> HeartbeatChannel::open(Bootstrap& world) {
-  // Rank 0 binds first and publishes its address and port; none means no channel.
+  // Every rank binds and publishes where it is reached; a rank without a socket, or a
+  // rank 0 that cannot say where it is, means no channel. Rank 0's address is the
+  // collector's; the others' take its word back (one whose host does not resolve waits
+  // for it in vain, to its bound).
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  std::optional<CollectorAddress> where;
-  if (world.rank() == 0 && fd >= 0) {
-    sockaddr_in any{};
-    any.sin_family = AF_INET;
-    any.sin_addr.s_addr = htonl(world.node_count() == 1 ? INADDR_LOOPBACK : INADDR_ANY);
-    socklen_t length = sizeof any;
-    const std::string address = world.node_count() == 1 ? "127.0.0.1" : host_address();
-    if (!address.empty() && bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr*>(&any), &length) == 0) {
-      timeval wait{0, 200000};  // the collector re-checks `stopping_` this often
-      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-      where = CollectorAddress{address, ntohs(any.sin_port)};
-    }
-  }
-  where = broadcast_as(world, where, 0);
-  const bool everyone_has_socket = !world.any(fd < 0);
-  if (!where || !everyone_has_socket) {
+  const std::optional<SocketAddress> mine = bind_channel_socket(fd, world.node_count() == 1);
+  const std::vector<std::optional<SocketAddress>> everyone = all_gather_as(world, mine);
+  const bool all_bound = std::all_of(everyone.begin(), everyone.end(), [](const auto& where) { return where.has_value(); });
+  if (!all_bound || everyone.front()->address.empty()) {
     if (fd >= 0) close(fd);
     return nullptr;
   }
-  const auto& [address, port] = *where;
   auto channel = std::unique_ptr<HeartbeatChannel>(new HeartbeatChannel(world.rank(), world.size(), fd));
-  sockaddr_in destination{};
-  destination.sin_family = AF_INET;
-  destination.sin_port = htons(static_cast<std::uint16_t>(port));
-  inet_pton(AF_INET, address.c_str(), &destination.sin_addr);
-  channel->destination_.assign(reinterpret_cast<unsigned char*>(&destination),
-                               reinterpret_cast<unsigned char*>(&destination) + sizeof destination);
-  if (world.rank() == 0) channel->collector_ = std::thread([raw = channel.get()] { raw->collect(); });
+  channel->destination_ = socket_address_bytes(*everyone.front());
+  if (world.rank() == 0) {
+    for (std::size_t rank = 1; rank < everyone.size(); ++rank)
+      if (!everyone[rank]->address.empty()) channel->word_back_[rank] = socket_address_bytes(*everyone[rank]);
+    timeval wait{0, 200000};  // the collector re-checks `stopping_` this often
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    channel->collector_ = std::thread([raw = channel.get()] { raw->collect(); });
+  }
   return channel;
 }
 
@@ -120,6 +143,31 @@ void HeartbeatChannel::collect() {
     if (!name.empty() && name.front() == ' ') name.erase(0, 1);
     std::lock_guard lock(mutex_);
     last_[static_cast<std::size_t>(rank)] = RankHeartbeat{true, std::chrono::steady_clock::now(), step, name};
+  }
+}
+
+void HeartbeatChannel::say_results_written() noexcept {
+  if (socket_ < 0 || rank_ != 0) return;
+  for (std::size_t rank = 1; rank < word_back_.size(); ++rank) {
+    const std::vector<unsigned char>& address = word_back_[rank];
+    if (address.empty()) continue;
+    sendto(socket_, kResultsWritten.data(), kResultsWritten.size(), MSG_DONTWAIT,
+           reinterpret_cast<const sockaddr*>(address.data()), static_cast<socklen_t>(address.size()));
+  }
+}
+
+bool HeartbeatChannel::wait_for_results_written(std::chrono::milliseconds within) noexcept {
+  if (socket_ < 0 || rank_ == 0) return false;
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  char buffer[kMaxDatagram];
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    pollfd readable{socket_, POLLIN, 0};
+    if (poll(&readable, 1, static_cast<int>(left.count())) <= 0) continue;  // a signal or the deadline
+    const ssize_t n = recv(socket_, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n > 0 && std::string_view(buffer, static_cast<std::size_t>(n)) == kResultsWritten) return true;
   }
 }
 

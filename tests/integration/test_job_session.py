@@ -180,9 +180,10 @@ class ExampleCommandStopped(TempDirTest):
         csv_path, json_path = self.path("groups.csv"), self.path("groups.json")
         env = {name: value for name, value in os.environ.items() if not name.startswith("SLURM_")}
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        # Far more group sizes than a few seconds measure.
+        # Far more group sizes than a few seconds measure: 5000 iterations each make the whole
+        # run take most of a minute on an idle machine too, not only on a loaded one.
         cmd = [MPIEXEC, "-q", "--oversubscribe", "-np", "4", GROUPS, "-k", ",".join(["2"] * 2000), "-b", "4",
-               "-n", "200", "-w", "0", "-T", "120", "--csv", csv_path, "--json", json_path]
+               "-n", "5000", "-w", "0", "-T", "120", "--csv", csv_path, "--json", json_path]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.time() + 60
         while time.time() < deadline and not (os.path.exists(csv_path) and os.path.getsize(csv_path) > 0):

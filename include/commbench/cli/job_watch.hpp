@@ -37,6 +37,10 @@ class JobWatch {
   // Keeps the job's heartbeat channel until after MPI_Finalize (it needs no MPI), so a
   // rank that stalls while finalizing is named too. `labels` names each rank.
   void adopt_heartbeat(std::unique_ptr<HeartbeatChannel> channel, std::vector<std::string> labels);
+  // A stop that cannot wait for the ranks' agreement: rank 0 says its files are written,
+  // the other ranks wait for that word (without a heartbeat channel, the whole `within`).
+  void say_results_written();
+  void wait_for_results_written(std::chrono::milliseconds within);
   // Renames the ranks in rank 0's account of stragglers (with their GPUs, say).
   void relabel_ranks(std::vector<std::string> labels);
   // Rank 0's census of who arrived at the steps before the heartbeat channel exists.

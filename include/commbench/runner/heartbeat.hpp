@@ -4,6 +4,9 @@
 // ranks that went silent (a stopped or dead process sends nothing: all its threads stop)
 // or are behind (they never reached this step), instead of only saying that it waited.
 // Every rank runs the same sequence of guarded steps, so step numbers compare across ranks.
+// The one word back: when a stop cannot wait for the ranks' agreement, rank 0 tells the
+// others once its result files are written, so none exits first. A launcher ends the
+// whole job when one rank exits (Open MPI within tens of ms, before rank 0 has written).
 #pragma once
 
 #include <atomic>
@@ -28,9 +31,10 @@ struct RankHeartbeat {
 
 class HeartbeatChannel {
  public:
-  // Collective over `world`: rank 0 opens the collector and tells everyone where it is
-  // (127.0.0.1 when all ranks share one node, rank 0's host address otherwise). Returns
-  // nullptr when a socket cannot be had; timeouts then name only the waiting rank.
+  // Collective over `world`: every rank binds a socket and tells everyone where it is
+  // (127.0.0.1 when all ranks share one node, its host address otherwise); rank 0's
+  // collects. Returns nullptr when a socket cannot be had; timeouts then name only the
+  // waiting rank.
   static std::unique_ptr<HeartbeatChannel> open(Bootstrap& world);
   ~HeartbeatChannel();
   HeartbeatChannel(const HeartbeatChannel&) = delete;
@@ -40,6 +44,10 @@ class HeartbeatChannel {
   void send(std::uint64_t step, const std::string& step_name) noexcept;
   // Rank 0: what each rank said last (indexed by rank).
   std::vector<RankHeartbeat> snapshot() const;
+  // Rank 0: tells every other rank that the result files are written.
+  void say_results_written() noexcept;
+  // The other ranks: waits until rank 0 says so, at most `within`; false if it did not.
+  bool wait_for_results_written(std::chrono::milliseconds within) noexcept;
   bool collecting() const { return collector_.joinable(); }
 
  private:
@@ -52,6 +60,7 @@ class HeartbeatChannel {
   std::vector<unsigned char> destination_;  // sockaddr_in of rank 0's collector
   mutable std::mutex mutex_;
   std::vector<RankHeartbeat> last_;
+  std::vector<std::vector<unsigned char>> word_back_;  // rank 0: where each rank takes its word
   std::atomic<bool> stopping_{false};
   std::thread collector_;
 };
