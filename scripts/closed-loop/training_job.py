@@ -5,9 +5,11 @@ PyTorch DDP, FSDP2 or DeepSpeed ZeRO-3 trains tests/fixtures/traces/tiny_llama.p
 (the "proof" shape by default) on CPU with gloo, one rank per process as srun or torchrun
 starts them. It runs --warmup steps, then --steps timed steps, and rank 0 prints one JSON
 line: {"framework", "settings", "ranks", "step_seconds": [...], "median_seconds",
-"elapsed_seconds"}, each step's time the slowest rank's. With --trace DIR one more step
-runs under torch.profiler and every rank writes DIR/rank<R>.json.gz, the trace bench-replay
-and `bench-patterns --tune-against` read.
+"elapsed_seconds"}, each step's time the slowest rank's. With --trace DIR, --trace-steps more
+steps (default 3) run under torch.profiler and every rank writes DIR/rank<R>.json.gz, the
+trace bench-replay and `bench-patterns --tune-against` read: several steps, so that
+--tune-against knows how much the job's steps vary and keeps the settings for a saving
+inside that.
 
 --settings FILE (JSON) holds the knobs the proof compares:
   ddp    DistributedDataParallel's keyword arguments      {"bucket_cap_mb": 25}
@@ -44,11 +46,12 @@ def parse_arguments(argv=None):
     ap.add_argument("--shape", default="proof", help="tiny_llama's shape (default: proof)")
     ap.add_argument("--steps", type=int, default=3, help="timed steps (default 3)")
     ap.add_argument("--warmup", type=int, default=1, help="steps before timing (default 1)")
-    ap.add_argument("--trace", metavar="DIR", help="profile one more step into DIR/rank<R>.json.gz")
+    ap.add_argument("--trace", metavar="DIR", help="profile more steps into DIR/rank<R>.json.gz")
+    ap.add_argument("--trace-steps", type=int, default=3, metavar="N", help="steps --trace profiles (default 3)")
     ap.add_argument("--master", metavar="HOST:PORT", help="the rendezvous, unless MASTER_ADDR/MASTER_PORT say it")
     args = ap.parse_args(argv)
-    if args.steps < 1 or args.warmup < 0:
-        fail(2, "--steps must be at least 1 and --warmup at least 0")
+    if args.steps < 1 or args.warmup < 0 or args.trace_steps < 1:
+        fail(2, "--steps and --trace-steps must be at least 1 and --warmup at least 0")
     return args
 
 
@@ -154,10 +157,11 @@ def timed_steps(torch, dist, train_step, steps):
     return times
 
 
-def trace_one_step(torch, dist, train_step, folder):
-    """One step under torch.profiler, written gzipped as rank<R>.json.gz. A schedule (one
-    step of the profiler's warm-up, then the traced one) is what makes the profiler mark the
-    step as ProfilerStep#N, which bench-replay and --tune-against take the job's step from."""
+def trace_steps(torch, dist, train_step, folder, steps):
+    """`steps` steps under torch.profiler, written gzipped as rank<R>.json.gz. A schedule (one
+    step of the profiler's warm-up, then the traced ones) is what makes the profiler mark
+    each step as ProfilerStep#N, which bench-replay and --tune-against take the job's steps
+    from."""
     from torch.profiler import ProfilerActivity, profile, schedule
     os.makedirs(folder, exist_ok=True)
     rank = dist.get_rank()
@@ -170,8 +174,8 @@ def trace_one_step(torch, dist, train_step, folder):
 
     dist.barrier()
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True,
-                 schedule=schedule(wait=0, warmup=1, active=1, repeat=1), on_trace_ready=export) as prof:
-        for _ in range(2):
+                 schedule=schedule(wait=0, warmup=1, active=steps, repeat=1), on_trace_ready=export) as prof:
+        for _ in range(1 + steps):
             train_step()
             prof.step()
     if not exported:
@@ -204,9 +208,9 @@ def main(argv=None):
             train_step()
         times = timed_steps(torch, dist, train_step, args.steps)
         if args.trace:
-            trace_one_step(torch, dist, train_step, args.trace)
+            trace_steps(torch, dist, train_step, args.trace, args.trace_steps)
         dist.barrier()
-    except (RuntimeError, ValueError, TypeError) as e:
+    except Exception as e:  # a framework's failure, whatever its class: one line and exit 3, not a traceback
         fail(3, f"rank {os.environ['RANK']}: {args.framework}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
     if dist.get_rank() == 0:
         print(json.dumps({"framework": args.framework, "settings": applied, "ranks": dist.get_world_size(),

@@ -240,7 +240,7 @@ std::optional<StepProjection> projection_of(const TuningOutcome& outcome, const 
 }
 
 bool worth_changing(const TuningOutcome& outcome, const std::optional<StepProjection>& projection) {
-  return !changed_settings(outcome).empty() && (!projection || projection->share >= kMinimumGain);
+  return !changed_settings(outcome).empty() && (!projection || projection->worth_changing());
 }
 
 // The recommended settings' memory per rank, part by part, against the start's.
@@ -367,6 +367,10 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
                                                             : nlohmann::ordered_json()},
            {"saved_seconds", projection->saved_seconds},
            {"share", projection->share},
+           {"step_spread_seconds", request.job->step_spread_seconds
+                                       ? nlohmann::ordered_json(*request.job->step_spread_seconds)
+                                       : nlohmann::ordered_json()},
+           {"needed_share", projection->needed_share},
            {"worth_changing", !keep}};
   return {{"pattern", pattern},
           {"budget_seconds", request.budget_seconds},

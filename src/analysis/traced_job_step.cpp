@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
+#include "commbench/core/statistics.hpp"
 #include "commbench/replay/trace_inputs.hpp"
 
 namespace commbench {
@@ -43,8 +45,13 @@ TracedJobStep traced_job_step(const std::string& path, const char* flag) {
   TracedJobStep job;
   job.source = path;
   job.steps = static_cast<int>(summary.steps.size());
-  for (const StepSummary& step : summary.steps) job.step_seconds += step.step_seconds;
+  std::vector<double> step_times;
+  for (const StepSummary& step : summary.steps) step_times.push_back(step.step_seconds);
+  std::sort(step_times.begin(), step_times.end());
+  for (double seconds : step_times) job.step_seconds += seconds;
   job.step_seconds /= job.steps;
+  if (step_times.size() > 1)
+    job.step_spread_seconds = percentile_of_sorted(step_times, 0.9) - percentile_of_sorted(step_times, 0.1);
   job.exposed_seconds = per_step(summary, &RankTraceSummary::exposed_seconds, job.steps);
   job.communication_seconds = per_step(summary, &RankTraceSummary::communication_seconds, job.steps);
   return job;
@@ -59,20 +66,30 @@ StepProjection project_onto_job(const TracedJobStep& job, const TrialMeasurement
   projection.capped = modelled > exposed;
   projection.share = job.step_seconds > 0 ? projection.saved_seconds / job.step_seconds : 0;
   projection.communication_bound = !job.exposed_seconds || *job.exposed_seconds >= 0.1 * job.step_seconds;
+  if (job.step_spread_seconds && job.step_seconds > 0 && *job.step_spread_seconds / job.step_seconds > kMinimumGain) {
+    projection.needed_share = *job.step_spread_seconds / job.step_seconds;
+    projection.spread_decides = true;
+  }
   return projection;
 }
 
 std::string projection_text(const StepProjection& projection, const TracedJobStep& job, bool worth_changing) {
   const std::string share = significant_text(100 * projection.share, 2);
+  const std::string unknown_spread =
+      job.step_spread_seconds ? "" : " (one traced step: trace several for the step-to-step spread it must beat)";
   if (worth_changing)
-    return fmt::format("saves {} ms of the traced {} ms step ({} %){}", ms(projection.saved_seconds),
+    return fmt::format("saves {} ms of the traced {} ms step ({} %){}{}", ms(projection.saved_seconds),
                        ms(projection.traced_step_seconds), share,
-                       projection.capped ? ": all the communication the job's step leaves exposed" : "");
+                       projection.capped ? ": all the communication the job's step leaves exposed" : "",
+                       unknown_spread);
   std::string why;
   if (!projection.communication_bound)
     why = fmt::format(": the step is not bound by its communication ({} ms of it exposed)", ms(*job.exposed_seconds));
-  return fmt::format("no setting saves more than {} % of the traced {} ms step{}; keep your settings", share,
-                     ms(projection.traced_step_seconds), why);
+  else if (projection.spread_decides && projection.saved_seconds > 0)
+    why = fmt::format(", inside the {} ms its {} traced steps vary by ({} %)", ms(*job.step_spread_seconds), job.steps,
+                      significant_text(100 * projection.needed_share, 2));
+  return fmt::format("no setting saves more than {} % of the traced {} ms step{}; keep your settings{}", share,
+                     ms(projection.traced_step_seconds), why, unknown_spread);
 }
 
 }  // namespace commbench

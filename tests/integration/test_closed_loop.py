@@ -163,7 +163,7 @@ class TinyJob(unittest.TestCase):
             with self.subTest(framework=framework), tempfile.TemporaryDirectory() as folder:
                 p = subprocess.run([os.path.join(VENV, "bin", "torchrun"), "--standalone", "--nproc-per-node", "2",
                                     os.path.join(HARNESS, "training_job.py"), "--framework", framework, "--shape",
-                                    "small", "--steps", "2", "--trace", folder],
+                                    "small", "--steps", "2", "--trace", folder, "--trace-steps", "3"],
                                    capture_output=True, text=True, timeout=900)
                 self.assertEqual(p.returncode, 0, p.stderr[-2000:])
                 result = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
@@ -171,10 +171,11 @@ class TinyJob(unittest.TestCase):
                 self.assertEqual(len(result["step_seconds"]), 2)
                 self.assertTrue(all(t > 0 for t in result["step_seconds"]))
                 self.assertEqual(sorted(os.listdir(folder)), ["rank0.json.gz", "rank1.json.gz"])
-                # The traced step is marked as the profiler marks a step: --tune-against needs it.
+                # Each traced step is marked as the profiler marks a step: --tune-against takes
+                # the job's step and its step-to-step spread from them.
                 with gzip.open(os.path.join(folder, "rank0.json.gz"), "rt") as f:
                     names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
-                self.assertTrue(any(name.startswith("ProfilerStep#") for name in names))
+                self.assertEqual(len({name for name in names if name.startswith("ProfilerStep#")}), 3, names)
 
 
 if __name__ == "__main__":

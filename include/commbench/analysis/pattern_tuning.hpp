@@ -29,7 +29,7 @@ struct TuneRequest {
   std::optional<std::uint64_t> memory_limit_bytes;
   OutputRequest files;       // --csv and --json: the trials
   // --tune-against: the job's own step, which the best's saving is said against; a saving
-  // under kMinimumGain of it keeps the start's settings.
+  // under kMinimumGain of it, or inside its steps' spread, keeps the start's settings.
   std::optional<TracedJobStep> job;
 };
 

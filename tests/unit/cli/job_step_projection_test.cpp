@@ -1,6 +1,8 @@
 // --tune-against: the tuner's saving said against the job's traced step, by hand.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "commbench/analysis/traced_job_step.hpp"
 #include "commbench/core/error.hpp"
 
@@ -13,12 +15,14 @@ TrialMeasurement step(double step_seconds) {
   return measured;
 }
 
-TracedJobStep job(double step_seconds, std::optional<double> exposed_seconds) {
+// Three traced steps, alike unless a spread is given.
+TracedJobStep job(double step_seconds, std::optional<double> exposed_seconds, double spread_seconds = 0) {
   TracedJobStep traced;
   traced.source = "traces/";
   traced.steps = 3;
   traced.step_seconds = step_seconds;
   traced.exposed_seconds = exposed_seconds;
+  traced.step_spread_seconds = spread_seconds;
   return traced;
 }
 
@@ -54,6 +58,53 @@ TEST(JobStepProjection, AStepWithLittleExposedCommunicationIsNotBoundByIt) {
   EXPECT_EQ(projection_text(p, traced, false),
             "no setting saves more than 0 % of the traced 1000 ms step: the step is not bound by its communication "
             "(30 ms of it exposed); keep your settings");
+}
+
+TEST(JobStepProjection, ASavingInsideTheStepsSpreadKeepsTheSettings) {
+  // 300 ms of a 5 s step (6 %), more than 2 %, but the job's steps vary by 600 ms (12 %).
+  const TracedJobStep traced = job(5.0, 2.0, 0.600);
+  const StepProjection p = project_onto_job(traced, step(1.0), step(0.7));
+  EXPECT_NEAR(p.share, 0.06, 1e-12);
+  EXPECT_NEAR(p.needed_share, 0.12, 1e-12);
+  EXPECT_TRUE(p.spread_decides);
+  EXPECT_FALSE(p.worth_changing());
+  EXPECT_EQ(projection_text(p, traced, false),
+            "no setting saves more than 6 % of the traced 5000 ms step, inside the 600 ms its 3 traced steps vary by "
+            "(12 %); keep your settings");
+}
+
+TEST(JobStepProjection, ASavingBeyondASmallSpreadIsWorthItAtTwoPercent) {
+  // The steps vary by 50 ms (1 % of 5 s): the 2 % floor decides, and 150 ms (3 %) passes it.
+  const TracedJobStep traced = job(5.0, 2.0, 0.050);
+  const StepProjection p = project_onto_job(traced, step(1.0), step(0.85));
+  EXPECT_NEAR(p.needed_share, kMinimumGain, 1e-12);
+  EXPECT_FALSE(p.spread_decides);
+  EXPECT_TRUE(p.worth_changing());
+  EXPECT_EQ(projection_text(p, traced, true), "saves 150 ms of the traced 5000 ms step (3 %)");
+}
+
+TEST(JobStepProjection, OneTracedStepSaysItsSpreadIsUnknown) {
+  TracedJobStep traced = job(5.0, 2.0);
+  traced.steps = 1;
+  traced.step_spread_seconds.reset();
+  const StepProjection p = project_onto_job(traced, step(1.0), step(0.85));
+  EXPECT_NEAR(p.needed_share, kMinimumGain, 1e-12);
+  EXPECT_EQ(projection_text(p, traced, true),
+            "saves 150 ms of the traced 5000 ms step (3 %) (one traced step: trace several for the step-to-step "
+            "spread it must beat)");
+}
+
+TEST(JobStepProjection, TheSpreadIsTheMiddleEightyPercentOfARealJobsSteps) {
+  // Real FSDP2 traces of three steps; each step's window is its longest rank's
+  // ProfilerStep: 373041.863, 418880.106 and 435454.485 us. The 10th percentile lies a fifth
+  // of the way from the first to the second (382209.512 us), the 90th eight tenths of the
+  // way from the second to the third (432139.609 us).
+  const TracedJobStep traced =
+      traced_job_step(std::string(COMMBENCH_SOURCE_DIR) + "/tests/fixtures/traces/llama-fsdp2-3steps", "--tune-against");
+  EXPECT_EQ(traced.steps, 3);
+  EXPECT_NEAR(traced.step_seconds, (373041.863 + 418880.106 + 435454.485) / 3 * 1e-6, 1e-9);
+  ASSERT_TRUE(traced.step_spread_seconds.has_value());
+  EXPECT_NEAR(*traced.step_spread_seconds, (432139.6092 - 382209.5116) * 1e-6, 1e-9);
 }
 
 TEST(JobStepProjection, TracesWithoutStepsAreRefusedNamingTheFlag) {
