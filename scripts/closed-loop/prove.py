@@ -31,6 +31,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "traces"))
 import closed_loop_summary as summary  # noqa: E402
 import tiny_llama  # noqa: E402
+from settings_file import SettingsError, read_settings_file  # noqa: E402
 
 CLUSTER = os.path.join(ROOT, "scripts", "slurm-cluster.sh")
 PATTERN_OF = {"ddp": "ddp", "zero3": "zero3"}
@@ -238,15 +239,10 @@ def with_fragment(framework, fragment, start):
 
 def read_start(path, framework):
     """The start settings; for ZeRO-3 with the stage said, as --tune-output says it."""
-    start = {}
-    if path:
-        try:
-            with open(path, encoding="utf-8") as f:
-                start = json.load(f)
-        except (OSError, ValueError) as e:
-            fail(2, f"--start {path}: {e}")
-        if not isinstance(start, dict):
-            fail(2, f"--start {path}: not a JSON object")
+    try:
+        start = read_settings_file(path, "--start", framework)
+    except SettingsError as e:
+        fail(2, str(e))
     if framework == "zero3":
         start = {**start, "zero_optimization": {**start.get("zero_optimization", {}), "stage": 3}}
     return start

@@ -29,6 +29,8 @@ import statistics
 import sys
 import time
 
+from settings_file import SettingsError, read_settings_file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "tests", "fixtures", "traces")
 FRAMEWORKS = ("ddp", "fsdp2", "zero3")
@@ -50,25 +52,19 @@ def parse_arguments(argv=None):
     ap.add_argument("--trace-steps", type=int, default=3, metavar="N", help="steps --trace profiles (default 3)")
     ap.add_argument("--master", metavar="HOST:PORT", help="the rendezvous, unless MASTER_ADDR/MASTER_PORT say it")
     args = ap.parse_args(argv)
-    if args.steps < 1 or args.warmup < 0 or args.trace_steps < 1:
-        fail(2, "--steps and --trace-steps must be at least 1 and --warmup at least 0")
+    if args.steps < 1 or args.warmup < 0:
+        fail(2, "--steps must be at least 1 and --warmup at least 0")
+    if args.trace_steps < 1:
+        fail(2, "--trace-steps must be at least 1")
     return args
 
 
 def read_settings(path, framework):
-    """The knobs as the framework takes them; exit 2 naming the file when they are not a JSON object."""
-    if not path:
-        return {}
+    """The knobs as the framework takes them; exit 2 naming the file when they are not."""
     try:
-        with open(path, encoding="utf-8") as f:
-            settings = json.load(f)
-    except (OSError, ValueError) as e:
-        fail(2, f"--settings {path}: {e}")
-    if not isinstance(settings, dict):
-        fail(2, f"--settings {path}: not a JSON object")
-    if framework == "zero3" and not isinstance(settings.get("zero_optimization", {}), dict):
-        fail(2, f"--settings {path}: zero_optimization is not an object")
-    return settings
+        return read_settings_file(path, "--settings", framework)
+    except SettingsError as e:
+        fail(2, str(e))
 
 
 def set_rank_environment(master):

@@ -134,6 +134,19 @@ class Harness(unittest.TestCase):
         per_layer = 2 * 512 * 512 + 2 * 512 * 256 + 3 * 512 * 1408 + 2 * 512
         self.assertEqual(reduced, 4 * (2 * 16000 * 512 + 4 * per_layer + 512))
 
+    def test_a_bad_start_file_is_one_line_and_exit_2_before_the_cluster_is_asked(self):
+        # prove.py reads --start as training_job.py reads --settings (settings_file.py).
+        with tempfile.TemporaryDirectory() as folder:
+            odd = os.path.join(folder, "odd.json")
+            with open(odd, "w") as f:
+                f.write('{"zero_optimization": 3}')
+            p = subprocess.run([sys.executable, os.path.join(HARNESS, "prove.py"), "--framework", "zero3", "--start",
+                                odd, "--rate", "500mbit", "--out", os.path.join(folder, "out")],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stderr.strip(), f"prove.py: --start {odd}: zero_optimization is not an object")
+            self.assertFalse(os.path.exists(os.path.join(folder, "out")))
+
     def test_bad_settings_are_one_line_and_exit_2_before_any_framework_loads(self):
         with tempfile.TemporaryDirectory() as folder:
             listed = os.path.join(folder, "list.json")
