@@ -77,8 +77,13 @@ JobSession::JobSession(JobStart& start, std::string schema) : start_(start), sch
       kStopGrace, RunClock::Actions{.tick = [this] { phases_->tick(PhaseProgress::Clock::now()); },
                                     .overdue_stop = [this](int signal) {
                                       // Before the files open, the signal waits for the command's own
-                                      // agreement (bench-topology's probe ends first, then its files).
-                                      if (!results_started_) return false;
+                                      // agreement (bench-topology's probe ends first, then its files),
+                                      // unless rank 0 has written the job's files and ended: a rank
+                                      // held behind the others (stopped, woken to end) has no one left
+                                      // to agree with.
+                                      const bool rank_zero_is_done =
+                                          !reporting() && start_.watch.results_written_said();
+                                      if (!results_started_ && !rank_zero_is_done) return false;
                                       stop_overdue(signal);
                                       return true;
                                     }});

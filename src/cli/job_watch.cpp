@@ -64,6 +64,10 @@ void JobWatch::wait_for_results_written(std::chrono::milliseconds within) {
   heartbeat_->wait_for_results_written(within);
 }
 
+bool JobWatch::results_written_said() {
+  return heartbeat_ && heartbeat_->wait_for_results_written(std::chrono::milliseconds(0));
+}
+
 void JobWatch::relabel_ranks(std::vector<std::string> labels) {
   watchdog_.attach_heartbeat(heartbeat_.get(), std::move(labels));
 }

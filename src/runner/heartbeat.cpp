@@ -160,15 +160,19 @@ bool HeartbeatChannel::wait_for_results_written(std::chrono::milliseconds within
   if (socket_ < 0 || rank_ == 0) return false;
   const auto deadline = std::chrono::steady_clock::now() + within;
   char buffer[kMaxDatagram];
-  for (;;) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+  while (!results_written_heard_) {
+    const auto left = std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(
+                                                                 deadline - std::chrono::steady_clock::now()));
     pollfd readable{socket_, POLLIN, 0};
-    if (poll(&readable, 1, static_cast<int>(left.count())) <= 0) continue;  // a signal or the deadline
-    const ssize_t n = recv(socket_, buffer, sizeof buffer, MSG_DONTWAIT);
-    if (n > 0 && std::string_view(buffer, static_cast<std::size_t>(n)) == kResultsWritten) return true;
+    if (poll(&readable, 1, static_cast<int>(left.count())) > 0) {
+      const ssize_t n = recv(socket_, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (n > 0 && std::string_view(buffer, static_cast<std::size_t>(n)) == kResultsWritten)
+        results_written_heard_ = true;
+    } else if (std::chrono::steady_clock::now() >= deadline) {
+      break;  // a signal interrupts the poll too: then the wait goes on to the deadline
+    }
   }
+  return results_written_heard_;
 }
 
 std::vector<RankHeartbeat> HeartbeatChannel::snapshot() const {

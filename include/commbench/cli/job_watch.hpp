@@ -41,6 +41,8 @@ class JobWatch {
   // the other ranks wait for that word (without a heartbeat channel, the whole `within`).
   void say_results_written();
   void wait_for_results_written(std::chrono::milliseconds within);
+  // Whether rank 0 has said so already (never on rank 0, nor without a channel).
+  bool results_written_said();
   // Renames the ranks in rank 0's account of stragglers (with their GPUs, say).
   void relabel_ranks(std::vector<std::string> labels);
   // Rank 0's census of who arrived at the steps before the heartbeat channel exists.

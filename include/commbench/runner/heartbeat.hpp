@@ -46,7 +46,8 @@ class HeartbeatChannel {
   std::vector<RankHeartbeat> snapshot() const;
   // Rank 0: tells every other rank that the result files are written.
   void say_results_written() noexcept;
-  // The other ranks: waits until rank 0 says so, at most `within`; false if it did not.
+  // The other ranks: waits until rank 0 says so, at most `within` (none: only looks); false
+  // if it has not. Once heard, always true.
   bool wait_for_results_written(std::chrono::milliseconds within) noexcept;
   bool collecting() const { return collector_.joinable(); }
 
@@ -62,6 +63,7 @@ class HeartbeatChannel {
   std::vector<RankHeartbeat> last_;
   std::vector<std::vector<unsigned char>> word_back_;  // rank 0: where each rank takes its word
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> results_written_heard_{false};
   std::thread collector_;
 };
 
