@@ -156,6 +156,7 @@ class Harness(unittest.TestCase):
                 (["--settings", os.path.join(folder, "none.json")], "--settings "),
                 (["--settings", listed], "not a JSON object"),
                 (["--steps", "0"], "--steps must be at least 1"),
+                (["--trace", folder, "--trace-steps", "0"], "--trace-steps must be at least 1"),
                 ([], "RANK is not set"),
             ]:
                 with self.subTest(args=args):

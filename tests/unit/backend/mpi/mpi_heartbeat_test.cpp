@@ -28,9 +28,8 @@ TEST(HeartbeatWordBack, EveryRankHearsThatRankZerosResultsAreWritten) {
     EXPECT_FALSE(channel->wait_for_results_written(50ms)) << "rank 0 waits for no one";
   } else {
     std::this_thread::sleep_for(100ms);  // the word is said before this rank waits for it
-    const auto started = Clock::now();
-    EXPECT_TRUE(channel->wait_for_results_written(5s));
-    EXPECT_LT(Clock::now() - started, 4s) << "the word came, not the bound";
+    // True only when the word came: at the bound the wait says false.
+    EXPECT_TRUE(channel->wait_for_results_written(30s));
     // Once heard, a look without waiting says so too (a rank held behind asks on every tick).
     EXPECT_TRUE(channel->wait_for_results_written(0ms));
   }
