@@ -107,6 +107,23 @@ TEST(JobStepProjection, TheSpreadIsTheMiddleEightyPercentOfARealJobsSteps) {
   EXPECT_NEAR(*traced.step_spread_seconds, (432139.6092 - 382209.5116) * 1e-6, 1e-9);
 }
 
+TEST(JobStepProjection, ThePublicTraceOfAnotherTeamsJobGivesItsSpread) {
+  // Rank 3 of an 8-rank A100 all-to-all job from HolisticTraceAnalysis's test data
+  // (tests/fixtures/traces/public/README.md), six steps: sorted 75473, 76212, 76727, 76940,
+  // 78473 and 81120 us. The 10th percentile lies halfway from the first to the second
+  // (75842.5 us), the 90th halfway from the fifth to the sixth (79796.5 us).
+  const TracedJobStep traced = traced_job_step(
+      std::string(COMMBENCH_SOURCE_DIR) + "/tests/fixtures/traces/public/hta-alltoall-8ranks", "--tune-against");
+  EXPECT_EQ(traced.steps, 6);
+  EXPECT_NEAR(traced.step_seconds, 464945.0 / 6 * 1e-6, 1e-9);
+  ASSERT_TRUE(traced.step_spread_seconds.has_value());
+  EXPECT_NEAR(*traced.step_spread_seconds, (79796.5 - 75842.5) * 1e-6, 1e-9);
+  // A saving of 3 % of that step passes the 2 % floor but not its 5.1 % spread.
+  const StepProjection p = project_onto_job(traced, step(1.0), step(1.0 - 0.03 * traced.step_seconds));
+  EXPECT_TRUE(p.spread_decides);
+  EXPECT_FALSE(p.worth_changing());
+}
+
 TEST(JobStepProjection, TracesWithoutStepsAreRefusedNamingTheFlag) {
   EXPECT_THROW(
       {
