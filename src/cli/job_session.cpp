@@ -78,15 +78,14 @@ JobSession::JobSession(JobStart& start, std::string schema) : start_(start), sch
                                     .overdue_stop = [this](int signal) {
                                       // Before the files open, the signal waits for the command's own
                                       // agreement (bench-topology's probe ends first, then its files),
-                                      // unless rank 0 has written the job's files and ended: a rank
-                                      // held behind the others (stopped, woken to end) has no one left
-                                      // to agree with.
-                                      const bool rank_zero_is_done =
-                                          !reporting() && start_.watch.results_written_said();
-                                      if (!results_started_ && !rank_zero_is_done) return false;
+                                      // unless rank 0 has written the job's files and ended.
+                                      if (!results_started_ && !rank_zero_is_done()) return false;
                                       stop_overdue(signal);
                                       return true;
-                                    }});
+                                    },
+                                    // A rank held behind the others (stopped, woken by the launcher to
+                                    // end) has no one left to agree with, nor any reason to wait.
+                                    .no_one_left_to_agree = [this] { return rank_zero_is_done(); }});
 }
 
 JobSession::~JobSession() {
@@ -197,6 +196,8 @@ void JobSession::say_interrupted(const Interrupted& stop) {
   const std::string where = phases_->phase().empty() ? std::string("set-up") : phases_->phase_with_progress();
   print_command_error(start_.program.c_str(), fmt::format("{} (stopped in {})", stop.what(), where));
 }
+
+bool JobSession::rank_zero_is_done() const { return !reporting() && start_.watch.results_written_said(); }
 
 void JobSession::stop_overdue(int signal) {
   const Interrupted stop(signal);

@@ -19,6 +19,8 @@ RunClock::~RunClock() {
   thread_.join();
 }
 
+bool RunClock::no_one_left() const { return actions_.no_one_left_to_agree && actions_.no_one_left_to_agree(); }
+
 void RunClock::run() {
   std::optional<std::chrono::steady_clock::time_point> signalled;
   bool overdue_done = false;
@@ -31,7 +33,7 @@ void RunClock::run() {
     if (actions_.tick) actions_.tick();
     const int signal = pending_interruption();
     if (signal != 0 && !signalled) signalled = now;
-    if (signalled && !overdue_done && now - *signalled >= grace_ && actions_.overdue_stop)
+    if (signalled && !overdue_done && actions_.overdue_stop && (now - *signalled >= grace_ || no_one_left()))
       overdue_done = actions_.overdue_stop(signal);
     lock.lock();
   }

@@ -135,6 +135,8 @@ class JobSession final : public JobSteps {
   // (the work is inside one long step) and the files are open (begin_results on every
   // rank): the files are closed as they are, complete: false, the phase said, and the
   // process ends with 128 + the signal.
+  // On a rank that does not report: rank 0 has said that the job's files are written.
+  bool rank_zero_is_done() const;
   [[noreturn]] void stop_overdue(int signal);
   // Closes the files as they stand (a timeout, an overdue stop), from another thread.
   // Waits at most `wait` for the main thread's hold on the reporters.

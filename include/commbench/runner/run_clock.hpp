@@ -22,6 +22,10 @@ class RunClock {
     // A grace after a signal, unless the clock is gone by then (the run ended); false
     // when the run cannot be ended from here yet (asked again each tick).
     std::function<bool(int signal)> overdue_stop;
+    // True once no agreement can come any more (the reporting rank has written the job's
+    // files and ended): the overdue action then runs at the next tick, without the grace,
+    // which would only delay a rank the launcher woke to end. May be empty.
+    std::function<bool()> no_one_left_to_agree;
   };
   static constexpr std::chrono::milliseconds kTick{50};
 
@@ -32,6 +36,7 @@ class RunClock {
 
  private:
   void run();
+  bool no_one_left() const;
 
   std::chrono::milliseconds grace_;
   Actions actions_;
