@@ -290,6 +290,10 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
         "recommendation: keep your settings (step {} ms); the search's best was not faster beyond the noise when "
         "measured again ({} ms)\n",
         ms(start.step_seconds), ms(outcome.unconfirmed_step.step_seconds));
+  } else if (changed.empty() && measured == 1 && pruned > 0) {
+    fmt::print("recommendation: keep your settings (step {} ms); the fitted model predicts no candidate to save what "
+               "a change needs\n",
+               ms(start.step_seconds));
   } else if (changed.empty()) {
     fmt::print("recommendation: keep your settings (step {} ms); no candidate was faster beyond the noise\n",
                ms(start.step_seconds));
@@ -415,7 +419,10 @@ int run_pattern_tuning(JobSteps& session, Backend& backend, const PatternConfig&
   double elapsed = 0;
   {
     JobTuningTrials trials(session, backend, request, pattern_name(config), files);
-    outcome = tune_pattern(config, knobs, trials, request.memory_limit_bytes);
+    TuningLimits limits;
+    limits.memory_limit = request.memory_limit_bytes;
+    if (request.job) limits.needed_saving_seconds = needed_share_of(*request.job) * request.job->step_seconds;
+    outcome = tune_pattern(config, knobs, trials, limits);
     elapsed = trials.agreed_elapsed();
   }
   RunSummary summary;

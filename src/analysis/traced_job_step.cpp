@@ -57,6 +57,11 @@ TracedJobStep traced_job_step(const std::string& path, const char* flag) {
   return job;
 }
 
+double needed_share_of(const TracedJobStep& job) {
+  if (!job.step_spread_seconds || job.step_seconds <= 0) return kMinimumGain;
+  return std::max(kMinimumGain, *job.step_spread_seconds / job.step_seconds);
+}
+
 StepProjection project_onto_job(const TracedJobStep& job, const TrialMeasurement& start, const TrialMeasurement& best) {
   StepProjection projection;
   projection.traced_step_seconds = job.step_seconds;
@@ -66,10 +71,8 @@ StepProjection project_onto_job(const TracedJobStep& job, const TrialMeasurement
   projection.capped = modelled > exposed;
   projection.share = job.step_seconds > 0 ? projection.saved_seconds / job.step_seconds : 0;
   projection.communication_bound = !job.exposed_seconds || *job.exposed_seconds >= 0.1 * job.step_seconds;
-  if (job.step_spread_seconds && job.step_seconds > 0 && *job.step_spread_seconds / job.step_seconds > kMinimumGain) {
-    projection.needed_share = *job.step_spread_seconds / job.step_seconds;
-    projection.spread_decides = true;
-  }
+  projection.needed_share = needed_share_of(job);
+  projection.spread_decides = projection.needed_share > kMinimumGain;
   return projection;
 }
 

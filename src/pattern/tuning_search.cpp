@@ -94,23 +94,28 @@ void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vect
 
 }  // namespace
 
+bool predicted_to_save_enough(double candidate, double best, const TuningLimits& limits) {
+  const double needed = std::max(kMinimumGain * best, limits.needed_saving_seconds.value_or(0.0));
+  return best - candidate >= needed;
+}
+
 TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials,
-                           std::optional<std::uint64_t> memory_limit) {
+                           const TuningLimits& limits) {
   TuningOutcome outcome;
   outcome.best = start;
   TuningTrial first;
   first.settings = settings_of(start, knobs);
   first.memory_bytes = trials.memory_bytes(start);
-  first.predicted_seconds = trials.predict(start);
   first.measured = trials.measure(start);
+  // A model fitted to the start trial can only predict once that trial has run; beside
+  // the measured step, its prediction shows how well the fit holds.
+  first.predicted_seconds = trials.predict(start);
   first.verdict = TrialVerdict::start;
   decide(outcome, first, trials);
   TrialMeasurement best = *first.measured;
   std::optional<double> best_prediction = first.predicted_seconds;
 
   for (const TuningKnob& knob : knobs) {
-    // A model fitted to the start trial can only predict once that trial has run.
-    if (!best_prediction) best_prediction = trials.predict(outcome.best);
     const std::string own = knob_value(outcome.best, knob.key);
     for (const std::string& value : knob.candidates) {
       if (value == own) continue;
@@ -120,7 +125,7 @@ TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningK
       const PatternConfig config = with_knob(outcome.best, knob.key, value);
       trial.settings = settings_of(config, knobs);
       trial.memory_bytes = trials.memory_bytes(config);
-      if (memory_limit && trial.memory_bytes && *trial.memory_bytes > *memory_limit) {
+      if (limits.memory_limit && trial.memory_bytes && *trial.memory_bytes > *limits.memory_limit) {
         trial.verdict = TrialVerdict::too_large;
         decide(outcome, std::move(trial), trials);
         continue;
@@ -132,7 +137,7 @@ TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningK
       }
       trial.predicted_seconds = trials.predict(config);
       if (trial.predicted_seconds && best_prediction &&
-          *trial.predicted_seconds > *best_prediction * kPruneAbovePredictedBest) {
+          !predicted_to_save_enough(*trial.predicted_seconds, *best_prediction, limits)) {
         trial.verdict = TrialVerdict::pruned;
       } else if (outcome.budget_exhausted || !trials.room_for_another()) {
         outcome.budget_exhausted = true;

@@ -250,9 +250,12 @@ class Tuning(TempDirTest):
         self.assertEqual(code, 0, err)
         doc = read_json(json_path)
         self.check_trials(doc, csv_path, out)
-        self.assertTrue(doc["budget_exhausted"])
-        self.assertEqual({t["verdict"] for t in doc["trials"][1:]}, {"skipped"})
-        self.assertIn("the budget (--tune-budget 0.001) ended the search", out)
+        # After the start, a candidate the fitted model predicts to save too little is pruned,
+        # and the budget skips the others: none is measured.
+        verdicts = {t["verdict"] for t in doc["trials"][1:]}
+        self.assertLessEqual(verdicts, {"skipped", "pruned"})
+        self.assertEqual(doc["budget_exhausted"], "skipped" in verdicts)
+        self.assertEqual("the budget (--tune-budget 0.001) ended the search" in out, "skipped" in verdicts, out)
         self.assertIn("recommendation: keep your settings", out)
         self.assertLessEqual(set(read_json(kwargs)), FSDP_KWARGS)
         # The model fitted to the start predicts every candidate, even those the budget
@@ -331,6 +334,29 @@ class Tuning(TempDirTest):
             self.assertEqual(doc["recommendation"]["settings"],
                              {key: start[key] for key in doc["recommendation"]["settings"]})
 
+    def test_a_job_whose_steps_vary_more_than_any_predicted_saving_runs_the_start_alone(self):
+        # HTA's public one-rank trace of another team's job: five steps still warming up, so
+        # they vary by 58 % of the mean step. No candidate can be predicted to save that much
+        # of it: the model prunes them all and only the start runs.
+        traces = os.path.join(os.path.dirname(__file__), "..", "fixtures", "traces", "public", "hta-1rank")
+        json_path = self.path("t.json")
+        code, out, err, _ = self.tune("--pattern", "zero3", *SMALL_MODEL, "--tune-against", traces, "--json",
+                                      json_path, budget=40)
+        self.assertEqual(code, 0, err)
+        doc = read_json(json_path)
+        self.assertGreater(doc["job_step"]["needed_share"], 0.5)
+        trials = doc["trials"]
+        self.assertEqual([t["verdict"] for t in trials if t["step_seconds"] is not None], ["start"])
+        self.assertIn("pruned", {t["verdict"] for t in trials[1:]})
+        self.assertLessEqual({t["verdict"] for t in trials[1:]}, {"pruned", "unchanged"})
+        for trial in trials:
+            if trial["verdict"] == "pruned":
+                needed = doc["job_step"]["needed_share"] * doc["job_step"]["traced_step_seconds"]
+                self.assertLess(trials[0]["predicted_seconds"] - trial["predicted_seconds"], needed, trial)
+        self.assertIn("recommendation: keep your settings (step ", out)
+        self.assertIn("the fitted model predicts no candidate to save what a change needs", out)
+        self.assertRegex(out, r"trials: 1 measured, \d+ pruned by the fitted model")
+
     def test_bad_tuning_flags_are_one_line_exit_2_and_no_file(self):
         pipeline = ["--pattern", "pipeline", "--pp", "2"]
         same = self.path("same.json")
@@ -362,9 +388,11 @@ class Tuning(TempDirTest):
 
 
 def stalled_tuning(settings_path, timeout_s):
-    """The command of a one-trial --tune of DDP on 3 ranks with -T timeout_s, for run_stalled."""
+    """The command of a one-step-a-trial --tune of DDP on 3 ranks with -T timeout_s, for
+    run_stalled. Tiny buckets: the model fitted to the start predicts larger ones to save
+    much, so candidates earn trials and the search reaches every agreement between them."""
     return [MPIEXEC, "-q", "--oversubscribe", "-np", "3", PATTERNS, "--backend", "mpi", "--pattern", "ddp",
-            *SMALL_MODEL, "--compute-ms", "0", "-T", str(timeout_s), "--tune=1", "--tune-budget", "30",
+            *SMALL_MODEL, *TINY_BUCKETS, "--compute-ms", "0", "-T", str(timeout_s), "--tune=1", "--tune-budget", "30",
             "--tune-output", settings_path, "--force"]
 
 

@@ -45,14 +45,14 @@ class TuningRecords(TempDirTest):
                 else:
                     self.assertEqual(row[column], str(value), column)
         # The budget ends the search after the start: it is measured, no other trial is (the
-        # fitted model prunes the clear losers, the budget skips the rest), each predicted.
+        # fitted model prunes what it predicts to save too little, the budget skips the
+        # rest), each predicted.
         self.assertEqual((trials[0]["trial"], trials[0]["verdict"], trials[0]["knob"]), (0, "start", None))
         self.assertGreater(trials[0]["step_seconds"], 0)
-        self.assertIsNone(trials[0]["predicted_seconds"])
-        self.assertIn("skipped", {t["verdict"] for t in trials[1:]})
+        self.assertGreater(trials[0]["predicted_seconds"], 0)  # the fit's own check against the trial it fitted
         self.assertLessEqual({t["verdict"] for t in trials[1:]}, {"skipped", "pruned"})
         self.assertEqual({t["step_seconds"] for t in trials[1:]}, {None})
-        self.assertTrue(all(t["predicted_seconds"] > 0 for t in trials[1:]), trials)
+        self.assertTrue(all(t["predicted_seconds"] > 0 for t in trials), trials)
         self.assertEqual([t["bucket_cap_mb"] for t in trials[1:]], [t["value"] for t in trials[1:]])
 
 

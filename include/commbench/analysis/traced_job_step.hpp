@@ -41,6 +41,10 @@ struct StepProjection {
   bool worth_changing() const { return share >= needed_share; }
 };
 
+// The share of the job's step a saving must reach to be worth a change: kMinimumGain, or
+// the steps' spread over the step when that is larger.
+double needed_share_of(const TracedJobStep& job);
+
 // What the tuner's best saves of the job's step: the modelled step's saving (start less
 // best, none when slower), at most the job's exposed communication per step, and the share
 // it must reach to be worth a change.

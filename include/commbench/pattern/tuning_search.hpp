@@ -3,7 +3,9 @@
 // user's settings, measures them, then visits each knob in turn and measures the current
 // best with that knob at each of its other candidates, keeping a change only when the
 // step got faster by more than the trials' own noise. A cost model, when there is one,
-// may prune a candidate it predicts to be clearly slower; measurement decides every change.
+// decides which candidates earn a trial: one it predicts not to save what a change needs
+// is pruned (a trial costs a run of the step on the cluster, and the model predicts the
+// very step a trial would measure); measurement decides every change.
 // When the search ends on other settings than the start, both are measured again in
 // alternating rounds, and the recommendation rests on those: a machine that warms up or
 // drifts over the search makes later trials look better, and one burst of other work can
@@ -38,7 +40,7 @@ enum class TrialVerdict {
   start,    // the user's settings, measured first
   better,   // faster beyond the noise: the new best
   kept,     // not faster beyond the noise: the best stays
-  pruned,   // the cost model predicted it clearly slower: not run
+  pruned,   // the cost model predicted it not to save what a change needs: not run
   skipped,  // the budget ran out first: not run
   confirm,  // the start or the best, measured again in the confirmation rounds
   // The best's step call for call (the knob sizes memory or the optimizer's work, which
@@ -94,10 +96,6 @@ struct TuningOutcome {
   const TuningTrial& start() const { return trials.front(); }
 };
 
-// A prediction this much above the best one prunes a candidate (measurement decides the
-// rest): wide enough that the fitted model's error against the measured step
-// (docs/patterns.md, "Pruning") does not throw the best away.
-inline constexpr double kPruneAbovePredictedBest = 1.3;
 // A change must beat the best by this much at least, however quiet the trials were.
 inline constexpr double kMinimumGain = 0.02;
 // Rounds of the confirmation (each the best and the start, in alternating order): three
@@ -105,9 +103,21 @@ inline constexpr double kMinimumGain = 0.02;
 // a single pair.
 inline constexpr int kConfirmRounds = 3;
 
-// `memory_limit`: a candidate needing more memory per rank is not run (the start always is:
-// it is what the job runs now).
+struct TuningLimits {
+  // A candidate needing more memory per rank is not run (the start always is: it is what
+  // the job runs now).
+  std::optional<std::uint64_t> memory_limit;
+  // The least a candidate must be predicted to save, in seconds, to earn a trial (the
+  // job's step-to-step spread, where the job's trace says it); kMinimumGain of the best's
+  // predicted step at least.
+  std::optional<double> needed_saving_seconds;
+};
+
+// Whether a candidate predicted to take `candidate` seconds could save what a change
+// needs, against the best's `best` predicted seconds.
+bool predicted_to_save_enough(double candidate, double best, const TuningLimits& limits);
+
 TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningKnob>& knobs, TuningTrials& trials,
-                           std::optional<std::uint64_t> memory_limit = std::nullopt);
+                           const TuningLimits& limits = {});
 
 }  // namespace commbench
