@@ -366,6 +366,8 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
   if (projection)
     job = {{"source", request.job->source},
            {"steps", request.job->steps},
+           {"ranks_traced", request.job->ranks_traced},
+           {"world_size", request.job->world_size},
            {"traced_step_seconds", projection->traced_step_seconds},
            {"exposed_seconds", request.job->exposed_seconds ? nlohmann::ordered_json(*request.job->exposed_seconds)
                                                             : nlohmann::ordered_json()},

@@ -54,6 +54,8 @@ TracedJobStep traced_job_step(const std::string& path, const char* flag) {
     job.step_spread_seconds = percentile_of_sorted(step_times, 0.9) - percentile_of_sorted(step_times, 0.1);
   job.exposed_seconds = per_step(summary, &RankTraceSummary::exposed_seconds, job.steps);
   job.communication_seconds = per_step(summary, &RankTraceSummary::communication_seconds, job.steps);
+  job.ranks_traced = static_cast<int>(summary.ranks.size());
+  job.world_size = summary.world_size;
   return job;
 }
 
@@ -78,13 +80,17 @@ StepProjection project_onto_job(const TracedJobStep& job, const TrialMeasurement
 
 std::string projection_text(const StepProjection& projection, const TracedJobStep& job, bool worth_changing) {
   const std::string share = significant_text(100 * projection.share, 2);
-  const std::string unknown_spread =
+  std::string caveats =
       job.step_spread_seconds ? "" : " (one traced step: trace several for the step-to-step spread it must beat)";
+  // The step is the longest of the ranks read: a slower rank not read would lengthen it.
+  if (job.world_size > job.ranks_traced)
+    caveats += fmt::format(" ({} of the job's {} ranks traced: the step is the longest of those; give every rank's trace)",
+                           job.ranks_traced, job.world_size);
   if (worth_changing)
     return fmt::format("saves {} ms of the traced {} ms step ({} %){}{}", ms(projection.saved_seconds),
                        ms(projection.traced_step_seconds), share,
                        projection.capped ? ": all the communication the job's step leaves exposed" : "",
-                       unknown_spread);
+                       caveats);
   std::string why;
   if (!projection.communication_bound)
     why = fmt::format(": the step is not bound by its communication ({} ms of it exposed)", ms(*job.exposed_seconds));
@@ -92,7 +98,7 @@ std::string projection_text(const StepProjection& projection, const TracedJobSte
     why = fmt::format(", inside the {} ms its {} traced steps vary by ({} %)", ms(*job.step_spread_seconds), job.steps,
                       significant_text(100 * projection.needed_share, 2));
   return fmt::format("no setting saves more than {} % of the traced {} ms step{}; keep your settings{}", share,
-                     ms(projection.traced_step_seconds), why, unknown_spread);
+                     ms(projection.traced_step_seconds), why, caveats);
 }
 
 }  // namespace commbench

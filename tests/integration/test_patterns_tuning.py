@@ -318,6 +318,8 @@ class Tuning(TempDirTest):
         for name, dur in steps:
             longest[name] = max(longest.get(name, 0), dur)
         self.assertEqual(job["steps"], len(longest))
+        ranks = len([name for name in os.listdir(traces) if name.endswith(".json.gz")])
+        self.assertEqual((job["ranks_traced"], job["world_size"]), (ranks, 4))
         self.assertAlmostEqual(job["traced_step_seconds"], sum(longest.values()) / len(longest) * 1e-6, places=9)
         modelled = max(0.0, doc["recommendation"]["start_step_seconds"] - doc["recommendation"]["step_seconds"])
         self.assertAlmostEqual(job["saved_seconds"], min(modelled, job["exposed_seconds"]), places=9)

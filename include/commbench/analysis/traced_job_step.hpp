@@ -22,6 +22,8 @@ struct TracedJobStep {
   // How much the steps vary: the middle 80 % of their times (90th less 10th percentile).
   // None for a single traced step.
   std::optional<double> step_spread_seconds;
+  int ranks_traced = 0;  // the ranks whose traces were read
+  int world_size = 0;    // the job's ranks, as its traces say (0 when they do not)
 };
 
 // Reads a trace file or a folder of one job's traces (anything bench-replay reads).

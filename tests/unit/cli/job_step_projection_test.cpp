@@ -122,6 +122,12 @@ TEST(JobStepProjection, ThePublicTraceOfAnotherTeamsJobGivesItsSpread) {
   const StepProjection p = project_onto_job(traced, step(1.0), step(1.0 - 0.03 * traced.step_seconds));
   EXPECT_TRUE(p.spread_decides);
   EXPECT_FALSE(p.worth_changing());
+  // One rank's trace of eight: the step is that rank's, and the line says so.
+  EXPECT_EQ(traced.ranks_traced, 1);
+  EXPECT_EQ(traced.world_size, 8);
+  EXPECT_NE(projection_text(p, traced, false).find("(1 of the job's 8 ranks traced: the step is the longest of those; "
+                                                    "give every rank's trace)"),
+            std::string::npos);
 }
 
 TEST(JobStepProjection, TracesWithoutStepsAreRefusedNamingTheFlag) {
