@@ -95,7 +95,7 @@ class TuningDeadlines(collectives.TempDirTest):
     def test_a_rank_stalled_between_trials_ends_the_job_within_the_timeout_and_40_s(self):
         for phase in ("agreeing on the tuning budget", "agreeing on the search's time"):
             with self.subTest(phase=phase):
-                command = tuning.stalled_tuning(self.path("ddp.json"), self.TIMEOUT_S)
+                command = tuning.stalled_tuning(self.path("ddp.json"), self.TIMEOUT_S, phase)
                 for _ in range(2):
                     code, err, elapsed, ranks = run_stalled(command, phase, self.TIMEOUT_S)
                     self.addCleanup(kill_left_over, ranks)

@@ -389,12 +389,14 @@ class Tuning(TempDirTest):
                 self.assertFalse(os.path.exists(same))
 
 
-def stalled_tuning(settings_path, timeout_s):
+def stalled_tuning(settings_path, timeout_s, phase=""):
     """The command of a one-step-a-trial --tune of DDP on 3 ranks with -T timeout_s, for
-    run_stalled. Tiny buckets: the model fitted to the start predicts larger ones to save
-    much, so candidates earn trials and the search reaches every agreement between them."""
+    run_stalled. Every candidate is measured (--tune-measure-all), so the search reaches the
+    agreements between trials whatever the fitted model would prune; only the predicted
+    step's agreement needs the model, and it comes right after the start's trial."""
+    measure_all = [] if phase == "agreeing on a trial's predicted step" else ["--tune-measure-all"]
     return [MPIEXEC, "-q", "--oversubscribe", "-np", "3", PATTERNS, "--backend", "mpi", "--pattern", "ddp",
-            *SMALL_MODEL, *TINY_BUCKETS, "--compute-ms", "0", "-T", str(timeout_s), "--tune=1", "--tune-budget", "30",
+            *SMALL_MODEL, *measure_all, "--compute-ms", "0", "-T", str(timeout_s), "--tune=1", "--tune-budget", "30",
             "--tune-output", settings_path, "--force"]
 
 
@@ -410,7 +412,7 @@ class TuningStall(TempDirTest):
     def test_a_rank_stalled_between_trials_is_named_with_exit_4(self):
         for phase in self.PHASES:
             with self.subTest(phase=phase):
-                cmd = stalled_tuning(self.path("ddp.json"), self.TIMEOUT_S)
+                cmd = stalled_tuning(self.path("ddp.json"), self.TIMEOUT_S, phase)
                 for _ in range(2):
                     code, err, _, ranks = run_stalled(cmd, phase, self.TIMEOUT_S)
                     # On a loaded machine (a sanitizer build beside the tests) a rank can
