@@ -31,10 +31,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "traces"))
 import closed_loop_summary as summary  # noqa: E402
 import tiny_llama  # noqa: E402
-from settings_file import SettingsError, read_settings_file  # noqa: E402
+from settings_file import FSDP2_KNOBS, SettingsError, read_settings_file  # noqa: E402
 
 CLUSTER = os.path.join(ROOT, "scripts", "slurm-cluster.sh")
-PATTERN_OF = {"ddp": "ddp", "zero3": "zero3"}
+PATTERN_OF = {"ddp": "ddp", "fsdp2": "fsdp", "zero3": "zero3"}
 JOB_TIMEOUT_S = 1800
 
 
@@ -156,6 +156,11 @@ def settings_flags(framework, settings, out):
     """bench-patterns' flags for the start settings."""
     if framework == "ddp":
         return ["--bucket-cap-mb", str(settings["bucket_cap_mb"])] if "bucket_cap_mb" in settings else []
+    if framework == "fsdp2":
+        return ["--fsdp-version", "2",
+                "--fsdp-sharding", "full_shard" if settings.get("reshard_after_forward", True) else "shard_grad_op",
+                "--forward-prefetch", "1" if settings.get("forward_prefetch", False) else "0",
+                "--fsdp-unit", str(settings.get("fsdp_unit_layers", 1))]
     path = os.path.join(out, "start-ds-config.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"zero_optimization": {"stage": 3, **settings.get("zero_optimization", {})}}, f)
@@ -212,7 +217,7 @@ def search_space(tuned, start):
     space = {}
     for trial in tuned["trials"]:
         for key, value in trial.items():
-            if key.startswith("zero_optimization.") or key == "bucket_cap_mb":
+            if key.startswith("zero_optimization.") or key == "bucket_cap_mb" or key in FSDP2_KNOBS:
                 values = space.setdefault(key, [])
                 if knob_value(value) not in values:
                     values.append(knob_value(value))
@@ -221,7 +226,7 @@ def search_space(tuned, start):
 
 def as_settings(framework, choice, start):
     """A search trial's knobs as training_job.py's settings, over the start's."""
-    if framework == "ddp":
+    if framework != "zero3":
         return {**start, **choice}
     zero = dict(start.get("zero_optimization", {}))
     for key, value in choice.items():
@@ -231,7 +236,7 @@ def as_settings(framework, choice, start):
 
 def with_fragment(framework, fragment, start):
     """The start's settings with what --tune-output wrote over them."""
-    if framework == "ddp":
+    if framework != "zero3":
         return {**start, **fragment}
     return {**start, "zero_optimization": {**start.get("zero_optimization", {}),
                                            **fragment.get("zero_optimization", {})}}

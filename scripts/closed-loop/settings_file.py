@@ -22,4 +22,19 @@ def read_settings_file(path, flag, framework):
         raise SettingsError(f"{flag} {path}: not a JSON object")
     if framework == "zero3" and not isinstance(settings.get("zero_optimization", {}), dict):
         raise SettingsError(f"{flag} {path}: zero_optimization is not an object")
+    if framework == "fsdp2":
+        check_fsdp2_settings(settings, f"{flag} {path}")
     return settings
+
+
+FSDP2_KNOBS = {"reshard_after_forward": bool, "forward_prefetch": bool, "fsdp_unit_layers": int}
+
+
+def check_fsdp2_settings(settings, where):
+    """fully_shard's knobs as --tune-output writes them, and nothing else."""
+    for key, value in settings.items():
+        if key not in FSDP2_KNOBS:
+            raise SettingsError(f"{where}: '{key}' is not one of {', '.join(sorted(FSDP2_KNOBS))}")
+        wanted = FSDP2_KNOBS[key]
+        if type(value) is not wanted or (wanted is int and value < 1):
+            raise SettingsError(f"{where}: {key} must be {'true or false' if wanted is bool else 'a whole number of at least 1'}")

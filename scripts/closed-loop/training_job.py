@@ -13,7 +13,12 @@ inside that.
 
 --settings FILE (JSON) holds the knobs the proof compares:
   ddp    DistributedDataParallel's keyword arguments      {"bucket_cap_mb": 25}
-  fsdp2  fully_shard's keyword arguments, for every layer {"reshard_after_forward": true}
+  fsdp2  how fully_shard is applied, as `bench-patterns --tune-output` writes it
+         {"reshard_after_forward": true, "forward_prefetch": false, "fsdp_unit_layers": 1}:
+         fully_shard on each group of fsdp_unit_layers decoder layers with
+         reshard_after_forward, each unit prefetching the next in forward
+         (set_modules_to_forward_prefetch) when forward_prefetch is true, then
+         fully_shard(model) with its defaults (the root is not resharded after forward)
   zero3  a ds_config fragment, merged over the job's own  {"zero_optimization": {...}}
 
 Ranks come from torchrun's RANK/WORLD_SIZE/LOCAL_RANK or srun's SLURM_PROCID/SLURM_NTASKS/
@@ -125,12 +130,7 @@ def build_job(torch, dist, framework, settings, shape):
         from torch.nn.parallel import DistributedDataParallel
         model = DistributedDataParallel(model, **settings)
     else:
-        from torch.distributed.device_mesh import init_device_mesh
-        from torch.distributed.fsdp import fully_shard
-        mesh = init_device_mesh("cpu", (dist.get_world_size(),))
-        for layer in model.layers:
-            fully_shard(layer, mesh=mesh, **settings)
-        fully_shard(model, mesh=mesh, **settings)
+        shard_fully(dist, model, settings)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
 
     def step():
@@ -138,6 +138,26 @@ def build_job(torch, dist, framework, settings, shape):
         loss_of(model(tokens)).backward()
         optimizer.step()
     return step, settings
+
+
+def shard_fully(dist, model, settings):
+    """FSDP2 as its users write it: fully_shard on each unit of decoder layers, then on the
+    model; the root keeps fully_shard's default, which does not reshard it after forward."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+    per_unit = settings.get("fsdp_unit_layers", 1)
+    layers = list(model.layers)
+    units = []
+    for first in range(0, len(layers), per_unit):
+        group = layers[first:first + per_unit]
+        fully_shard(group if len(group) > 1 else group[0], mesh=mesh,
+                    reshard_after_forward=settings.get("reshard_after_forward", True))
+        units.append(group[0])
+    if settings.get("forward_prefetch", False):
+        for unit, following in zip(units, units[1:]):
+            unit.set_modules_to_forward_prefetch([following])
+    fully_shard(model, mesh=mesh)
 
 
 def timed_steps(torch, dist, train_step, steps):

@@ -115,6 +115,65 @@ KnobDefinition overlap_comm() {
 // (latency begins to show) to the default 5e8.
 const std::vector<std::uint64_t> kBucketElements = {5'000'000, 20'000'000, 50'000'000, 200'000'000, 500'000'000};
 
+KnobDefinition fsdp_forward_prefetch() {
+  return {"forward_prefetch", [](const PatternConfig& c) { return flag_text(c.fsdp.forward_prefetch); },
+          [](PatternConfig& c, const std::string& text) { c.fsdp.forward_prefetch = flag_from("forward_prefetch", text); },
+          [](const PatternConfig&) { return Texts{"false", "true"}; }};
+}
+
+// Blocks per FSDP unit: one (transformer_auto_wrap_policy, or fully_shard on each block)
+// up to four; the whole model as one unit gathers every parameter at once, which no user
+// of a model that needs FSDP can afford.
+KnobDefinition fsdp_unit_layers() {
+  return {"fsdp_unit_layers", [](const PatternConfig& c) { return std::to_string(c.fsdp.layers_per_unit); },
+          [](PatternConfig& c, const std::string& text) {
+            c.fsdp.layers_per_unit = static_cast<int>(elements_from("fsdp_unit_layers", text));
+          },
+          [](const PatternConfig& c) {
+            Texts units;
+            for (const int unit : {1, 2, 4})
+              if (unit <= c.model.layers) units.push_back(std::to_string(unit));
+            return units;
+          }};
+}
+
+// The FullyShardedDataParallel wrapper's keyword arguments.
+std::vector<KnobDefinition> fsdp1_knobs() {
+  return {{"backward_prefetch", [](const PatternConfig& c) { return std::string(name_of(c.fsdp.backward_prefetch)); },
+           [](PatternConfig& c, const std::string& text) {
+             c.fsdp.backward_prefetch = parse_fsdp_backward_prefetch(text, "--tune: backward_prefetch");
+           },
+           [](const PatternConfig&) { return Texts{"BACKWARD_PRE", "BACKWARD_POST", "NONE"}; }},
+          fsdp_forward_prefetch(),
+          {"limit_all_gathers", [](const PatternConfig& c) { return flag_text(c.fsdp.limit_all_gathers); },
+           [](PatternConfig& c, const std::string& text) {
+             c.fsdp.limit_all_gathers = flag_from("limit_all_gathers", text);
+           },
+           [](const PatternConfig&) { return Texts{"true", "false"}; }},
+          fsdp_unit_layers()};
+}
+
+// fully_shard's: it has no backward_prefetch (it always gathers the unit before the one
+// whose backward runs, BACKWARD_PRE's order) and no limit_all_gathers; forward prefetch is
+// set_modules_to_forward_prefetch with the next unit. reshard_after_forward=False keeps a
+// unit gathered from its forward to its backward, SHARD_GRAD_OP's schedule: one all-gather
+// of every unit a step fewer, for its parameters' memory. Hybrid (a 2-D mesh) and
+// replicated units keep their own schedule and are not offered the knob.
+std::vector<KnobDefinition> fsdp2_knobs(const PatternConfig& config) {
+  std::vector<KnobDefinition> knobs;
+  if (config.fsdp.sharding == FsdpSharding::full_shard || config.fsdp.sharding == FsdpSharding::shard_grad_op)
+    knobs.push_back({"reshard_after_forward",
+                     [](const PatternConfig& c) { return flag_text(c.fsdp.sharding == FsdpSharding::full_shard); },
+                     [](PatternConfig& c, const std::string& text) {
+                       c.fsdp.sharding = flag_from("reshard_after_forward", text) ? FsdpSharding::full_shard
+                                                                                  : FsdpSharding::shard_grad_op;
+                     },
+                     [](const PatternConfig&) { return Texts{"true", "false"}; }});
+  knobs.push_back(fsdp_forward_prefetch());
+  knobs.push_back(fsdp_unit_layers());
+  return knobs;
+}
+
 std::vector<KnobDefinition> definitions_for(const PatternConfig& config) {
   switch (config.kind) {
     case PatternKind::ddp:
@@ -126,35 +185,7 @@ std::vector<KnobDefinition> definitions_for(const PatternConfig& config) {
                },
                [](const PatternConfig&) { return Texts{"1", "5", "10", "25", "50", "100", "250"}; }}};
     case PatternKind::fsdp:
-      return {{"backward_prefetch",
-               [](const PatternConfig& c) { return std::string(name_of(c.fsdp.backward_prefetch)); },
-               [](PatternConfig& c, const std::string& text) {
-                 c.fsdp.backward_prefetch = parse_fsdp_backward_prefetch(text, "--tune: backward_prefetch");
-               },
-               [](const PatternConfig&) { return Texts{"BACKWARD_PRE", "BACKWARD_POST", "NONE"}; }},
-              {"forward_prefetch", [](const PatternConfig& c) { return flag_text(c.fsdp.forward_prefetch); },
-               [](PatternConfig& c, const std::string& text) {
-                 c.fsdp.forward_prefetch = flag_from("forward_prefetch", text);
-               },
-               [](const PatternConfig&) { return Texts{"false", "true"}; }},
-              {"limit_all_gathers", [](const PatternConfig& c) { return flag_text(c.fsdp.limit_all_gathers); },
-               [](PatternConfig& c, const std::string& text) {
-                 c.fsdp.limit_all_gathers = flag_from("limit_all_gathers", text);
-               },
-               [](const PatternConfig&) { return Texts{"true", "false"}; }},
-              // Blocks per FSDP unit: one (transformer_auto_wrap_policy) up to four; the
-              // whole model as one unit gathers every parameter at once, which no user
-              // of a model that needs FSDP can afford.
-              {"fsdp_unit_layers", [](const PatternConfig& c) { return std::to_string(c.fsdp.layers_per_unit); },
-               [](PatternConfig& c, const std::string& text) {
-                 c.fsdp.layers_per_unit = static_cast<int>(elements_from("fsdp_unit_layers", text));
-               },
-               [](const PatternConfig& c) {
-                 Texts units;
-                 for (const int unit : {1, 2, 4})
-                   if (unit <= c.model.layers) units.push_back(std::to_string(unit));
-                 return units;
-               }}};
+      return config.fsdp.version == 1 ? fsdp1_knobs() : fsdp2_knobs(config);
     case PatternKind::zero1:
     case PatternKind::zero2:
       return {overlap_comm(),
@@ -236,8 +267,9 @@ std::string tuned_settings_json(const PatternConfig& config) {
   nlohmann::ordered_json& target = zero ? settings["zero_optimization"] : settings;
   if (zero) target["stage"] = config.zero_stage();
   for (const KnobDefinition& known : definitions_for(config)) {
-    // The wrapping unit is the auto_wrap_policy's choice, not a keyword argument.
-    if (known.key == "fsdp_unit_layers") continue;
+    // The wrapper's unit is its auto_wrap_policy's choice, not a keyword argument; with
+    // fully_shard the file is read by the user's own code, which calls it per unit.
+    if (known.key == "fsdp_unit_layers" && config.fsdp.version == 1) continue;
     const std::string value = known.get(config);
     const std::string key = zero ? known.key.substr(std::string("zero_optimization.").size()) : known.key;
     // FSDP's enums are written by member name (BackwardPrefetch[name] reads them back).
@@ -251,6 +283,9 @@ std::string tuned_settings_usage(const PatternConfig& config) {
     case PatternKind::ddp:
       return "DistributedDataParallel(model, **json.load(file))";
     case PatternKind::fsdp:
+      if (config.fsdp.version == 2)
+        return "fully_shard(unit, reshard_after_forward=...) on each fsdp_unit_layers blocks, then "
+               "fully_shard(model); forward_prefetch: each unit's set_modules_to_forward_prefetch([the next unit])";
       return fmt::format(
           "FullyShardedDataParallel(model, **kwargs) with backward_prefetch=BackwardPrefetch[name] (NONE: None), "
           "wrapping {} transformer block{} per unit",

@@ -97,6 +97,26 @@ class Harness(unittest.TestCase):
                          {"zero_optimization": {"stage": 3, "reduce_bucket_size": 1, "overlap_comm": True}})
         self.assertEqual(prove.with_fragment("ddp", {"bucket_cap_mb": 50}, {}), {"bucket_cap_mb": 50})
 
+    def test_fully_shards_knobs_become_bench_patterns_flags_and_trials(self):
+        # bench-patterns' FSDP2 trial records and --tune-output use training_job.py's keys.
+        tuned = {"trials": [
+            {"trial": 0, "reshard_after_forward": "true", "forward_prefetch": "false", "fsdp_unit_layers": "1"},
+            {"trial": 1, "reshard_after_forward": "false", "forward_prefetch": "false", "fsdp_unit_layers": "1"},
+            {"trial": 2, "reshard_after_forward": "false", "forward_prefetch": "true", "fsdp_unit_layers": "2"}]}
+        self.assertEqual(prove.search_space(tuned, {}), {"reshard_after_forward": [True, False],
+                                                         "forward_prefetch": [False, True],
+                                                         "fsdp_unit_layers": [1, 2]})
+        self.assertEqual(prove.settings_flags("fsdp2", {}, None),
+                         ["--fsdp-version", "2", "--fsdp-sharding", "full_shard", "--forward-prefetch", "0",
+                          "--fsdp-unit", "1"])
+        kept = {"reshard_after_forward": False, "forward_prefetch": True, "fsdp_unit_layers": 2}
+        self.assertEqual(prove.settings_flags("fsdp2", kept, None),
+                         ["--fsdp-version", "2", "--fsdp-sharding", "shard_grad_op", "--forward-prefetch", "1",
+                          "--fsdp-unit", "2"])
+        self.assertEqual(prove.as_settings("fsdp2", {"fsdp_unit_layers": 4}, kept), {**kept, "fsdp_unit_layers": 4})
+        self.assertEqual(prove.with_fragment("fsdp2", {"reshard_after_forward": True}, kept),
+                         {**kept, "reshard_after_forward": True})
+
     def test_a_command_past_its_bound_is_one_line_and_exit_4(self):
         p = subprocess.run([sys.executable, "-c", "import prove; prove.bounded(['sleep', '5'], 0.2, 'tune')"],
                            cwd=HARNESS, capture_output=True, text=True, timeout=60)
@@ -152,44 +172,68 @@ class Harness(unittest.TestCase):
             listed = os.path.join(folder, "list.json")
             with open(listed, "w") as f:
                 f.write("[1, 2]")
+            # The wrapper's keyword, which fully_shard does not take; a unit of no layers.
+            fsdp2_odd, fsdp2_unit = os.path.join(folder, "odd.json"), os.path.join(folder, "unit.json")
+            with open(fsdp2_odd, "w") as f:
+                f.write('{"limit_all_gathers": true}')
+            with open(fsdp2_unit, "w") as f:
+                f.write('{"fsdp_unit_layers": 0}')
             for args, message in [
                 (["--settings", os.path.join(folder, "none.json")], "--settings "),
                 (["--settings", listed], "not a JSON object"),
                 (["--steps", "0"], "--steps must be at least 1"),
                 (["--trace", folder, "--trace-steps", "0"], "--trace-steps must be at least 1"),
                 ([], "RANK is not set"),
+                (["--framework", "fsdp2", "--settings", fsdp2_odd], "'limit_all_gathers' is not one of"),
+                (["--framework", "fsdp2", "--settings", fsdp2_unit], "fsdp_unit_layers must be a whole number"),
             ]:
                 with self.subTest(args=args):
                     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "SLURM_PROCID")}
-                    p = subprocess.run([sys.executable, os.path.join(HARNESS, "training_job.py"), "--framework",
-                                        "ddp", *args], capture_output=True, text=True, timeout=60, env=env)
+                    framework = [] if "--framework" in args else ["--framework", "ddp"]
+                    p = subprocess.run([sys.executable, os.path.join(HARNESS, "training_job.py"), *framework, *args],
+                                       capture_output=True, text=True, timeout=60, env=env)
                     self.assertEqual(p.returncode, 2, p.stderr)
                     self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
                     self.assertIn(message, p.stderr)
 
 
 class TinyJob(unittest.TestCase):
-    def test_ddp_and_zero3_train_and_say_each_steps_time(self):
+    def test_ddp_fsdp2_and_zero3_train_and_say_each_steps_time(self):
         why = frameworks_missing()
         if why:
             self.skipTest(why)
-        for framework in ("ddp", "zero3"):
+        # FSDP2 with every knob away from its default: two layers to a unit, kept gathered
+        # to backward, the next unit prefetched.
+        fsdp2 = {"reshard_after_forward": False, "forward_prefetch": True, "fsdp_unit_layers": 2}
+        for framework, settings in (("ddp", {}), ("fsdp2", fsdp2), ("zero3", {})):
             with self.subTest(framework=framework), tempfile.TemporaryDirectory() as folder:
+                settings_path = os.path.join(folder, "settings.json")
+                with open(settings_path, "w") as f:
+                    json.dump(settings, f)
+                traces = os.path.join(folder, "trace")
                 p = subprocess.run([os.path.join(VENV, "bin", "torchrun"), "--standalone", "--nproc-per-node", "2",
                                     os.path.join(HARNESS, "training_job.py"), "--framework", framework, "--shape",
-                                    "small", "--steps", "2", "--trace", folder, "--trace-steps", "3"],
+                                    "small", "--settings", settings_path, "--steps", "2", "--trace", traces,
+                                    "--trace-steps", "3"],
                                    capture_output=True, text=True, timeout=900)
                 self.assertEqual(p.returncode, 0, p.stderr[-2000:])
                 result = json.loads([line for line in p.stdout.splitlines() if line.startswith("{")][-1])
                 self.assertEqual(result["ranks"], 2)
                 self.assertEqual(len(result["step_seconds"]), 2)
                 self.assertTrue(all(t > 0 for t in result["step_seconds"]))
-                self.assertEqual(sorted(os.listdir(folder)), ["rank0.json.gz", "rank1.json.gz"])
+                self.assertEqual(sorted(os.listdir(traces)), ["rank0.json.gz", "rank1.json.gz"])
                 # Each traced step is marked as the profiler marks a step: --tune-against takes
                 # the job's step and its step-to-step spread from them.
-                with gzip.open(os.path.join(folder, "rank0.json.gz"), "rt") as f:
-                    names = {event.get("name", "") for event in json.load(f)["traceEvents"]}
+                with gzip.open(os.path.join(traces, "rank0.json.gz"), "rt") as f:
+                    events = json.load(f)["traceEvents"]
+                names = {event.get("name", "") for event in events}
                 self.assertEqual(len({name for name in names if name.startswith("ProfilerStep#")}), 3, names)
+                if framework == "fsdp2":
+                    # The small shape's two layers are one unit, kept gathered to backward:
+                    # a step gathers the root and that unit once each, in forward only.
+                    gathers = [e for e in events if e.get("name") == "c10d::_allgather_base_"]
+                    self.assertEqual(len(gathers), 2 * 3, sorted(names))
+                    self.assertIn("FSDP::pre_forward (layers.0, layers.1)", names)
 
 
 if __name__ == "__main__":

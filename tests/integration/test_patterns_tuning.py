@@ -132,6 +132,9 @@ DEEPSPEED_ZERO_KEYS = {"stage", "overlap_comm", "reduce_bucket_size", "allgather
                        "contiguous_gradients", "sub_group_size", "stage3_prefetch_bucket_size",
                        "stage3_param_persistence_threshold", "stage3_max_live_parameters",
                        "stage3_max_reuse_distance"}
+# What the user's fully_shard calls take (docs/patterns.md): the keyword argument, the
+# forward prefetch and the unit.
+FSDP2_SETTINGS = {"reshard_after_forward", "forward_prefetch", "fsdp_unit_layers"}
 # Tiny tensors in many blocks: with 1 KiB buckets every tensor is its own allreduce, so
 # the step is hundreds of latency-bound collectives; any sensible bucket size is far faster.
 LATENCY_BOUND_DDP = ["--pattern", "ddp", "--params", "1.5M", "--layers", "64", "--hidden", "32", "--ffn", "128",
@@ -245,7 +248,7 @@ class Tuning(TempDirTest):
         print(f"\nDDP 1 KiB buckets: {steps['start'] * 1e3:.3f} ms/step; tuned bucket_cap_mb "
               f"{recommended['bucket_cap_mb']}: {steps['tuned'] * 1e3:.3f} ms/step")
 
-    def test_fsdp_writes_its_keyword_arguments_and_a_short_budget_skips_the_rest(self):
+    def test_fsdp_writes_its_settings_and_a_short_budget_skips_the_rest(self):
         kwargs, csv_path, json_path = self.path("fsdp_kwargs.json"), self.path("t.csv"), self.path("t.json")
         code, out, err, _ = self.tune("--pattern", "fsdp", *SMALL_MODEL, "--tune-output", kwargs, "--csv", csv_path,
                                       "--json", json_path, budget=0.001)
@@ -259,14 +262,17 @@ class Tuning(TempDirTest):
         self.assertEqual(doc["budget_exhausted"], "skipped" in verdicts)
         self.assertEqual("the budget (--tune-budget 0.001) ended the search" in out, "skipped" in verdicts, out)
         self.assertIn("recommendation: keep your settings", out)
-        self.assertLessEqual(set(read_json(kwargs)), FSDP_KWARGS)
+        self.assertEqual(set(read_json(kwargs)), FSDP2_SETTINGS)
         # The model fitted to the start predicts every candidate, even those the budget
-        # skipped; --tune-measure-all asks it nothing.
+        # skipped; --tune-measure-all asks it nothing. The wrapper (FSDP1) writes its
+        # constructor's keyword arguments.
         self.assertTrue(all(t["predicted_seconds"] > 0 for t in doc["trials"][1:]), doc["trials"])
-        code, out, err, _ = self.tune("--pattern", "fsdp", *SMALL_MODEL, "--tune-measure-all", "--json", json_path,
-                                      "--force", budget=0.001)
+        code, out, err, _ = self.tune("--pattern", "fsdp", "--fsdp-version", "1", *SMALL_MODEL, "--tune-measure-all",
+                                      "--json", json_path, "--tune-output", kwargs, "--force", budget=0.001)
         self.assertEqual(code, 0, err)
         self.assertTrue(all(t["predicted_seconds"] is None for t in read_json(json_path)["trials"]))
+        self.assertLessEqual(set(read_json(kwargs)), FSDP_KWARGS)
+        self.assertIn("backward_prefetch", read_json(kwargs))
 
     def test_a_memory_limit_excludes_what_does_not_fit_and_every_trial_says_its_memory(self):
         # Small buckets to start with: the start fits under 100 MiB; ZeRO-3 allocates a

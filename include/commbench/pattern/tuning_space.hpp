@@ -1,5 +1,6 @@
 // The settings `bench-patterns --tune` searches, per framework, under the framework's own
-// names: DDP's bucket_cap_mb; FSDP's wrapping unit and prefetch flags; DeepSpeed ZeRO's
+// names: DDP's bucket_cap_mb; FSDP's wrapping unit and prefetch flags (and fully_shard's
+// reshard_after_forward, FSDP2's own in place of the wrapper's); DeepSpeed ZeRO's
 // zero_optimization keys (overlap_comm, the bucket sizes, and for stage 3 the prefetch
 // bucket, persistence threshold and live-parameter limit). Each knob carries the values
 // tried (docs/patterns.md says why these), read and written as text so the search, the
@@ -30,8 +31,9 @@ std::string knob_value(const PatternConfig& config, const std::string& key);
 PatternConfig with_knob(PatternConfig config, const std::string& key, const std::string& value);
 
 // The tuned settings as the framework reads them, JSON text: for ZeRO a ds_config.json
-// fragment ({"zero_optimization": {...}}); for DDP and FSDP the constructor's keyword
-// arguments ({"bucket_cap_mb": 50}). Only the knobs tuning_space() lists appear.
+// fragment ({"zero_optimization": {...}}); for DDP and the FSDP1 wrapper the constructor's
+// keyword arguments ({"bucket_cap_mb": 50}); for fully_shard (FSDP2) every knob, the unit
+// too, since the user's code applies them per unit. Only the knobs tuning_space() lists appear.
 std::string tuned_settings_json(const PatternConfig& config);
 // Where the file goes in the user's code, one line for the console.
 std::string tuned_settings_usage(const PatternConfig& config);

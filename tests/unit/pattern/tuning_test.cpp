@@ -32,6 +32,12 @@ const TuningKnob& knob_named(const std::vector<TuningKnob>& knobs, const std::st
   throw std::runtime_error("no knob " + key);
 }
 
+std::vector<std::string> keys_of(const std::vector<TuningKnob>& knobs) {
+  std::vector<std::string> keys;
+  for (const TuningKnob& knob : knobs) keys.push_back(knob.key);
+  return keys;
+}
+
 TEST(TuningSpace, EachFrameworkOffersItsOwnKeysWithTheConfigsValueAmongTheCandidates) {
   PatternConfig ddp = config_of(PatternKind::ddp, small_llama(4), 4);
   ddp.ddp.bucket_cap_mb = 0.001;
@@ -42,10 +48,8 @@ TEST(TuningSpace, EachFrameworkOffersItsOwnKeysWithTheConfigsValueAmongTheCandid
   EXPECT_EQ(ddp_knobs[0].candidates.size(), 8u);
 
   const auto zero3 = tuning_space(config_of(PatternKind::zero3, small_llama(4), 4));
-  std::vector<std::string> keys;
-  for (const TuningKnob& knob : zero3) keys.push_back(knob.key);
   // The eight knobs users search.
-  EXPECT_EQ(keys, (std::vector<std::string>{
+  EXPECT_EQ(keys_of(zero3), (std::vector<std::string>{
                       "zero_optimization.overlap_comm", "zero_optimization.contiguous_gradients",
                       "zero_optimization.sub_group_size", "zero_optimization.reduce_bucket_size",
                       "zero_optimization.stage3_prefetch_bucket_size",
@@ -66,6 +70,16 @@ TEST(TuningSpace, EachFrameworkOffersItsOwnKeysWithTheConfigsValueAmongTheCandid
 
   const auto fsdp = tuning_space(config_of(PatternKind::fsdp, small_llama(2), 4));
   EXPECT_EQ(knob_named(fsdp, "fsdp_unit_layers").candidates, (std::vector<std::string>{"1", "2"}));  // no 4 of 2
+  // fully_shard (the default) has reshard_after_forward and neither of the wrapper's
+  // backward_prefetch and limit_all_gathers; the wrapper has no reshard_after_forward.
+  EXPECT_EQ(keys_of(fsdp), (std::vector<std::string>{"reshard_after_forward", "forward_prefetch", "fsdp_unit_layers"}));
+  PatternConfig wrapper = config_of(PatternKind::fsdp, small_llama(2), 4);
+  wrapper.fsdp.version = 1;
+  EXPECT_EQ(keys_of(tuning_space(wrapper)),
+            (std::vector<std::string>{"backward_prefetch", "forward_prefetch", "limit_all_gathers", "fsdp_unit_layers"}));
+  PatternConfig hybrid = config_of(PatternKind::fsdp, small_llama(2), 4);
+  hybrid.fsdp.sharding = FsdpSharding::hybrid_shard;
+  EXPECT_EQ(keys_of(tuning_space(hybrid)), (std::vector<std::string>{"forward_prefetch", "fsdp_unit_layers"}));
 
   EXPECT_THROW(tuning_space(config_of(PatternKind::pipeline, small_llama(4), 1, 1, 4)), UsageError);
 }
@@ -108,13 +122,29 @@ TEST(TuningSpace, DdpAndFsdpSettingsAreTheConstructorsKeywordArguments) {
   EXPECT_EQ(nlohmann::json::parse(tuned_settings_json(ddp)), nlohmann::json({{"bucket_cap_mb", 50}}));
   // The trial passes bucket_cap_mb=50 to DDP, which then caps its first bucket at 50 too.
   EXPECT_DOUBLE_EQ(first_bucket_cap_mb(ddp.ddp), 50);
-  PatternConfig fsdp = with_knob(config_of(PatternKind::fsdp, small_llama(4), 4), "backward_prefetch", "NONE");
-  fsdp = with_knob(fsdp, "fsdp_unit_layers", "2");
-  const nlohmann::json kwargs = nlohmann::json::parse(tuned_settings_json(fsdp));
+  PatternConfig wrapper = config_of(PatternKind::fsdp, small_llama(4), 4);
+  wrapper.fsdp.version = 1;
+  wrapper = with_knob(wrapper, "backward_prefetch", "NONE");
+  wrapper = with_knob(wrapper, "fsdp_unit_layers", "2");
+  const nlohmann::json kwargs = nlohmann::json::parse(tuned_settings_json(wrapper));
   EXPECT_EQ(kwargs, nlohmann::json({{"backward_prefetch", "NONE"},
                                     {"forward_prefetch", false},
                                     {"limit_all_gathers", true}}));
-  EXPECT_NE(tuned_settings_usage(fsdp).find("2 transformer blocks per unit"), std::string::npos);
+  EXPECT_NE(tuned_settings_usage(wrapper).find("2 transformer blocks per unit"), std::string::npos);
+}
+
+TEST(TuningSpace, FullyShardKeepsUnitsGatheredAsShardGradOpAndWritesEveryKnob) {
+  const PatternConfig start = config_of(PatternKind::fsdp, small_llama(4), 4);
+  EXPECT_EQ(knob_value(start, "reshard_after_forward"), "true");
+  const PatternConfig kept = with_knob(start, "reshard_after_forward", "false");
+  EXPECT_EQ(kept.fsdp.sharding, FsdpSharding::shard_grad_op);
+  EXPECT_EQ(with_knob(kept, "reshard_after_forward", "true").fsdp.sharding, FsdpSharding::full_shard);
+  EXPECT_THROW(with_knob(start, "backward_prefetch", "NONE"), UsageError);
+  EXPECT_THROW(with_knob(start, "reshard_after_forward", "sometimes"), UsageError);
+  const PatternConfig tuned = with_knob(with_knob(kept, "forward_prefetch", "true"), "fsdp_unit_layers", "2");
+  EXPECT_EQ(nlohmann::json::parse(tuned_settings_json(tuned)),
+            nlohmann::json({{"reshard_after_forward", false}, {"forward_prefetch", true}, {"fsdp_unit_layers", 2}}));
+  EXPECT_NE(tuned_settings_usage(tuned).find("set_modules_to_forward_prefetch"), std::string::npos);
 }
 
 // A landscape known in advance: step time from the knobs' values, optional noise and
