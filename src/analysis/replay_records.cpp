@@ -99,11 +99,14 @@ void print_replay_report(const TraceSummary& summary, const FabricComparison* fa
     return !c.nccl_algo.empty() || !c.nccl_proto.empty();
   });
   TextTable classes(class_columns(fabric != nullptr, with_nccl), "  ", "  ");
+  std::vector<std::uint64_t> sizes;
+  for (const TracedClass& c : summary.classes) sizes.push_back(c.bytes);
+  const std::vector<std::string> size_texts = format_sizes_apart(sizes);
   for (std::size_t i = 0; i < summary.classes.size(); ++i) {
     const TracedClass& c = summary.classes[i];
     std::vector<std::string> row{c.op,
                                  c.dtype.empty() ? "?" : c.dtype,
-                                 c.bytes_known ? format_size(c.bytes) : "?",
+                                 c.bytes_known ? size_texts[i] : "?",
                                  c.group_ranks > 0 ? std::to_string(c.group_ranks) : "?",
                                  std::to_string(c.calls),
                                  optional_text(c.seconds, 1e3),

@@ -137,10 +137,15 @@ void print_run_comparison(const RunComparison& comparison) {
                      {{"time ms before"}, Align::right, 15},
                      {{"after"}, Align::right, 10}},
                     "  ", "  ");
-  for (const ClassChange& c : comparison.classes)
-    classes.add_row({c.op, c.dtype.empty() ? "?" : c.dtype, c.bytes_known ? format_size(c.bytes) : "?",
+  std::vector<std::uint64_t> sizes;
+  for (const ClassChange& c : comparison.classes) sizes.push_back(c.bytes);
+  const std::vector<std::string> size_texts = format_sizes_apart(sizes);
+  for (std::size_t i = 0; i < comparison.classes.size(); ++i) {
+    const ClassChange& c = comparison.classes[i];
+    classes.add_row({c.op, c.dtype.empty() ? "?" : c.dtype, c.bytes_known ? size_texts[i] : "?",
                      c.group_ranks > 0 ? std::to_string(c.group_ranks) : "?", number(c.calls_before),
                      number(c.calls_after), ms(c.seconds_before), ms(c.seconds_after)});
+  }
   fmt::print("{}", classes.render());
 }
 

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <limits>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -103,6 +105,24 @@ std::string format_size(std::uint64_t bytes) {
     ++unit;
   }
   return fixed_text(value, 1) + units[unit];
+}
+
+std::vector<std::string> format_sizes_apart(const std::vector<std::uint64_t>& sizes) {
+  // "1.0MiB" (a little over 1 MiB) reads as "1MiB" does: both are one reading.
+  const auto reading = [](std::string text) {
+    const std::size_t point = text.find(".0");
+    if (point != std::string::npos) text.erase(point, 2);
+    return text;
+  };
+  std::map<std::string, std::set<std::uint64_t>> sizes_of_reading;
+  std::vector<std::string> texts;
+  for (const std::uint64_t bytes : sizes) {
+    texts.push_back(format_size(bytes));
+    sizes_of_reading[reading(texts.back())].insert(bytes);
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (sizes_of_reading[reading(texts[i])].size() > 1) texts[i] = fmt::format("{}B", sizes[i]);
+  return texts;
 }
 
 }  // namespace commbench

@@ -7,6 +7,8 @@ import unittest
 
 from replay_test_support import TRACES, FolderCase, run
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 BEFORE = os.path.join(TRACES, "llama-ddp")
 AFTER = os.path.join(TRACES, "llama-ddp-bucket1mb")
 
@@ -53,7 +55,32 @@ class Before(FolderCase):
         for k in only_after:
             self.assertIsNone(classes[k]["calls_before"])
         self.assertIn("# against the earlier run (", out)
+        # Each class is a row of its own that reads apart from the others: two sizes that
+        # would round alike are printed in bytes.
+        ops = {c["op"] for c in comparison["classes"]}
+        shown = out.split("# against the earlier run (", 1)[1].splitlines()
+        rows = [tuple(line.split()[:4]) for line in shown if line.split() and line.split()[0] in ops]
+        self.assertEqual(len(rows), len(comparison["classes"]), out)
+        self.assertEqual(len(set(rows)), len(rows), out)
         self.assertEqual(both["collectives"], after["collectives"])  # the run given is still the report
+
+    def test_sizes_that_would_print_alike_are_printed_in_bytes(self):
+        # The closed-loop proof's DDP job (results/closed-loop/README.md), traced with 25 MiB
+        # and with 0.05 MiB buckets: the small buckets make allreduces of 2885632 and
+        # 2883584 bytes, both 2.8MiB to one decimal, and of 1 MiB and a little over.
+        results = os.path.join(HERE, "..", "..", "results", "closed-loop")
+        before = os.path.join(results, "ddp-500mbit-pruned", "trace-start")
+        after = os.path.join(results, "pruned-500mbit", "ddp-tiny-trace")
+        if not (os.path.isdir(before) and os.path.isdir(after)):
+            self.skipTest(f"the closed-loop traces are not in {results}")
+        out, both = self.read("both.json", after, "--before", before)
+        sizes = {c["bytes"] for c in both["before"]["classes"]}
+        self.assertLessEqual({2885632, 2883584, 1048576}, sizes)
+        shown = out.split("# against the earlier run (", 1)[1]
+        for exact in ("2885632B", "2883584B", "1048576B"):
+            self.assertIn(f" {exact} ", shown)
+        self.assertNotIn(" 2.8MiB ", shown)
+        self.assertIn(" 31.2MiB ", shown)  # a size no other reads like keeps its short form
 
     def test_an_earlier_run_that_cannot_be_read_is_one_line_exit_2_and_no_file(self):
         path = os.path.join(self.dir, "bad.json")

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace commbench {
 
@@ -15,5 +16,10 @@ std::uint64_t parse_size(std::string_view text, std::string_view flag);
 
 // "8B", "1KiB", "64MiB", "1.5GiB": exact for powers of two, one decimal otherwise.
 std::string format_size(std::uint64_t bytes);
+
+// format_size of each, except where two different sizes would read alike ("2.8MiB" for
+// 2949120 and 2960000 bytes; "1.0MiB" beside "1MiB"): those are written in whole bytes
+// ("2949120B"), so that rows a table keeps apart do not look like one size twice.
+std::vector<std::string> format_sizes_apart(const std::vector<std::uint64_t>& sizes);
 
 }  // namespace commbench

@@ -74,5 +74,16 @@ TEST(FormatSize, ExactPowersAndFractions) {
   EXPECT_EQ(format_size(1000), "1000B");
 }
 
+TEST(FormatSize, SizesThatWouldReadAlikeAreWrittenInBytes) {
+  // 2949120 and 2960000 bytes both round to 2.8MiB; the same size twice stays as it reads.
+  EXPECT_EQ(format_sizes_apart({2949120, 1024, 2960000, 1024, 3ull << 20}),
+            (std::vector<std::string>{"2949120B", "1KiB", "2960000B", "1KiB", "3MiB"}));
+  // A little over 1 MiB prints as 1.0MiB, which reads as 1MiB does.
+  EXPECT_EQ(format_sizes_apart({1048832, 1048576, 512 * 1024}),
+            (std::vector<std::string>{"1048832B", "1048576B", "512KiB"}));
+  EXPECT_EQ(format_sizes_apart({1048832}), (std::vector<std::string>{"1.0MiB"}));
+  EXPECT_TRUE(format_sizes_apart({}).empty());
+}
+
 }  // namespace
 }  // namespace commbench
