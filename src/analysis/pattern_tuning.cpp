@@ -261,6 +261,16 @@ void print_memory(std::optional<std::uint64_t> start_bytes, const PatternConfig&
                format_size(*start_bytes), format_size(*request.memory_limit_bytes));
 }
 
+// What the recommendation's figures rest on.
+std::string confirmation_text(const TuningOutcome& outcome) {
+  if (!outcome.confirmed) return ", not confirmed: no budget left";
+  if (outcome.confirm_rounds < kConfirmRounds)
+    return fmt::format(", each the fastest of its runs measured again in {} of {} alternating rounds: every run of "
+                       "the best beat every run of the start by over twice the margin",
+                       outcome.confirm_rounds, kConfirmRounds);
+  return ", each the fastest of its runs measured again in alternating rounds";
+}
+
 void print_recommendation(const TuningOutcome& outcome, const PatternConfig& best, const TuneRequest& request,
                           double elapsed) {
   const std::optional<StepProjection> projection = projection_of(outcome, request);
@@ -302,8 +312,7 @@ void print_recommendation(const TuningOutcome& outcome, const PatternConfig& bes
     for (const auto& [key, value] : changed) list += (list.empty() ? "" : ", ") + key + "=" + value;
     fmt::print("recommendation: {}: step {} ms instead of {} ms ({}% faster{}), exposed {} ms instead of {} ms\n", list,
                ms(tuned.step_seconds), ms(start.step_seconds), significant_text(100 * (1 - outcome.speedup()), 3),
-               outcome.confirmed ? ", each the fastest of its runs measured again in alternating rounds"
-                                 : ", not confirmed: no budget left",
+               confirmation_text(outcome),
                ms(tuned.exposed_seconds), ms(start.exposed_seconds));
   }
   print_memory(outcome.start().memory_bytes, best, request);
@@ -360,6 +369,7 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
       {"start_step_seconds", outcome.start_step.step_seconds},
       {"speedup", 1 / outcome.speedup()},
       {"confirmed", outcome.confirmed},
+      {"confirm_rounds", outcome.confirm_rounds},
       {"memory_bytes", largest_rank_memory(best).total()},
       {"start_memory_bytes", largest_rank_memory(start_config).total()}};
   nlohmann::ordered_json job = nullptr;

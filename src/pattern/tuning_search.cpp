@@ -47,16 +47,37 @@ const TrialMeasurement& faster(const TrialMeasurement& first, const TrialMeasure
   return second.step_seconds < first.step_seconds ? second : first;
 }
 
+// Whether every run of the best is faster than every run of the start by twice what a
+// change needs (the noisiest run's noise, kMinimumGain at least). Then a quiet run of the
+// start would have to beat all of its own runs by more than their noise to undo the
+// verdict, and the rounds left would only cost time: each is two runs of the step at the
+// job's size, as long as a run of the real job.
+bool beyond_doubt(const std::vector<TrialMeasurement>& best_runs, const std::vector<TrialMeasurement>& start_runs) {
+  double slowest_best = 0, fastest_start = start_runs.front().step_seconds, margin = kMinimumGain;
+  for (const TrialMeasurement& run : best_runs) {
+    slowest_best = std::max(slowest_best, run.step_seconds);
+    margin = std::max(margin, run.noise);
+  }
+  for (const TrialMeasurement& run : start_runs) {
+    fastest_start = std::min(fastest_start, run.step_seconds);
+    margin = std::max(margin, run.noise);
+  }
+  return slowest_best < fastest_start * (1 - 2 * margin);
+}
+
 // The best and the start measured again in alternating order, best-start, start-best,
 // best-start, ... for up to kConfirmRounds rounds; each side stands by its fastest run and
 // the best stands only when that is still clearly faster than the start's. One pair alone
 // lets a single burst of other work on the machine decide the recommendation; alternating
 // rounds give each side a quiet run. A machine that keeps speeding up gives the start the
-// last, fastest run, so drift can only make the search more cautious. Rounds the budget
-// has no room for are not run; without one whole round the trials' figures stand.
+// last, fastest run, so drift can only make the search more cautious. A round after which
+// the best's runs, its search trial among them, are all faster than the start's beyond
+// doubt ends the confirmation. Rounds the budget has no room for are not run; without one
+// whole round the trials' figures stand.
 void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vector<TuningKnob>& knobs,
-             TuningTrials& trials) {
+             TuningTrials& trials, const TrialMeasurement& best_in_search) {
   std::optional<TrialMeasurement> best_again, start_again;
+  std::vector<TrialMeasurement> best_runs{best_in_search}, start_runs{*outcome.trials.front().measured};
   // Measures one side once more; false when the budget has no room for it.
   const auto measure_again = [&](bool measuring_best) {
     if (!trials.room_for_another()) return false;
@@ -69,6 +90,7 @@ void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vect
     trial.verdict = TrialVerdict::confirm;
     std::optional<TrialMeasurement>& side = measuring_best ? best_again : start_again;
     side = side ? faster(*side, *trial.measured) : *trial.measured;
+    (measuring_best ? best_runs : start_runs).push_back(*trial.measured);
     decide(outcome, std::move(trial), trials);
     return true;
   };
@@ -79,6 +101,8 @@ void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vect
       if (round == 0) outcome.budget_exhausted = true;
       break;
     }
+    outcome.confirm_rounds = round + 1;
+    if (beyond_doubt(best_runs, start_runs)) break;
   }
   if (!best_again || !start_again) return;
   outcome.confirmed = true;
@@ -159,7 +183,7 @@ TuningOutcome tune_pattern(const PatternConfig& start, const std::vector<TuningK
   outcome.start_step = *first.measured;
   outcome.best_step = best;
   outcome.best_settings = settings_of(outcome.best, knobs);
-  if (outcome.best_settings != first.settings) confirm(outcome, start, knobs, trials);
+  if (outcome.best_settings != first.settings) confirm(outcome, start, knobs, trials, best);
   return outcome;
 }
 

@@ -166,6 +166,12 @@ class Tuning(TempDirTest):
             else:
                 for figure in ("step_seconds", "exposed_seconds", "communication_seconds", "noise"):
                     self.assertIsNone(trial[figure], figure)
+        # Each whole confirmation round is a run of the best and one of the start; a round
+        # the budget cut short leaves one run more.
+        confirms = sum(t["verdict"] == "confirm" for t in trials)
+        rounds = doc["recommendation"]["confirm_rounds"]
+        self.assertIn(confirms - 2 * rounds, (0, 1), trials)
+        self.assertEqual(doc["recommendation"]["confirmed"], rounds > 0)
         with open(csv_path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
         self.assertEqual(len(rows), len(trials))

@@ -87,6 +87,7 @@ struct TuningOutcome {
   // ran, else the trials.
   TrialMeasurement start_step, best_step;
   bool confirmed = false;
+  int confirm_rounds = 0;  // whole rounds run: fewer than kConfirmRounds when one left no doubt
   // The search's best before confirmation, when confirmation found it no faster.
   std::optional<std::vector<std::pair<std::string, std::string>>> unconfirmed;
   TrialMeasurement unconfirmed_step;  // its fastest step when measured again
@@ -100,7 +101,8 @@ struct TuningOutcome {
 inline constexpr double kMinimumGain = 0.02;
 // Rounds of the confirmation (each the best and the start, in alternating order): three
 // give each side two chances of a run no other work disturbed, for four trials more than
-// a single pair.
+// a single pair. A round after which every run of the best beats every run of the start
+// by twice the margin a change needs ends them.
 inline constexpr int kConfirmRounds = 3;
 
 struct TuningLimits {

@@ -1,19 +1,15 @@
-// --tune's parts without a job: the knobs each framework offers and the files they are
-// written to (read back by the ds_config reader, as DeepSpeed would read them), the search
-// on landscapes whose best point is known (noise, pruning, the budget), and the cost
-// model fitted to a measured step.
+// --tune's search without a job, on landscapes whose best point is known (noise, pruning,
+// confirmation, the budget), and the cost model fitted to a measured step. The knobs
+// themselves: tuning_space_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <map>
 #include <tuple>
 #include <vector>
-#include <nlohmann/json.hpp>
 
 #include "commbench/core/error.hpp"
-#include "commbench/pattern/deepspeed_config.hpp"
 #include "commbench/pattern/fitted_cost_model.hpp"
-#include "commbench/pattern/model_tensors.hpp"
 #include "commbench/pattern/step_prediction.hpp"
 #include "commbench/pattern/rank_memory.hpp"
 #include "commbench/pattern/tuning_search.hpp"
@@ -26,129 +22,6 @@ namespace {
 using testing::config_of;
 using testing::small_llama;
 
-const TuningKnob& knob_named(const std::vector<TuningKnob>& knobs, const std::string& key) {
-  for (const TuningKnob& knob : knobs)
-    if (knob.key == key) return knob;
-  throw std::runtime_error("no knob " + key);
-}
-
-std::vector<std::string> keys_of(const std::vector<TuningKnob>& knobs) {
-  std::vector<std::string> keys;
-  for (const TuningKnob& knob : knobs) keys.push_back(knob.key);
-  return keys;
-}
-
-TEST(TuningSpace, EachFrameworkOffersItsOwnKeysWithTheConfigsValueAmongTheCandidates) {
-  PatternConfig ddp = config_of(PatternKind::ddp, small_llama(4), 4);
-  ddp.ddp.bucket_cap_mb = 0.001;
-  const auto ddp_knobs = tuning_space(ddp);
-  ASSERT_EQ(ddp_knobs.size(), 1u);
-  EXPECT_EQ(ddp_knobs[0].key, "bucket_cap_mb");
-  EXPECT_EQ(ddp_knobs[0].candidates.front(), "0.001");  // the start, then DDP's range
-  EXPECT_EQ(ddp_knobs[0].candidates.size(), 8u);
-
-  const auto zero3 = tuning_space(config_of(PatternKind::zero3, small_llama(4), 4));
-  // The eight knobs users search.
-  EXPECT_EQ(keys_of(zero3), (std::vector<std::string>{
-                      "zero_optimization.overlap_comm", "zero_optimization.contiguous_gradients",
-                      "zero_optimization.sub_group_size", "zero_optimization.reduce_bucket_size",
-                      "zero_optimization.stage3_prefetch_bucket_size",
-                      "zero_optimization.stage3_param_persistence_threshold",
-                      "zero_optimization.stage3_max_live_parameters", "zero_optimization.stage3_max_reuse_distance"}));
-  // DeepSpeed's "auto" values for hidden 1024 are among the bucket candidates, and so are
-  // the ends of the users' range: one element, DeepSpeed's default.
-  const auto& reduce = knob_named(zero3, "zero_optimization.reduce_bucket_size").candidates;
-  EXPECT_NE(std::find(reduce.begin(), reduce.end(), std::to_string(1024 * 1024)), reduce.end());
-  EXPECT_NE(std::find(reduce.begin(), reduce.end(), "500000000"), reduce.end());
-  EXPECT_EQ(reduce.front(), "1");
-  // Persistence reaches the largest parameter: every parameter whole on every rank.
-  std::uint64_t largest = 0;
-  for (const ParameterTensor& tensor : model_tensors(small_llama(4))) largest = std::max(largest, tensor.elements);
-  const auto& persistence = knob_named(zero3, "zero_optimization.stage3_param_persistence_threshold").candidates;
-  EXPECT_EQ(persistence.back(), std::to_string(std::max<std::uint64_t>(largest, 10'000'000)));
-  EXPECT_NE(std::find(persistence.begin(), persistence.end(), std::to_string(largest)), persistence.end());
-
-  const auto fsdp = tuning_space(config_of(PatternKind::fsdp, small_llama(2), 4));
-  EXPECT_EQ(knob_named(fsdp, "fsdp_unit_layers").candidates, (std::vector<std::string>{"1", "2"}));  // no 4 of 2
-  // fully_shard (the default) has reshard_after_forward and neither of the wrapper's
-  // backward_prefetch and limit_all_gathers; the wrapper has no reshard_after_forward.
-  EXPECT_EQ(keys_of(fsdp), (std::vector<std::string>{"reshard_after_forward", "forward_prefetch", "fsdp_unit_layers"}));
-  PatternConfig wrapper = config_of(PatternKind::fsdp, small_llama(2), 4);
-  wrapper.fsdp.version = 1;
-  EXPECT_EQ(keys_of(tuning_space(wrapper)),
-            (std::vector<std::string>{"backward_prefetch", "forward_prefetch", "limit_all_gathers", "fsdp_unit_layers"}));
-  PatternConfig hybrid = config_of(PatternKind::fsdp, small_llama(2), 4);
-  hybrid.fsdp.sharding = FsdpSharding::hybrid_shard;
-  EXPECT_EQ(keys_of(tuning_space(hybrid)), (std::vector<std::string>{"forward_prefetch", "fsdp_unit_layers"}));
-
-  EXPECT_THROW(tuning_space(config_of(PatternKind::pipeline, small_llama(4), 1, 1, 4)), UsageError);
-}
-
-TEST(TuningSpace, WithKnobChangesOnlyThatKnob) {
-  const PatternConfig start = config_of(PatternKind::zero3, small_llama(4), 4);
-  const PatternConfig changed = with_knob(start, "zero_optimization.reduce_bucket_size", "5000000");
-  EXPECT_EQ(changed.zero.reduce_bucket_size, 5'000'000u);
-  EXPECT_EQ(changed.zero.stage3_prefetch_bucket_size, start.zero.stage3_prefetch_bucket_size);
-  EXPECT_EQ(knob_value(changed, "zero_optimization.overlap_comm"), "true");  // stage 3's default
-  const PatternConfig no_overlap = with_knob(start, "zero_optimization.overlap_comm", "false");
-  EXPECT_FALSE(no_overlap.zero.overlaps(3));
-  EXPECT_THROW(with_knob(start, "bucket_cap_mb", "25"), UsageError);
-  EXPECT_THROW(with_knob(start, "zero_optimization.reduce_bucket_size", "-1"), UsageError);
-}
-
-TEST(TuningSpace, TheDsConfigFragmentReadsBackAsTheTunedSettings) {
-  PatternConfig config = config_of(PatternKind::zero3, small_llama(4), 4);
-  config = with_knob(config, "zero_optimization.overlap_comm", "false");
-  config = with_knob(config, "zero_optimization.reduce_bucket_size", "20000000");
-  config = with_knob(config, "zero_optimization.stage3_max_live_parameters", "300000000");
-  const std::string text = tuned_settings_json(config);
-  std::vector<std::string> warnings;
-  const DeepSpeedConfig read = parse_deepspeed_config(text, "fragment", config.model.hidden, warnings);
-  EXPECT_TRUE(warnings.empty()) << warnings.front();
-  ASSERT_EQ(read.stage, 3);
-  EXPECT_FALSE(read.zero.overlaps(3));
-  EXPECT_EQ(read.zero.reduce_bucket_size, 20'000'000u);
-  EXPECT_EQ(read.zero.stage3_max_live_parameters, 300'000'000u);
-  EXPECT_EQ(read.zero.stage3_prefetch_bucket_size, config.zero.stage3_prefetch_bucket_size);
-  EXPECT_EQ(read.zero.stage3_param_persistence_threshold, config.zero.stage3_param_persistence_threshold);
-  // Numbers are JSON numbers, not strings: DeepSpeed's pydantic fields want integers.
-  EXPECT_TRUE(nlohmann::json::parse(text)["zero_optimization"]["reduce_bucket_size"].is_number_integer());
-}
-
-TEST(TuningSpace, DdpAndFsdpSettingsAreTheConstructorsKeywordArguments) {
-  PatternConfig ddp = config_of(PatternKind::ddp, small_llama(4), 4);
-  EXPECT_DOUBLE_EQ(first_bucket_cap_mb(ddp.ddp), 1);
-  ddp = with_knob(ddp, "bucket_cap_mb", "50");
-  EXPECT_EQ(nlohmann::json::parse(tuned_settings_json(ddp)), nlohmann::json({{"bucket_cap_mb", 50}}));
-  // The trial passes bucket_cap_mb=50 to DDP, which then caps its first bucket at 50 too.
-  EXPECT_DOUBLE_EQ(first_bucket_cap_mb(ddp.ddp), 50);
-  PatternConfig wrapper = config_of(PatternKind::fsdp, small_llama(4), 4);
-  wrapper.fsdp.version = 1;
-  wrapper = with_knob(wrapper, "backward_prefetch", "NONE");
-  wrapper = with_knob(wrapper, "fsdp_unit_layers", "2");
-  const nlohmann::json kwargs = nlohmann::json::parse(tuned_settings_json(wrapper));
-  EXPECT_EQ(kwargs, nlohmann::json({{"backward_prefetch", "NONE"},
-                                    {"forward_prefetch", false},
-                                    {"limit_all_gathers", true}}));
-  EXPECT_NE(tuned_settings_usage(wrapper).find("2 transformer blocks per unit"), std::string::npos);
-}
-
-TEST(TuningSpace, FullyShardKeepsUnitsGatheredAsShardGradOpAndWritesEveryKnob) {
-  const PatternConfig start = config_of(PatternKind::fsdp, small_llama(4), 4);
-  EXPECT_EQ(knob_value(start, "reshard_after_forward"), "true");
-  const PatternConfig kept = with_knob(start, "reshard_after_forward", "false");
-  EXPECT_EQ(kept.fsdp.sharding, FsdpSharding::shard_grad_op);
-  EXPECT_EQ(with_knob(kept, "reshard_after_forward", "true").fsdp.sharding, FsdpSharding::full_shard);
-  EXPECT_THROW(with_knob(start, "backward_prefetch", "NONE"), UsageError);
-  EXPECT_THROW(with_knob(start, "reshard_after_forward", "sometimes"), UsageError);
-  const PatternConfig tuned = with_knob(with_knob(kept, "forward_prefetch", "true"), "fsdp_unit_layers", "2");
-  EXPECT_EQ(nlohmann::json::parse(tuned_settings_json(tuned)),
-            nlohmann::json({{"reshard_after_forward", false}, {"forward_prefetch", true}, {"fsdp_unit_layers", 2}}));
-  EXPECT_NE(tuned_settings_usage(tuned).find("set_modules_to_forward_prefetch"), std::string::npos);
-}
-
-// A landscape known in advance: step time from the knobs' values, optional noise and
-// model, and a budget of so many trials.
 class LandscapeTrials : public TuningTrials {
  public:
   std::function<double(const PatternConfig&)> step;
@@ -196,12 +69,14 @@ TEST(TuningSearch, FindsTheKnownBestAndKeepsWhatDoesNotMatter) {
   EXPECT_EQ(outcome.best.zero.stage3_param_persistence_threshold, start.zero.stage3_param_persistence_threshold);
   std::size_t candidates = 0;
   for (const TuningKnob& knob : knobs) candidates += knob.candidates.size() - 1;
-  // Every candidate has a row, then the best and the start measured again, round by round.
-  const std::size_t confirmation = 2 * kConfirmRounds;
+  // Every candidate has a row, then the best and the start measured again: one round, as
+  // every run of the best beat every run of the start by far more than twice the margin.
+  const std::size_t confirmation = 2;
   EXPECT_EQ(outcome.trials.size(), 1 + candidates + confirmation);
   EXPECT_EQ(trials.measured, static_cast<int>(1 + candidates + confirmation));
   EXPECT_EQ(outcome.trials.back().verdict, TrialVerdict::confirm);
   EXPECT_TRUE(outcome.confirmed);
+  EXPECT_EQ(outcome.confirm_rounds, 1);
   EXPECT_NEAR(outcome.speedup(), 1.0 / (1.0 + 0.2 * std::log10(5e8 / 5e7) + 0.5), 1e-12);
   EXPECT_FALSE(outcome.budget_exhausted);
 }
@@ -241,13 +116,43 @@ TEST(TuningSearch, OneDisturbedConfirmationRunDoesNotDecide) {
   for (const TuningTrial& trial : outcome.trials)
     if (trial.verdict == TrialVerdict::confirm) order.push_back(trial.value);
   EXPECT_EQ(order, (std::vector<std::string>{"best", "start", "start", "best", "best", "start"}));
+  EXPECT_EQ(outcome.confirm_rounds, kConfirmRounds);  // the disturbed run left doubt after each round
   EXPECT_DOUBLE_EQ(outcome.trials[static_cast<std::size_t>(search_trials)].measured->step_seconds, 2.0);
+}
+
+TEST(TuningSearch, ARoundBeyondDoubtEndsTheConfirmationAndOneWithinTwiceTheMarginDoesNot) {
+  const PatternConfig start = config_of(PatternKind::ddp, small_llama(4), 4);
+  LandscapeTrials trials;
+  const int search_trials = static_cast<int>(tuning_space(start).front().candidates.size());
+  // 100 MiB buckets 5 % faster: beyond twice the 2 % margin after the first round.
+  trials.step = [](const PatternConfig& config) { return config.ddp.bucket_cap_mb == 100 ? 0.95 : 1.0; };
+  TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
+  EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
+  EXPECT_EQ(outcome.confirm_rounds, 1);
+  EXPECT_EQ(trials.measured, search_trials + 2);
+  // 3 % faster: a change (over 2 %), but within twice the margin: every round runs.
+  trials.measured = 0;
+  trials.step = [](const PatternConfig& config) { return config.ddp.bucket_cap_mb == 100 ? 0.97 : 1.0; };
+  outcome = tune_pattern(start, tuning_space(start), trials);
+  EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
+  EXPECT_EQ(outcome.confirm_rounds, kConfirmRounds);
+  EXPECT_EQ(trials.measured, search_trials + 2 * kConfirmRounds);
+  // 5 % faster, but one run of the start as fast as the best's slowest: no early end.
+  trials.measured = 0;
+  trials.step = [&trials, search_trials](const PatternConfig& config) {
+    if (trials.measured == search_trials + 2) return 0.95;  // the start, measured again in the first round
+    return config.ddp.bucket_cap_mb == 100 ? 0.95 : 1.0;
+  };
+  outcome = tune_pattern(start, tuning_space(start), trials);
+  EXPECT_EQ(outcome.confirm_rounds, kConfirmRounds);
+  EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 25);  // the start's fastest run matched the best's
 }
 
 TEST(TuningSearch, ConfirmationRoundsTheBudgetHasNoRoomForAreNotRun) {
   const PatternConfig start = config_of(PatternKind::ddp, small_llama(4), 4);
   LandscapeTrials trials;
-  trials.step = [](const PatternConfig& config) { return config.ddp.bucket_cap_mb == 100 ? 0.5 : 1.0; };
+  // 3 % faster: within twice the margin, so no round ends the confirmation early.
+  trials.step = [](const PatternConfig& config) { return config.ddp.bucket_cap_mb == 100 ? 0.97 : 1.0; };
   const int search_trials = static_cast<int>(tuning_space(start).front().candidates.size());
   trials.budget_trials = search_trials + 3;  // one whole round and half of the next
   const TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
@@ -303,7 +208,7 @@ TEST(TuningSearch, OnlyWhatTheModelPredictsToSaveEnoughIsMeasuredAndMeasurementD
   // Predicted no faster than the new best (100 MiB): not run.
   EXPECT_EQ(verdicts.at("250"), TrialVerdict::pruned);
   EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
-  EXPECT_EQ(trials.measured, 2 + 2 * kConfirmRounds);  // start, 100, then 100 and start again
+  EXPECT_EQ(trials.measured, 2 + 2);  // start, 100, then 100 and start again: a round beyond doubt
 }
 
 TEST(TuningSearch, ASavingTheJobsSpreadWouldHideEarnsNoTrial) {
