@@ -377,6 +377,7 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
     job = {{"source", request.job->source},
            {"steps", request.job->steps},
            {"ranks_traced", request.job->ranks_traced},
+           {"ranks_short_of_steps", request.job->ranks_short_of_steps},
            {"world_size", request.job->world_size},
            {"traced_step_seconds", projection->traced_step_seconds},
            {"exposed_seconds", request.job->exposed_seconds ? nlohmann::ordered_json(*request.job->exposed_seconds)

@@ -44,7 +44,8 @@ Record rank_trace_record(const RankTraceSummary& rank) {
       {std::int64_t{rank.rank}, rank.host, rank.path, whole_value(rank.collectives),
        optional_value(rank.communication_seconds), optional_value(rank.calls_seconds), whole_value(rank.unclaimed_runs),
        rank.unclaimed_seconds, rank.wait_seconds, optional_value(rank.step_seconds),
-       whole_value(rank.last_arrivals), optional_value(rank.lateness_seconds), optional_value(rank.exposed_seconds)},
+       whole_value(rank.last_arrivals), optional_value(rank.lateness_seconds), optional_value(rank.exposed_seconds),
+       std::int64_t{rank.steps}},
       {}};
 }
 

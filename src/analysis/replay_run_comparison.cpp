@@ -33,12 +33,7 @@ RunStepFigures step_figures(const TraceSummary& summary, const char* which) {
     figures.wait_seconds += step.wait_seconds / steps;
   }
   if (bytes_known) figures.bytes = bytes;
-  double exposed = 0;
-  for (const RankTraceSummary& rank : summary.ranks) {
-    if (!rank.exposed_seconds) return figures;
-    exposed += *rank.exposed_seconds;
-  }
-  if (!summary.ranks.empty()) figures.exposed_seconds = exposed / static_cast<double>(summary.ranks.size()) / steps;
+  figures.exposed_seconds = per_step_over_ranks(summary, &RankTraceSummary::exposed_seconds);
   return figures;
 }
 

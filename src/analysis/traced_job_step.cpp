@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commbench/core/error.hpp"
 #include "commbench/core/number_text.hpp"
@@ -16,17 +17,6 @@ namespace commbench {
 namespace {
 
 std::string ms(double seconds) { return significant_text(seconds * 1e3, 4); }
-
-// A per-rank total over the steps as a per-step mean over the ranks.
-std::optional<double> per_step(const TraceSummary& summary, std::optional<double> RankTraceSummary::*field,
-                               int steps) {
-  double total = 0;
-  for (const RankTraceSummary& rank : summary.ranks) {
-    if (!(rank.*field)) return std::nullopt;
-    total += *(rank.*field);
-  }
-  return total / static_cast<double>(summary.ranks.size()) / steps;
-}
 
 }  // namespace
 
@@ -52,8 +42,9 @@ TracedJobStep traced_job_step(const std::string& path, const char* flag) {
   job.step_seconds /= job.steps;
   if (step_times.size() > 1)
     job.step_spread_seconds = percentile_of_sorted(step_times, 0.9) - percentile_of_sorted(step_times, 0.1);
-  job.exposed_seconds = per_step(summary, &RankTraceSummary::exposed_seconds, job.steps);
-  job.communication_seconds = per_step(summary, &RankTraceSummary::communication_seconds, job.steps);
+  job.exposed_seconds = per_step_over_ranks(summary, &RankTraceSummary::exposed_seconds);
+  job.communication_seconds = per_step_over_ranks(summary, &RankTraceSummary::communication_seconds);
+  job.ranks_short_of_steps = ranks_short_of_steps(summary);
   job.ranks_traced = static_cast<int>(summary.ranks.size());
   job.world_size = summary.world_size;
   return job;
@@ -83,6 +74,14 @@ std::string projection_text(const StepProjection& projection, const TracedJobSte
   std::string caveats =
       job.step_spread_seconds ? "" : " (one traced step: trace several for the step-to-step spread it must beat)";
   // The step is the longest of the ranks read: a slower rank not read would lengthen it.
+  // A rank whose profiler stopped early: its time is per its own steps, which the reader
+  // should know rests on fewer steps.
+  if (job.ranks_short_of_steps.size() == 1)
+    caveats += fmt::format(" (rank {}'s trace holds fewer of the {} steps: its time is taken per its own steps)",
+                           job.ranks_short_of_steps.front(), job.steps);
+  else if (job.ranks_short_of_steps.size() > 1)
+    caveats += fmt::format(" (the traces of ranks {} hold fewer of the {} steps: their time is taken per their own steps)",
+                           fmt::join(job.ranks_short_of_steps, ", "), job.steps);
   if (job.world_size > job.ranks_traced)
     caveats += fmt::format(" ({} of the job's {} ranks traced: the step is the longest of those; give every rank's trace)",
                            job.ranks_traced, job.world_size);

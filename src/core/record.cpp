@@ -173,6 +173,7 @@ constexpr std::array kRankColumns{
     Column{"last_arrivals", integer, "", false},
     Column{"lateness_seconds", number, "s", true},
     Column{"exposed_seconds", number, "s", true},
+    Column{"steps", integer, "", false},
 };
 
 // bench-collectives' NICs: what one node's port carried during one case (--nic-counters).

@@ -40,7 +40,7 @@ std::optional<double> typical_step(const TraceSummary& summary) {
   if (summary.steps.empty()) return std::nullopt;
   std::vector<double> steps;
   for (const RankTraceSummary& rank : summary.ranks)
-    if (rank.step_seconds) steps.push_back(*rank.step_seconds / static_cast<double>(summary.steps.size()));
+    if (rank.step_seconds && rank.steps > 0) steps.push_back(*rank.step_seconds / rank.steps);
   if (steps.empty()) return std::nullopt;
   return median_of(steps);
 }

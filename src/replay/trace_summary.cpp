@@ -103,6 +103,7 @@ RankTraceSummary rank_summary(const RankTrace& trace) {
     double steps = 0;
     for (const StepWindow& step : trace.steps) steps += (step.end_us - step.start_us) * 1e-6;
     rank.step_seconds = steps;
+    rank.steps = static_cast<int>(trace.steps.size());
   }
   return rank;
 }
@@ -259,6 +260,24 @@ TraceSummary summarize_traces(std::vector<RankTrace> traces) {
   if (clock.comparable && !by_call && traces.size() > 1) summary.notes.push_back(arrival_note(clock, traces.front()));
   judge_straggler(summary, waits.spread_seconds());
   return summary;
+}
+
+std::optional<double> per_step_over_ranks(const TraceSummary& summary, std::optional<double> RankTraceSummary::*figure) {
+  if (summary.steps.empty() || summary.ranks.empty()) return std::nullopt;
+  double total = 0;
+  for (const RankTraceSummary& rank : summary.ranks) {
+    if (!(rank.*figure)) return std::nullopt;
+    const int steps = rank.steps > 0 ? rank.steps : static_cast<int>(summary.steps.size());
+    total += *(rank.*figure) / steps;
+  }
+  return total / static_cast<double>(summary.ranks.size());
+}
+
+std::vector<int> ranks_short_of_steps(const TraceSummary& summary) {
+  std::vector<int> short_ranks;
+  for (const RankTraceSummary& rank : summary.ranks)
+    if (rank.steps < static_cast<int>(summary.steps.size())) short_ranks.push_back(rank.rank);
+  return short_ranks;
 }
 
 }  // namespace commbench

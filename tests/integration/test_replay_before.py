@@ -1,6 +1,7 @@
 """bench-replay AFTER --before BEFORE: two runs of one job (DDP with its default buckets,
 then with 1 MiB buckets) compared per profiler step and per class of call. Every figure is
 held to what bench-replay reports of each run read alone."""
+import gzip
 import json
 import os
 import unittest
@@ -81,6 +82,31 @@ class Before(FolderCase):
             self.assertIn(f" {exact} ", shown)
         self.assertNotIn(" 2.8MiB ", shown)
         self.assertIn(" 31.2MiB ", shown)  # a size no other reads like keeps its short form
+
+    def test_a_rank_whose_trace_lost_a_step_has_its_time_taken_per_its_own_steps(self):
+        # The real 3-step FSDP2 traces, with rank 1's profiler stopped before its last step:
+        # its trace keeps what began before ProfilerStep#3.
+        full = os.path.join(TRACES, "llama-fsdp2-3steps")
+        cut = os.path.join(self.dir, "cut")
+        os.makedirs(cut)
+        for rank in range(4):
+            with gzip.open(os.path.join(full, f"rank{rank}.json.gz"), "rt") as f:
+                trace = json.load(f)
+            if rank == 1:
+                last = max(e["ts"] for e in trace["traceEvents"] if e.get("name", "").startswith("ProfilerStep#"))
+                trace["traceEvents"] = [e for e in trace["traceEvents"] if e.get("ts", 0) < last]
+            with open(os.path.join(cut, f"rank{rank}.json"), "w") as f:
+                json.dump(trace, f)
+        _, both = self.read("both.json", cut, "--before", full)
+        ranks = {r["rank"]: r for r in both["ranks"]}
+        self.assertEqual([ranks[r]["steps"] for r in range(4)], [3, 2, 3, 3])
+        expected = sum(r["exposed_seconds"] / r["steps"] for r in both["ranks"]) / 4
+        after = both["before"]["after"]
+        self.assertEqual(after["steps"], 3)
+        self.assertAlmostEqual(after["exposed_seconds"], expected)
+        # Each rank's time over all three steps would read rank 1's a third low.
+        self.assertGreater(after["exposed_seconds"],
+                           sum(r["exposed_seconds"] for r in both["ranks"]) / 4 / 3 * 1.01)
 
     def test_an_earlier_run_that_cannot_be_read_is_one_line_exit_2_and_no_file(self):
         path = os.path.join(self.dir, "bad.json")

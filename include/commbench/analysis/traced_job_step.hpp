@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commbench/pattern/tuning_search.hpp"
 
@@ -24,6 +25,8 @@ struct TracedJobStep {
   std::optional<double> step_spread_seconds;
   int ranks_traced = 0;  // the ranks whose traces were read
   int world_size = 0;    // the job's ranks, as its traces say (0 when they do not)
+  // Ranks whose traces hold fewer of the steps: their figures are per their own steps.
+  std::vector<int> ranks_short_of_steps;
 };
 
 // Reads a trace file or a folder of one job's traces (anything bench-replay reads).

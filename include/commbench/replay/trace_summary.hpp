@@ -57,6 +57,9 @@ struct RankTraceSummary {
   // several of its calls waited at once counted once).
   double wait_seconds = 0;
   std::optional<double> step_seconds;      // its profiler steps, summed; none without steps
+  // Its profiler steps: fewer than the traces' when its trace lost some (a profiler stopped
+  // early on that rank), and its figures then cover only those.
+  int steps = 0;
   std::uint64_t last_arrivals = 0;         // calls it was the last to arrive at
   std::optional<double> lateness_seconds;  // mean, over those, of how much later than the others' median
   double caused_wait_seconds = 0;          // the others' waiting at those calls, each other rank's added
@@ -93,5 +96,12 @@ struct TraceSummary {
 // UsageError (exit 2) when the traces are not of one run: different world sizes, a rank
 // twice, a trace that shares no call with the others, or matched calls minutes apart.
 TraceSummary summarize_traces(std::vector<RankTrace> traces);
+
+// A rank's figure per step of its own, the mean over the ranks: a rank whose trace holds
+// 2 of the 3 steps has its time divided by 2, not 3. None when a rank has no such figure
+// or the traces hold no step.
+std::optional<double> per_step_over_ranks(const TraceSummary& summary, std::optional<double> RankTraceSummary::*figure);
+// The ranks whose traces hold fewer steps than the traces together do.
+std::vector<int> ranks_short_of_steps(const TraceSummary& summary);
 
 }  // namespace commbench

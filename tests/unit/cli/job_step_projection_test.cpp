@@ -130,6 +130,19 @@ TEST(JobStepProjection, ThePublicTraceOfAnotherTeamsJobGivesItsSpread) {
             std::string::npos);
 }
 
+TEST(JobStepProjection, RanksWhoseTracesLostStepsAreNamed) {
+  TracedJobStep traced = job(5.0, 2.0, 0.01);
+  traced.ranks_short_of_steps = {1};
+  const StepProjection p = project_onto_job(traced, step(1.0), step(0.5));
+  EXPECT_EQ(projection_text(p, traced, true),
+            "saves 500 ms of the traced 5000 ms step (10 %) (rank 1's trace holds fewer of the 3 steps: its time is "
+            "taken per its own steps)");
+  traced.ranks_short_of_steps = {1, 3};
+  EXPECT_NE(projection_text(p, traced, true).find("(the traces of ranks 1, 3 hold fewer of the 3 steps: their time is "
+                                                  "taken per their own steps)"),
+            std::string::npos);
+}
+
 TEST(JobStepProjection, TracesWithoutStepsAreRefusedNamingTheFlag) {
   EXPECT_THROW(
       {

@@ -97,6 +97,32 @@ TEST(TraceSummary, EachProfilerStepSaysItsCallsBytesAndTimes) {
   EXPECT_EQ(summary.steps[2].calls, 0u);
 }
 
+TEST(TraceSummary, ARankWhoseTraceLostAStepHasItsTimeTakenPerItsOwnSteps) {
+  // Three steps of one call each; rank 2's profiler stopped before the third, so its trace
+  // holds two steps and two calls. Every rank leaves 1 ms a step exposed.
+  std::vector<RankTrace> traces;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::size_t steps = rank == 2 ? 2 : 3;
+    RankTrace trace = rank_trace(rank, std::vector<double>(steps, 2000));
+    for (std::size_t i = 0; i < steps; ++i) {
+      trace.collectives[i].step = static_cast<int>(i);
+      trace.steps.push_back({static_cast<int>(i), i * 10'000.0, (i + 1) * 10'000.0});
+    }
+    trace.exposed_seconds = 1e-3 * static_cast<double>(steps);
+    traces.push_back(trace);
+  }
+  traces[2].collectives.resize(2);
+  const TraceSummary summary = summarize_traces(traces);
+  ASSERT_EQ(summary.steps.size(), 3u);
+  EXPECT_EQ(summary.ranks[2].steps, 2);
+  EXPECT_EQ(summary.ranks[0].steps, 3);
+  // 1 ms a step on every rank, not (3 x 3 ms + 2 ms) / 4 / 3 = 0.917 ms.
+  EXPECT_NEAR(*per_step_over_ranks(summary, &RankTraceSummary::exposed_seconds), 1e-3, 1e-12);
+  EXPECT_EQ(ranks_short_of_steps(summary), std::vector<int>{2});
+  traces[2].exposed_seconds.reset();
+  EXPECT_FALSE(per_step_over_ranks(summarize_traces(traces), &RankTraceSummary::exposed_seconds).has_value());
+}
+
 // Two ranks, rank 1 arriving 5 ms late at every one of `calls` calls.
 std::vector<RankTrace> two_ranks(std::size_t calls) {
   std::vector<RankTrace> traces;
