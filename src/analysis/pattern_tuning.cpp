@@ -264,10 +264,10 @@ void print_memory(std::optional<std::uint64_t> start_bytes, const PatternConfig&
 // What the recommendation's figures rest on.
 std::string confirmation_text(const TuningOutcome& outcome) {
   if (!outcome.confirmed) return ", not confirmed: no budget left";
-  if (outcome.confirm_rounds < kConfirmRounds)
-    return fmt::format(", each the fastest of its runs measured again in {} of {} alternating rounds: every run of "
-                       "the best beat every run of the start by over twice the margin",
-                       outcome.confirm_rounds, kConfirmRounds);
+  if (outcome.ended_beyond_doubt)
+    return fmt::format(", each the fastest of its runs measured again in {} round{} (of up to {}): every run of the "
+                       "best beat every run of the start by over twice the margin",
+                       outcome.confirm_rounds, outcome.confirm_rounds == 1 ? "" : "s", kConfirmRounds);
   return ", each the fastest of its runs measured again in alternating rounds";
 }
 
@@ -377,8 +377,8 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
     job = {{"source", request.job->source},
            {"steps", request.job->steps},
            {"ranks_traced", request.job->ranks_traced},
-           {"ranks_short_of_steps", request.job->ranks_short_of_steps},
            {"world_size", request.job->world_size},
+           {"ranks_short_of_steps", request.job->ranks_short_of_steps},
            {"traced_step_seconds", projection->traced_step_seconds},
            {"exposed_seconds", request.job->exposed_seconds ? nlohmann::ordered_json(*request.job->exposed_seconds)
                                                             : nlohmann::ordered_json()},

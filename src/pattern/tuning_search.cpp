@@ -51,7 +51,7 @@ const TrialMeasurement& faster(const TrialMeasurement& first, const TrialMeasure
 // change needs (the noisiest run's noise, kMinimumGain at least). Then a quiet run of the
 // start would have to beat all of its own runs by more than their noise to undo the
 // verdict, and the rounds left would only cost time: each is two runs of the step at the
-// job's size, as long as a run of the real job.
+// job's size, each as long as a run of the real job.
 bool beyond_doubt(const std::vector<TrialMeasurement>& best_runs, const std::vector<TrialMeasurement>& start_runs) {
   double slowest_best = 0, fastest_start = start_runs.front().step_seconds, margin = kMinimumGain;
   for (const TrialMeasurement& run : best_runs) {
@@ -102,7 +102,10 @@ void confirm(TuningOutcome& outcome, const PatternConfig& start, const std::vect
       break;
     }
     outcome.confirm_rounds = round + 1;
-    if (beyond_doubt(best_runs, start_runs)) break;
+    if (round + 1 < kConfirmRounds && beyond_doubt(best_runs, start_runs)) {
+      outcome.ended_beyond_doubt = true;
+      break;
+    }
   }
   if (!best_again || !start_again) return;
   outcome.confirmed = true;

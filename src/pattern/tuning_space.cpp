@@ -157,8 +157,10 @@ std::vector<KnobDefinition> fsdp1_knobs() {
 // whose backward runs, BACKWARD_PRE's order) and no limit_all_gathers; forward prefetch is
 // set_modules_to_forward_prefetch with the next unit. reshard_after_forward=False keeps a
 // unit gathered from its forward to its backward, SHARD_GRAD_OP's schedule: one all-gather
-// of every unit a step fewer, for its parameters' memory. Hybrid (a 2-D mesh) and
-// replicated units keep their own schedule and are not offered the knob.
+// of every unit a step fewer, for its parameters' memory. fully_shard takes it on a 2-D
+// (hybrid) mesh too, but the model's hybrid sharding always reshards, so hybrid and
+// replicated units are not offered the knob; nor is its integer form (resharding to a
+// smaller group after forward).
 std::vector<KnobDefinition> fsdp2_knobs(const PatternConfig& config) {
   std::vector<KnobDefinition> knobs;
   if (config.fsdp.sharding == FsdpSharding::full_shard || config.fsdp.sharding == FsdpSharding::shard_grad_op)
@@ -284,8 +286,9 @@ std::string tuned_settings_usage(const PatternConfig& config) {
       return "DistributedDataParallel(model, **json.load(file))";
     case PatternKind::fsdp:
       if (config.fsdp.version == 2)
-        return "fully_shard(unit, reshard_after_forward=...) on each fsdp_unit_layers blocks, then "
-               "fully_shard(model); forward_prefetch: each unit's set_modules_to_forward_prefetch([the next unit])";
+        return "fully_shard([block, ...], reshard_after_forward=...) on each run of fsdp_unit_layers consecutive "
+               "blocks, then fully_shard(model); with forward_prefetch, unit.set_modules_to_forward_prefetch([next "
+               "unit])";
       return fmt::format(
           "FullyShardedDataParallel(model, **kwargs) with backward_prefetch=BackwardPrefetch[name] (NONE: None), "
           "wrapping {} transformer block{} per unit",

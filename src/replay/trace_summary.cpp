@@ -199,12 +199,17 @@ void communication_from_runs(const std::vector<RankTrace>& traces, TraceSummary&
         runs ? std::optional<double>(total_length(traces[r].backend_busy_us) * 1e-6) : summary.ranks[r].calls_seconds;
   if (!runs) return;
   for (StepSummary& step : summary.steps) {
+    // The mean over the ranks whose traces hold the step: one whose profiler stopped before
+    // it did not run it idle.
     double busy = 0;
+    int holding = 0;
     for (const RankTrace& trace : traces)
       for (const StepWindow& window : trace.steps)
-        if (window.number == step.number)
+        if (window.number == step.number) {
           busy += overlap_length(trace.backend_busy_us, {{window.start_us, window.end_us}}) * 1e-6;
-    step.communication_seconds = busy / static_cast<double>(traces.size());
+          ++holding;
+        }
+    step.communication_seconds = holding > 0 ? busy / holding : 0.0;
   }
 }
 
@@ -276,7 +281,7 @@ std::optional<double> per_step_over_ranks(const TraceSummary& summary, std::opti
 std::vector<int> ranks_short_of_steps(const TraceSummary& summary) {
   std::vector<int> short_ranks;
   for (const RankTraceSummary& rank : summary.ranks)
-    if (rank.steps < static_cast<int>(summary.steps.size())) short_ranks.push_back(rank.rank);
+    if (rank.steps > 0 && rank.steps < static_cast<int>(summary.steps.size())) short_ranks.push_back(rank.rank);
   return short_ranks;
 }
 

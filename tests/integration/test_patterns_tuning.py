@@ -334,6 +334,7 @@ class Tuning(TempDirTest):
         self.assertEqual(job["steps"], len(longest))
         ranks = len([name for name in os.listdir(traces) if name.endswith(".json.gz")])
         self.assertEqual((job["ranks_traced"], job["world_size"]), (ranks, 4))
+        self.assertEqual(job["ranks_short_of_steps"], [])  # every trace holds every step
         self.assertAlmostEqual(job["traced_step_seconds"], sum(longest.values()) / len(longest) * 1e-6, places=9)
         modelled = max(0.0, doc["recommendation"]["start_step_seconds"] - doc["recommendation"]["step_seconds"])
         self.assertAlmostEqual(job["saved_seconds"], min(modelled, job["exposed_seconds"]), places=9)

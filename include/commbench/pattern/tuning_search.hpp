@@ -87,7 +87,10 @@ struct TuningOutcome {
   // ran, else the trials.
   TrialMeasurement start_step, best_step;
   bool confirmed = false;
-  int confirm_rounds = 0;  // whole rounds run: fewer than kConfirmRounds when one left no doubt
+  // Whole confirmation rounds run: 0 without a confirmation, fewer than kConfirmRounds when
+  // one left no doubt or the budget cut the rounds short.
+  int confirm_rounds = 0;
+  bool ended_beyond_doubt = false;  // a round left no doubt, and the rounds after it were not run
   // The search's best before confirmation, when confirmation found it no faster.
   std::optional<std::vector<std::pair<std::string, std::string>>> unconfirmed;
   TrialMeasurement unconfirmed_step;  // its fastest step when measured again

@@ -98,10 +98,11 @@ struct TraceSummary {
 TraceSummary summarize_traces(std::vector<RankTrace> traces);
 
 // A rank's figure per step of its own, the mean over the ranks: a rank whose trace holds
-// 2 of the 3 steps has its time divided by 2, not 3. None when a rank has no such figure
-// or the traces hold no step.
+// 2 of the 3 steps has its time divided by 2, not 3 (one holding no step, by 3). None when
+// a rank has no such figure or the traces hold no step.
 std::optional<double> per_step_over_ranks(const TraceSummary& summary, std::optional<double> RankTraceSummary::*figure);
-// The ranks whose traces hold fewer steps than the traces together do.
+// The ranks whose traces hold some of the steps but fewer than the traces together do (a
+// trace with no step at all is taken over every step).
 std::vector<int> ranks_short_of_steps(const TraceSummary& summary);
 
 }  // namespace commbench

@@ -139,8 +139,5 @@ TEST(TuningSpace, FullyShardKeepsUnitsGatheredAsShardGradOpAndWritesEveryKnob) {
   EXPECT_NE(tuned_settings_usage(tuned).find("set_modules_to_forward_prefetch"), std::string::npos);
 }
 
-// A landscape known in advance: step time from the knobs' values, optional noise and
-// model, and a budget of so many trials.
-
 }  // namespace
 }  // namespace commbench

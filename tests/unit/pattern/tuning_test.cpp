@@ -22,6 +22,8 @@ namespace {
 using testing::config_of;
 using testing::small_llama;
 
+// A landscape known in advance: step time from the knobs' values, optional noise and
+// model, and a budget of so many trials.
 class LandscapeTrials : public TuningTrials {
  public:
   std::function<double(const PatternConfig&)> step;
@@ -129,6 +131,7 @@ TEST(TuningSearch, ARoundBeyondDoubtEndsTheConfirmationAndOneWithinTwiceTheMargi
   TuningOutcome outcome = tune_pattern(start, tuning_space(start), trials);
   EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
   EXPECT_EQ(outcome.confirm_rounds, 1);
+  EXPECT_TRUE(outcome.ended_beyond_doubt);
   EXPECT_EQ(trials.measured, search_trials + 2);
   // 3 % faster: a change (over 2 %), but within twice the margin: every round runs.
   trials.measured = 0;
@@ -136,6 +139,7 @@ TEST(TuningSearch, ARoundBeyondDoubtEndsTheConfirmationAndOneWithinTwiceTheMargi
   outcome = tune_pattern(start, tuning_space(start), trials);
   EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
   EXPECT_EQ(outcome.confirm_rounds, kConfirmRounds);
+  EXPECT_FALSE(outcome.ended_beyond_doubt);
   EXPECT_EQ(trials.measured, search_trials + 2 * kConfirmRounds);
   // 5 % faster, but one run of the start as fast as the best's slowest: no early end.
   trials.measured = 0;
@@ -160,6 +164,8 @@ TEST(TuningSearch, ConfirmationRoundsTheBudgetHasNoRoomForAreNotRun) {
   EXPECT_FALSE(outcome.budget_exhausted);  // every candidate was measured
   EXPECT_EQ(outcome.best.ddp.bucket_cap_mb, 100);
   EXPECT_EQ(outcome.trials.size(), static_cast<std::size_t>(search_trials + 3));
+  EXPECT_EQ(outcome.confirm_rounds, 1);
+  EXPECT_FALSE(outcome.ended_beyond_doubt);  // the budget cut the rounds, not a verdict
   trials.measured = 0;
   trials.budget_trials = search_trials + 1;  // not one whole round: the trials' figures stand
   const TuningOutcome unconfirmed = tune_pattern(start, tuning_space(start), trials);

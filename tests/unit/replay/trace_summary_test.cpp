@@ -107,11 +107,11 @@ TEST(TraceSummary, ARankWhoseTraceLostAStepHasItsTimeTakenPerItsOwnSteps) {
     for (std::size_t i = 0; i < steps; ++i) {
       trace.collectives[i].step = static_cast<int>(i);
       trace.steps.push_back({static_cast<int>(i), i * 10'000.0, (i + 1) * 10'000.0});
+      trace.backend_busy_us.push_back({i * 10'000.0, i * 10'000.0 + 2000});  // each call's 2 ms
     }
     trace.exposed_seconds = 1e-3 * static_cast<double>(steps);
     traces.push_back(trace);
   }
-  traces[2].collectives.resize(2);
   const TraceSummary summary = summarize_traces(traces);
   ASSERT_EQ(summary.steps.size(), 3u);
   EXPECT_EQ(summary.ranks[2].steps, 2);
@@ -119,6 +119,10 @@ TEST(TraceSummary, ARankWhoseTraceLostAStepHasItsTimeTakenPerItsOwnSteps) {
   // 1 ms a step on every rank, not (3 x 3 ms + 2 ms) / 4 / 3 = 0.917 ms.
   EXPECT_NEAR(*per_step_over_ranks(summary, &RankTraceSummary::exposed_seconds), 1e-3, 1e-12);
   EXPECT_EQ(ranks_short_of_steps(summary), std::vector<int>{2});
+  // The third step's communication is the mean over the three ranks that ran it, not 3 x 2 ms / 4.
+  ASSERT_TRUE(summary.steps[2].communication_seconds.has_value());
+  EXPECT_NEAR(*summary.steps[2].communication_seconds, 2e-3, 1e-12);
+  EXPECT_NEAR(*per_step_over_ranks(summary, &RankTraceSummary::communication_seconds), 2e-3, 1e-12);
   traces[2].exposed_seconds.reset();
   EXPECT_FALSE(per_step_over_ranks(summarize_traces(traces), &RankTraceSummary::exposed_seconds).has_value());
 }
