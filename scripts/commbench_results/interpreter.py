@@ -27,10 +27,29 @@ def ensure_libraries(program, modules):
 
 def exit_quietly_on_signals(program):
     """Ctrl-C or SIGTERM, even while the libraries load, ends the program with one line and
-    128 + the signal, not a traceback; a result being written is removed (write_whole)."""
+    128 + the signal, not a traceback; a result being written is removed (write_whole).
+
+    The SystemExit the handler raises unwinds the program, so that cleanup runs. Code it
+    lands in may wrap it: Python 3.11 turns any exception from a class attribute's
+    __set_name__ (matplotlib's classes, as they are imported) into a RuntimeError. Such an
+    exception reaching the top is still the signal's: it ends with the same code, quietly."""
+    status = []
+
     def stop(number, frame):
-        name = "SIGINT" if number == signal.SIGINT else "SIGTERM"
-        sys.stderr.write(f"{program}: error: interrupted by {name}\n")
-        sys.exit(128 + number)
+        if not status:
+            name = "SIGINT" if number == signal.SIGINT else "SIGTERM"
+            sys.stderr.write(f"{program}: error: interrupted by {name}\n")
+            status.append(128 + number)
+        sys.exit(status[0])
+
+    def uncaught(kind, value, traceback):
+        if not status:
+            return default_hook(kind, value, traceback)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status[0])
+
+    default_hook = sys.excepthook
+    sys.excepthook = uncaught
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
