@@ -370,6 +370,7 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> tuning_sections(cons
       {"speedup", 1 / outcome.speedup()},
       {"confirmed", outcome.confirmed},
       {"confirm_rounds", outcome.confirm_rounds},
+      {"ended_beyond_doubt", outcome.ended_beyond_doubt},
       {"memory_bytes", largest_rank_memory(best).total()},
       {"start_memory_bytes", largest_rank_memory(start_config).total()}};
   nlohmann::ordered_json job = nullptr;

@@ -51,7 +51,7 @@ const TrialMeasurement& faster(const TrialMeasurement& first, const TrialMeasure
 // change needs (the noisiest run's noise, kMinimumGain at least). Then a quiet run of the
 // start would have to beat all of its own runs by more than their noise to undo the
 // verdict, and the rounds left would only cost time: each is two runs of the step at the
-// job's size, each as long as a run of the real job.
+// job's size (on the proof cluster, each as long as a run of the real job).
 bool beyond_doubt(const std::vector<TrialMeasurement>& best_runs, const std::vector<TrialMeasurement>& start_runs) {
   double slowest_best = 0, fastest_start = start_runs.front().step_seconds, margin = kMinimumGain;
   for (const TrialMeasurement& run : best_runs) {

@@ -172,6 +172,11 @@ class Tuning(TempDirTest):
         rounds = doc["recommendation"]["confirm_rounds"]
         self.assertIn(confirms - 2 * rounds, (0, 1), trials)
         self.assertEqual(doc["recommendation"]["confirmed"], rounds > 0)
+        # The console says a round left no doubt exactly when one did, not when the budget cut them.
+        beyond_doubt = doc["recommendation"]["ended_beyond_doubt"]
+        self.assertEqual("every run of the best beat every run of the start" in out, beyond_doubt, out)
+        if beyond_doubt:
+            self.assertLess(rounds, 3)
         with open(csv_path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
         self.assertEqual(len(rows), len(trials))
